@@ -1,0 +1,72 @@
+/* cli_util.c - small helpers shared by the subcommands. */
+#include "config.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cuptop.h"
+
+void cli_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "cuptop %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "cuptop %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, " (try 'cuptop %s --help')\n", cmd);
+    return CUPTOP_EXIT_USAGE;
+}
+
+static char *join_path(const char *dir, size_t dirlen, const char *name)
+{
+    size_t n = dirlen + 1 + strlen(name) + 1;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%.*s/%s", (int)dirlen, dir, name);
+    return p;
+}
+
+char *cli_locate(const char *name)
+{
+    const char *env = NULL;
+    if (strcmp(name, "libcuptop-agent.so") == 0)
+        env = getenv("CUPTOP_AGENT");
+    else if (strcmp(name, "libcuptop-simcupti.so") == 0)
+        env = getenv("CUPTOP_SIM_LIBRARY");
+    else if (strcmp(name, "cuptop-simapp") == 0)
+        env = getenv("CUPTOP_SIMAPP");
+    if (env && *env)
+        return strdup(env);
+
+    char exe[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len > 0) {
+        exe[len] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            char *p = join_path(exe, (size_t)(slash - exe), name);
+            if (p && access(p, R_OK) == 0)
+                return p;
+            free(p);
+        }
+    }
+    char *p = join_path(PKGLIBDIR, strlen(PKGLIBDIR), name);
+    if (p && access(p, R_OK) == 0)
+        return p;
+    free(p);
+    return NULL;
+}

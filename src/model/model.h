@@ -1,0 +1,90 @@
+/*
+ * model.h - what a session means: state, verdict and loss reasons, computed
+ * from a store.  Shared by the CLI (sessions/check/report/export) and the
+ * TUI, so both say the same thing about the same session.  No curses, no
+ * CUPTI, no LMDB here: only the store API.
+ */
+#ifndef CUPTOP_MODEL_H
+#define CUPTOP_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cupstore.h"
+
+/* A heartbeat older than this, with no final status, means crashed. */
+#define MODEL_STALE_SECONDS 5
+
+typedef enum model_state {
+    MODEL_STATE_RUNNING = 0,   /* fresh heartbeat, no final status         */
+    MODEL_STATE_ENDED,         /* final status written                     */
+    MODEL_STATE_CRASHED,       /* stale heartbeat (or dead pid), no final  */
+} model_state;
+const char *model_state_name(model_state s);   /* "running", ...          */
+
+/* Why a session is INCOMPLETE.  Loss classes first (same numbering as
+ * cupstore_loss), then reasons that are not record losses. */
+enum {
+    MODEL_REASON_UNCONSUMED = CUPSTORE_LOSS_MAX, /* completed != consumed   */
+    MODEL_REASON_NO_FINAL,        /* crashed: stop protocol never ran       */
+    MODEL_REASON_PROTOCOL,        /* a stop step failed or timed out        */
+    MODEL_REASON_FLUSH,           /* final forced flush failed              */
+    MODEL_REASON_DISABLED,        /* agent stepped aside (see notes)        */
+    MODEL_REASON_MAX
+};
+const char *model_reason_name(unsigned reason);  /* "cupti_dropped", ...  */
+
+typedef struct model_reason {
+    unsigned reason;            /* cupstore_loss or MODEL_REASON_*         */
+    uint64_t count;             /* records (or buffers / steps)            */
+    uint64_t first_second;      /* window affected (unix seconds); 0 when  */
+    uint64_t last_second;       /*   not tied to seconds                   */
+    uint64_t seconds_affected;  /* number of seconds with a non-zero count */
+    char text[256];             /* one line for humans                     */
+} model_reason;
+
+typedef struct model_summary {
+    char id[96];
+    int pid;
+    char host[64];
+    char cmdline[512];
+    uint64_t start_ns, end_ns;      /* end_ns: final, else last heartbeat  */
+    uint64_t heartbeat_ns;
+    model_state state;
+    bool complete;                  /* the verdict (so far, if running)    */
+    bool count_only;                /* CUPTOP_SINK=null session            */
+    uint32_t kinds_enabled;         /* at the last health row              */
+    uint32_t epoch;                 /* current/last epoch                  */
+    uint32_t device_mask;           /* devices seen (bit = index)          */
+    uint64_t records_by_kind[CUPSTORE_KIND_MAX];
+    uint64_t records_by_device[CUPSTORE_DEVICE_MAX];
+    uint64_t records_total;
+    double records_per_s;           /* last complete second                */
+    uint64_t loss[CUPSTORE_LOSS_MAX];
+    uint64_t loss_total;
+    uint64_t buf_completed, buf_consumed;
+    model_reason *reasons;          /* malloc'ed; model_summary_free       */
+    size_t nreasons;
+} model_summary;
+
+/** Summarise one open session over the window [from_s, to_s] (unix
+ *  seconds; 0 and UINT64_MAX for the whole session) and judge it.
+ *  @param[out] out    filled; release with model_summary_free.
+ *  @param[out] cause  on error, a malloc'ed message (caller frees).
+ *  @return 0 or a cupstore error code. */
+int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s,
+                    model_summary *out, char **cause);
+void model_summary_free(model_summary *s);
+
+/** Same as model_summarize, opening session id in store dir read-only. */
+int model_summarize_id(const char *dir, const char *id, uint64_t from_s,
+                       uint64_t to_s, model_summary *out, char **cause);
+
+/** Parse a time for --from/--to: unix seconds, "+N"/"-N" seconds from the
+ *  session start/end, RFC 3339 "YYYY-mm-ddTHH:MM:SS[Z]", or "start"/"end".
+ *  @return 0 or CUPSTORE_EINVAL. */
+int model_parse_time(const char *s, uint64_t session_start_s,
+                     uint64_t session_end_s, uint64_t *out_s);
+
+#endif /* CUPTOP_MODEL_H */

@@ -1,0 +1,442 @@
+/*
+ * cupstore.h - the cuptop store: one LMDB environment per traced process.
+ *
+ * A store is a directory (mode 0700) holding one sub-directory per session
+ * (one traced process).  Each session directory is an LMDB environment with
+ * named databases for metadata, per-second health rows, losses, record
+ * chunks, interned names, epochs, control requests, marks, stop-protocol
+ * steps, warnings and the final status.  Only store/ includes lmdb.h.
+ *
+ * Caveats
+ * - Threads: a cupstore_env may be shared by the threads of one process.
+ *   Write transactions are serialised inside the env (one writer at a
+ *   time, process-wide, and across processes by LMDB's lock).  A read
+ *   transaction belongs to the thread that began it.
+ * - Fork: never use an env or txn opened before fork() in the child.  The
+ *   child must open its own env (the agent's pthread_atfork does this).
+ * - Long read transactions pin old pages and make the file grow while a
+ *   writer appends: hold a read txn for one frame or one batch, never for
+ *   the life of the program.  Stale reader slots left by killed readers
+ *   are cleared by the writer (cupstore_env_reader_check) each second.
+ * - Durability: writes are not fsync'ed per commit (MDB_NOSYNC); the
+ *   store is consistent after kill -9 of any process, and the final
+ *   commit of a session is synced (cupstore_env_sync).
+ *
+ * Errors: every call that can fail returns int: 0, a positive errno value,
+ * or a negative CUPSTORE_E* code.  cupstore_strerror() describes either.
+ */
+#ifndef CUPSTORE_H
+#define CUPSTORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Error codes: a reserved negative range ------------------------- */
+enum {
+    CUPSTORE_E_FIRST = -30900,
+    CUPSTORE_ENOTSTORE = -30900,  /* not a cuptop store / session        */
+    CUPSTORE_ENEWER = -30899,     /* written by a newer schema version    */
+    CUPSTORE_ECORRUPT = -30898,   /* damaged file or undecodable value    */
+    CUPSTORE_EFULL = -30897,      /* map reached its configured cap       */
+    CUPSTORE_ENOTFOUND = -30896,  /* no such key, session or mark         */
+    CUPSTORE_EEXIST = -30895,     /* already exists                       */
+    CUPSTORE_EPERM = -30894,      /* store dir not ours or mode too open  */
+    CUPSTORE_EBUSY = -30893,      /* resource busy (retry)                */
+    CUPSTORE_EINVAL = -30892,     /* bad argument                         */
+    CUPSTORE_E_LAST = -30892,
+};
+
+/** Describe an error code (positive errno or CUPSTORE_E*). Static string. */
+const char *cupstore_strerror(int err);
+
+#define CUPSTORE_MAGIC "cuptop-store"
+#define CUPSTORE_SCHEMA_VERSION 1u
+
+/* ---- Activity kinds (cuptop's own numbering, CUDA-free) ------------- */
+typedef enum cupstore_kind {
+    CUPSTORE_KIND_KERNEL = 0, /* CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL/KERNEL */
+    CUPSTORE_KIND_MEMCPY,     /* MEMCPY and MEMCPY2 (peer)                   */
+    CUPSTORE_KIND_MEMSET,
+    CUPSTORE_KIND_RUNTIME,
+    CUPSTORE_KIND_DRIVER,
+    CUPSTORE_KIND_SYNC,       /* SYNCHRONIZATION                            */
+    CUPSTORE_KIND_OVERHEAD,
+    CUPSTORE_KIND_MARKER,
+    CUPSTORE_KIND_OTHER,      /* anything else the agent was given          */
+    CUPSTORE_KIND_MAX
+} cupstore_kind;
+
+#define CUPSTORE_KIND_ALL 0xffu       /* "all kinds" in loss keys         */
+#define CUPSTORE_DEVICE_MAX 16        /* devices tracked per session       */
+#define CUPSTORE_DEVICE_NONE 0xffffu  /* host-side / not attributable      */
+
+/** Short lower-case name ("kernel", "memcpy", ...); "?" when out of range. */
+const char *cupstore_kind_name(unsigned kind);
+/** Parse a name (case-insensitive; also accepts CUPTI-style aliases such
+ *  as "concurrent_kernel", "synchronization").  Returns -1 if unknown. */
+int cupstore_kind_parse(const char *name);
+/** Parse a comma list ("kernel,runtime", "all", "none", "default") into a
+ *  mask of (1u << kind).  Returns 0 or CUPSTORE_EINVAL, with *bad pointing
+ *  into list at the first unknown name (not NUL-terminated). */
+int cupstore_kinds_parse(const char *list, uint32_t *mask, const char **bad);
+/** Format a mask as a comma list into buf (always NUL-terminated). */
+void cupstore_kinds_format(uint32_t mask, char *buf, size_t len);
+#define CUPSTORE_KINDS_DEFAULT                                              \
+    ((1u << CUPSTORE_KIND_KERNEL) | (1u << CUPSTORE_KIND_MEMCPY) |          \
+     (1u << CUPSTORE_KIND_MEMSET) | (1u << CUPSTORE_KIND_RUNTIME) |         \
+     (1u << CUPSTORE_KIND_DRIVER) | (1u << CUPSTORE_KIND_OVERHEAD))
+
+/* ---- Loss classes: never merged (DESIGN invariant 2) ---------------- */
+typedef enum cupstore_loss {
+    CUPSTORE_LOSS_CUPTI_DROPPED = 0, /* cuptiActivityGetNumDroppedRecords    */
+    CUPSTORE_LOSS_DECLINED,          /* buffer requests declined (pool full);
+                                        records written to a discard buffer */
+    CUPSTORE_LOSS_QUEUE_OVERFLOW,    /* completed buffer did not fit queue   */
+    CUPSTORE_LOSS_PARSE_ERROR,       /* GetNextRecord error / bad record     */
+    CUPSTORE_LOSS_STORE_REFUSED,     /* store write failed / map full        */
+    CUPSTORE_LOSS_ZERO_TS,           /* records with zero start/end          */
+    CUPSTORE_LOSS_TAIL,              /* not flushed / not drained at stop    */
+    CUPSTORE_LOSS_CONFLICT,          /* another CUPTI client took buffers    */
+    CUPSTORE_LOSS_MAX
+} cupstore_loss;
+
+/** Stable machine name ("cupti_dropped", "declined", ...). */
+const char *cupstore_loss_name(unsigned loss);
+/** One-line human description of the class. */
+const char *cupstore_loss_describe(unsigned loss);
+
+/* ---- Handles -------------------------------------------------------- */
+typedef struct cupstore_env cupstore_env;   /* one session's environment */
+typedef struct cupstore_txn cupstore_txn;   /* read or write transaction */
+
+/* ---- Store directory ------------------------------------------------ */
+
+/** Resolve the store directory: explicit (may be NULL), else $CUPTOP_STORE,
+ *  else ${XDG_STATE_HOME:-$HOME/.local/state}/cuptop.
+ *  @param[out] out  malloc'ed path; caller frees.
+ *  @return 0, ENOMEM, or CUPSTORE_EINVAL when no HOME can be found. */
+int cupstore_dir_resolve(const char *explicit_dir, char **out);
+
+/** Create the store directory (and parents) with mode 0700 if missing, and
+ *  check that an existing one is a directory owned by the caller's uid and
+ *  not group/world writable.  @return 0, errno, or CUPSTORE_EPERM. */
+int cupstore_dir_prepare(const char *dir);
+
+/** Session ids in a store, sorted by start time (oldest first).
+ *  @param[out] ids   malloc'ed array of malloc'ed strings; free with
+ *                    cupstore_ids_free.  Entries that are not sessions
+ *                    are skipped.
+ *  @return 0, errno (ENOENT: no such store), CUPSTORE_EPERM. */
+int cupstore_dir_sessions(const char *dir, char ***ids, size_t *n);
+void cupstore_ids_free(char **ids, size_t n);
+
+/* ---- Environments --------------------------------------------------- */
+
+enum {
+    CUPSTORE_CREATE = 1u << 0,   /* create a new session (writer)          */
+    CUPSTORE_RDONLY = 1u << 1,   /* reader: never writes, never creates    */
+};
+
+typedef struct cupstore_open_opts {
+    uint64_t map_initial;  /* bytes; 0 = default (64 MiB)                */
+    uint64_t map_max;      /* cap for growth on MAP_FULL; 0 = 8 GiB       */
+} cupstore_open_opts;
+
+/** Create a new session directory in store dir and open it for writing.
+ *  The id is "YYYYmmddTHHMMSS-PID" (UTC), with a suffix if taken.
+ *  Writes magic and schema version.
+ *  @param[out] out  new env; close with cupstore_env_close.
+ *  @param[out] id   malloc'ed session id (may be NULL); caller frees.
+ *  @return 0, errno, CUPSTORE_EPERM. */
+int cupstore_session_create(cupstore_env **out, char **id, const char *dir,
+                            int pid, const cupstore_open_opts *opts);
+
+/** Open an existing session by id (or unique id prefix) in store dir.
+ *  flags: CUPSTORE_RDONLY for readers; 0 for a front end that may write
+ *  control requests and marks.
+ *  @return 0, CUPSTORE_ENOTFOUND, CUPSTORE_ENOTSTORE (not a cuptop
+ *  session, e.g. a foreign LMDB or garbage), CUPSTORE_ENEWER,
+ *  CUPSTORE_ECORRUPT, CUPSTORE_EINVAL (ambiguous prefix), errno. */
+int cupstore_session_open(cupstore_env **out, const char *dir, const char *id,
+                          unsigned flags);
+
+/** Open a session directory by path (export --format store, tests). */
+int cupstore_env_open(cupstore_env **out, const char *path, unsigned flags,
+                      const cupstore_open_opts *opts);
+
+/** Session id (directory name) of an open env. Valid until close. */
+const char *cupstore_env_id(const cupstore_env *env);
+/** Flush to disk (used for the final commit).  */
+int cupstore_env_sync(cupstore_env *env);
+/** Clear reader slots of dead processes; returns how many were cleared. */
+int cupstore_env_reader_check(cupstore_env *env);
+/** Bytes used in the map and the current map size. */
+int cupstore_env_usage(cupstore_env *env, uint64_t *used, uint64_t *mapsize);
+void cupstore_env_close(cupstore_env *env);
+
+/* ---- Transactions --------------------------------------------------- */
+
+/** Begin a transaction.  Read txns are cheap; keep them short.  A write
+ *  txn on MAP_FULL: the commit grows the map (up to map_max) and the
+ *  caller retries the batch; past the cap commit returns CUPSTORE_EFULL.
+ *  @return 0, CUPSTORE_EFULL, errno. */
+int cupstore_txn_begin(cupstore_env *env, bool write, cupstore_txn **out);
+/** Commit; the txn is freed in every case. On CUPSTORE_EFULL or EAGAIN
+ *  (map grown: retry the whole batch) nothing of the txn was written. */
+int cupstore_txn_commit(cupstore_txn *txn);
+void cupstore_txn_abort(cupstore_txn *txn);
+
+/* ---- Metadata (write once at session start; key/value strings) ------ */
+/* Well-known keys: "pid", "host", "cmdline", "start_ns", "cuda_version",
+ * "cupti_version", "cupti_api_version", "driver_version", "devices"
+ * (one "index:name" per line), "config" (the agent configuration, one
+ * "key=value" per line), "agent_version", "sink" ("store"/"null"),
+ * "cupti_library". Values are NUL-free strings. */
+int cupstore_meta_put(cupstore_txn *txn, const char *key, const char *value);
+/** @param[out] value  malloc'ed copy; caller frees. CUPSTORE_ENOTFOUND. */
+int cupstore_meta_get(cupstore_txn *txn, const char *key, char **value);
+
+/* ---- Per-second health rows ----------------------------------------- */
+/* Encoded as (field-id, value) pairs: readers skip unknown fields, and
+ * fields missing from old rows read as zero, so fields can be added. */
+typedef struct cupstore_lat {
+    uint32_t count;
+    uint32_t p50_ns, p99_ns, max_ns;
+} cupstore_lat;
+
+typedef struct cupstore_health {
+    uint64_t second;            /* unix seconds (UTC): the key            */
+    uint64_t heartbeat_ns;      /* CLOCK_REALTIME ns when written          */
+    uint32_t epoch;             /* current epoch id                        */
+    uint32_t kinds_enabled;     /* mask of (1u << cupstore_kind)           */
+    uint64_t ctl_gen_applied;   /* last control generation applied         */
+    uint64_t ctl_gen_seen;      /* last control generation read            */
+    /* buffers (counts within this second) */
+    uint64_t buf_requested, buf_provided, buf_declined;
+    uint64_t buf_completed, buf_consumed, buf_foreign;
+    uint64_t bytes_delivered;
+    uint32_t buf_outstanding;   /* at the end of the second                */
+    uint32_t pool_limit, pool_high_water;
+    /* records (counts within this second) */
+    uint64_t records_parsed, records_stored;
+    uint64_t records_by_kind[CUPSTORE_KIND_MAX];
+    uint64_t records_by_device[CUPSTORE_DEVICE_MAX];
+    uint64_t loss[CUPSTORE_LOSS_MAX];   /* per class, this second          */
+    uint64_t overhead_by_type[8];       /* CUPTI OVERHEAD records by type:
+                                           see cupstore_overhead_name      */
+    /* queue */
+    uint32_t queue_depth, queue_high_water, queue_capacity;
+    /* latencies */
+    cupstore_lat req_lat, cmp_lat;      /* request / completion callback   */
+    cupstore_lat commit_lat;            /* store commit                    */
+    uint32_t batch_records_p50;         /* consumer batch size             */
+    uint32_t store_refused;             /* write txns refused this second  */
+    uint32_t flags;                     /* CUPSTORE_HF_*                    */
+} cupstore_health;
+
+enum {
+    CUPSTORE_HF_DORMANT = 1u << 0,      /* loaded, no kinds on             */
+    CUPSTORE_HF_DISABLED = 1u << 1,     /* agent stepped aside             */
+    CUPSTORE_HF_STOPPING = 1u << 2,     /* stop protocol running           */
+    CUPSTORE_HF_COUNT_ONLY = 1u << 3,   /* CUPTOP_SINK=null                */
+};
+
+/** Overhead type names by index in overhead_by_type ("driver_compiler",
+ *  "cupti_buffer_flush", "cupti_instrumentation", "cupti_resource",
+ *  "command_buffer_full", "activity_buffer_request", "other", ...). */
+const char *cupstore_overhead_name(unsigned idx);
+
+int cupstore_health_put(cupstore_txn *txn, const cupstore_health *h);
+/** Read the row for one second; CUPSTORE_ENOTFOUND if none. */
+int cupstore_health_get(cupstore_txn *txn, uint64_t second, cupstore_health *h);
+/** Last row written (greatest second); CUPSTORE_ENOTFOUND if none. */
+int cupstore_health_last(cupstore_txn *txn, cupstore_health *h);
+/** Call fn for every row with from <= second <= to (0/UINT64_MAX for all),
+ *  in order; fn returns non-zero to stop (that value is returned). */
+typedef int (*cupstore_health_fn)(const cupstore_health *h, void *arg);
+int cupstore_health_scan(cupstore_txn *txn, uint64_t from, uint64_t to,
+                         cupstore_health_fn fn, void *arg);
+
+/* ---- Losses by (second, class, device, kind) ------------------------ */
+typedef struct cupstore_loss_row {
+    uint64_t second;
+    uint8_t loss;       /* cupstore_loss                                  */
+    uint8_t kind;       /* cupstore_kind, or CUPSTORE_KIND_ALL            */
+    uint16_t device;    /* device index, or CUPSTORE_DEVICE_NONE          */
+    bool estimate;      /* true: a per-kind estimate, not CUPTI's count   */
+    uint64_t count;
+} cupstore_loss_row;
+
+/** Add count to the row's key (rows with the same key are summed). */
+int cupstore_loss_add(cupstore_txn *txn, const cupstore_loss_row *row);
+typedef int (*cupstore_loss_fn)(const cupstore_loss_row *row, void *arg);
+int cupstore_loss_scan(cupstore_txn *txn, uint64_t from, uint64_t to,
+                       cupstore_loss_fn fn, void *arg);
+
+/* ---- Records -------------------------------------------------------- */
+/* The normalised record form, readable without CUDA headers.  Fields not
+ * meaningful for a kind are zero. */
+typedef struct cupstore_record {
+    uint8_t kind;           /* cupstore_kind                              */
+    uint8_t flags;          /* CUPSTORE_RF_*                              */
+    uint16_t device;        /* device index or CUPSTORE_DEVICE_NONE       */
+    uint32_t context;       /* CUPTI context id                           */
+    uint32_t stream;        /* CUPTI stream id                            */
+    uint32_t correlation;   /* links API record <-> GPU record            */
+    uint64_t start_ns, end_ns;  /* CUPTI timestamps (CLOCK_REALTIME ns)   */
+    uint32_t name_id;       /* interned name (kernel, API, marker); 0=none */
+    uint32_t pid, tid;      /* API records: process and thread            */
+    uint32_t cbid;          /* API records: callback id                   */
+    uint32_t aux;           /* memcpy: copy kind; sync: type; overhead:
+                               type; marker: flags; kernel: registers     */
+    uint64_t bytes;         /* memcpy/memset bytes; kernel: shared mem    */
+    uint32_t grid[3], block[3]; /* kernel launch geometry                 */
+} cupstore_record;
+
+enum {
+    CUPSTORE_RF_ZERO_TS = 1u << 0,   /* CUPTI gave start or end == 0       */
+    CUPSTORE_RF_TRUNCATED = 1u << 1, /* forced flush: still running        */
+};
+
+/** Encode n records into one chunk and put it (key: smallest non-zero
+ *  start_ns in the batch, then a sequence number).  Records need not be
+ *  sorted.  The batch is one LMDB value: keep n <= 65536. */
+int cupstore_chunk_put(cupstore_txn *txn, const cupstore_record *recs, size_t n);
+
+/** Call fn for each record whose start_ns lies in [from_ns, to_ns]
+ *  (records with zero timestamps are included when their chunk's key is in
+ *  the window).  Records come chunk by chunk in key order; within a chunk
+ *  in stored order.  fn returns non-zero to stop.  Memory stays bounded by
+ *  one chunk. */
+typedef int (*cupstore_record_fn)(const cupstore_record *r, void *arg);
+int cupstore_record_scan(cupstore_txn *txn, uint64_t from_ns, uint64_t to_ns,
+                         cupstore_record_fn fn, void *arg);
+/** Totals without decoding: chunks, records, encoded bytes. */
+int cupstore_record_stats(cupstore_txn *txn, uint64_t *chunks, uint64_t *records,
+                          uint64_t *bytes);
+
+/* Pure encoder/decoder (also used by the fuzzer and the benchmark). */
+/** Encode into a malloc'ed buffer; caller frees *out. */
+int cupstore_chunk_encode(const cupstore_record *recs, size_t n, void **out,
+                          size_t *out_len);
+/** Decode a chunk; fn per record. CUPSTORE_ECORRUPT on any malformation. */
+int cupstore_chunk_decode(const void *buf, size_t len, cupstore_record_fn fn,
+                          void *arg);
+
+/* ---- Interned names -------------------------------------------------- */
+/** Store name for id (ids are assigned by the writer, starting at 1). */
+int cupstore_name_put(cupstore_txn *txn, uint32_t id, const char *name, size_t len);
+/** @param[out] name  points into the txn's memory: valid until it ends;
+ *  not NUL-terminated (use *len). Bytes are as CUPTI gave them: may be
+ *  invalid UTF-8 or contain control characters. */
+int cupstore_name_get(cupstore_txn *txn, uint32_t id, const char **name, size_t *len);
+
+/* ---- Epochs ------------------------------------------------------------ */
+typedef struct cupstore_epoch {
+    uint32_t id;            /* 1, 2, ...                                   */
+    uint32_t kinds;         /* mask enabled during the epoch               */
+    uint64_t start_ns;      /* CLOCK_REALTIME                              */
+    uint64_t end_ns;        /* 0 while open                                */
+    uint64_t ctl_gen;       /* control generation that started it (0: start) */
+} cupstore_epoch;
+int cupstore_epoch_put(cupstore_txn *txn, const cupstore_epoch *e);  /* upsert */
+typedef int (*cupstore_epoch_fn)(const cupstore_epoch *e, void *arg);
+int cupstore_epoch_scan(cupstore_txn *txn, cupstore_epoch_fn fn, void *arg);
+
+/* ---- Runtime control (DESIGN invariant 7) ---------------------------- */
+typedef struct cupstore_control {
+    uint64_t gen;           /* generation: 1, 2, ... (assigned by put)     */
+    uint32_t kinds;         /* requested mask                              */
+    uint64_t requested_ns;
+    uint64_t applied_ns;    /* 0 while pending                             */
+    int32_t result;         /* 0 ok; else a CUPTI/agent error code         */
+} cupstore_control;
+/** Front end: request kinds; assigns the next generation.
+ *  @param[out] gen  the generation assigned (may be NULL). */
+int cupstore_control_request(cupstore_txn *txn, uint32_t kinds, uint64_t *gen);
+/** Latest request (greatest gen); CUPSTORE_ENOTFOUND when none. */
+int cupstore_control_latest(cupstore_txn *txn, cupstore_control *c);
+/** Agent: acknowledge generation gen. */
+int cupstore_control_ack(cupstore_txn *txn, uint64_t gen, uint64_t applied_ns,
+                         int32_t result);
+typedef int (*cupstore_control_fn)(const cupstore_control *c, void *arg);
+int cupstore_control_scan(cupstore_txn *txn, cupstore_control_fn fn, void *arg);
+
+/* ---- Marks (named windows) -------------------------------------------- */
+typedef struct cupstore_mark {
+    char name[64];
+    uint64_t from_ns, to_ns;
+    uint64_t created_ns;
+} cupstore_mark;
+int cupstore_mark_put(cupstore_txn *txn, const cupstore_mark *m);  /* upsert */
+int cupstore_mark_get(cupstore_txn *txn, const char *name, cupstore_mark *m);
+typedef int (*cupstore_mark_fn)(const cupstore_mark *m, void *arg);
+int cupstore_mark_scan(cupstore_txn *txn, cupstore_mark_fn fn, void *arg);
+
+/* ---- Warnings / agent log ---------------------------------------------- */
+typedef struct cupstore_note {
+    uint64_t seq;           /* assigned by put                             */
+    uint64_t time_ns;
+    uint32_t level;         /* 0 info, 1 warning, 2 error                  */
+    char text[240];
+} cupstore_note;
+int cupstore_note_put(cupstore_txn *txn, cupstore_note *n);
+typedef int (*cupstore_note_fn)(const cupstore_note *n, void *arg);
+int cupstore_note_scan(cupstore_txn *txn, cupstore_note_fn fn, void *arg);
+
+/* ---- Stop protocol and final status ------------------------------------ */
+typedef enum cupstore_step_id {
+    CUPSTORE_STEP_DISABLE = 0,   /* activity kinds disabled                 */
+    CUPSTORE_STEP_FLUSH,         /* cuptiActivityFlushAll(FORCED)           */
+    CUPSTORE_STEP_DRAIN,         /* queue drained by the consumer           */
+    CUPSTORE_STEP_COMMIT,        /* last batch committed                    */
+    CUPSTORE_STEP_CLOSE,         /* final status written and synced         */
+    CUPSTORE_STEP_MAX
+} cupstore_step_id;
+const char *cupstore_step_name(unsigned step);
+
+typedef struct cupstore_step {
+    uint32_t step;              /* cupstore_step_id                         */
+    uint64_t start_mono_ns, end_mono_ns;   /* CLOCK_MONOTONIC               */
+    int32_t rc;                 /* 0 ok; CUPTI result or errno              */
+    uint32_t timed_out;         /* watchdog fired                           */
+    uint64_t queue_remaining;   /* buffers left in the queue after the step */
+} cupstore_step;
+int cupstore_step_put(cupstore_txn *txn, const cupstore_step *s);
+typedef int (*cupstore_step_fn)(const cupstore_step *s, void *arg);
+int cupstore_step_scan(cupstore_txn *txn, cupstore_step_fn fn, void *arg);
+
+typedef enum cupstore_exit {
+    CUPSTORE_EXIT_UNKNOWN = 0,
+    CUPSTORE_EXIT_RETURN,        /* return from main / exit()  (atexit)     */
+    CUPSTORE_EXIT_SIGNAL,        /* fatal signal (signo in exit_detail)     */
+    CUPSTORE_EXIT_CTX_DESTROY,   /* last context destroyed / device reset   */
+    CUPSTORE_EXIT_ABORT,         /* abort()                                 */
+    CUPSTORE_EXIT_DETACH,        /* agent disabled itself (reason in notes) */
+} cupstore_exit;
+const char *cupstore_exit_name(unsigned e);
+
+typedef struct cupstore_final {
+    uint64_t end_ns;             /* CLOCK_REALTIME when written             */
+    uint32_t exit_path;          /* cupstore_exit                           */
+    int32_t exit_detail;         /* signal number, exit status, ...         */
+    uint32_t protocol_complete;  /* every stop step ran and returned ok     */
+    uint32_t flush_ok;           /* final forced flush returned CUPTI_SUCCESS */
+    uint64_t tail_lost;          /* records known lost at stop              */
+    uint64_t buffers_completed;  /* session totals, for the verdict         */
+    uint64_t buffers_consumed;
+    uint64_t records_stored;
+} cupstore_final;
+int cupstore_final_put(cupstore_txn *txn, const cupstore_final *f);
+/** CUPSTORE_ENOTFOUND while the session has not ended. */
+int cupstore_final_get(cupstore_txn *txn, cupstore_final *f);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CUPSTORE_H */

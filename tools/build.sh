@@ -1,0 +1,46 @@
+#!/bin/sh
+# tools/build.sh - install missing Debian packages, generate the build system,
+# configure out of tree and build.  Used by README's two commands and CI.
+#
+#   tools/build.sh [CONFIGURE-ARGS...]
+#
+# BUILD_DIR (default: build) is where it configures; CUPTOP_NO_APT=1 skips
+# the package step.  Safe to run again: it only re-configures when asked to
+# by new arguments or when the build directory is missing.
+set -eu
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+build=${BUILD_DIR:-build}
+
+pkgs="build-essential autoconf automake autoconf-archive libtool pkg-config
+      liblmdb-dev lmdb-utils libncurses-dev libcmocka-dev liblz4-dev tmux
+      python3 procps"
+
+if [ "${CUPTOP_NO_APT:-0}" != 1 ]; then
+    missing=""
+    for p in $pkgs; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+            missing="$missing $p"
+    done
+    if [ -n "$missing" ]; then
+        echo "build.sh: installing Debian packages:$missing"
+        sudo=""
+        [ "$(id -u)" = 0 ] || sudo=sudo
+        $sudo apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing
+    fi
+fi
+
+if [ ! -x configure ] || [ configure.ac -nt configure ]; then
+    autoreconf -fi
+fi
+
+mkdir -p "$build"
+cd "$build"
+args="$*"
+if [ ! -f Makefile ] || [ "$(cat .configure-args 2>/dev/null)" != "$args" ]; then
+    "$here/configure" "$@"
+    printf '%s' "$args" > .configure-args
+fi
+make -j"$(nproc 2>/dev/null || echo 2)"
