@@ -1,0 +1,659 @@
+/*
+ * cupstore_env.c - session environments and transactions: opening and
+ * validating sessions, serialised write transactions, map growth on
+ * MDB_MAP_FULL and adoption of a map grown by another process.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cupstore_int.h"
+
+const char *const cupstore_db_names[CUPSTORE_DB_MAX] = {
+    [CUPSTORE_DB_META] = "meta",       [CUPSTORE_DB_HEALTH] = "health",
+    [CUPSTORE_DB_LOSS] = "loss",       [CUPSTORE_DB_CHUNKS] = "chunks",
+    [CUPSTORE_DB_NAMES] = "names",     [CUPSTORE_DB_EPOCHS] = "epochs",
+    [CUPSTORE_DB_CONTROL] = "control", [CUPSTORE_DB_MARKS] = "marks",
+    [CUPSTORE_DB_NOTES] = "notes",     [CUPSTORE_DB_STEPS] = "steps",
+    [CUPSTORE_DB_FINAL] = "final",
+};
+
+/* How long map remapping waits for this process's read txns to end. */
+#define REMAP_WAIT_S 2
+
+int cupstore_mdb_err(int rc)
+{
+    switch (rc) {
+    case MDB_SUCCESS:
+        return 0;
+    case MDB_KEYEXIST:
+        return CUPSTORE_EEXIST;
+    case MDB_NOTFOUND:
+        return CUPSTORE_ENOTFOUND;
+    case MDB_MAP_FULL:
+        return CUPSTORE_EFULL;
+    case MDB_MAP_RESIZED:
+        return EAGAIN;
+    case MDB_INVALID:
+    case MDB_INCOMPATIBLE:
+    case MDB_VERSION_MISMATCH:
+        return CUPSTORE_ENOTSTORE;
+    case MDB_DBS_FULL:
+    case MDB_READERS_FULL:
+    case MDB_TLS_FULL:
+        return CUPSTORE_EBUSY;
+    case MDB_TXN_FULL:
+        return E2BIG;
+    case MDB_BAD_RSLOT:
+    case MDB_BAD_TXN:
+    case MDB_BAD_VALSIZE:
+    case MDB_BAD_DBI:
+        return CUPSTORE_EINVAL;
+    case MDB_PAGE_NOTFOUND:
+    case MDB_CORRUPTED:
+    case MDB_PANIC:
+    case MDB_CURSOR_FULL:
+    case MDB_PAGE_FULL:
+        return CUPSTORE_ECORRUPT;
+    default:
+        return rc > 0 ? rc : CUPSTORE_ECORRUPT;
+    }
+}
+
+/* Timed exclusive hold of maplock: no read txn of this process is live. */
+static int maplock_exclusive(cupstore_env *env)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += REMAP_WAIT_S;
+    int rc = pthread_rwlock_timedwrlock(&env->maplock, &ts);
+    return rc == 0 ? 0 : rc == ETIMEDOUT ? CUPSTORE_EBUSY : rc;
+}
+
+static void mapsize_refresh(cupstore_env *env)
+{
+    MDB_envinfo info;
+    if (mdb_env_info(env->mdb, &info) == 0)
+        env->mapsize = info.me_mapsize;
+}
+
+/* Adopt a map size grown by another process (MDB_MAP_RESIZED). */
+static int map_adopt(cupstore_env *env)
+{
+    int rc = maplock_exclusive(env);
+    if (rc)
+        return rc;
+    rc = cupstore_mdb_err(mdb_env_set_mapsize(env->mdb, 0));
+    mapsize_refresh(env);
+    pthread_rwlock_unlock(&env->maplock);
+    return rc;
+}
+
+/* Grow the map (doubling, up to map_max).  Called with wlock held and no
+ * write txn open.  Returns EAGAIN (grown: retry) or CUPSTORE_EFULL. */
+static int map_grow(cupstore_env *env)
+{
+    mapsize_refresh(env);
+    if (env->mapsize >= env->map_max) {
+        env->grow_pending = false;
+        return CUPSTORE_EFULL;
+    }
+    uint64_t want = env->mapsize * 2;
+    if (want > env->map_max || want < env->mapsize)
+        want = env->map_max;
+    int rc = maplock_exclusive(env);
+    if (rc) {
+        env->grow_pending = true; /* readers busy: grow at the next begin */
+        return EAGAIN;
+    }
+    rc = mdb_env_set_mapsize(env->mdb, (size_t)want);
+    mapsize_refresh(env);
+    pthread_rwlock_unlock(&env->maplock);
+    env->grow_pending = false;
+    return rc == 0 ? EAGAIN : cupstore_mdb_err(rc);
+}
+
+static void env_free(cupstore_env *env)
+{
+    if (!env)
+        return;
+    if (env->mdb)
+        mdb_env_close(env->mdb);
+    pthread_mutex_destroy(&env->wlock);
+    pthread_rwlock_destroy(&env->maplock);
+    cupstore_buf_free(&env->enc);
+    cupstore_buf_free(&env->lz);
+    free(env->path);
+    free(env->id);
+    free(env);
+}
+
+/* Open the named DBs and check magic and schema (or write them). */
+static int env_init_dbs(cupstore_env *env, bool create)
+{
+    MDB_txn *txn;
+    MDB_val k, v;
+    int rc = mdb_txn_begin(env->mdb, NULL, env->rdonly ? MDB_RDONLY : 0, &txn);
+    if (rc == MDB_MAP_RESIZED) {
+        mdb_env_set_mapsize(env->mdb, 0);
+        rc = mdb_txn_begin(env->mdb, NULL, env->rdonly ? MDB_RDONLY : 0, &txn);
+    }
+    if (rc)
+        return cupstore_mdb_err(rc);
+    for (int i = 0; i < CUPSTORE_DB_MAX; i++) {
+        rc = mdb_dbi_open(txn, cupstore_db_names[i], create ? MDB_CREATE : 0, &env->dbi[i]);
+        if (rc == MDB_NOTFOUND && i != CUPSTORE_DB_META) {
+            rc = 0; /* optional in older/other writers' sessions */
+            continue;
+        }
+        if (rc) {
+            rc = rc == MDB_NOTFOUND || rc == MDB_INCOMPATIBLE ? CUPSTORE_ENOTSTORE
+                                                               : cupstore_mdb_err(rc);
+            goto fail;
+        }
+        env->have_db[i] = true;
+    }
+    if (create) {
+        char ver[16];
+        snprintf(ver, sizeof ver, "%u", CUPSTORE_SCHEMA_VERSION);
+        k.mv_data = (void *)(uintptr_t) "magic", k.mv_size = 5;
+        v.mv_data = (void *)(uintptr_t)CUPSTORE_MAGIC, v.mv_size = strlen(CUPSTORE_MAGIC);
+        if ((rc = mdb_put(txn, env->dbi[CUPSTORE_DB_META], &k, &v, 0)) == 0) {
+            k.mv_data = (void *)(uintptr_t) "schema", k.mv_size = 6;
+            v.mv_data = ver, v.mv_size = strlen(ver);
+            rc = mdb_put(txn, env->dbi[CUPSTORE_DB_META], &k, &v, 0);
+        }
+        if (rc) {
+            rc = cupstore_mdb_err(rc);
+            goto fail;
+        }
+    } else {
+        k.mv_data = (void *)(uintptr_t) "magic", k.mv_size = 5;
+        rc = mdb_get(txn, env->dbi[CUPSTORE_DB_META], &k, &v);
+        if (rc || v.mv_size != strlen(CUPSTORE_MAGIC) ||
+            memcmp(v.mv_data, CUPSTORE_MAGIC, v.mv_size) != 0) {
+            rc = rc && rc != MDB_NOTFOUND ? cupstore_mdb_err(rc) : CUPSTORE_ENOTSTORE;
+            goto fail;
+        }
+        k.mv_data = (void *)(uintptr_t) "schema", k.mv_size = 6;
+        if ((rc = mdb_get(txn, env->dbi[CUPSTORE_DB_META], &k, &v)) != 0) {
+            rc = rc == MDB_NOTFOUND ? CUPSTORE_ECORRUPT : cupstore_mdb_err(rc);
+            goto fail;
+        }
+        char ver[16];
+        if (v.mv_size == 0 || v.mv_size >= sizeof ver) {
+            rc = CUPSTORE_ECORRUPT;
+            goto fail;
+        }
+        memcpy(ver, v.mv_data, v.mv_size);
+        ver[v.mv_size] = '\0';
+        char *end;
+        unsigned long schema = strtoul(ver, &end, 10);
+        if (*end || schema == 0) {
+            rc = CUPSTORE_ECORRUPT;
+            goto fail;
+        }
+        if (schema > CUPSTORE_SCHEMA_VERSION) {
+            rc = CUPSTORE_ENEWER;
+            goto fail;
+        }
+    }
+    /* Commit (also for read txns) so the DB handles stay in the env. */
+    return cupstore_mdb_err(mdb_txn_commit(txn));
+fail:
+    mdb_txn_abort(txn);
+    return rc;
+}
+
+int cupstore_env_open(cupstore_env **out, const char *path, unsigned flags,
+                      const cupstore_open_opts *opts)
+{
+    bool create = flags & CUPSTORE_CREATE, rdonly = flags & CUPSTORE_RDONLY;
+    cupstore_env *env;
+    struct stat st;
+    char *data = NULL;
+    int rc;
+
+    if (!out || !path || !*path || (create && rdonly))
+        return CUPSTORE_EINVAL;
+    *out = NULL;
+    if (!(env = calloc(1, sizeof *env)))
+        return ENOMEM;
+    pthread_mutex_init(&env->wlock, NULL);
+    pthread_rwlock_init(&env->maplock, NULL);
+    env->rdonly = rdonly;
+    env->sync_each = !create && !rdonly;
+    env->map_max = opts && opts->map_max ? opts->map_max : CUPSTORE_MAP_MAX_DEFAULT;
+    env->path = strdup(path);
+    if (!env->path || !(data = cupstore_path_join(path, "data.mdb"))) {
+        rc = ENOMEM;
+        goto fail;
+    }
+    const char *slash = strrchr(env->path, '/');
+    while (slash && slash[1] == '\0' && slash > env->path) { /* trailing '/' */
+        const char *s = slash - 1;
+        while (s > env->path && *s != '/')
+            s--;
+        slash = *s == '/' ? s : NULL;
+    }
+    env->id = strdup(slash ? slash + 1 : env->path);
+    if (!env->id) {
+        rc = ENOMEM;
+        goto fail;
+    }
+    char *t = strchr(env->id, '/');
+    if (t)
+        *t = '\0';
+
+    if (create) {
+        if (mkdir(path, 0700) != 0 && errno != EEXIST) {
+            rc = errno;
+            goto fail;
+        }
+        if (stat(data, &st) == 0) {
+            rc = CUPSTORE_EEXIST;
+            goto fail;
+        }
+    } else {
+        if (stat(path, &st) != 0) {
+            rc = errno == ENOENT ? CUPSTORE_ENOTFOUND : errno;
+            goto fail;
+        }
+        if (!S_ISDIR(st.st_mode)) {
+            rc = CUPSTORE_ENOTSTORE;
+            goto fail;
+        }
+        if ((rc = cupstore_file_check(data)) != 0)
+            goto fail;
+    }
+
+    if ((rc = mdb_env_create(&env->mdb)) != 0) {
+        rc = cupstore_mdb_err(rc);
+        goto fail;
+    }
+    mdb_env_set_maxdbs(env->mdb, CUPSTORE_MAXDBS);
+    mdb_env_set_maxreaders(env->mdb, CUPSTORE_MAXREADERS);
+    if (create) {
+        uint64_t init = opts && opts->map_initial ? opts->map_initial : CUPSTORE_MAP_DEFAULT;
+        if (init > env->map_max)
+            init = env->map_max;
+        mdb_env_set_mapsize(env->mdb, (size_t)init);
+    }
+    unsigned mflags = MDB_NOTLS | MDB_NORDAHEAD;
+    if (rdonly)
+        mflags |= MDB_RDONLY;
+    else if (!env->sync_each)
+        mflags |= MDB_NOSYNC | MDB_NOMETASYNC;
+    if ((rc = mdb_env_open(env->mdb, path, mflags, 0600)) != 0) {
+        rc = rc == MDB_INVALID ? CUPSTORE_ENOTSTORE : cupstore_mdb_err(rc);
+        goto fail;
+    }
+    mapsize_refresh(env);
+    if (env->map_max < env->mapsize)
+        env->map_max = env->mapsize;
+    if ((rc = env_init_dbs(env, create)) != 0)
+        goto fail;
+    free(data);
+    *out = env;
+    return 0;
+fail:
+    free(data);
+    env_free(env);
+    return rc;
+}
+
+/* Exact id, else the unique session whose id starts with id. */
+static int session_find(const char *dir, const char *id, char **path)
+{
+    char **ids;
+    size_t n, hit = 0, nhit = 0;
+    struct stat st;
+    int rc;
+
+    *path = NULL;
+    if (!dir || !id || !*id || strchr(id, '/') || strcmp(id, ".") == 0 || strcmp(id, "..") == 0)
+        return CUPSTORE_EINVAL;
+    char *p = cupstore_path_join(dir, id);
+    if (!p)
+        return ENOMEM;
+    if (stat(p, &st) == 0) {
+        *path = p;
+        return 0;
+    }
+    free(p);
+    if ((rc = cupstore_dir_sessions(dir, &ids, &n)) != 0)
+        return rc == ENOENT ? CUPSTORE_ENOTFOUND : rc;
+    size_t idl = strlen(id);
+    for (size_t i = 0; i < n; i++) {
+        if (strncmp(ids[i], id, idl) == 0) {
+            hit = i;
+            nhit++;
+        }
+    }
+    if (nhit == 1)
+        *path = cupstore_path_join(dir, ids[hit]);
+    cupstore_ids_free(ids, n);
+    if (nhit == 0)
+        return CUPSTORE_ENOTFOUND;
+    if (nhit > 1)
+        return CUPSTORE_EINVAL;
+    return *path ? 0 : ENOMEM;
+}
+
+int cupstore_session_open(cupstore_env **out, const char *dir, const char *id, unsigned flags)
+{
+    char *path;
+    if (!out || (flags & CUPSTORE_CREATE))
+        return CUPSTORE_EINVAL;
+    *out = NULL;
+    int rc = session_find(dir, id, &path);
+    if (rc)
+        return rc;
+    rc = cupstore_env_open(out, path, flags, NULL);
+    free(path);
+    return rc;
+}
+
+int cupstore_session_create(cupstore_env **out, char **id, const char *dir, int pid,
+                            const cupstore_open_opts *opts)
+{
+    char name[64], tmpname[80];
+    struct tm tm;
+    time_t now = time(NULL);
+    char *path = NULL, *tmp = NULL;
+    int rc;
+
+    if (!out)
+        return CUPSTORE_EINVAL;
+    *out = NULL;
+    if (id)
+        *id = NULL;
+    if ((rc = cupstore_dir_prepare(dir)) != 0)
+        return rc;
+    gmtime_r(&now, &tm);
+    char stamp[32];
+    strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%S", &tm);
+    /* Reserve the id with mkdir, build the environment in a hidden
+     * directory, then rename it over the (empty) reservation: readers
+     * never see a session without its magic. */
+    for (unsigned n = 1;; n++) {
+        if (n == 1)
+            snprintf(name, sizeof name, "%s-%d", stamp, pid < 0 ? 0 : pid);
+        else
+            snprintf(name, sizeof name, "%s-%d-%u", stamp, pid < 0 ? 0 : pid, n);
+        free(path);
+        if (!(path = cupstore_path_join(dir, name)))
+            return ENOMEM;
+        if (mkdir(path, 0700) == 0)
+            break;
+        if (errno != EEXIST || n >= 10000) {
+            rc = errno;
+            free(path);
+            return rc;
+        }
+    }
+    snprintf(tmpname, sizeof tmpname, ".%s.new", name);
+    if (!(tmp = cupstore_path_join(dir, tmpname))) {
+        rc = ENOMEM;
+        goto fail;
+    }
+    if ((rc = cupstore_env_open(out, tmp, CUPSTORE_CREATE, opts)) != 0)
+        goto fail;
+    if (rename(tmp, path) != 0) {
+        rc = errno;
+        cupstore_env_close(*out);
+        *out = NULL;
+        goto fail;
+    }
+    free((*out)->path);
+    free((*out)->id);
+    (*out)->path = path;
+    (*out)->id = strdup(name);
+    path = NULL;
+    if (!(*out)->id) {
+        cupstore_env_close(*out);
+        *out = NULL;
+        free(tmp);
+        return ENOMEM;
+    }
+    if (id && !(*id = strdup(name))) {
+        cupstore_env_close(*out);
+        *out = NULL;
+        free(tmp);
+        return ENOMEM;
+    }
+    free(tmp);
+    return 0;
+fail:
+    if (tmp) {
+        char *f = cupstore_path_join(tmp, "data.mdb");
+        if (f)
+            unlink(f), free(f);
+        if ((f = cupstore_path_join(tmp, "lock.mdb")))
+            unlink(f), free(f);
+        rmdir(tmp);
+    }
+    if (path)
+        rmdir(path);
+    free(path);
+    free(tmp);
+    return rc;
+}
+
+const char *cupstore_env_id(const cupstore_env *env)
+{
+    return env ? env->id : NULL;
+}
+
+int cupstore_env_sync(cupstore_env *env)
+{
+    if (!env)
+        return CUPSTORE_EINVAL;
+    if (env->rdonly)
+        return 0;
+    return cupstore_mdb_err(mdb_env_sync(env->mdb, 1));
+}
+
+int cupstore_env_reader_check(cupstore_env *env)
+{
+    int dead = 0;
+    if (!env)
+        return CUPSTORE_EINVAL;
+    int rc = mdb_reader_check(env->mdb, &dead);
+    if (rc)
+        return rc > 0 ? -rc : cupstore_mdb_err(rc);
+    return dead;
+}
+
+int cupstore_env_usage(cupstore_env *env, uint64_t *used, uint64_t *mapsize)
+{
+    MDB_envinfo info;
+    MDB_stat st;
+    if (!env)
+        return CUPSTORE_EINVAL;
+    int rc = mdb_env_info(env->mdb, &info);
+    if (rc == 0)
+        rc = mdb_env_stat(env->mdb, &st);
+    if (rc)
+        return cupstore_mdb_err(rc);
+    if (used)
+        *used = ((uint64_t)info.me_last_pgno + 1) * st.ms_psize;
+    if (mapsize)
+        *mapsize = info.me_mapsize;
+    return 0;
+}
+
+void cupstore_env_close(cupstore_env *env)
+{
+    env_free(env);
+}
+
+/* ---- Transactions ------------------------------------------------------ */
+
+int cupstore_txn_begin(cupstore_env *env, bool write, cupstore_txn **out)
+{
+    cupstore_txn *txn;
+    int rc;
+
+    if (!env || !out)
+        return CUPSTORE_EINVAL;
+    *out = NULL;
+    if (write && env->rdonly)
+        return EACCES;
+    if (!(txn = calloc(1, sizeof *txn)))
+        return ENOMEM;
+    txn->env = env;
+    txn->write = write;
+    for (int attempt = 0;; attempt++) {
+        if (write) {
+            pthread_mutex_lock(&env->wlock);
+            if (env->grow_pending && map_grow(env) == CUPSTORE_EFULL) {
+                /* already at the cap: let this txn try; it may fit */
+            }
+            rc = mdb_txn_begin(env->mdb, NULL, 0, &txn->mdb);
+            if (rc)
+                pthread_mutex_unlock(&env->wlock);
+        } else {
+            pthread_rwlock_rdlock(&env->maplock);
+            rc = mdb_txn_begin(env->mdb, NULL, MDB_RDONLY, &txn->mdb);
+            if (rc)
+                pthread_rwlock_unlock(&env->maplock);
+        }
+        if (rc != MDB_MAP_RESIZED || attempt >= 3)
+            break;
+        if (write) {
+            pthread_mutex_lock(&env->wlock);
+            rc = map_adopt(env);
+            pthread_mutex_unlock(&env->wlock);
+        } else {
+            rc = map_adopt(env);
+        }
+        if (rc)
+            break;
+    }
+    if (rc) {
+        free(txn);
+        return rc == MDB_MAP_RESIZED ? EAGAIN : cupstore_mdb_err(rc);
+    }
+    *out = txn;
+    return 0;
+}
+
+/* End a write txn whose puts failed; grow the map if it was full. */
+static int txn_end_failed(cupstore_txn *txn)
+{
+    cupstore_env *env = txn->env;
+    int rc = txn->failed;
+    mdb_txn_abort(txn->mdb);
+    if (txn->map_full)
+        rc = map_grow(env);
+    pthread_mutex_unlock(&env->wlock);
+    free(txn);
+    return rc;
+}
+
+int cupstore_txn_commit(cupstore_txn *txn)
+{
+    if (!txn)
+        return CUPSTORE_EINVAL;
+    cupstore_env *env = txn->env;
+    int rc;
+    if (!txn->write) {
+        mdb_txn_abort(txn->mdb);
+        pthread_rwlock_unlock(&env->maplock);
+        free(txn);
+        return 0;
+    }
+    if (txn->failed)
+        return txn_end_failed(txn);
+    rc = mdb_txn_commit(txn->mdb);
+    if (rc == MDB_MAP_FULL)
+        rc = map_grow(env);
+    else
+        rc = cupstore_mdb_err(rc);
+    pthread_mutex_unlock(&env->wlock);
+    free(txn);
+    return rc;
+}
+
+void cupstore_txn_abort(cupstore_txn *txn)
+{
+    if (!txn)
+        return;
+    if (txn->write) {
+        (void)txn_end_failed(txn);
+        return;
+    }
+    mdb_txn_abort(txn->mdb);
+    pthread_rwlock_unlock(&txn->env->maplock);
+    free(txn);
+}
+
+int cupstore_txn_fail(cupstore_txn *txn, int mdbrc)
+{
+    if (mdbrc == MDB_MAP_FULL) {
+        txn->map_full = true;
+        mapsize_refresh(txn->env);
+        txn->failed = txn->env->mapsize < txn->env->map_max ? EAGAIN : CUPSTORE_EFULL;
+    } else if (!txn->failed) {
+        txn->failed = cupstore_mdb_err(mdbrc);
+    }
+    return txn->failed;
+}
+
+int cupstore_txn_writable(cupstore_txn *txn)
+{
+    if (!txn)
+        return CUPSTORE_EINVAL;
+    if (!txn->write)
+        return EACCES;
+    return txn->failed;
+}
+
+static int db_check(cupstore_txn *txn, int db)
+{
+    if (!txn)
+        return CUPSTORE_EINVAL;
+    if (!txn->env->have_db[db])
+        return CUPSTORE_ENOTFOUND;
+    return 0;
+}
+
+int cupstore_put(cupstore_txn *txn, int db, const void *k, size_t kl, const void *v, size_t vl,
+                 unsigned flags)
+{
+    int rc = cupstore_txn_writable(txn);
+    if (rc)
+        return rc;
+    if (!txn->env->have_db[db])
+        return CUPSTORE_ENOTSTORE;
+    MDB_val key = {kl, (void *)(uintptr_t)k}, val = {vl, (void *)(uintptr_t)v};
+    rc = mdb_put(txn->mdb, txn->env->dbi[db], &key, &val, flags);
+    if (rc == 0)
+        return 0;
+    if (rc == MDB_KEYEXIST)
+        return CUPSTORE_EEXIST;
+    return cupstore_txn_fail(txn, rc);
+}
+
+int cupstore_get(cupstore_txn *txn, int db, const void *k, size_t kl, MDB_val *v)
+{
+    int rc = db_check(txn, db);
+    if (rc)
+        return rc;
+    MDB_val key = {kl, (void *)(uintptr_t)k};
+    return cupstore_mdb_err(mdb_get(txn->mdb, txn->env->dbi[db], &key, v));
+}
+
+int cupstore_cursor(cupstore_txn *txn, int db, MDB_cursor **cur)
+{
+    int rc = db_check(txn, db);
+    if (rc)
+        return rc;
+    return cupstore_mdb_err(mdb_cursor_open(txn->mdb, txn->env->dbi[db], cur));
+}

@@ -1,0 +1,188 @@
+/*
+ * cupstore_records.c - record chunks in the store (put, window scan,
+ * totals) and the interned names table.
+ *
+ * Chunk key: BE u64 key time (smallest non-zero start_ns of the batch),
+ * BE u32 sequence.  Records inside a chunk are not sorted, so a window
+ * scan starts max_span before the window, where max_span is the largest
+ * (max start - min start) of any chunk, kept in the chunk statistics row.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "cupstore_int.h"
+
+#define CHUNK_KEY 12
+
+/* The chunk statistics row (meta ".chunkstats", six BE u64). */
+typedef struct chunkstats {
+    uint64_t chunks, records, bytes, span, seq, last_key;
+} chunkstats;
+
+static int stats_get(cupstore_txn *txn, chunkstats *s)
+{
+    MDB_val v;
+    memset(s, 0, sizeof *s);
+    int rc = cupstore_get(txn, CUPSTORE_DB_META, CUPSTORE_META_CHUNKSTATS,
+                          strlen(CUPSTORE_META_CHUNKSTATS), &v);
+    if (rc == CUPSTORE_ENOTFOUND)
+        return 0;
+    if (rc)
+        return rc;
+    if (v.mv_size < 48)
+        return CUPSTORE_ECORRUPT;
+    const uint8_t *p = v.mv_data;
+    s->chunks = cupstore_be64_get(p);
+    s->records = cupstore_be64_get(p + 8);
+    s->bytes = cupstore_be64_get(p + 16);
+    s->span = cupstore_be64_get(p + 24);
+    s->seq = cupstore_be64_get(p + 32);
+    s->last_key = cupstore_be64_get(p + 40);
+    return 0;
+}
+
+static int stats_put(cupstore_txn *txn, const chunkstats *s)
+{
+    uint8_t p[48];
+    cupstore_be64_put(p, s->chunks);
+    cupstore_be64_put(p + 8, s->records);
+    cupstore_be64_put(p + 16, s->bytes);
+    cupstore_be64_put(p + 24, s->span);
+    cupstore_be64_put(p + 32, s->seq);
+    cupstore_be64_put(p + 40, s->last_key);
+    return cupstore_put(txn, CUPSTORE_DB_META, CUPSTORE_META_CHUNKSTATS,
+                        strlen(CUPSTORE_META_CHUNKSTATS), p, sizeof p, 0);
+}
+
+int cupstore_chunk_put(cupstore_txn *txn, const cupstore_record *recs, size_t n)
+{
+    cupstore_env *env;
+    const uint8_t *enc;
+    size_t len;
+    uint64_t key_ns, span;
+    uint8_t key[CHUNK_KEY];
+    chunkstats st;
+    int rc = cupstore_txn_writable(txn);
+    if (rc)
+        return rc;
+    if (n == 0)
+        return 0;
+    if (!recs)
+        return CUPSTORE_EINVAL;
+    env = txn->env; /* scratch buffers: safe, we hold the env's write lock */
+    if ((rc = cupstore_chunk_encode_buf(recs, n, CUPSTORE_ENC_AUTO, &env->enc, &env->lz, &enc,
+                                        &len, &key_ns, &span)) != 0)
+        return rc;
+    if ((rc = stats_get(txn, &st)) != 0)
+        return rc;
+    if (key_ns == 0) /* only zero timestamps: file it beside the last chunk */
+        key_ns = st.last_key;
+    st.seq++;
+    cupstore_be64_put(key, key_ns);
+    cupstore_be32_put(key + 8, (uint32_t)st.seq);
+    if ((rc = cupstore_put(txn, CUPSTORE_DB_CHUNKS, key, CHUNK_KEY, enc, len, 0)) != 0)
+        return rc;
+    st.chunks++;
+    st.records += n;
+    st.bytes += len;
+    if (span > st.span)
+        st.span = span;
+    st.last_key = key_ns;
+    return stats_put(txn, &st);
+}
+
+struct scan {
+    uint64_t from, to, key;
+    cupstore_record_fn fn;
+    void *arg;
+    cupstore_buf scratch;
+};
+
+static int scan_record(const cupstore_record *r, void *arg)
+{
+    struct scan *s = arg;
+    uint64_t t = r->start_ns ? r->start_ns : s->key;
+    if (t < s->from || t > s->to)
+        return 0;
+    return s->fn(r, s->arg);
+}
+
+static int scan_chunk(const MDB_val *k, const MDB_val *v, void *arg, bool *done)
+{
+    struct scan *s = arg;
+    if (k->mv_size != CHUNK_KEY)
+        return CUPSTORE_ECORRUPT;
+    s->key = cupstore_be64_get(k->mv_data);
+    if (s->key > s->to) {
+        *done = true;
+        return 0;
+    }
+    return cupstore_chunk_decode_buf(v->mv_data, v->mv_size, &s->scratch, scan_record, s);
+}
+
+int cupstore_record_scan(cupstore_txn *txn, uint64_t from_ns, uint64_t to_ns,
+                         cupstore_record_fn fn, void *arg)
+{
+    struct scan s = {.from = from_ns, .to = to_ns, .fn = fn, .arg = arg};
+    chunkstats st;
+    uint8_t key[CHUNK_KEY] = {0};
+    if (!txn || !fn)
+        return CUPSTORE_EINVAL;
+    if (from_ns > to_ns)
+        return 0;
+    int rc = stats_get(txn, &st);
+    if (rc)
+        return rc;
+    cupstore_be64_put(key, from_ns > st.span ? from_ns - st.span : 0);
+    rc = cupstore_walk(txn, CUPSTORE_DB_CHUNKS, key, CHUNK_KEY, scan_chunk, &s);
+    cupstore_buf_free(&s.scratch);
+    return rc;
+}
+
+int cupstore_record_stats(cupstore_txn *txn, uint64_t *chunks, uint64_t *records,
+                          uint64_t *bytes)
+{
+    chunkstats st;
+    if (!txn)
+        return CUPSTORE_EINVAL;
+    int rc = stats_get(txn, &st);
+    if (rc)
+        return rc;
+    if (chunks)
+        *chunks = st.chunks;
+    if (records)
+        *records = st.records;
+    if (bytes)
+        *bytes = st.bytes;
+    return 0;
+}
+
+/* ---- Names: key BE u32 id, value the bytes as given ---------------------- */
+
+int cupstore_name_put(cupstore_txn *txn, uint32_t id, const char *name, size_t len)
+{
+    uint8_t key[4];
+    if (id == 0 || (!name && len))
+        return CUPSTORE_EINVAL;
+    if (len > 65536)
+        len = 65536; /* C++ names can be long; keep values bounded */
+    cupstore_be32_put(key, id);
+    return cupstore_put(txn, CUPSTORE_DB_NAMES, key, 4, name ? name : "", len, 0);
+}
+
+int cupstore_name_get(cupstore_txn *txn, uint32_t id, const char **name, size_t *len)
+{
+    uint8_t key[4];
+    MDB_val v;
+    if (!name || !len)
+        return CUPSTORE_EINVAL;
+    cupstore_be32_put(key, id);
+    int rc = cupstore_get(txn, CUPSTORE_DB_NAMES, key, 4, &v);
+    if (rc)
+        return rc;
+    *name = v.mv_data;
+    *len = v.mv_size;
+    return 0;
+}
