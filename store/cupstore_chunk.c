@@ -305,6 +305,7 @@ static int payload_decode(const chunk_hdr *h, const uint8_t *p, size_t len, cups
     cupstore_record r;
 
     slots_init(slots, h->base);
+    memset(&r, 0, sizeof r); /* padding too: callers may memcmp records */
     for (uint64_t i = 0; i < h->count; i++) {
         uint64_t head, v;
         GET(head);
