@@ -113,7 +113,12 @@ int cupstore_file_check(const char *datafile)
     int fd, rc;
 
     if ((fd = open(datafile, O_RDONLY | O_CLOEXEC)) < 0)
-        return errno == ENOENT ? CUPSTORE_ENOTSTORE : errno;
+        return errno == ENOENT || errno == ENOTDIR ? CUPSTORE_ENOTSTORE : errno;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        rc = S_ISREG(st.st_mode) ? errno : CUPSTORE_ENOTSTORE;
+        close(fd);
+        return rc;
+    }
     if (!(hdr = malloc(2 * PSIZE_MAX))) {
         close(fd);
         return ENOMEM;
@@ -127,8 +132,6 @@ int cupstore_file_check(const char *datafile)
         rc = errno;
     else if (fstat(fd, &st) != 0)
         rc = errno;
-    else if (!S_ISREG(st.st_mode))
-        rc = CUPSTORE_ENOTSTORE;
     else
         rc = file_check(hdr, (size_t)got, (uint64_t)st.st_size);
     free(hdr);
