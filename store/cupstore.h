@@ -145,6 +145,8 @@ enum {
 typedef struct cupstore_open_opts {
     uint64_t map_initial;  /* bytes; 0 = default (64 MiB)                */
     uint64_t map_max;      /* cap for growth on MAP_FULL; 0 = 8 GiB       */
+    bool no_compress;      /* chunk_put: never LZ4 (benchmarks); false =
+                              LZ4 when it saves at least 1/8              */
 } cupstore_open_opts;
 
 /** Create a new session directory in store dir and open it for writing.

@@ -228,6 +228,7 @@ int cupstore_env_open(cupstore_env **out, const char *path, unsigned flags,
     pthread_rwlock_init(&env->maplock, NULL);
     env->rdonly = rdonly;
     env->sync_each = !create && !rdonly;
+    env->no_compress = opts && opts->no_compress;
     env->map_max = opts && opts->map_max ? opts->map_max : CUPSTORE_MAP_MAX_DEFAULT;
     env->path = strdup(path);
     if (!env->path || !(data = cupstore_path_join(path, "data.mdb"))) {

@@ -60,6 +60,7 @@ struct cupstore_env {
     uint64_t map_max;
     uint64_t mapsize;
     bool grow_pending;          /* MAP_FULL seen; grow before next write    */
+    bool no_compress;           /* opts.no_compress                         */
     pthread_mutex_t wlock;      /* serialises write txns in this process    */
     pthread_rwlock_t maplock;   /* read txns: shared; remapping: exclusive  */
     char *path;

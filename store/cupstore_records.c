@@ -72,7 +72,9 @@ int cupstore_chunk_put(cupstore_txn *txn, const cupstore_record *recs, size_t n)
     if (!recs)
         return CUPSTORE_EINVAL;
     env = txn->env; /* scratch buffers: safe, we hold the env's write lock */
-    if ((rc = cupstore_chunk_encode_buf(recs, n, CUPSTORE_ENC_AUTO, &env->enc, &env->lz, &enc,
+    if ((rc = cupstore_chunk_encode_buf(recs, n,
+                                        env->no_compress ? CUPSTORE_ENC_RAW : CUPSTORE_ENC_AUTO,
+                                        &env->enc, &env->lz, &enc,
                                         &len, &key_ns, &span)) != 0)
         return rc;
     if ((rc = stats_get(txn, &st)) != 0)
