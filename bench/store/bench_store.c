@@ -209,9 +209,9 @@ static void row(const char *what, size_t n, double s, uint64_t bytes, double sca
 {
     printf("| %-34s | %10.2f | %8.1f |", what, (double)n / s / 1e6, (double)bytes / (double)n);
     if (scan_s > 0)
-        printf(" %10.2f |\n", (double)n / scan_s / 1e6);
+        printf(" %11.2f |\n", (double)n / scan_s / 1e6);
     else
-        printf(" %10s |\n", "-");
+        printf(" %11s |\n", "-");
 }
 
 int main(int argc, char **argv)
@@ -250,10 +250,10 @@ int main(int argc, char **argv)
     gen_mix(r, n);
 
     printf("bench_store: %zu records (realistic mix), store %s\n\n", n, dir);
-    printf("| %-34s | %10s | %8s | %10s |\n", "operation", "Mrec/s", "B/record",
+    printf("| %-34s | %10s | %8s | %11s |\n", "operation", "Mrec/s", "B/record",
            "scan Mrec/s");
-    printf("|%.36s|%.12s|%.10s|%.12s|\n", "------------------------------------",
-           "------------", "----------", "------------");
+    printf("|%.36s|%.12s|%.10s|%.13s|\n", "------------------------------------",
+           "------------", "----------", "-------------");
     uint64_t bytes;
     double s;
     s = run_encode(r, n, 8192, CUPSTORE_ENC_RAW, &bytes);

@@ -28,7 +28,7 @@ grep -q '^ fill-host$' "$tmp/meta.txt" || { echo "FAIL: host not in mdb_dump"; e
 
 mdb_dump -a "$s" > "$tmp/all.dump"
 mkdir -m 700 "$tmp/copy"
-mdb_load -f "$tmp/all.dump" "$tmp/copy"
+mdb_load -f "$tmp/all.dump" "$tmp/copy" 2>"$tmp/load.err" || { echo "FAIL: mdb_load"; cat "$tmp/load.err"; exit 1; }
 want=$("$fill" check "$s")
 got=$("$fill" check "$tmp/copy")
 [ "$want" = "records=5000 host=fill-host chunks=5" ] || { echo "FAIL: original: $want"; exit 1; }

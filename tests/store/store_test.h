@@ -38,8 +38,9 @@ static inline void st_rmrf(const char *path)
             if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
                 continue;
             char sub[4096];
-            snprintf(sub, sizeof sub, "%s/%s", path, de->d_name);
-            st_rmrf(sub);
+            int w = snprintf(sub, sizeof sub, "%s/%s", path, de->d_name);
+            if (w > 0 && (size_t)w < sizeof sub)
+                st_rmrf(sub);
         }
         if (d)
             closedir(d);

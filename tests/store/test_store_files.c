@@ -153,7 +153,7 @@ static void write_file(const char *path, const void *p, size_t len)
 static void test_bad_data_files(void **state)
 {
     st_fix *f = *state;
-    char path[512], file[512];
+    char path[512], file[600];
     uint64_t seed = 77;
     uint8_t *junk = malloc(1 << 20);
     for (size_t i = 0; i < (1 << 20); i++)
