@@ -11,12 +11,16 @@
  * - Threads: a cupstore_env may be shared by the threads of one process.
  *   Write transactions are serialised inside the env (one writer at a
  *   time, process-wide, and across processes by LMDB's lock).  A read
- *   transaction belongs to the thread that began it.
+ *   transaction belongs to the thread that began it; a thread must not
+ *   begin a write transaction while it holds a read transaction.
+ * - Open a session once per process and share the env: LMDB forbids two
+ *   handles on one environment in one process.
  * - Fork: never use an env or txn opened before fork() in the child.  The
  *   child must open its own env (the agent's pthread_atfork does this).
  * - Long read transactions pin old pages and make the file grow while a
  *   writer appends: hold a read txn for one frame or one batch, never for
- *   the life of the program.  Stale reader slots left by killed readers
+ *   the life of the program.  In the writer's process they also delay
+ *   growing the map (growth waits for them, at most 2 s, else EAGAIN).  Stale reader slots left by killed readers
  *   are cleared by the writer (cupstore_env_reader_check) each second.
  * - Durability: writes are not fsync'ed per commit (MDB_NOSYNC); the
  *   store is consistent after kill -9 of any process, and the final
@@ -175,7 +179,8 @@ int cupstore_env_open(cupstore_env **out, const char *path, unsigned flags,
 const char *cupstore_env_id(const cupstore_env *env);
 /** Flush to disk (used for the final commit).  */
 int cupstore_env_sync(cupstore_env *env);
-/** Clear reader slots of dead processes; returns how many were cleared. */
+/** Clear reader slots of dead processes; returns how many were cleared
+ *  (>= 0), or a negative CUPSTORE_E* code / negated errno on failure. */
 int cupstore_env_reader_check(cupstore_env *env);
 /** Bytes used in the map and the current map size. */
 int cupstore_env_usage(cupstore_env *env, uint64_t *used, uint64_t *mapsize);
@@ -186,7 +191,10 @@ void cupstore_env_close(cupstore_env *env);
 /** Begin a transaction.  Read txns are cheap; keep them short.  A write
  *  txn on MAP_FULL: the commit grows the map (up to map_max) and the
  *  caller retries the batch; past the cap commit returns CUPSTORE_EFULL.
- *  @return 0, CUPSTORE_EFULL, errno. */
+ *  Puts into a transaction that hit MAP_FULL return the code its commit
+ *  will return (EAGAIN or CUPSTORE_EFULL).
+ *  @return 0, CUPSTORE_EFULL, EACCES (write on a CUPSTORE_RDONLY env),
+ *  EAGAIN (map being remapped: retry), errno. */
 int cupstore_txn_begin(cupstore_env *env, bool write, cupstore_txn **out);
 /** Commit; the txn is freed in every case. On CUPSTORE_EFULL or EAGAIN
  *  (map grown: retry the whole batch) nothing of the txn was written. */

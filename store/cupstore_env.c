@@ -75,21 +75,23 @@ static int maplock_exclusive(cupstore_env *env)
     return rc == 0 ? 0 : rc == ETIMEDOUT ? CUPSTORE_EBUSY : rc;
 }
 
-static void mapsize_refresh(cupstore_env *env)
+/* Current map size.  Call with wlock or maplock held (it changes only
+ * under both). */
+static uint64_t map_current(cupstore_env *env)
 {
     MDB_envinfo info;
-    if (mdb_env_info(env->mdb, &info) == 0)
-        env->mapsize = info.me_mapsize;
+    return mdb_env_info(env->mdb, &info) == 0 ? info.me_mapsize : 0;
 }
 
-/* Adopt a map size grown by another process (MDB_MAP_RESIZED). */
+/* Adopt a map size grown by another process (MDB_MAP_RESIZED).  Called
+ * with wlock held: LMDB refuses to remap while this process has a write
+ * txn, and maplock keeps this process's read txns out. */
 static int map_adopt(cupstore_env *env)
 {
     int rc = maplock_exclusive(env);
     if (rc)
         return rc;
     rc = cupstore_mdb_err(mdb_env_set_mapsize(env->mdb, 0));
-    mapsize_refresh(env);
     pthread_rwlock_unlock(&env->maplock);
     return rc;
 }
@@ -98,13 +100,13 @@ static int map_adopt(cupstore_env *env)
  * write txn open.  Returns EAGAIN (grown: retry) or CUPSTORE_EFULL. */
 static int map_grow(cupstore_env *env)
 {
-    mapsize_refresh(env);
-    if (env->mapsize >= env->map_max) {
+    uint64_t cur = map_current(env);
+    if (cur >= env->map_max) {
         env->grow_pending = false;
         return CUPSTORE_EFULL;
     }
-    uint64_t want = env->mapsize * 2;
-    if (want > env->map_max || want < env->mapsize)
+    uint64_t want = cur * 2;
+    if (want > env->map_max || want < cur)
         want = env->map_max;
     int rc = maplock_exclusive(env);
     if (rc) {
@@ -112,7 +114,6 @@ static int map_grow(cupstore_env *env)
         return EAGAIN;
     }
     rc = mdb_env_set_mapsize(env->mdb, (size_t)want);
-    mapsize_refresh(env);
     pthread_rwlock_unlock(&env->maplock);
     env->grow_pending = false;
     return rc == 0 ? EAGAIN : cupstore_mdb_err(rc);
@@ -294,9 +295,9 @@ int cupstore_env_open(cupstore_env **out, const char *path, unsigned flags,
         rc = rc == MDB_INVALID ? CUPSTORE_ENOTSTORE : cupstore_mdb_err(rc);
         goto fail;
     }
-    mapsize_refresh(env);
-    if (env->map_max < env->mapsize)
-        env->map_max = env->mapsize;
+    uint64_t cur = map_current(env);
+    if (env->map_max < cur)
+        env->map_max = cur;
     if ((rc = env_init_dbs(env, create)) != 0)
         goto fail;
     free(data);
@@ -477,9 +478,11 @@ int cupstore_env_usage(cupstore_env *env, uint64_t *used, uint64_t *mapsize)
     MDB_stat st;
     if (!env)
         return CUPSTORE_EINVAL;
+    pthread_rwlock_rdlock(&env->maplock);
     int rc = mdb_env_info(env->mdb, &info);
     if (rc == 0)
         rc = mdb_env_stat(env->mdb, &st);
+    pthread_rwlock_unlock(&env->maplock);
     if (rc)
         return cupstore_mdb_err(rc);
     if (used)
@@ -513,9 +516,8 @@ int cupstore_txn_begin(cupstore_env *env, bool write, cupstore_txn **out)
     for (int attempt = 0;; attempt++) {
         if (write) {
             pthread_mutex_lock(&env->wlock);
-            if (env->grow_pending && map_grow(env) == CUPSTORE_EFULL) {
-                /* already at the cap: let this txn try; it may fit */
-            }
+            if (env->grow_pending) /* at the cap: this txn may still fit */
+                (void)map_grow(env);
             rc = mdb_txn_begin(env->mdb, NULL, 0, &txn->mdb);
             if (rc)
                 pthread_mutex_unlock(&env->wlock);
@@ -525,21 +527,26 @@ int cupstore_txn_begin(cupstore_env *env, bool write, cupstore_txn **out)
             if (rc)
                 pthread_rwlock_unlock(&env->maplock);
         }
-        if (rc != MDB_MAP_RESIZED || attempt >= 3)
+        if (rc != MDB_MAP_RESIZED || attempt >= 3) {
+            rc = rc == MDB_MAP_RESIZED ? EAGAIN : cupstore_mdb_err(rc);
             break;
+        }
         if (write) {
             pthread_mutex_lock(&env->wlock);
-            rc = map_adopt(env);
-            pthread_mutex_unlock(&env->wlock);
-        } else {
-            rc = map_adopt(env);
+        } else if (pthread_mutex_trylock(&env->wlock) != 0) {
+            /* a write txn of this process is open (maybe this thread's):
+             * LMDB cannot remap now; the caller retries */
+            rc = EAGAIN;
+            break;
         }
+        rc = map_adopt(env); /* already a cupstore code */
+        pthread_mutex_unlock(&env->wlock);
         if (rc)
             break;
     }
     if (rc) {
         free(txn);
-        return rc == MDB_MAP_RESIZED ? EAGAIN : cupstore_mdb_err(rc);
+        return rc;
     }
     *out = txn;
     return 0;
@@ -599,8 +606,8 @@ int cupstore_txn_fail(cupstore_txn *txn, int mdbrc)
 {
     if (mdbrc == MDB_MAP_FULL) {
         txn->map_full = true;
-        mapsize_refresh(txn->env);
-        txn->failed = txn->env->mapsize < txn->env->map_max ? EAGAIN : CUPSTORE_EFULL;
+        /* write txn: we hold wlock, so the size is stable */
+        txn->failed = map_current(txn->env) < txn->env->map_max ? EAGAIN : CUPSTORE_EFULL;
     } else if (!txn->failed) {
         txn->failed = cupstore_mdb_err(mdbrc);
     }

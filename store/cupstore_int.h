@@ -58,7 +58,6 @@ struct cupstore_env {
     bool rdonly;
     bool sync_each;             /* front ends: synchronous commits          */
     uint64_t map_max;
-    uint64_t mapsize;
     bool grow_pending;          /* MAP_FULL seen; grow before next write    */
     bool no_compress;           /* opts.no_compress                         */
     pthread_mutex_t wlock;      /* serialises write txns in this process    */

@@ -8,6 +8,8 @@
  */
 #include "config.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -276,6 +278,104 @@ static void test_kill_reader(void **state)
     free(id);
 }
 
+/* ---- Threads of one process sharing an env while the map grows ----------- */
+
+typedef struct thr {
+    cupstore_env *env;
+    int which;           /* 0 chunk writer, 1 health writer, 2 reader */
+    atomic_int *stop;
+    uint64_t done, errors;
+} thr;
+
+static void *thr_main(void *arg)
+{
+    thr *t = arg;
+    cupstore_record r[700];
+    uint64_t seed = 99 + (uint64_t)t->which;
+    cupstore_txn *txn;
+    while (!*t->stop || t->which == 0) {
+        int rc;
+        if (t->which == 0) { /* consumer: 300 batches, retried on EAGAIN */
+            if (t->done == 300)
+                break;
+            for (int i = 0; i < 700; i++)
+                st_record(&r[i], (unsigned)(i % CUPSTORE_KIND_MAX), &seed, 1ull << 60);
+            do {
+                if ((rc = cupstore_txn_begin(t->env, true, &txn)) != 0)
+                    continue;
+                rc = cupstore_chunk_put(txn, r, 700);
+                int crc = cupstore_txn_commit(txn);
+                rc = rc ? rc : crc;
+            } while (rc == EAGAIN || rc == CUPSTORE_EBUSY);
+        } else if (t->which == 1) { /* health thread */
+            cupstore_health h = {.second = t->done + 1};
+            if ((rc = cupstore_txn_begin(t->env, true, &txn)) == 0) {
+                rc = cupstore_health_put(txn, &h);
+                int crc = cupstore_txn_commit(txn);
+                rc = rc ? rc : crc;
+            }
+            if (rc == EAGAIN || rc == CUPSTORE_EBUSY)
+                continue;
+        } else { /* a reader in the writer's process */
+            uint64_t chunks, records;
+            cupstore_health h;
+            if ((rc = cupstore_txn_begin(t->env, false, &txn)) == EAGAIN)
+                continue;
+            if (rc == 0) {
+                rc = cupstore_record_stats(txn, &chunks, &records, NULL);
+                if (rc == 0 && records != chunks * 700)
+                    rc = -1;
+                int hr = cupstore_health_last(txn, &h);
+                if (hr != 0 && hr != CUPSTORE_ENOTFOUND)
+                    rc = hr;
+                cupstore_txn_abort(txn);
+            }
+        }
+        if (rc)
+            t->errors++;
+        else
+            t->done++;
+    }
+    return NULL;
+}
+
+static void test_threads_share_env(void **state)
+{
+    st_fix *f = *state;
+    cupstore_open_opts opts = {.map_initial = 256 << 10};
+    cupstore_env *env;
+    atomic_int stop = 0;
+    thr t[3];
+    pthread_t th[3];
+    uint64_t chunks, records, mapsize;
+
+    assert_int_equal(cupstore_session_create(&env, NULL, f->dir, 1, &opts), 0);
+    for (int i = 0; i < 3; i++) {
+        t[i] = (thr){.env = env, .which = i, .stop = &stop};
+        assert_int_equal(pthread_create(&th[i], NULL, thr_main, &t[i]), 0);
+    }
+    assert_int_equal(pthread_join(th[0], NULL), 0);
+    stop = 1;
+    for (int i = 1; i < 3; i++)
+        assert_int_equal(pthread_join(th[i], NULL), 0);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(t[i].errors, 0);
+    assert_int_equal(t[0].done, 300);
+    cupstore_txn *txn;
+    assert_int_equal(cupstore_txn_begin(env, false, &txn), 0);
+    assert_int_equal(cupstore_record_stats(txn, &chunks, &records, NULL), 0);
+    assert_int_equal(chunks, 300);
+    assert_int_equal(records, 300 * 700);
+    st_collect c = {0};
+    assert_int_equal(cupstore_record_scan(txn, 0, UINT64_MAX, st_collect_fn, &c), 0);
+    assert_int_equal(c.n, 300 * 700);
+    free(c.v);
+    cupstore_txn_abort(txn);
+    assert_int_equal(cupstore_env_usage(env, NULL, &mapsize), 0);
+    assert_true(mapsize > (256 << 10)); /* it grew while the others ran */
+    cupstore_env_close(env);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, st_setup, st_teardown)
 
 int main(void)
@@ -284,6 +384,7 @@ int main(void)
         T(test_reader_while_writer),
         T(test_kill_writer),
         T(test_kill_reader),
+        T(test_threads_share_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
