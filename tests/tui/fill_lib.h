@@ -1,0 +1,44 @@
+/*
+ * fill_lib.h - a test writer for the TUI: fills a store with realistic
+ * sessions through the store API (used by tui-fill-store and tui-bench).
+ */
+#ifndef CUPTOP_FILL_LIB_H
+#define CUPTOP_FILL_LIB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cupstore.h"
+
+typedef enum fill_kind {
+    FILL_RUNNING = 0,     /* fresh heartbeat, alive pid, drops, no final   */
+    FILL_COMPLETE,        /* ended, nothing lost                           */
+    FILL_INCOMPLETE,      /* ended, losses of several classes              */
+    FILL_CRASHED,         /* stale heartbeat, dead pid, no final           */
+} fill_kind;
+
+typedef struct fill_session {
+    fill_kind kind;
+    unsigned seconds;     /* per-second history                            */
+    int pid;
+    uint64_t end_s;       /* last second of history (unix)                 */
+    bool pending_ctl;     /* leave one control request unacknowledged      */
+    char *id;             /* out: malloc'ed session id                     */
+} fill_session;
+
+/** Create one session in store dir and write its whole history.
+ *  @return 0 or a cupstore error code. */
+int fill_session_write(const char *dir, fill_session *s);
+
+/** The per-second health row the writer uses for second `t` (0-based)
+ *  of a session of `seconds` seconds with kinds mask `kinds` (exposed so
+ *  the live mode continues the same pattern). */
+void fill_health_row(fill_kind kind, unsigned t, unsigned seconds, uint32_t kinds,
+                     uint64_t second, cupstore_health *h);
+
+/** Live mode for a FILL_RUNNING session: one health row per second, with
+ *  drops while the kernel kind is on; acknowledges control requests like
+ *  the agent (new epoch).  Runs until *stop or `duration` seconds. */
+int fill_live(const char *dir, const char *id, unsigned duration, volatile int *stop);
+
+#endif /* CUPTOP_FILL_LIB_H */

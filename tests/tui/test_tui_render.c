@@ -1,0 +1,166 @@
+/* test_tui_render.c - the plot functions drawing into real curses windows
+ * on a dummy terminal (output to /dev/null): braille cells, ASCII fallback,
+ * right alignment, gaps, the cursor column, estimates vs exact counts. */
+#include "config.h"
+
+#include <locale.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tui.h"
+
+struct term_fixture {
+    SCREEN *scr;
+    FILE *out, *in;
+};
+
+static int setup(void **state)
+{
+    struct term_fixture *f = calloc(1, sizeof *f);
+    setlocale(LC_ALL, "C.UTF-8");
+    f->out = fopen("/dev/null", "w");
+    f->in = fopen("/dev/null", "r");
+    if (!f->out || !f->in)
+        return -1;
+    f->scr = newterm("xterm-256color", f->out, f->in);
+    if (!f->scr)
+        return -1;
+    set_term(f->scr);
+    tui_colors_init(true);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct term_fixture *f = *state;
+    endwin();
+    delscreen(f->scr);
+    fclose(f->out);
+    fclose(f->in);
+    free(f);
+    return 0;
+}
+
+static unsigned cell(WINDOW *w, int y, int x)
+{
+    cchar_t cc;
+    wchar_t wc[CCHARW_MAX + 1];
+    attr_t a;
+    short pair;
+    if (mvwin_wch(w, y, x, &cc) == ERR)
+        return 0;
+    getcchar(&cc, wc, &a, &pair, NULL);
+    return (unsigned)wc[0];
+}
+
+static attr_t cell_attr(WINDOW *w, int y, int x)
+{
+    cchar_t cc;
+    wchar_t wc[CCHARW_MAX + 1];
+    attr_t a;
+    short pair;
+    mvwin_wch(w, y, x, &cc);
+    getcchar(&cc, wc, &a, &pair, NULL);
+    return a;
+}
+
+static void test_braille_area(void **state)
+{
+    (void)state;
+    WINDOW *w = newwin(2, 4, 0, 0);   /* 8 points wide, 8 dots high */
+    double v[4] = {8, 4, 1, 0};
+    bool valid[4] = {true, true, true, true};
+    tui_plot_opts o = {.ascii = false, .top = 8.0, .cursor = -1};
+    tui_plot_line(w, v, valid, 4, TUI_C_SERIES0, TUI_PLOT_AREA, &o);
+    /* Right-aligned: 4 points fill the last 2 columns (cols 2 and 3). */
+    assert_int_equal(cell(w, 0, 0), ' ');
+    assert_int_equal(cell(w, 1, 1), ' ');
+    /* col 2: left point 8 (full), right point 4 (bottom row full). */
+    assert_int_equal(cell(w, 0, 2), 0x2800 + 0x47);
+    assert_int_equal(cell(w, 1, 2), 0x2800 + 0xff);
+    /* col 3: left point 1 (one dot), right point 0 (nothing). */
+    assert_int_equal(cell(w, 0, 3), ' ');
+    assert_int_equal(cell(w, 1, 3), 0x2800 + 0x40);
+    delwin(w);
+}
+
+static void test_ascii_and_gaps(void **state)
+{
+    (void)state;
+    WINDOW *w = newwin(2, 4, 0, 0);
+    double v[4] = {8, 8, 2, 8};
+    bool valid[4] = {true, false, true, true};
+    tui_plot_opts o = {.ascii = true, .top = 8.0, .cursor = -1};
+    tui_plot_line(w, v, valid, 4, TUI_C_SERIES0, TUI_PLOT_AREA, &o);
+    assert_int_equal(cell(w, 0, 0), '#');
+    assert_int_equal(cell(w, 1, 0), '#');
+    assert_int_equal(cell(w, 0, 1), ' ');   /* invalid point: a gap, not a zero bar */
+    assert_int_equal(cell(w, 1, 1), ' ');
+    assert_int_equal(cell(w, 0, 2), ' ');
+    assert_int_equal(cell(w, 1, 2), '-');   /* level 2 of 4 in the bottom row */
+    werase(w);
+    /* Estimates are drawn with another glyph than exact counts. */
+    tui_plot_line(w, v, valid, 4, TUI_C_ESTIMATE, TUI_PLOT_DOTS, &o);
+    assert_int_equal(cell(w, 0, 0), 'o');
+    assert_int_equal(cell(w, 1, 0), ' ');
+    delwin(w);
+}
+
+static void test_overflow_and_cursor(void **state)
+{
+    (void)state;
+    WINDOW *w = newwin(1, 3, 0, 0);
+    double v[10];
+    for (int i = 0; i < 10; i++)
+        v[i] = i < 4 ? 100.0 : 1.0;
+    /* 10 points, room for 6: only the newest 6 (all 1.0) are drawn; the
+     * auto scale follows the visible points. */
+    tui_plot_opts o = {.ascii = false, .top = 0.0, .cursor = 9};
+    double top = tui_plot_line(w, v, NULL, 10, TUI_C_SERIES0, TUI_PLOT_AREA, &o);
+    assert_true(top == 1.0);
+    assert_int_equal(cell(w, 0, 0), 0x28ff);
+    assert_int_equal(cell(w, 0, 2), 0x28ff);
+    assert_true(cell_attr(w, 0, 2) & A_REVERSE);   /* the cursor column */
+    assert_false(cell_attr(w, 0, 0) & A_REVERSE);
+    delwin(w);
+}
+
+static void test_overlay(void **state)
+{
+    (void)state;
+    WINDOW *w = newwin(1, 1, 0, 0);
+    double a[2] = {4, 0}, b[2] = {0, 4};
+    tui_series_ref s[2] = {{a, NULL, TUI_C_SERIES0, TUI_PLOT_AREA},
+                           {b, NULL, TUI_C_SERIES1, TUI_PLOT_AREA}};
+    tui_plot_opts o = {.ascii = false, .top = 4.0, .cursor = -1};
+    tui_plot_series(w, s, 2, 2, &o);
+    assert_int_equal(cell(w, 0, 0), 0x28ff);   /* dots of both series merge */
+    delwin(w);
+}
+
+static void test_mono_attrs(void **state)
+{
+    (void)state;
+    /* Monochrome: no colour pairs; distinctions by attributes and glyphs. */
+    assert_false(tui_colors_enabled());
+    assert_int_equal(PAIR_NUMBER(tui_color_attr(TUI_C_BAD)), 0);
+    assert_true(tui_color_attr(TUI_C_SELECTED) & A_REVERSE);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_braille_area), cmocka_unit_test(test_ascii_and_gaps),
+        cmocka_unit_test(test_overflow_and_cursor), cmocka_unit_test(test_overlay),
+        cmocka_unit_test(test_mono_attrs),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

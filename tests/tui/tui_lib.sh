@@ -1,0 +1,87 @@
+# tui_lib.sh - helpers for the TUI's tmux tests (sourced).
+#
+# Each test runs its own tmux server on a private socket (-L), at a fixed
+# size, polls capture-pane for expected text with a generous deadline, and
+# always kills the server and its helpers on exit.
+
+: "${top_builddir:=.}"
+: "${top_srcdir:=.}"
+command -v tmux >/dev/null 2>&1 || { echo "SKIP: tmux not installed"; exit 77; }
+
+TUI_SOCK="cuptop-tui-$$-$(date +%s%N)"
+TUI_TMP=$(mktemp -d "${TMPDIR:-/tmp}/cuptop-tui.XXXXXX")
+TUI_PIDS=""
+TUI_DEADLINE=${TUI_DEADLINE:-60}
+# Inside tmux the keys tmux sends match screen's terminfo, not xterm's.
+TUI_TERM=screen-256color
+infocmp "$TUI_TERM" >/dev/null 2>&1 || TUI_TERM=screen
+
+tui_cleanup() {
+    tmux -L "$TUI_SOCK" kill-server >/dev/null 2>&1 || true
+    for p in $TUI_PIDS; do
+        kill "$p" 2>/dev/null || true
+        wait "$p" 2>/dev/null || true
+    done
+    rm -rf "$TUI_TMP"
+}
+trap tui_cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+fail() {
+    echo "FAIL: $*"
+    echo "---- screen ----"
+    tmux -L "$TUI_SOCK" capture-pane -p -t tui 2>/dev/null || true
+    echo "----------------"
+    exit 1
+}
+
+# tui_start CMD...: run CMD in a 100x30 window; its exit status goes to
+# $TUI_TMP/exit when it ends.
+tui_start() {
+    tmux -L "$TUI_SOCK" -f /dev/null new-session -d -s tui -x 100 -y 30 \
+        "env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=$TUI_TERM $*; echo \$? > $TUI_TMP/exit; sleep 600"
+    tmux -L "$TUI_SOCK" set-option -t tui -g remain-on-exit on >/dev/null 2>&1 || true
+}
+
+tui_screen() { tmux -L "$TUI_SOCK" capture-pane -p -t tui; }
+tui_keys() { tmux -L "$TUI_SOCK" send-keys -t tui "$@"; }
+
+# tui_wait TEXT [WHAT]: poll until TEXT (a fixed string) is on the screen.
+tui_wait() {
+    end=$(( $(date +%s) + TUI_DEADLINE ))
+    while [ "$(date +%s)" -lt "$end" ]; do
+        tui_screen | grep -qF -- "$1" && return 0
+        sleep 0.2
+    done
+    fail "timed out waiting for '${2:-$1}'"
+}
+
+# tui_wait_gone TEXT: poll until TEXT is no longer on the screen.
+tui_wait_gone() {
+    end=$(( $(date +%s) + TUI_DEADLINE ))
+    while [ "$(date +%s)" -lt "$end" ]; do
+        tui_screen | grep -qF -- "$1" || return 0
+        sleep 0.2
+    done
+    fail "timed out waiting for '$1' to go away"
+}
+
+# tui_wait_exit: poll until the program ended; prints its exit status.
+tui_wait_exit() {
+    end=$(( $(date +%s) + TUI_DEADLINE ))
+    while [ "$(date +%s)" -lt "$end" ]; do
+        [ -s "$TUI_TMP/exit" ] && { cat "$TUI_TMP/exit"; return 0; }
+        sleep 0.2
+    done
+    fail "the program did not exit"
+}
+
+# tui_wait_file PATH: poll until PATH exists and is not empty.
+tui_wait_file() {
+    end=$(( $(date +%s) + TUI_DEADLINE ))
+    while [ "$(date +%s)" -lt "$end" ]; do
+        [ -s "$1" ] && return 0
+        sleep 0.2
+    done
+    fail "timed out waiting for file $1"
+}

@@ -1,0 +1,304 @@
+/* tui_hist.c - per-second history of one session in plain arrays.
+ *
+ * Every series is a contiguous double[] with a bool[] of validity, indexed
+ * by (second - base).  When the arrays fill up, the oldest half is dropped
+ * with one memmove, so plotting always gets one contiguous window. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tui_int.h"
+
+int tui_hist_init(tui_hist *h)
+{
+    memset(h, 0, sizeof *h);
+    h->cap = 2 * (size_t)TUI_HIST_KEEP;
+    h->v = calloc((size_t)TUI_S_MAX * h->cap, sizeof *h->v);
+    h->valid = calloc((size_t)TUI_S_MAX * h->cap, sizeof *h->valid);
+    if (!h->v || !h->valid) {
+        tui_hist_free(h);
+        return ENOMEM;
+    }
+    return 0;
+}
+
+void tui_hist_free(tui_hist *h)
+{
+    free(h->v);
+    free(h->valid);
+    memset(h, 0, sizeof *h);
+}
+
+void tui_hist_reset(tui_hist *h)
+{
+    double *v = h->v;
+    bool *valid = h->valid;
+    size_t cap = h->cap;
+    memset(h, 0, sizeof *h);
+    h->v = v;
+    h->valid = valid;
+    h->cap = cap;
+}
+
+const double *tui_hist_v(const tui_hist *h, int series)
+{
+    return h->v + (size_t)series * h->cap;
+}
+
+const bool *tui_hist_valid(const tui_hist *h, int series)
+{
+    return h->valid + (size_t)series * h->cap;
+}
+
+/* Make room for `second`; returns its index or -1 when it is too old. */
+static long hist_slot(tui_hist *h, uint64_t second)
+{
+    if (h->len == 0) {
+        h->base = second;
+    } else if (second < h->base) {
+        return -1;
+    }
+    uint64_t idx = second - h->base;
+    if (idx >= h->cap) {
+        /* Keep the newest TUI_HIST_KEEP seconds that end at `second`. */
+        uint64_t new_base = second + 1 - TUI_HIST_KEEP;
+        uint64_t drop = new_base - h->base;
+        size_t keep = drop < h->len ? h->len - (size_t)drop : 0;
+        for (int s = 0; s < TUI_S_MAX; s++) {
+            double *v = h->v + (size_t)s * h->cap;
+            bool *va = h->valid + (size_t)s * h->cap;
+            if (keep)
+                memmove(v, v + drop, keep * sizeof *v), memmove(va, va + drop, keep);
+            memset(va + keep, 0, h->cap - keep);
+        }
+        h->base = new_base;
+        h->len = keep;
+        idx = second - h->base;
+    }
+    if (idx >= h->len) {
+        for (int s = 0; s < TUI_S_MAX; s++)
+            memset(h->valid + (size_t)s * h->cap + h->len, 0, (size_t)idx + 1 - h->len);
+        h->len = (size_t)idx + 1;
+    }
+    return (long)idx;
+}
+
+void tui_hist_set(tui_hist *h, int series, uint64_t second, double v)
+{
+    long i = hist_slot(h, second);
+    if (i < 0)
+        return;
+    h->v[(size_t)series * h->cap + (size_t)i] = v;
+    h->valid[(size_t)series * h->cap + (size_t)i] = true;
+}
+
+static void hist_add(tui_hist *h, int series, uint64_t second, double v)
+{
+    long i = hist_slot(h, second);
+    if (i < 0)
+        return;
+    size_t k = (size_t)series * h->cap + (size_t)i;
+    if (!h->valid[k])
+        h->v[k] = 0.0;
+    h->v[k] += v;
+    h->valid[k] = true;
+}
+
+double tui_hist_at(const tui_hist *h, int series, uint64_t second, bool *valid)
+{
+    if (h->len == 0 || second < h->base || second - h->base >= h->len) {
+        if (valid)
+            *valid = false;
+        return 0.0;
+    }
+    size_t k = (size_t)series * h->cap + (size_t)(second - h->base);
+    if (valid)
+        *valid = h->valid[k];
+    return h->valid[k] ? h->v[k] : 0.0;
+}
+
+static int health_cb(const cupstore_health *r, void *arg)
+{
+    tui_hist *h = arg;
+    uint64_t s = r->second;
+    double total = 0.0;
+    for (int k = 0; k < CUPSTORE_KIND_MAX; k++) {
+        tui_hist_set(h, TUI_S_REC_KIND + k, s, (double)r->records_by_kind[k]);
+        total += (double)r->records_by_kind[k];
+        tui_hist_set(h, TUI_S_EST_KIND + k, s, 0.0);   /* losses add below */
+    }
+    tui_hist_set(h, TUI_S_REC_TOTAL, s, total);
+    double lt = 0.0;
+    for (int c = 0; c < CUPSTORE_LOSS_MAX; c++) {
+        tui_hist_set(h, TUI_S_LOSS + c, s, (double)r->loss[c]);
+        lt += (double)r->loss[c];
+    }
+    tui_hist_set(h, TUI_S_LOSS_TOTAL, s, lt);
+    for (int d = 0; d < CUPSTORE_DEVICE_MAX; d++)
+        tui_hist_set(h, TUI_S_DROP_DEV + d, s, 0.0);
+    tui_hist_set(h, TUI_S_DROP_HOST, s, 0.0);
+    double ovh = 0.0;
+    for (int i = 0; i < 8; i++)
+        ovh += (double)r->overhead_by_type[i];
+    tui_hist_set(h, TUI_S_BUF_OUT, s, r->buf_outstanding);
+    tui_hist_set(h, TUI_S_POOL_LIMIT, s, r->pool_limit);
+    tui_hist_set(h, TUI_S_BUF_DECLINED, s, (double)r->buf_declined);
+    tui_hist_set(h, TUI_S_OVERHEAD, s, ovh);
+    tui_hist_set(h, TUI_S_Q_DEPTH, s, r->queue_depth);
+    tui_hist_set(h, TUI_S_Q_HW, s, r->queue_high_water);
+    tui_hist_set(h, TUI_S_Q_CAP, s, r->queue_capacity);
+    tui_hist_set(h, TUI_S_CMP_P50, s, r->cmp_lat.p50_ns);
+    tui_hist_set(h, TUI_S_CMP_P99, s, r->cmp_lat.p99_ns);
+    tui_hist_set(h, TUI_S_CMP_MAX, s, r->cmp_lat.max_ns);
+    tui_hist_set(h, TUI_S_COMMIT_P50, s, r->commit_lat.p50_ns);
+    tui_hist_set(h, TUI_S_COMMIT_P99, s, r->commit_lat.p99_ns);
+    tui_hist_set(h, TUI_S_COMMIT_MAX, s, r->commit_lat.max_ns);
+    tui_hist_set(h, TUI_S_EPOCH, s, r->epoch);
+    tui_hist_set(h, TUI_S_KINDS, s, r->kinds_enabled);
+    if (s >= h->last_second) {
+        h->last_second = s;
+        h->last = *r;
+        h->have_last = true;
+    }
+    return 0;
+}
+
+static int loss_cb(const cupstore_loss_row *r, void *arg)
+{
+    tui_hist *h = arg;
+    if (r->estimate) {
+        if (r->kind < CUPSTORE_KIND_MAX)
+            hist_add(h, TUI_S_EST_KIND + r->kind, r->second, (double)r->count);
+    } else if (r->device < CUPSTORE_DEVICE_MAX) {
+        hist_add(h, TUI_S_DROP_DEV + r->device, r->second, (double)r->count);
+    } else {
+        hist_add(h, TUI_S_DROP_HOST, r->second, (double)r->count);
+    }
+    return 0;
+}
+
+static int epoch_cb(const cupstore_epoch *e, void *arg)
+{
+    tui_hist *h = arg;
+    if (h->nepochs < TUI_MAX_EPOCHS)
+        h->epochs[h->nepochs++] = *e;
+    return 0;
+}
+
+static int mark_cb(const cupstore_mark *m, void *arg)
+{
+    tui_hist *h = arg;
+    if (h->nmarks < TUI_MAX_MARKS)
+        h->marks[h->nmarks++] = *m;
+    return 0;
+}
+
+/* Rows of the last seconds may still change (losses of a second can be
+ * added after its health row), so each sample re-reads a short tail. */
+#define HIST_REREAD 3
+
+int tui_hist_sample(tui_hist *h, cupstore_env *env)
+{
+    cupstore_txn *txn;
+    int rc = cupstore_txn_begin(env, false, &txn);
+    if (rc != 0)
+        return rc;
+    uint64_t from = h->loaded && h->resume > HIST_REREAD ? h->resume - HIST_REREAD : 0;
+    if (h->loaded && h->len && from < h->base)
+        from = h->base;
+    if (h->len && from < h->base + h->len) {
+        /* Loss-derived series of the re-read seconds are summed afresh. */
+        size_t i0 = from > h->base ? (size_t)(from - h->base) : 0;
+        for (int s = TUI_S_DROP_DEV; s < TUI_S_BUF_OUT; s++)
+            memset(h->valid + (size_t)s * h->cap + i0, 0, h->len - i0);
+    }
+    rc = cupstore_health_scan(txn, from, UINT64_MAX, health_cb, h);
+    if (rc == 0)
+        rc = cupstore_loss_scan(txn, from, UINT64_MAX, loss_cb, h);
+    if (rc == 0) {
+        h->nepochs = 0;
+        rc = cupstore_epoch_scan(txn, epoch_cb, h);
+    }
+    if (rc == 0) {
+        h->nmarks = 0;
+        rc = cupstore_mark_scan(txn, mark_cb, h);
+    }
+    if (rc == 0) {
+        rc = cupstore_control_latest(txn, &h->ctl);
+        h->have_ctl = rc == 0;
+        if (rc == CUPSTORE_ENOTFOUND)
+            rc = 0;
+    }
+    if (rc == 0) {
+        rc = cupstore_final_get(txn, &h->fin);
+        h->have_final = rc == 0;
+        if (rc == CUPSTORE_ENOTFOUND)
+            rc = 0;
+    }
+    cupstore_txn_abort(txn);
+    if (rc != 0)
+        return rc;
+    h->loaded = true;
+    if (h->have_last)
+        h->resume = h->last_second + 1;
+    /* Whole-history loss counters, from the arrays. */
+    memset(h->loss_sum, 0, sizeof h->loss_sum);
+    for (int c = 0; c < CUPSTORE_LOSS_MAX; c++) {
+        const double *v = tui_hist_v(h, TUI_S_LOSS + c);
+        const bool *va = tui_hist_valid(h, TUI_S_LOSS + c);
+        double sum = 0.0;
+        for (size_t i = 0; i < h->len; i++)
+            if (va[i])
+                sum += v[i];
+        h->loss_sum[c] = (uint64_t)sum;
+    }
+    return 0;
+}
+
+size_t tui_hist_epochs(const tui_hist *h, tui_epoch_stat *out, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < h->nepochs && n < max; i++) {
+        const cupstore_epoch *e = &h->epochs[i];
+        tui_epoch_stat *o = &out[n++];
+        memset(o, 0, sizeof *o);
+        o->id = e->id;
+        o->kinds = e->kinds;
+        o->start_s = e->start_ns / 1000000000u;
+        o->end_s = e->end_ns ? e->end_ns / 1000000000u : o->start_s;
+    }
+    const double *ep = tui_hist_v(h, TUI_S_EPOCH);
+    const bool *epv = tui_hist_valid(h, TUI_S_EPOCH);
+    const double *rec = tui_hist_v(h, TUI_S_REC_TOTAL);
+    const double *loss = tui_hist_v(h, TUI_S_LOSS_TOTAL);
+    size_t hint = 0;
+    for (size_t i = 0; i < h->len; i++) {
+        if (!epv[i])
+            continue;
+        uint32_t id = (uint32_t)ep[i];
+        if (hint >= n || out[hint].id != id) {
+            for (hint = 0; hint < n && out[hint].id != id; hint++)
+                ;
+            if (hint == n) {
+                if (n == max)
+                    continue;
+                memset(&out[n], 0, sizeof out[n]);
+                out[n].id = id;
+                out[n].kinds = (uint32_t)tui_hist_v(h, TUI_S_KINDS)[i];
+                out[n].start_s = h->base + i;
+                n++;
+            }
+        }
+        tui_epoch_stat *o = &out[hint];
+        o->seconds++;
+        o->records += (uint64_t)rec[i];
+        o->losses += (uint64_t)loss[i];
+        if (h->base + i > o->end_s)
+            o->end_s = h->base + i;
+        if (h->base + i < o->start_s)
+            o->start_s = h->base + i;
+    }
+    return n;
+}

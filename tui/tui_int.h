@@ -1,0 +1,266 @@
+/*
+ * tui_int.h - the live monitor's internal state: store snapshot (sessions),
+ * per-second history of one session, screens as widgets, dialogs.
+ *
+ * One cycle per frame: sample (one short read txn per session, copying what
+ * is needed into plain arrays) -> update -> draw (each panel its own WINDOW,
+ * wnoutrefresh, one doupdate).  No read transaction outlives a frame.
+ */
+#ifndef CUPTOP_TUI_INT_H
+#define CUPTOP_TUI_INT_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cupstore.h"
+#include "cuptop.h"
+#include "model.h"
+#include "tui.h"
+
+/* ---- Store snapshot: every session (tui_store.c) --------------------- */
+typedef struct tui_sess {
+    char *id;
+    cupstore_env *env;           /* open between frames; no txn held      */
+    bool writable;
+    int open_err;                /* != 0: unreadable (shown as such)      */
+    model_summary sum;           /* the model's state and verdict         */
+    bool have_sum;
+    uint64_t sum_at;             /* wall second when summarised           */
+    uint64_t sum_hb;             /* heartbeat the summary saw             */
+    bool sum_final;              /* final status the summary saw          */
+    cupstore_health last;        /* last health row (fresh every frame)   */
+    bool have_last;
+    bool has_final;
+    uint64_t drops_dev[CUPSTORE_DEVICE_MAX];  /* exact, last second       */
+    char cmd[256];               /* sanitised command line                */
+    char devices[48];            /* "0,1"                                 */
+    bool seen;                   /* present in the latest directory scan  */
+} tui_sess;
+
+typedef struct tui_store {
+    char *dir;
+    tui_sess *s;
+    size_t n, cap;
+    bool missing;                /* store directory does not exist (yet)  */
+    bool ascii;                  /* sanitise to ASCII                     */
+    int summaries;               /* model_summarize calls in last refresh */
+} tui_store;
+
+typedef enum tui_sess_state {
+    TUI_ST_RUNNING = 0,
+    TUI_ST_COMPLETE,
+    TUI_ST_INCOMPLETE,
+    TUI_ST_CRASHED,
+    TUI_ST_UNREADABLE,
+    TUI_ST_MAX
+} tui_sess_state;
+
+int tui_store_init(tui_store *st, const char *dir, bool ascii, char **cause);
+void tui_store_free(tui_store *st);
+/** Rescan the directory and refresh every session (short txns). */
+int tui_store_refresh(tui_store *st, uint64_t now_ns, char **cause);
+/** Index of a session by id or unique prefix, -1 if none. */
+long tui_store_find(const tui_store *st, const char *id);
+/** The env of session i; reopened writable when asked (NULL on failure,
+ *  with *err set). */
+cupstore_env *tui_store_env(tui_store *st, size_t i, bool writable, int *err);
+/** Close session i's env (before export_run opens it itself). */
+void tui_store_release(tui_store *st, size_t i);
+tui_sess_state tui_sess_state_of(const tui_sess *s);
+const char *tui_sess_state_name(tui_sess_state s);
+/** Pure: does a cached summary need recomputing? */
+bool tui_summary_stale(bool have_sum, model_state state, uint64_t sum_at, uint64_t sum_hb,
+                       bool sum_final, uint64_t now_s, uint64_t hb_ns, bool has_final);
+
+/* ---- Per-second history of one session (tui_hist.c) ------------------ */
+enum tui_series_id {
+    TUI_S_REC_KIND = 0,                                  /* + kind         */
+    TUI_S_REC_TOTAL = TUI_S_REC_KIND + CUPSTORE_KIND_MAX,
+    TUI_S_LOSS,                                          /* + class        */
+    TUI_S_LOSS_TOTAL = TUI_S_LOSS + CUPSTORE_LOSS_MAX,
+    TUI_S_DROP_DEV,                                      /* + device, exact */
+    TUI_S_DROP_HOST = TUI_S_DROP_DEV + CUPSTORE_DEVICE_MAX, /* exact, no device */
+    TUI_S_EST_KIND,                                      /* + kind, estimate */
+    TUI_S_BUF_OUT = TUI_S_EST_KIND + CUPSTORE_KIND_MAX,
+    TUI_S_POOL_LIMIT,
+    TUI_S_BUF_DECLINED,
+    TUI_S_OVERHEAD,
+    TUI_S_Q_DEPTH,
+    TUI_S_Q_HW,
+    TUI_S_Q_CAP,
+    TUI_S_CMP_P50,
+    TUI_S_CMP_P99,
+    TUI_S_CMP_MAX,
+    TUI_S_COMMIT_P50,
+    TUI_S_COMMIT_P99,
+    TUI_S_COMMIT_MAX,
+    TUI_S_EPOCH,
+    TUI_S_KINDS,
+    TUI_S_MAX
+};
+
+#define TUI_HIST_KEEP 10800u     /* seconds of history kept (3 h)         */
+#define TUI_MAX_EPOCHS 256
+#define TUI_MAX_MARKS 64
+
+typedef struct tui_hist {
+    uint64_t base;               /* second at index 0                     */
+    size_t len, cap;             /* cap = 2 * TUI_HIST_KEEP               */
+    double *v;                   /* TUI_S_MAX * cap                       */
+    bool *valid;                 /* one bit of validity per point         */
+    uint64_t resume;             /* next sample re-reads from here        */
+    bool loaded;
+    uint64_t last_second;        /* newest health row                     */
+    cupstore_health last;
+    bool have_last;
+    cupstore_epoch epochs[TUI_MAX_EPOCHS];
+    size_t nepochs;
+    cupstore_mark marks[TUI_MAX_MARKS];
+    size_t nmarks;
+    cupstore_control ctl;        /* latest control request                */
+    bool have_ctl;
+    cupstore_final fin;
+    bool have_final;
+    uint64_t loss_sum[CUPSTORE_LOSS_MAX];   /* whole history              */
+} tui_hist;
+
+int tui_hist_init(tui_hist *h);
+void tui_hist_free(tui_hist *h);
+void tui_hist_reset(tui_hist *h);
+/** One short read txn: new health rows, losses, epochs, marks, control. */
+int tui_hist_sample(tui_hist *h, cupstore_env *env);
+/** Series pointers (n = h->len points, index 0 = h->base). */
+const double *tui_hist_v(const tui_hist *h, int series);
+const bool *tui_hist_valid(const tui_hist *h, int series);
+/** Value at a second (0 when missing). */
+double tui_hist_at(const tui_hist *h, int series, uint64_t second, bool *valid);
+/** Per-epoch statistics from the history; returns how many. */
+size_t tui_hist_epochs(const tui_hist *h, tui_epoch_stat *out, size_t max);
+/** Pure ring arithmetic, exposed for tests: point store at a second. */
+void tui_hist_set(tui_hist *h, int series, uint64_t second, double v);
+
+/* ---- Screens are widgets --------------------------------------------- */
+typedef struct tui tui;
+
+struct tui_widget_ops {
+    const char *name;
+    void (*enter)(tui *t);               /* screen becomes current        */
+    void (*layout)(tui *t);              /* (re)create windows            */
+    int (*sample)(tui *t);               /* read the store                */
+    void (*draw)(tui *t);                /* werase, draw, wnoutrefresh    */
+    bool (*on_key)(tui *t, int key);     /* true when handled             */
+    void (*destroy)(tui *t);             /* free windows                  */
+};
+
+extern const struct tui_widget_ops tui_sessions_ops;
+extern const struct tui_widget_ops tui_dash_ops;
+extern const struct tui_widget_ops tui_kinds_ops;
+extern const struct tui_widget_ops tui_agg_ops;
+
+typedef enum tui_screen {
+    TUI_SCR_SESSIONS = 0,
+    TUI_SCR_DASH,
+    TUI_SCR_KINDS,
+    TUI_SCR_AGG,
+    TUI_SCR_MAX
+} tui_screen;
+
+#define TUI_SORT_MAX 7
+
+typedef struct tui_sessions_view {
+    size_t *rows;                /* indices into store, sorted, filtered  */
+    size_t nrows;
+    size_t sel, top;
+    int sort;                    /* column                                */
+    bool sort_desc;
+    char filter[64];
+    WINDOW *win_head, *win_list, *win_status, *win_foot;
+} tui_sessions_view;
+
+typedef struct tui_dash_view {
+    bool follow;                 /* the view tracks the newest second     */
+    uint64_t last;               /* last second shown when not following  */
+    uint64_t cursor;             /* second under the cursor               */
+    uint64_t span;               /* seconds per point (zoom)              */
+    bool mark_from_set;
+    uint64_t mark_from;
+    char sel_mark[64];           /* mark to export                        */
+    tui_dash_layout lay;
+    bool too_small;
+    WINDOW *win_header, *win_banner, *win_counters, *win_axis, *win_status, *win_foot;
+    WINDOW *win_panel[TUI_DASH_PANELS];
+    WINDOW *win_plot[TUI_DASH_PANELS];   /* subwindow of the panel        */
+} tui_dash_view;
+
+typedef struct tui_kinds_view {
+    int sel;
+    WINDOW *win_head, *win_kinds, *win_epochs, *win_suggest, *win_foot;
+} tui_kinds_view;
+
+typedef struct tui_agg_view {
+    WINDOW *win_head, *win_body, *win_foot;
+} tui_agg_view;
+
+/* The monitor: the one mutable state struct of the TUI. */
+struct tui {
+    const tui_opts *opts;
+    bool ascii, mono;
+    tui_store store;
+    long cur;                    /* session shown by dashboard/kinds      */
+    tui_hist hist;
+    tui_screen screen;
+    tui_sessions_view sv;
+    tui_dash_view dv;
+    tui_kinds_view kv;
+    tui_agg_view av;
+    bool help;                   /* help overlay open                     */
+    bool quit;
+    bool dirty_layout;
+    char status[256];            /* one-line message                      */
+    int status_attr;
+    uint64_t now_ns;
+    char *fatal;                 /* store error that ends the program     */
+};
+
+const struct tui_widget_ops *tui_screen_ops(tui_screen s);
+/** Switch screens (calls enter + layout). */
+void tui_set_screen(tui *t, tui_screen s);
+/** Open session index i on the dashboard. */
+void tui_open_session(tui *t, size_t i);
+void tui_set_status(tui *t, tui_color c, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ---- Shared drawing helpers (tui_draw.c) ----------------------------- */
+/** Draw the footer key bar: pairs of "key", "label". */
+void tui_draw_footer(WINDOW *w, const char *const *keys, size_t n);
+/** Draw a string cut to the window width at (y, x) with attributes. */
+void tui_draw_text(WINDOW *w, int y, int x, attr_t a, const char *s);
+void tui_draw_textf(WINDOW *w, int y, int x, attr_t a, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+/** (Re)create a window for a rect; NULL for an empty rect. */
+WINDOW *tui_window(WINDOW *old, tui_rect r);
+void tui_window_free(WINDOW **w);
+/** Draw the help overlay. */
+void tui_help_draw(tui *t);
+/** Draw the status line of any screen. */
+void tui_draw_status(tui *t, WINDOW *w);
+
+/* ---- Dialogs (tui_dialog.c): modal, Esc cancels ----------------------- */
+/** Line prompt on the last-but-one line; buf holds the default.
+ *  Returns true on Enter, false on Esc. */
+bool tui_prompt(tui *t, const char *label, char *buf, size_t len);
+/** Chooser dialog; returns the index chosen or -1 on Esc. */
+int tui_choose(tui *t, const char *title, const char *const *items, int n);
+/** Redraw the current screen (used by modal dialogs on resize). */
+void tui_redraw(tui *t);
+
+/* ---- Actions ---------------------------------------------------------- */
+/** Write a control request for kinds; 0 or a store error. */
+int tui_control_kinds(tui *t, uint32_t kinds, uint64_t *gen);
+/** Store a mark on the current session. */
+int tui_mark_put(tui *t, const char *name, uint64_t from_s, uint64_t to_s);
+/** Export a mark window from the current session (prompts, progress). */
+void tui_export(tui *t, const char *mark);
+
+#endif /* CUPTOP_TUI_INT_H */

@@ -1,0 +1,323 @@
+/* tui_sessions.c - the sessions screen: every session, sortable, filterable. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "tui_int.h"
+
+static const char *const sort_names[TUI_SORT_MAX] = {
+    "state", "pid", "session", "devices", "rec/s", "loss", "command",
+};
+
+static double sess_rate(const tui_sess *s)
+{
+    if (tui_sess_state_of(s) == TUI_ST_RUNNING && s->have_last) {
+        double r = 0.0;
+        for (int k = 0; k < CUPSTORE_KIND_MAX; k++)
+            r += (double)s->last.records_by_kind[k];
+        return r;
+    }
+    return s->have_sum ? s->sum.records_per_s : 0.0;
+}
+
+static const char *sess_verdict(const tui_sess *s, attr_t *a)
+{
+    tui_sess_state st = tui_sess_state_of(s);
+    *a = tui_color_attr(TUI_C_BAD);
+    switch (st) {
+    case TUI_ST_UNREADABLE:
+        return cupstore_strerror(s->open_err ? s->open_err : CUPSTORE_ECORRUPT);
+    case TUI_ST_RUNNING:
+        if (s->sum.complete) {
+            *a = tui_color_attr(TUI_C_OK);
+            return "ok so far";
+        }
+        return "INCOMPLETE";
+    case TUI_ST_COMPLETE:
+        *a = tui_color_attr(TUI_C_OK);
+        return "COMPLETE";
+    default:
+        return "INCOMPLETE";
+    }
+}
+
+/* qsort has no context argument: sort an array of (key, index) instead. */
+struct sort_item {
+    const tui_sess *s;
+    size_t idx;
+    int col;
+    bool desc;
+};
+
+static int sort_cmp(const void *a, const void *b)
+{
+    const struct sort_item *x = a, *y = b;
+    int c = 0;
+    switch (x->col) {
+    case 0:
+        c = (int)tui_sess_state_of(x->s) - (int)tui_sess_state_of(y->s);
+        break;
+    case 1:
+        c = (x->s->sum.pid > y->s->sum.pid) - (x->s->sum.pid < y->s->sum.pid);
+        break;
+    case 3:
+        c = strcmp(x->s->devices, y->s->devices);
+        break;
+    case 4: {
+        double rx = sess_rate(x->s), ry = sess_rate(y->s);
+        c = (rx > ry) - (rx < ry);
+        break;
+    }
+    case 5:
+        c = (x->s->sum.loss_total > y->s->sum.loss_total) -
+            (x->s->sum.loss_total < y->s->sum.loss_total);
+        break;
+    case 6:
+        c = strcmp(x->s->cmd, y->s->cmd);
+        break;
+    default:
+        break;
+    }
+    if (c == 0)
+        c = strcmp(x->s->id, y->s->id);
+    return x->desc ? -c : c;
+}
+
+static bool sess_match(const tui_sess *s, const char *filter)
+{
+    if (!filter[0])
+        return true;
+    size_t fl = strlen(filter);
+    const char *fields[] = {s->id, s->cmd, tui_sess_state_name(tui_sess_state_of(s))};
+    for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++)
+        for (const char *p = fields[f]; *p; p++)
+            if (strncasecmp(p, filter, fl) == 0)
+                return true;
+    return false;
+}
+
+static void sessions_rebuild(tui *t)
+{
+    tui_sessions_view *v = &t->sv;
+    tui_store *st = &t->store;
+    free(v->rows);
+    v->rows = NULL;
+    v->nrows = 0;
+    if (!st->n)
+        return;
+    struct sort_item *items = calloc(st->n, sizeof *items);
+    v->rows = calloc(st->n, sizeof *v->rows);
+    if (!items || !v->rows) {
+        free(items);
+        return;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < st->n; i++)
+        if (sess_match(&st->s[i], v->filter))
+            items[n++] = (struct sort_item){&st->s[i], i, v->sort, v->sort_desc};
+    qsort(items, n, sizeof *items, sort_cmp);
+    for (size_t i = 0; i < n; i++)
+        v->rows[i] = items[i].idx;
+    v->nrows = n;
+    free(items);
+    if (v->sel >= n)
+        v->sel = n ? n - 1 : 0;
+}
+
+static void sessions_layout(tui *t)
+{
+    tui_sessions_view *v = &t->sv;
+    int top = t->opts->demo_hint ? 2 : 1;
+    v->win_head = tui_window(v->win_head, (tui_rect){0, 0, top + 1, COLS});
+    v->win_list = tui_window(v->win_list, (tui_rect){top + 1, 0, LINES - top - 3, COLS});
+    v->win_status = tui_window(v->win_status, (tui_rect){LINES - 2, 0, 1, COLS});
+    v->win_foot = tui_window(v->win_foot, (tui_rect){LINES - 1, 0, 1, COLS});
+}
+
+static void sessions_destroy(tui *t)
+{
+    tui_sessions_view *v = &t->sv;
+    tui_window_free(&v->win_head);
+    tui_window_free(&v->win_list);
+    tui_window_free(&v->win_status);
+    tui_window_free(&v->win_foot);
+    free(v->rows);
+    v->rows = NULL;
+    v->nrows = 0;
+}
+
+static void sessions_enter(tui *t)
+{
+    sessions_rebuild(t);
+}
+
+static int sessions_sample(tui *t)
+{
+    sessions_rebuild(t);
+    return 0;
+}
+
+/* Column positions: header and rows use the same ones. */
+#define COLHDR "STATE          PID  SESSION                DEV     REC/S     LOSS  VERDICT    COMMAND"
+enum { X_STATE = 0, X_PID = 11, X_ID = 20, X_DEV = 43, X_RATE = 49, X_LOSS = 58,
+       X_VERDICT = 68, X_CMD = 79 };
+
+static void sessions_draw(tui *t)
+{
+    tui_sessions_view *v = &t->sv;
+    tui_store *st = &t->store;
+    if (!v->win_list)
+        return;
+    WINDOW *h = v->win_head;
+    werase(h);
+    size_t running = 0;
+    for (size_t i = 0; i < st->n; i++)
+        running += tui_sess_state_of(&st->s[i]) == TUI_ST_RUNNING;
+    char dir[128];
+    tui_sanitize(st->dir, strlen(st->dir), dir, sizeof dir, t->ascii);
+    wbkgdset(h, ' ');
+    tui_draw_textf(h, 0, 0, A_BOLD, "cuptop  store %s  %zu sessions, %zu running  sort: %s%s%s%s",
+                   dir, st->n, running, sort_names[v->sort], v->sort_desc ? " (desc)" : "",
+                   v->filter[0] ? "  filter: " : "", v->filter);
+    int y = 1;
+    if (t->opts->demo_hint) {
+        wmove(h, y, 0);
+        wattron(h, tui_color_attr(TUI_C_BANNER));
+        for (int x = 0; x < COLS; x++)
+            waddch(h, ' ');
+        wattroff(h, tui_color_attr(TUI_C_BANNER));
+        tui_draw_text(h, y++, 1, tui_color_attr(TUI_C_BANNER), t->opts->demo_hint);
+    }
+    wmove(h, y, 0);
+    wattron(h, tui_color_attr(TUI_C_HEADER));
+    for (int x = 0; x < COLS; x++)
+        waddch(h, ' ');
+    mvwaddnstr(h, y, 0, COLHDR, COLS);
+    wattroff(h, tui_color_attr(TUI_C_HEADER));
+    wnoutrefresh(h);
+
+    WINDOW *w = v->win_list;
+    werase(w);
+    int rows = getmaxy(w);
+    if (st->missing || st->n == 0) {
+        tui_draw_text(w, 1, 2, 0, st->missing ? "No store here yet." : "No sessions yet.");
+        tui_draw_text(w, 2, 2, tui_color_attr(TUI_C_DIM),
+                      "Start one with 'cuptop run -- ./app' or try 'cuptop demo'.");
+    } else if (v->nrows == 0) {
+        tui_draw_text(w, 1, 2, 0, "No session matches the filter (Esc clears it).");
+    }
+    if (v->sel < v->top)
+        v->top = v->sel;
+    if (rows > 0 && v->sel >= v->top + (size_t)rows)
+        v->top = v->sel - (size_t)rows + 1;
+    for (int r = 0; r < rows && v->top + (size_t)r < v->nrows; r++) {
+        size_t idx = v->top + (size_t)r;
+        const tui_sess *s = &st->s[v->rows[idx]];
+        tui_sess_state state = tui_sess_state_of(s);
+        attr_t va, sa;
+        const char *verdict = sess_verdict(s, &va);
+        sa = state == TUI_ST_RUNNING || state == TUI_ST_COMPLETE ? tui_color_attr(TUI_C_OK)
+                                                                  : tui_color_attr(TUI_C_BAD);
+        char rate[16], loss[16], id[24];
+        tui_format_count(sess_rate(s), rate, sizeof rate);
+        tui_format_count(s->have_sum ? (double)s->sum.loss_total : 0.0, loss, sizeof loss);
+        tui_sanitize(s->id, strlen(s->id), id, sizeof id, true);
+        bool sel = idx == v->sel;
+        if (sel) {
+            va = sa = 0;
+            wattron(w, tui_color_attr(TUI_C_SELECTED));
+            mvwhline(w, r, 0, ' ', COLS);
+        }
+        tui_draw_textf(w, r, X_STATE, sa, "%-10s", tui_sess_state_name(state));
+        tui_draw_textf(w, r, X_PID, 0, "%7d", s->have_sum ? s->sum.pid : 0);
+        tui_draw_textf(w, r, X_ID, 0, "%-22.22s", id);
+        tui_draw_textf(w, r, X_DEV, 0, "%-5.5s", s->devices);
+        tui_draw_textf(w, r, X_RATE, 0, "%7s", rate);
+        tui_draw_textf(w, r, X_LOSS, s->have_sum && s->sum.loss_total ? sa : 0, "%7s", loss);
+        tui_draw_textf(w, r, X_VERDICT, va, "%-10.10s", verdict);
+        tui_draw_text(w, r, X_CMD, 0, s->cmd);
+        if (sel)
+            wattroff(w, tui_color_attr(TUI_C_SELECTED));
+    }
+    wnoutrefresh(w);
+    tui_draw_status(t, v->win_status);
+    static const char *const keys[] = {"F1", "Help  ", "Enter", "Open  ", "/", "Filter  ",
+                                       "F6", "Sort  ", "a", "Devices  ", "F10", "Quit "};
+    tui_draw_footer(v->win_foot, keys, sizeof keys / sizeof keys[0]);
+}
+
+static bool sessions_on_key(tui *t, int key)
+{
+    tui_sessions_view *v = &t->sv;
+    switch (key) {
+    case KEY_UP:
+        if (v->sel > 0)
+            v->sel--;
+        return true;
+    case KEY_DOWN:
+        if (v->sel + 1 < v->nrows)
+            v->sel++;
+        return true;
+    case KEY_PPAGE:
+        v->sel = v->sel > 10 ? v->sel - 10 : 0;
+        return true;
+    case KEY_NPAGE:
+        v->sel = v->nrows && v->sel + 10 >= v->nrows ? v->nrows - 1 : v->sel + 10;
+        return true;
+    case KEY_HOME:
+        v->sel = 0;
+        return true;
+    case KEY_END:
+        v->sel = v->nrows ? v->nrows - 1 : 0;
+        return true;
+    case '\n':
+    case '\r':
+    case KEY_ENTER:
+        if (v->sel < v->nrows)
+            tui_open_session(t, v->rows[v->sel]);
+        return true;
+    case KEY_F(6):
+    case '>':
+    case '.':
+        v->sort = (v->sort + 1) % TUI_SORT_MAX;
+        sessions_rebuild(t);
+        return true;
+    case '<':
+    case ',':
+        v->sort = (v->sort + TUI_SORT_MAX - 1) % TUI_SORT_MAX;
+        sessions_rebuild(t);
+        return true;
+    case 'I':
+        v->sort_desc = !v->sort_desc;
+        sessions_rebuild(t);
+        return true;
+    case '/':
+    case KEY_F(3):
+    case KEY_F(4): {
+        char buf[sizeof v->filter];
+        snprintf(buf, sizeof buf, "%s", v->filter);
+        if (tui_prompt(t, "Filter: ", buf, sizeof buf))
+            snprintf(v->filter, sizeof v->filter, "%s", buf);
+        sessions_rebuild(t);
+        return true;
+    }
+    case 27:   /* Esc */
+        v->filter[0] = '\0';
+        sessions_rebuild(t);
+        return true;
+    }
+    return false;
+}
+
+const struct tui_widget_ops tui_sessions_ops = {
+    .name = "sessions",
+    .enter = sessions_enter,
+    .layout = sessions_layout,
+    .sample = sessions_sample,
+    .draw = sessions_draw,
+    .on_key = sessions_on_key,
+    .destroy = sessions_destroy,
+};

@@ -1,0 +1,306 @@
+/* tui_store.c - the sessions snapshot: every session's state, verdict and
+ * last second, refreshed once per frame with one short read txn each. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tui_int.h"
+
+static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *xasprintf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = NULL;
+    if (vasprintf(&s, fmt, ap) < 0)
+        s = NULL;
+    va_end(ap);
+    return s;
+}
+
+int tui_store_init(tui_store *st, const char *dir, bool ascii, char **cause)
+{
+    memset(st, 0, sizeof *st);
+    st->ascii = ascii;
+    int rc = cupstore_dir_resolve(dir, &st->dir);
+    if (rc != 0) {
+        *cause = xasprintf("cannot find the store directory: %s", cupstore_strerror(rc));
+        return rc;
+    }
+    return 0;
+}
+
+static void sess_clear(tui_sess *s)
+{
+    if (s->env)
+        cupstore_env_close(s->env);
+    if (s->have_sum)
+        model_summary_free(&s->sum);
+    free(s->id);
+    memset(s, 0, sizeof *s);
+}
+
+void tui_store_free(tui_store *st)
+{
+    for (size_t i = 0; i < st->n; i++)
+        sess_clear(&st->s[i]);
+    free(st->s);
+    free(st->dir);
+    memset(st, 0, sizeof *st);
+}
+
+long tui_store_find(const tui_store *st, const char *id)
+{
+    long found = -1;
+    size_t len = strlen(id);
+    for (size_t i = 0; i < st->n; i++) {
+        if (strcmp(st->s[i].id, id) == 0)
+            return (long)i;
+        if (strncmp(st->s[i].id, id, len) == 0) {
+            if (found >= 0)
+                return -1;   /* ambiguous prefix */
+            found = (long)i;
+        }
+    }
+    return found;
+}
+
+bool tui_summary_stale(bool have_sum, model_state state, uint64_t sum_at, uint64_t sum_hb,
+                       bool sum_final, uint64_t now_s, uint64_t hb_ns, bool has_final)
+{
+    if (!have_sum || has_final != sum_final)
+        return true;
+    if (state == MODEL_STATE_ENDED)
+        return false;                      /* ended sessions never change */
+    if (hb_ns != sum_hb) {
+        /* A live session: new data every second.  Re-judge at most every
+         * 2 s; the per-second figures come from the last health row. */
+        return now_s >= sum_at + 2 || state == MODEL_STATE_CRASHED;
+    }
+    /* Same heartbeat: a running session turns crashed once it is stale. */
+    return state == MODEL_STATE_RUNNING && now_s > hb_ns / 1000000000u + MODEL_STALE_SECONDS &&
+           now_s != sum_at;
+}
+
+tui_sess_state tui_sess_state_of(const tui_sess *s)
+{
+    if (s->open_err || !s->have_sum)
+        return TUI_ST_UNREADABLE;
+    switch (s->sum.state) {
+    case MODEL_STATE_RUNNING:
+        return TUI_ST_RUNNING;
+    case MODEL_STATE_CRASHED:
+        return TUI_ST_CRASHED;
+    case MODEL_STATE_ENDED:
+        return s->sum.complete ? TUI_ST_COMPLETE : TUI_ST_INCOMPLETE;
+    }
+    return TUI_ST_UNREADABLE;
+}
+
+const char *tui_sess_state_name(tui_sess_state s)
+{
+    static const char *const names[TUI_ST_MAX] = {
+        [TUI_ST_RUNNING] = "running",       [TUI_ST_COMPLETE] = "complete",
+        [TUI_ST_INCOMPLETE] = "incomplete", [TUI_ST_CRASHED] = "crashed",
+        [TUI_ST_UNREADABLE] = "unreadable",
+    };
+    return (unsigned)s < TUI_ST_MAX ? names[s] : "?";
+}
+
+static int sess_open(tui_sess *s, const char *dir, bool writable)
+{
+    if (s->env && (s->writable || !writable))
+        return 0;
+    if (s->env) {
+        cupstore_env_close(s->env);   /* one env per session per process */
+        s->env = NULL;
+    }
+    int rc = cupstore_session_open(&s->env, dir, s->id, writable ? 0 : CUPSTORE_RDONLY);
+    if (rc != 0) {
+        s->env = NULL;
+        return rc;
+    }
+    s->writable = writable;
+    return 0;
+}
+
+cupstore_env *tui_store_env(tui_store *st, size_t i, bool writable, int *err)
+{
+    if (i >= st->n)
+        return NULL;
+    int rc = sess_open(&st->s[i], st->dir, writable);
+    if (err)
+        *err = rc;
+    return rc == 0 ? st->s[i].env : NULL;
+}
+
+void tui_store_release(tui_store *st, size_t i)
+{
+    if (i < st->n && st->s[i].env) {
+        cupstore_env_close(st->s[i].env);
+        st->s[i].env = NULL;
+        st->s[i].writable = false;
+    }
+}
+
+struct last_losses {
+    uint64_t *dev;
+};
+
+static int last_loss_cb(const cupstore_loss_row *r, void *arg)
+{
+    struct last_losses *ll = arg;
+    if (!r->estimate && r->device < CUPSTORE_DEVICE_MAX)
+        ll->dev[r->device] += r->count;
+    return 0;
+}
+
+/* One short read txn: last health row, final status, last second's exact
+ * losses by device. */
+static int sess_peek(tui_sess *s)
+{
+    cupstore_txn *txn;
+    int rc = cupstore_txn_begin(s->env, false, &txn);
+    if (rc != 0)
+        return rc;
+    rc = cupstore_health_last(txn, &s->last);
+    s->have_last = rc == 0;
+    if (rc != 0 && rc != CUPSTORE_ENOTFOUND)
+        goto out;
+    cupstore_final fin;
+    rc = cupstore_final_get(txn, &fin);
+    s->has_final = rc == 0;
+    if (rc != 0 && rc != CUPSTORE_ENOTFOUND)
+        goto out;
+    memset(s->drops_dev, 0, sizeof s->drops_dev);
+    rc = 0;
+    if (s->have_last) {
+        struct last_losses ll = {s->drops_dev};
+        rc = cupstore_loss_scan(txn, s->last.second, s->last.second, last_loss_cb, &ll);
+    }
+out:
+    cupstore_txn_abort(txn);
+    return rc;
+}
+
+static void sess_describe(tui_sess *s, bool ascii)
+{
+    tui_sanitize(s->sum.cmdline, strlen(s->sum.cmdline), s->cmd, sizeof s->cmd, ascii);
+    if (!s->cmd[0])
+        snprintf(s->cmd, sizeof s->cmd, "?");
+    size_t o = 0;
+    s->devices[0] = '\0';
+    for (unsigned d = 0; d < CUPSTORE_DEVICE_MAX && o + 4 < sizeof s->devices; d++)
+        if (s->sum.device_mask & (1u << d))
+            o += (size_t)snprintf(s->devices + o, sizeof s->devices - o, "%s%u", o ? "," : "",
+                                  d);
+    if (!o)
+        snprintf(s->devices, sizeof s->devices, "-");
+}
+
+static int sess_refresh(tui_store *st, tui_sess *s, uint64_t now_ns)
+{
+    int rc = sess_open(s, st->dir, false);
+    if (rc != 0) {
+        s->open_err = rc;
+        return rc;
+    }
+    rc = sess_peek(s);
+    if (rc != 0) {
+        s->open_err = rc;
+        return rc;
+    }
+    s->open_err = 0;
+    uint64_t now_s = now_ns / 1000000000u;
+    uint64_t hb = s->have_last ? s->last.heartbeat_ns : 0;
+    if (!tui_summary_stale(s->have_sum, s->sum.state, s->sum_at, s->sum_hb, s->sum_final, now_s,
+                           hb, s->has_final))
+        return 0;
+    model_summary sum;
+    char *cause = NULL;
+    memset(&sum, 0, sizeof sum);
+    rc = model_summarize(s->env, 0, UINT64_MAX, &sum, &cause);
+    free(cause);
+    st->summaries++;
+    if (rc != 0) {
+        s->open_err = rc;
+        return rc;
+    }
+    if (s->have_sum)
+        model_summary_free(&s->sum);
+    s->sum = sum;
+    s->have_sum = true;
+    s->sum_at = now_s;
+    s->sum_hb = hb;
+    s->sum_final = s->has_final;
+    sess_describe(s, st->ascii);
+    return 0;
+}
+
+static int sess_add(tui_store *st, const char *id)
+{
+    if (st->n == st->cap) {
+        size_t cap = st->cap ? st->cap * 2 : 16;
+        tui_sess *n = realloc(st->s, cap * sizeof *n);
+        if (!n)
+            return ENOMEM;
+        st->s = n;
+        st->cap = cap;
+    }
+    tui_sess *s = &st->s[st->n];
+    memset(s, 0, sizeof *s);
+    s->id = strdup(id);
+    if (!s->id)
+        return ENOMEM;
+    s->seen = true;
+    st->n++;
+    return 0;
+}
+
+int tui_store_refresh(tui_store *st, uint64_t now_ns, char **cause)
+{
+    char **ids = NULL;
+    size_t nids = 0;
+    st->summaries = 0;
+    int rc = cupstore_dir_sessions(st->dir, &ids, &nids);
+    if (rc == ENOENT) {
+        st->missing = true;
+        return 0;
+    }
+    if (rc != 0) {
+        *cause = xasprintf("cannot read the store %s: %s", st->dir, cupstore_strerror(rc));
+        return rc;
+    }
+    st->missing = false;
+    for (size_t i = 0; i < st->n; i++)
+        st->s[i].seen = false;
+    for (size_t k = 0; k < nids; k++) {
+        long i = -1;
+        for (size_t j = 0; j < st->n; j++)
+            if (strcmp(st->s[j].id, ids[k]) == 0)
+                i = (long)j;
+        if (i >= 0) {
+            st->s[i].seen = true;
+        } else if ((rc = sess_add(st, ids[k])) != 0) {
+            cupstore_ids_free(ids, nids);
+            *cause = xasprintf("out of memory");
+            return rc;
+        }
+    }
+    cupstore_ids_free(ids, nids);
+    /* Sessions removed from the directory disappear; order stays stable. */
+    size_t o = 0;
+    for (size_t i = 0; i < st->n; i++) {
+        if (st->s[i].seen)
+            st->s[o++] = st->s[i];
+        else
+            sess_clear(&st->s[i]);
+    }
+    st->n = o;
+    for (size_t i = 0; i < st->n; i++)
+        (void)sess_refresh(st, &st->s[i], now_ns);   /* errors show per row */
+    return 0;
+}
