@@ -1,0 +1,276 @@
+/* agent_config.c - CUPTOP_* configuration (see agent_config.h). */
+#include "agent_config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cupstore.h"
+
+void agent_config_defaults(agent_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->kinds = CUPSTORE_KINDS_DEFAULT;
+    c->buffer_size = AGENT_DEFAULT_BUFFER_SIZE;
+    c->flush_period_ms = AGENT_DEFAULT_FLUSH_MS;
+    c->sink = AGENT_SINK_STORE;
+    c->stop_timeout_ms = AGENT_DEFAULT_STOP_TIMEOUT_MS;
+}
+
+__attribute__((format(printf, 2, 3)))
+static void config_warn(agent_config *c, const char *fmt, ...)
+{
+    va_list ap;
+    if (c->nwarn >= AGENT_CONFIG_WARN_MAX)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(c->warn[c->nwarn++], sizeof c->warn[0], fmt, ap);
+    va_end(ap);
+}
+
+int agent_config_parse_size(const char *s, uint64_t *out)
+{
+    char *end;
+    unsigned long long v;
+    unsigned shift = 0;
+
+    while (isspace((unsigned char)*s))
+        s++;
+    if (!isdigit((unsigned char)*s))
+        return -1;
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno)
+        return -1;
+    switch (tolower((unsigned char)*end)) {
+    case 'k': shift = 10; end++; break;
+    case 'm': shift = 20; end++; break;
+    case 'g': shift = 30; end++; break;
+    case '\0': break;
+    default: return -1;
+    }
+    if (shift && (*end == 'i' || *end == 'I'))
+        end++;
+    if (shift && (*end == 'b' || *end == 'B'))
+        end++;
+    if (*end != '\0' || (shift && v > (UINT64_MAX >> shift)))
+        return -1;
+    *out = (uint64_t)v << shift;
+    return 0;
+}
+
+static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+    uint64_t v;
+    if (agent_config_parse_size(s, &v) || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_bool(const char *s, bool *out)
+{
+    if (!strcmp(s, "1") || !strcasecmp(s, "yes") || !strcasecmp(s, "true") ||
+        !strcasecmp(s, "on")) {
+        *out = true;
+        return 0;
+    }
+    if (!strcmp(s, "0") || !strcasecmp(s, "no") || !strcasecmp(s, "false") ||
+        !strcasecmp(s, "off") || !*s) {
+        *out = false;
+        return 0;
+    }
+    return -1;
+}
+
+static bool copy_path(agent_config *c, char *dst, size_t len, const char *key, const char *v)
+{
+    if (strlen(v) >= len) {
+        config_warn(c, "%s: value too long; using the default", key);
+        return false;
+    }
+    strcpy(dst, v);
+    return true;
+}
+
+bool agent_config_set(agent_config *c, const char *key, const char *value)
+{
+    char k[64];
+    size_t i;
+    uint64_t u;
+    bool b;
+
+    if (!strncasecmp(key, "CUPTOP_", 7))
+        key += 7;
+    for (i = 0; key[i] && i < sizeof k - 1; i++)
+        k[i] = (char)toupper((unsigned char)key[i]);
+    k[i] = '\0';
+
+#define BAD(what) config_warn(c, "CUPTOP_%s=\"%.60s\": %s; using the default", k, value, what)
+    if (!strcmp(k, "STORE")) {
+        copy_path(c, c->store, sizeof c->store, "CUPTOP_STORE", value);
+    } else if (!strcmp(k, "KINDS")) {
+        uint32_t mask;
+        const char *bad = NULL;
+        if (cupstore_kinds_parse(value, &mask, &bad) == 0)
+            c->kinds = mask;
+        else
+            BAD("unknown activity kind (try kernel,memcpy,memset,runtime,driver,"
+                "sync,overhead,marker, all or none)");
+    } else if (!strcmp(k, "BUFFER_SIZE")) {
+        if (parse_u64(value, 64u << 10, 256u << 20, &u) == 0 && u % 8 == 0)
+            c->buffer_size = (size_t)u;
+        else
+            BAD("not a size from 64K to 256M, multiple of 8");
+    } else if (!strcmp(k, "POOL")) {
+        if (parse_u64(value, 1, AGENT_POOL_MAX, &u) == 0) {
+            c->pool = (uint32_t)u;
+            c->pool_explicit = true;
+        } else {
+            BAD("not a buffer count from 1 to 4096");
+        }
+    } else if (!strcmp(k, "QUEUE")) {
+        if (parse_u64(value, 1, 1u << 20, &u) == 0)
+            c->queue = (uint32_t)u;
+        else
+            BAD("not a queue capacity from 1 to 1048576");
+    } else if (!strcmp(k, "DEVICE_BUFFER_SIZE")) {
+        if (parse_u64(value, 0, (uint64_t)4 << 30, &u) == 0)
+            c->device_buffer_size = (size_t)u;
+        else
+            BAD("not a size up to 4G");
+    } else if (!strcmp(k, "DEVICE_BUFFER_POOL_LIMIT")) {
+        if (parse_u64(value, 0, 1u << 20, &u) == 0)
+            c->device_buffer_pool_limit = (size_t)u;
+        else
+            BAD("not a count up to 1048576");
+    } else if (!strcmp(k, "FLUSH_PERIOD_MS")) {
+        if (parse_u64(value, 0, 60000, &u) == 0)
+            c->flush_period_ms = (uint32_t)u;
+        else
+            BAD("not a period from 0 to 60000 ms");
+    } else if (!strcmp(k, "DORMANT")) {
+        if (parse_bool(value, &b) == 0)
+            c->dormant = b;
+        else
+            BAD("not 0 or 1");
+    } else if (!strcmp(k, "LOG")) {
+        if (parse_bool(value, &b) == 0)
+            c->log = b ? 1 : 0;
+        else if (!strcasecmp(value, "info") || !strcmp(value, "2"))
+            c->log = 2;
+        else if (!strcasecmp(value, "warn") || !strcasecmp(value, "warning"))
+            c->log = 1;
+        else
+            BAD("not 0, 1, warn or info");
+    } else if (!strcmp(k, "SINK")) {
+        if (!strcasecmp(value, "store"))
+            c->sink = AGENT_SINK_STORE;
+        else if (!strcasecmp(value, "null") || !strcasecmp(value, "none"))
+            c->sink = AGENT_SINK_NULL;
+        else
+            BAD("not store or null");
+    } else if (!strcmp(k, "CUPTI_LIBRARY")) {
+        copy_path(c, c->cupti_library, sizeof c->cupti_library, "CUPTOP_CUPTI_LIBRARY", value);
+    } else if (!strcmp(k, "STOP_TIMEOUT_MS")) {
+        if (parse_u64(value, 10, 600000, &u) == 0)
+            c->stop_timeout_ms = (uint32_t)u;
+        else
+            BAD("not a timeout from 10 to 600000 ms");
+    } else if (!strcmp(k, "MAP_MAX")) {
+        if (parse_u64(value, 1u << 20, UINT64_MAX, &u) == 0)
+            c->map_max = u;
+        else
+            BAD("not a size of at least 1M");
+    } else if (!strcmp(k, "CONFIG")) {
+        copy_path(c, c->config_file, sizeof c->config_file, "CUPTOP_CONFIG", value);
+    } else {
+        return false;
+    }
+#undef BAD
+    return true;
+}
+
+static const char *const config_keys[] = {
+    "STORE", "KINDS", "BUFFER_SIZE", "POOL", "QUEUE", "DEVICE_BUFFER_SIZE",
+    "DEVICE_BUFFER_POOL_LIMIT", "FLUSH_PERIOD_MS", "DORMANT", "LOG", "SINK",
+    "CUPTI_LIBRARY", "STOP_TIMEOUT_MS", "MAP_MAX",
+};
+
+static char *trim(char *s)
+{
+    char *e;
+    while (isspace((unsigned char)*s))
+        s++;
+    e = s + strlen(s);
+    while (e > s && isspace((unsigned char)e[-1]))
+        *--e = '\0';
+    return s;
+}
+
+/* Read the key=value file; lines that are not settings give warnings. */
+static void config_read_file(agent_config *c, const char *path)
+{
+    FILE *f = fopen(path, "re");
+    char line[PATH_MAX + 64];
+    unsigned lineno = 0;
+
+    if (!f) {
+        config_warn(c, "CUPTOP_CONFIG=%.120s: %s; ignored", path, strerror(errno));
+        return;
+    }
+    while (fgets(line, sizeof line, f)) {
+        char *s = trim(line), *eq;
+        lineno++;
+        if (!*s || *s == '#')
+            continue;
+        eq = strchr(s, '=');
+        if (!eq) {
+            config_warn(c, "%.100s:%u: not key=value; ignored", path, lineno);
+            continue;
+        }
+        *eq = '\0';
+        char *key = trim(s), *val = trim(eq + 1);
+        if (!strcasecmp(key, "CONFIG") || !strcasecmp(key, "CUPTOP_CONFIG") ||
+            !agent_config_set(c, key, val))
+            config_warn(c, "%.100s:%u: unknown setting \"%.40s\"; ignored", path, lineno, key);
+    }
+    fclose(f);
+}
+
+void agent_config_load(agent_config *c, agent_getenv_fn get, void *arg)
+{
+    char name[64];
+    const char *v;
+
+    agent_config_defaults(c);
+    v = get("CUPTOP_CONFIG", arg);
+    if (v && *v && copy_path(c, c->config_file, sizeof c->config_file, "CUPTOP_CONFIG", v))
+        config_read_file(c, c->config_file);
+    for (size_t i = 0; i < sizeof config_keys / sizeof config_keys[0]; i++) {
+        snprintf(name, sizeof name, "CUPTOP_%s", config_keys[i]);
+        v = get(name, arg);
+        if (v && (*v || !strcmp(config_keys[i], "DORMANT")))
+            agent_config_set(c, name, v);
+    }
+}
+
+void agent_config_format(const agent_config *c, char *buf, size_t len)
+{
+    char kinds[128];
+    cupstore_kinds_format(c->kinds, kinds, sizeof kinds);
+    snprintf(buf, len,
+             "store=%s\nkinds=%s\nbuffer_size=%zu\npool=%u%s\nqueue=%u\n"
+             "device_buffer_size=%zu\ndevice_buffer_pool_limit=%zu\n"
+             "flush_period_ms=%u\ndormant=%d\nlog=%d\nsink=%s\ncupti_library=%s\n"
+             "stop_timeout_ms=%u\nmap_max=%llu\nconfig=%s\n",
+             c->store, kinds, c->buffer_size, c->pool, c->pool_explicit ? "" : " (auto)",
+             c->queue, c->device_buffer_size, c->device_buffer_pool_limit,
+             c->flush_period_ms, c->dormant, c->log,
+             c->sink == AGENT_SINK_NULL ? "null" : "store", c->cupti_library,
+             c->stop_timeout_ms, (unsigned long long)c->map_max, c->config_file);
+}

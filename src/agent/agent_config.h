@@ -1,0 +1,76 @@
+/*
+ * agent_config.h - the agent's configuration: CUPTOP_* environment
+ * variables over an optional key=value file (CUPTOP_CONFIG) over defaults.
+ *
+ * A bad value never stops the agent: it keeps the default and leaves a
+ * warning in cfg->warn[], which the agent prints (stderr, only when asked
+ * or when stderr is a terminal) and records as a note in the store.
+ */
+#ifndef AGENT_CONFIG_H
+#define AGENT_CONFIG_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define AGENT_CONFIG_WARN_MAX 16
+
+typedef enum agent_sink {
+    AGENT_SINK_STORE = 0,   /* parse, count and store records             */
+    AGENT_SINK_NULL,        /* parse and count only (cost reference)      */
+} agent_sink;
+
+typedef struct agent_config {
+    char store[PATH_MAX];          /* CUPTOP_STORE ("" = store default)    */
+    uint32_t kinds;                /* CUPTOP_KINDS mask of cupstore_kind   */
+    size_t buffer_size;            /* CUPTOP_BUFFER_SIZE bytes             */
+    uint32_t pool;                 /* CUPTOP_POOL max outstanding buffers;
+                                      0 = automatic (grows with threads)   */
+    uint32_t queue;                /* CUPTOP_QUEUE capacity; 0 = pool max  */
+    size_t device_buffer_size;     /* CUPTOP_DEVICE_BUFFER_SIZE; 0 = CUPTI's */
+    size_t device_buffer_pool_limit; /* CUPTOP_DEVICE_BUFFER_POOL_LIMIT; 0 = CUPTI's */
+    uint32_t flush_period_ms;      /* CUPTOP_FLUSH_PERIOD_MS; 0 = off      */
+    bool dormant;                  /* CUPTOP_DORMANT                       */
+    int log;                       /* CUPTOP_LOG: 0 off, 1 warnings, 2 info */
+    agent_sink sink;               /* CUPTOP_SINK                          */
+    char cupti_library[PATH_MAX];  /* CUPTOP_CUPTI_LIBRARY ("" = search)   */
+    uint32_t stop_timeout_ms;      /* CUPTOP_STOP_TIMEOUT_MS               */
+    uint64_t map_max;              /* CUPTOP_MAP_MAX bytes; 0 = store's    */
+    char config_file[PATH_MAX];    /* CUPTOP_CONFIG                        */
+    bool pool_explicit;            /* CUPTOP_POOL was given                */
+    unsigned nwarn;
+    char warn[AGENT_CONFIG_WARN_MAX][200];
+} agent_config;
+
+/* Defaults, chosen for 1M launches over 8 streams with kernel, runtime and
+ * driver records on an H200 (~500k records/s): 4 MiB buffers, a pool that
+ * grows with the number of CUDA-calling threads (32 + 2 per thread), a
+ * queue as large as the pool can ever be, a 200 ms flush period. */
+#define AGENT_DEFAULT_BUFFER_SIZE ((size_t)4 << 20)
+#define AGENT_DEFAULT_POOL_MIN 32u
+#define AGENT_POOL_MAX 4096u
+#define AGENT_DEFAULT_FLUSH_MS 200u
+#define AGENT_DEFAULT_STOP_TIMEOUT_MS 3000u
+
+/** Look up one variable (getenv, or a table in tests). */
+typedef const char *(*agent_getenv_fn)(const char *name, void *arg);
+
+void agent_config_defaults(agent_config *c);
+
+/** Load the configuration: defaults, then the CUPTOP_CONFIG file (keys
+ *  "CUPTOP_POOL=64" or "pool = 64"; '#' comments), then the environment,
+ *  which wins.  Never fails: bad values give warnings. */
+void agent_config_load(agent_config *c, agent_getenv_fn get, void *arg);
+
+/** Apply one setting by variable name (with or without "CUPTOP_", any
+ *  case).  Bad values add a warning.  @return false if the key is unknown. */
+bool agent_config_set(agent_config *c, const char *key, const char *value);
+
+/** Parse a byte size ("4194304", "4M", "512k", "1G").  @return 0 or -1. */
+int agent_config_parse_size(const char *s, uint64_t *out);
+
+/** Format as "key=value" lines (the session's "config" metadata). */
+void agent_config_format(const agent_config *c, char *buf, size_t len);
+
+#endif /* AGENT_CONFIG_H */

@@ -1,0 +1,205 @@
+/*
+ * agent_consumer.c - the consumer thread: pop completed buffers, parse
+ * them with cuptiActivityGetNextRecord, normalise, intern names, and
+ * batch-commit chunks to the store (or only count, with CUPTOP_SINK=null).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent_int.h"
+#include "agent_norm.h"
+
+/* Commit the current batch: names first used by it go in the same txn.
+ * EAGAIN (the map grew) retries the whole batch; anything else counts the
+ * batch's records as STORE_REFUSED by device and kind. */
+static void consumer_commit(agent *a)
+{
+    agent_consumer *c = &a->cons;
+    int rc = 0;
+
+    if (c->n == 0)
+        return;
+    if (a->cfg.sink == AGENT_SINK_NULL || !a->env) {
+        agent_names_batch_end(&c->names, true);
+        goto done;
+    }
+    uint64_t t0 = agent_mono_ns();
+    for (int attempt = 0; attempt < 16; attempt++) {
+        cupstore_txn *txn;
+        const uint32_t *ids;
+        size_t np = agent_names_pending(&c->names, &ids);
+        rc = cupstore_txn_begin(a->env, true, &txn);
+        if (rc == 0) {
+            for (size_t i = 0; i < np && rc == 0; i++) {
+                const agent_name *nm = agent_names_get(&c->names, ids[i]);
+                rc = cupstore_name_put(txn, ids[i], nm->str, nm->len);
+            }
+            if (rc == 0)
+                rc = cupstore_chunk_put(txn, c->batch, c->n);
+            if (rc == 0)
+                rc = cupstore_txn_commit(txn);
+            else
+                cupstore_txn_abort(txn);
+        }
+        if (rc != EAGAIN && rc != CUPSTORE_EBUSY)
+            break;
+    }
+    agent_hist_add(&a->commit_lat, agent_mono_ns() - t0);
+    if (rc == 0) {
+        agent_count(a, C_RECORDS_STORED, c->n);
+        agent_names_batch_end(&c->names, true);
+    } else {
+        agent_count(a, C_STORE_REFUSED, 1);
+        for (unsigned d = 0; d < AGENT_DEVS; d++)
+            for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++)
+                if (c->counts[d][k])
+                    agent_count(a, agent_c_loss(CUPSTORE_LOSS_STORE_REFUSED, d, k), c->counts[d][k]);
+        agent_names_batch_end(&c->names, false);
+        if (!c->refused_noted) {
+            c->refused_noted = true;
+            agent_note(a, 2, "store refused a batch of %u records: %s (counted as store_refused)",
+                       c->n, cupstore_strerror(rc));
+        }
+    }
+done:
+    agent_hist_add(&a->batch_size, c->n);
+    c->n = 0;
+    memset(c->counts, 0, sizeof c->counts);
+    atomic_store_explicit(&a->batch_pending, 0, memory_order_relaxed);
+}
+
+/* Parse one buffer into the batch; publish its counts once at the end. */
+static void consumer_parse(agent *a, const agent_qitem *it)
+{
+    agent_consumer *c = &a->cons;
+    CUpti_Activity *rec = NULL;
+    uint64_t rec_counts[AGENT_DEVS][CUPSTORE_KIND_MAX];
+    uint64_t zero[AGENT_DEVS][CUPSTORE_KIND_MAX];
+    uint64_t ovh[8] = {0}, parsed = 0, errors = 0;
+    const char *name;
+
+    memset(rec_counts, 0, sizeof rec_counts);
+    memset(zero, 0, sizeof zero);
+    for (;;) {
+        CUpti_Activity *prev = rec;
+        CUptiResult st = a->cupti.ActivityGetNextRecord(it->buf, it->valid, &rec);
+        if (st == CUPTI_ERROR_MAX_LIMIT_REACHED)
+            break;
+        if (st != CUPTI_SUCCESS) {
+            /* A record CUPTI cannot describe: count it; continue only when
+             * the iterator moved past it, else the rest of the buffer
+             * cannot be walked safely. */
+            errors++;
+            if (rec == prev || errors > 1000000)
+                break;
+            continue;
+        }
+        if (c->n == AGENT_BATCH_MAX)
+            consumer_commit(a);
+        cupstore_record *r = &c->batch[c->n];
+        agent_norm_record(rec, r, &name, agent_ctx_device, a);
+        if (name)
+            r->name_id = agent_names_intern(&c->names, name, SIZE_MAX);
+        unsigned d = agent_dev_slot(r->device);
+        if (c->n++ == 0)
+            c->first_mono = agent_mono_ns();
+        c->counts[d][r->kind]++;
+        rec_counts[d][r->kind]++;
+        if (r->flags & CUPSTORE_RF_ZERO_TS)
+            zero[d][r->kind]++;
+        if (r->kind == CUPSTORE_KIND_OVERHEAD)
+            ovh[r->aux & 7]++;
+        parsed++;
+    }
+    for (unsigned d = 0; d < AGENT_DEVS; d++)
+        for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++) {
+            if (rec_counts[d][k])
+                agent_count(a, agent_c_rec(d, k), rec_counts[d][k]);
+            if (zero[d][k])
+                agent_count(a, agent_c_loss(CUPSTORE_LOSS_ZERO_TS, d, k), zero[d][k]);
+        }
+    for (unsigned i = 0; i < 8; i++)
+        if (ovh[i])
+            agent_count(a, C_OVH + i, ovh[i]);
+    if (errors) {
+        agent_count(a, agent_c_loss(CUPSTORE_LOSS_PARSE_ERROR, AGENT_DEV_NONE, AGENT_KIND_ALL), errors);
+        atomic_fetch_or(&a->flags_seen, AGENT_SEEN_PARSE_ERROR);
+    }
+    agent_count(a, C_RECORDS_PARSED, parsed);
+    atomic_store_explicit(&a->batch_pending, c->n, memory_order_relaxed);
+}
+
+static void *consumer_main(void *arg)
+{
+    agent *a = arg;
+    agent_qitem it;
+
+    agent_thread_enter();
+    for (;;) {
+        if (agent_queue_pop(&a->queue, &it)) {
+            atomic_store_explicit(&a->consumer_busy, 1, memory_order_relaxed);
+            consumer_parse(a, &it);
+            agent_pool_put(&a->pool, (int)it.slot);
+            agent_count(a, C_BUF_CONSUMED, 1);
+            atomic_store_explicit(&a->consumer_busy, 0, memory_order_release);
+        } else if (atomic_load_explicit(&a->consumer_quit, memory_order_acquire)) {
+            break;
+        } else {
+            if (a->cons.n && agent_mono_ns() - a->cons.first_mono >= AGENT_BATCH_NS)
+                consumer_commit(a);
+            agent_queue_wait(&a->queue, a->cons.n ? 5000000u : 50000000u);
+            continue;
+        }
+        if (a->cons.n && agent_mono_ns() - a->cons.first_mono >= AGENT_BATCH_NS)
+            consumer_commit(a);
+    }
+    consumer_commit(a);
+    return NULL;
+}
+
+int agent_consumer_start(agent *a)
+{
+    agent_consumer *c = &a->cons;
+    if (!c->batch) {
+        c->batch = malloc(AGENT_BATCH_MAX * sizeof *c->batch);
+        if (!c->batch || agent_names_init(&c->names))
+            return ENOMEM;
+    } else {
+        /* a new session: the old one's names are not in the new store */
+        agent_names_free(&c->names);
+        if (agent_names_init(&c->names))
+            return ENOMEM;
+    }
+    c->n = 0;
+    c->refused_noted = false;
+    memset(c->counts, 0, sizeof c->counts);
+    atomic_store(&a->consumer_quit, 0);
+    int rc = pthread_create(&a->consumer_th, NULL, consumer_main, a);
+    a->consumer_up = rc == 0;
+    return rc;
+}
+
+int agent_consumer_stop(agent *a, uint32_t timeout_ms)
+{
+    struct timespec ts;
+    if (!a->consumer_up)
+        return 0;
+    atomic_store_explicit(&a->consumer_quit, 1, memory_order_release);
+    agent_queue_kick(&a->queue);
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += timeout_ms / 1000;
+    ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    int rc = pthread_timedjoin_np(a->consumer_th, NULL, &ts);
+    if (rc == 0)
+        a->consumer_up = false;
+    return rc;
+}

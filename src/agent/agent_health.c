@@ -1,0 +1,502 @@
+/*
+ * agent_health.c - the health thread: one cupstore_health row per second
+ * (aligned to wall-clock seconds), loss rows per (second, class, device,
+ * kind), CUPTI's drop counts per context, the control poll every 200 ms,
+ * and the session's metadata and epochs.
+ */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent_int.h"
+#include "agent_norm.h"
+
+#define HEALTH_TICK_NS 200000000ull   /* control poll period             */
+
+/* Health-thread-only state: the previous snapshot of every counter. */
+typedef struct health_state {
+    uint64_t prev[C_COUNT];
+    agent_hist_snap req_prev, cmp_prev, commit_prev, batch_prev;
+    uint32_t seen_noted;
+    uint32_t devices_noted;
+} health_state;
+
+static health_state health_s;
+
+static int txn_retry_put(agent *a, int (*fn)(cupstore_txn *, void *), void *arg)
+{
+    int rc = 0;
+    for (int attempt = 0; attempt < 8; attempt++) {
+        cupstore_txn *txn;
+        rc = cupstore_txn_begin(a->env, true, &txn);
+        if (rc == 0) {
+            rc = fn(txn, arg);
+            if (rc == 0)
+                rc = cupstore_txn_commit(txn);
+            else
+                cupstore_txn_abort(txn);
+        }
+        if (rc != EAGAIN)
+            break;
+    }
+    return rc;
+}
+
+/* ---- metadata and epochs ------------------------------------------------ */
+
+static void read_cmdline(char *buf, size_t len)
+{
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, len - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0) {
+        snprintf(buf, len, "?");
+        return;
+    }
+    buf[n] = '\0';
+    for (ssize_t i = 0; i < n - 1; i++)
+        if (buf[i] == '\0')
+            buf[i] = ' ';
+}
+
+struct meta_arg {
+    agent *a;
+    const char *cupti_note;
+};
+
+static int put_meta(cupstore_txn *txn, void *arg)
+{
+    struct meta_arg *m = arg;
+    agent *a = m->a;
+    char buf[4096], host[256] = "?";
+    int rc = 0;
+
+#define PUT(k, v)                                      \
+    do {                                               \
+        if (rc == 0)                                   \
+            rc = cupstore_meta_put(txn, (k), (v));     \
+    } while (0)
+    snprintf(buf, sizeof buf, "%d", (int)getpid());
+    PUT("pid", buf);
+    (void)gethostname(host, sizeof host - 1);
+    PUT("host", host);
+    read_cmdline(buf, sizeof buf);
+    PUT("cmdline", buf);
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)agent_real_ns());
+    PUT("start_ns", buf);
+    PUT("agent_version", AGENT_VERSION);
+    PUT("sink", a->cfg.sink == AGENT_SINK_NULL ? "null" : "store");
+    PUT("cupti_library", a->cupti.path[0] ? a->cupti.path : "(not loaded)");
+    if (a->loaded_cupti) {
+        snprintf(buf, sizeof buf, "%u", a->api_version);
+        PUT("cupti_api_version", buf);
+        PUT("cupti_version", buf);
+    }
+    {
+        /* cheap when libcuda is already in the process; absent otherwise */
+        int (*drv)(int *) = (int (*)(int *))dlsym(RTLD_DEFAULT, "cuDriverGetVersion");
+        int v = 0;
+        if (drv && drv(&v) == 0 && v) {
+            snprintf(buf, sizeof buf, "%d.%d", v / 1000, (v % 1000) / 10);
+            PUT("driver_version", buf);
+            PUT("cuda_version", buf);
+        }
+    }
+    if (m->cupti_note)
+        PUT("cupti_error", m->cupti_note);
+    agent_config_format(&a->cfg, buf, sizeof buf);
+    PUT("config", buf);
+#undef PUT
+    if (rc == 0 && a->loaded_cupti) {
+        cupstore_epoch e = {.id = a->epoch, .kinds = a->epoch_kinds,
+                            .start_ns = a->epoch_start_ns};
+        rc = cupstore_epoch_put(txn, &e);
+    }
+    return rc;
+}
+
+void agent_health_begin_session(agent *a, const char *cupti_note)
+{
+    struct meta_arg m = {a, cupti_note};
+    a->epoch = 1;
+    a->epoch_start_ns = agent_real_ns();
+    a->epoch_kinds = (uint32_t)atomic_load(&a->kinds);
+    a->epoch_ctl_gen = 0;
+    memset(&health_s, 0, sizeof health_s);
+    if (!a->env)
+        return;
+    int rc = txn_retry_put(a, put_meta, &m);
+    if (rc)
+        agent_log(a, 1, "cannot write session metadata: %s", cupstore_strerror(rc));
+    if (a->cfg.dormant && a->loaded_cupti)
+        agent_note(a, 0, "dormant: no activity kinds on until a control request");
+}
+
+static int put_devices(cupstore_txn *txn, void *arg)
+{
+    uint32_t mask = *(uint32_t *)arg;
+    char buf[1024] = "";
+    size_t off = 0;
+    int (*getname)(char *, int, int) =
+        (int (*)(char *, int, int))dlsym(RTLD_DEFAULT, "cuDeviceGetName");
+    for (unsigned d = 0; d < CUPSTORE_DEVICE_MAX && off < sizeof buf - 80; d++) {
+        char name[64] = "device";
+        if (!(mask & (1u << d)))
+            continue;
+        if (getname && getname(name, sizeof name, (int)d) != 0)
+            snprintf(name, sizeof name, "device");
+        off += (size_t)snprintf(buf + off, sizeof buf - off, "%u:%s\n", d, name);
+    }
+    return cupstore_meta_put(txn, "devices", buf);
+}
+
+/* ---- runtime control ----------------------------------------------------- */
+
+struct ctl_arg {
+    agent *a;
+    const cupstore_control *c;
+    int32_t result;
+    uint64_t now;
+};
+
+static int put_ctl(cupstore_txn *txn, void *arg)
+{
+    struct ctl_arg *x = arg;
+    agent *a = x->a;
+    cupstore_epoch old = {.id = a->epoch, .kinds = a->epoch_kinds, .start_ns = a->epoch_start_ns,
+                          .end_ns = x->now, .ctl_gen = a->epoch_ctl_gen};
+    cupstore_epoch e = {.id = a->epoch + 1, .kinds = (uint32_t)atomic_load(&a->kinds),
+                        .start_ns = x->now, .ctl_gen = x->c->gen};
+    int rc = cupstore_epoch_put(txn, &old);
+    if (rc == 0)
+        rc = cupstore_epoch_put(txn, &e);
+    if (rc == 0)
+        rc = cupstore_control_ack(txn, x->c->gen, x->now, x->result);
+    return rc;
+}
+
+/* Poll the control record; apply a new generation from this thread:
+ * flush (so the change loses nothing), enable/disable, new epoch, ack. */
+static void health_poll_control(agent *a)
+{
+    cupstore_txn *txn;
+    cupstore_control c;
+    int rc;
+
+    if (!a->env)
+        return;
+    if (cupstore_txn_begin(a->env, false, &txn))
+        return;
+    rc = cupstore_control_latest(txn, &c);
+    cupstore_txn_abort(txn);
+    if (rc || c.gen <= atomic_load(&a->ctl_gen_applied))
+        return;
+    atomic_store(&a->ctl_gen_seen, c.gen);
+    if (atomic_load(&a->state) != AGENT_RUNNING)
+        return;
+    uint32_t before = (uint32_t)atomic_load(&a->kinds);
+    (void)a->cupti.ActivityFlushAll(0);
+    int32_t result = agent_apply_kinds(a, c.kinds & ((1u << CUPSTORE_KIND_MAX) - 1));
+    struct ctl_arg x = {a, &c, result, agent_real_ns()};
+    rc = txn_retry_put(a, put_ctl, &x);
+    a->epoch++;
+    a->epoch_start_ns = x.now;
+    a->epoch_kinds = (uint32_t)atomic_load(&a->kinds);
+    a->epoch_ctl_gen = c.gen;
+    atomic_store(&a->ctl_gen_applied, c.gen);
+    if (rc)
+        agent_log(a, 1, "cannot acknowledge control generation %llu: %s",
+                  (unsigned long long)c.gen, cupstore_strerror(rc));
+    char from[128], to[128];
+    cupstore_kinds_format(before, from, sizeof from);
+    cupstore_kinds_format((uint32_t)atomic_load(&a->kinds), to, sizeof to);
+    agent_note(a, 0, "control generation %llu applied: kinds %s -> %s (epoch %u)%s",
+               (unsigned long long)c.gen, from, to, a->epoch, result ? " with errors" : "");
+}
+
+/* ---- per-second rows ------------------------------------------------------ */
+
+/* Ask CUPTI for drops: every known context (per device), then NULL for the
+ * rest.  The counts reset on read, so each lands in the second it is read. */
+static void health_query_drops(agent *a)
+{
+    size_t n;
+    if (!a->loaded_cupti)
+        return;
+    pthread_mutex_lock(&a->ctx_lock);
+    for (int i = 0; i < AGENT_CTX_MAX; i++) {
+        n = 0;
+        if (a->ctx[i].cu &&
+            a->cupti.ActivityGetNumDroppedRecords(a->ctx[i].cu, 0, &n) == CUPTI_SUCCESS && n)
+            agent_count(a, agent_c_loss(CUPSTORE_LOSS_CUPTI_DROPPED,
+                                        agent_dev_slot(a->ctx[i].device), AGENT_KIND_ALL), n);
+    }
+    for (unsigned d = 0; d < AGENT_DEVS; d++)
+        if (a->dropped_at_destroy[d]) {
+            agent_count(a, agent_c_loss(CUPSTORE_LOSS_CUPTI_DROPPED, d, AGENT_KIND_ALL),
+                        a->dropped_at_destroy[d]);
+            a->dropped_at_destroy[d] = 0;
+        }
+    pthread_mutex_unlock(&a->ctx_lock);
+    n = 0;
+    if (a->cupti.ActivityGetNumDroppedRecords(NULL, 0, &n) == CUPTI_SUCCESS && n)
+        agent_count(a, agent_c_loss(CUPSTORE_LOSS_CUPTI_DROPPED, AGENT_DEV_NONE, AGENT_KIND_ALL), n);
+}
+
+static void lat_fill(cupstore_lat *l, agent_hist *h, agent_hist_snap *prev)
+{
+    agent_hist_snap s;
+    agent_hist_take(h, prev, &s);
+    uint64_t p50 = agent_hist_quantile(&s, 0.50), p99 = agent_hist_quantile(&s, 0.99);
+    l->count = s.count > UINT32_MAX ? UINT32_MAX : (uint32_t)s.count;
+    l->p50_ns = p50 > UINT32_MAX ? UINT32_MAX : (uint32_t)p50;
+    l->p99_ns = p99 > UINT32_MAX ? UINT32_MAX : (uint32_t)p99;
+    l->max_ns = s.max_ns > UINT32_MAX ? UINT32_MAX : (uint32_t)s.max_ns;
+}
+
+#define HEALTH_ROWS_MAX (CUPSTORE_LOSS_MAX * AGENT_DEVS * AGENT_KINDS + AGENT_DEVS * AGENT_KINDS)
+
+struct row_arg {
+    cupstore_health h;
+    cupstore_loss_row rows[HEALTH_ROWS_MAX];
+    size_t nrows;
+};
+
+static int put_row(cupstore_txn *txn, void *arg)
+{
+    struct row_arg *r = arg;
+    int rc = cupstore_health_put(txn, &r->h);
+    for (size_t i = 0; i < r->nrows && rc == 0; i++)
+        rc = cupstore_loss_add(txn, &r->rows[i]);
+    return rc;
+}
+
+/* Split a device's exact drop count over kinds in proportion to this
+ * second's record mix (largest remainder, so the parts sum to the whole).
+ * These rows say estimate = true: CUPTI does not report drops per kind. */
+static void health_estimate(struct row_arg *r, uint64_t second, unsigned dev, uint64_t drops,
+                            const uint64_t *by_kind, uint32_t kinds)
+{
+    uint64_t total = 0, given = 0, share[CUPSTORE_KIND_MAX] = {0};
+    double rem[CUPSTORE_KIND_MAX] = {0};
+    uint64_t w[CUPSTORE_KIND_MAX];
+
+    for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++) {
+        w[k] = by_kind[k];
+        total += w[k];
+    }
+    if (total == 0)   /* nothing parsed this second: split over enabled kinds */
+        for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++) {
+            w[k] = (kinds >> k) & 1u;
+            total += w[k];
+        }
+    if (total == 0)
+        return;
+    for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++) {
+        double exact = (double)drops * (double)w[k] / (double)total;
+        share[k] = (uint64_t)exact;
+        rem[k] = exact - (double)share[k];
+        given += share[k];
+    }
+    while (given < drops) {
+        unsigned best = 0;
+        for (unsigned k = 1; k < CUPSTORE_KIND_MAX; k++)
+            if (rem[k] > rem[best])
+                best = k;
+        share[best]++;
+        rem[best] = -1.0;
+        given++;
+    }
+    for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++)
+        if (share[k])
+            r->rows[r->nrows++] = (cupstore_loss_row){
+                .second = second, .loss = CUPSTORE_LOSS_CUPTI_DROPPED, .kind = (uint8_t)k,
+                .device = dev == AGENT_DEV_NONE ? CUPSTORE_DEVICE_NONE : (uint16_t)dev,
+                .estimate = true, .count = share[k]};
+}
+
+static void health_notes(agent *a)
+{
+    static const struct {
+        uint32_t bit;
+        const char *text;
+    } seen[] = {
+        {AGENT_SEEN_FOREIGN, "buffers completed that the agent never handed out: another "
+                             "CUPTI client is active in this process (subscriber conflict)"},
+        {AGENT_SEEN_DUPLICATE, "a buffer was completed twice (counted as conflict)"},
+        {AGENT_SEEN_OVERFLOW, "the completed-buffer queue overflowed (raise CUPTOP_QUEUE)"},
+        {AGENT_SEEN_DECLINED, "buffer requests declined: the pool is exhausted (raise CUPTOP_POOL)"},
+        {AGENT_SEEN_PARSE_ERROR, "CUPTI returned records it could not parse"},
+    };
+    uint32_t f = atomic_load_explicit(&a->flags_seen, memory_order_relaxed);
+    for (size_t i = 0; i < sizeof seen / sizeof seen[0]; i++)
+        if ((f & seen[i].bit) && !(health_s.seen_noted & seen[i].bit)) {
+            health_s.seen_noted |= seen[i].bit;
+            agent_note(a, seen[i].bit == AGENT_SEEN_DECLINED ? 1 : 2, "%s", seen[i].text);
+        }
+}
+
+/* Write the row for one second (and its loss rows). */
+static void health_write(agent *a, uint64_t second)
+{
+    static struct row_arg r;   /* health thread only; too big for a stack */
+    uint64_t cur[C_COUNT], *prev = health_s.prev;
+    uint64_t by_kind[CUPSTORE_KIND_MAX] = {0};
+    uint32_t kinds = (uint32_t)atomic_load(&a->kinds);
+    int st = atomic_load(&a->state);
+
+    health_query_drops(a);
+    for (unsigned i = 0; i < C_COUNT; i++) {
+        uint64_t v = atomic_load_explicit(&a->c[i], memory_order_relaxed);
+        cur[i] = v - prev[i];
+        prev[i] = v;
+    }
+    memset(&r, 0, sizeof r);
+    cupstore_health *h = &r.h;
+    h->second = second;
+    h->heartbeat_ns = agent_real_ns();
+    h->epoch = a->epoch;
+    h->kinds_enabled = kinds;
+    h->ctl_gen_applied = atomic_load(&a->ctl_gen_applied);
+    h->ctl_gen_seen = atomic_load(&a->ctl_gen_seen);
+    h->buf_requested = cur[C_BUF_REQUESTED];
+    h->buf_provided = cur[C_BUF_PROVIDED];
+    h->buf_declined = cur[C_BUF_DECLINED];
+    h->buf_completed = cur[C_BUF_COMPLETED];
+    h->buf_consumed = cur[C_BUF_CONSUMED];
+    h->buf_foreign = cur[C_BUF_FOREIGN] + cur[C_BUF_DUPLICATE];
+    h->bytes_delivered = cur[C_BYTES];
+    if (a->pool_ready) {
+        h->buf_outstanding = atomic_load(&a->pool.outstanding);
+        h->pool_limit = atomic_load(&a->pool.limit);
+        h->pool_high_water = atomic_load(&a->pool.high_water);
+    }
+    h->records_parsed = cur[C_RECORDS_PARSED];
+    h->records_stored = cur[C_RECORDS_STORED];
+    for (unsigned d = 0; d < AGENT_DEVS; d++)
+        for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++) {
+            uint64_t n = cur[agent_c_rec(d, k)];
+            by_kind[k] += n;
+            if (d < CUPSTORE_DEVICE_MAX)
+                h->records_by_device[d] += n;
+        }
+    memcpy(h->records_by_kind, by_kind, sizeof by_kind);
+    for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
+        for (unsigned d = 0; d < AGENT_DEVS; d++)
+            for (unsigned k = 0; k < AGENT_KINDS; k++) {
+                uint64_t n = cur[agent_c_loss(l, d, k)];
+                if (!n)
+                    continue;
+                h->loss[l] += n;
+                r.rows[r.nrows++] = (cupstore_loss_row){
+                    .second = second, .loss = (uint8_t)l,
+                    .kind = k == AGENT_KIND_ALL ? CUPSTORE_KIND_ALL : (uint8_t)k,
+                    .device = d == AGENT_DEV_NONE ? CUPSTORE_DEVICE_NONE : (uint16_t)d,
+                    .count = n};
+                if (l == CUPSTORE_LOSS_CUPTI_DROPPED && k == AGENT_KIND_ALL)
+                    health_estimate(&r, second, d, n, by_kind, kinds);
+            }
+    for (unsigned i = 0; i < 8; i++)
+        h->overhead_by_type[i] = cur[C_OVH + i];
+    h->queue_depth = (uint32_t)agent_queue_depth(&a->queue);
+    h->queue_high_water = (uint32_t)atomic_load(&a->queue.high_water);
+    h->queue_capacity = (uint32_t)a->queue.capacity;
+    lat_fill(&h->req_lat, &a->req_lat, &health_s.req_prev);
+    lat_fill(&h->cmp_lat, &a->cmp_lat, &health_s.cmp_prev);
+    lat_fill(&h->commit_lat, &a->commit_lat, &health_s.commit_prev);
+    {
+        agent_hist_snap s;
+        agent_hist_take(&a->batch_size, &health_s.batch_prev, &s);
+        h->batch_records_p50 = (uint32_t)agent_hist_quantile(&s, 0.5);
+    }
+    h->store_refused = (uint32_t)cur[C_STORE_REFUSED];
+    if (kinds == 0)
+        h->flags |= CUPSTORE_HF_DORMANT;
+    if (st == AGENT_STOPPING || st == AGENT_STOPPED)
+        h->flags |= CUPSTORE_HF_STOPPING;
+    if (st == AGENT_OFF)
+        h->flags |= CUPSTORE_HF_DISABLED;
+    if (a->cfg.sink == AGENT_SINK_NULL)
+        h->flags |= CUPSTORE_HF_COUNT_ONLY;
+
+    int rc = txn_retry_put(a, put_row, &r);
+    if (rc) {
+        agent_count(a, C_STORE_REFUSED, 1);
+        agent_log(a, 1, "health row for %llu not written: %s", (unsigned long long)second,
+                  cupstore_strerror(rc));
+    }
+    health_notes(a);
+    uint32_t mask = atomic_load(&a->device_mask);
+    if (mask != health_s.devices_noted) {
+        health_s.devices_noted = mask;
+        (void)txn_retry_put(a, put_devices, &mask);
+    }
+    (void)cupstore_env_reader_check(a->env);
+}
+
+static void *health_main(void *arg)
+{
+    agent *a = arg;
+    uint64_t next = (agent_real_ns() / HEALTH_TICK_NS + 1) * HEALTH_TICK_NS;
+
+    agent_thread_enter();
+    for (;;) {
+        struct timespec ts = {(time_t)(next / 1000000000u), (long)(next % 1000000000u)};
+        pthread_mutex_lock(&a->health_lock);
+        while (!atomic_load(&a->health_quit) && agent_real_ns() < next)
+            if (pthread_cond_timedwait(&a->health_cond, &a->health_lock, &ts) == ETIMEDOUT)
+                break;
+        pthread_mutex_unlock(&a->health_lock);
+        if (atomic_load(&a->health_quit))
+            break;
+        if (next % 1000000000u == 0)
+            health_write(a, next / 1000000000u - 1);
+        health_poll_control(a);
+        uint64_t now = agent_real_ns();
+        next += HEALTH_TICK_NS;
+        if (next <= now)   /* fell behind (suspended?): realign */
+            next = (now / HEALTH_TICK_NS + 1) * HEALTH_TICK_NS;
+    }
+    /* last (partial) second: carries the stop protocol's counts */
+    health_write(a, agent_real_ns() / 1000000000u);
+    return NULL;
+}
+
+int agent_health_start(agent *a)
+{
+    atomic_store(&a->health_quit, 0);
+    int rc = pthread_create(&a->health_th, NULL, health_main, a);
+    a->health_up = rc == 0;
+    return rc;
+}
+
+int agent_health_stop(agent *a, uint32_t timeout_ms)
+{
+    struct timespec ts;
+    if (!a->health_up)
+        return 0;
+    pthread_mutex_lock(&a->health_lock);
+    atomic_store(&a->health_quit, 1);
+    pthread_cond_broadcast(&a->health_cond);
+    pthread_mutex_unlock(&a->health_lock);
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += timeout_ms / 1000;
+    ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    int rc = pthread_timedjoin_np(a->health_th, NULL, &ts);
+    if (rc == 0)
+        a->health_up = false;
+    return rc;
+}

@@ -1,0 +1,210 @@
+/*
+ * agent_int.h - the agent's one state struct and the functions its parts
+ * share.  The agent is a guest in someone else's process: everything here
+ * lives in one struct (agent_g), reached by the CUPTI callbacks (which
+ * carry no user pointer) and by the agent's own threads.
+ *
+ * Threads: CUPTI's callback threads (bufferRequested on every CUDA-calling
+ * thread, bufferCompleted on CUPTI's worker), the consumer, the health
+ * thread (1 Hz rows, control polling every 200 ms), the stop thread
+ * (signals), and a short-lived flush watchdog thread during stop.
+ */
+#ifndef AGENT_INT_H
+#define AGENT_INT_H
+
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "agent_config.h"
+#include "agent_cupti.h"
+#include "agent_hist.h"
+#include "agent_names.h"
+#include "agent_pool.h"
+#include "agent_queue.h"
+#include "cupstore.h"
+
+#define AGENT_VERSION "cuptop-agent " PACKAGE_VERSION
+
+/* Counter matrix dimensions: devices 0..15 plus "none"; kinds plus "all". */
+#define AGENT_DEVS (CUPSTORE_DEVICE_MAX + 1)
+#define AGENT_DEV_NONE CUPSTORE_DEVICE_MAX
+#define AGENT_KINDS (CUPSTORE_KIND_MAX + 1)
+#define AGENT_KIND_ALL CUPSTORE_KIND_MAX
+#define AGENT_CTX_MAX 64
+#define AGENT_BATCH_MAX 16384           /* records per chunk               */
+#define AGENT_BATCH_NS 50000000ull      /* commit at least every 50 ms     */
+#define AGENT_DISCARD_N 8               /* discard buffers (API < 27)      */
+#define AGENT_DISCARD_SIZE ((size_t)256 << 10)
+
+/* Scalar counters (cumulative, relaxed atomics; diffed each second). */
+enum {
+    C_BUF_REQUESTED = 0,
+    C_BUF_PROVIDED,
+    C_BUF_DECLINED,
+    C_BUF_COMPLETED,
+    C_BUF_CONSUMED,
+    C_BUF_FOREIGN,
+    C_BUF_DUPLICATE,
+    C_BYTES,
+    C_RECORDS_PARSED,
+    C_RECORDS_STORED,
+    C_STORE_REFUSED,        /* write transactions refused               */
+    C_SCALARS,
+    /* records parsed by device slot and kind */
+    C_REC = C_SCALARS,
+    /* loss by class, device slot, kind slot (AGENT_KIND_ALL = all kinds) */
+    C_LOSS = C_REC + AGENT_DEVS * CUPSTORE_KIND_MAX,
+    C_OVH = C_LOSS + CUPSTORE_LOSS_MAX * AGENT_DEVS * AGENT_KINDS,
+    C_COUNT = C_OVH + 8,
+};
+
+static inline unsigned agent_c_rec(unsigned dev, unsigned kind)
+{
+    return C_REC + dev * CUPSTORE_KIND_MAX + kind;
+}
+static inline unsigned agent_c_loss(unsigned loss, unsigned dev, unsigned kind)
+{
+    return C_LOSS + (loss * AGENT_DEVS + dev) * AGENT_KINDS + kind;
+}
+/* device index (or CUPSTORE_DEVICE_NONE) -> counter slot */
+static inline unsigned agent_dev_slot(uint16_t dev)
+{
+    return dev < CUPSTORE_DEVICE_MAX ? dev : AGENT_DEV_NONE;
+}
+
+typedef enum agent_state {
+    AGENT_OFF = 0,          /* not started, or stepped aside for good     */
+    AGENT_RUNNING,
+    AGENT_STOPPING,
+    AGENT_STOPPED,          /* stop protocol done                         */
+    AGENT_CHILD,            /* forked child: new session on first use     */
+} agent_state;
+
+typedef struct agent_ctx {
+    CUcontext cu;           /* NULL: free slot                            */
+    uint32_t id;
+    uint16_t device;
+    bool live;
+} agent_ctx;
+
+/* Per-session state of the consumer thread (consumer-only). */
+typedef struct agent_consumer {
+    cupstore_record *batch;
+    uint32_t n;
+    uint64_t first_mono;    /* when the batch got its first record        */
+    uint32_t counts[AGENT_DEVS][CUPSTORE_KIND_MAX];   /* batch's records  */
+    agent_names names;
+    bool refused_noted;
+} agent_consumer;
+
+typedef struct agent {
+    agent_config cfg;
+    agent_cupti cupti;
+    uint32_t api_version;
+    _Atomic int state;
+    _Atomic int kinds;                /* mask currently enabled           */
+    bool loaded_cupti;
+    bool have_resource_cb;
+    CUpti_SubscriberHandle subscriber;
+    int session_pid;                  /* process that owns the session    */
+
+    /* store */
+    cupstore_env *env;
+    char *session_id;
+    uint32_t epoch;
+    uint64_t epoch_start_ns;
+    uint32_t epoch_kinds;             /* kinds of the open epoch          */
+    uint64_t epoch_ctl_gen;           /* generation that opened it        */
+    _Atomic uint64_t ctl_gen_applied, ctl_gen_seen;
+
+    /* buffer path */
+    agent_pool pool;
+    agent_queue queue;
+    bool pool_ready;
+    _Atomic uint32_t threads_seen;
+    uint8_t *discard[AGENT_DISCARD_N];
+    _Atomic uint32_t discard_next;
+    bool use_discard;                 /* CUPTI API version < 27           */
+
+    /* counters */
+    _Atomic uint64_t c[C_COUNT];
+    agent_hist req_lat, cmp_lat, commit_lat, batch_size;
+    _Atomic uint32_t flags_seen;      /* AGENT_SEEN_* for the health notes */
+
+    /* contexts (resource callbacks), guarded by ctx_lock */
+    pthread_mutex_t ctx_lock;
+    agent_ctx ctx[AGENT_CTX_MAX];
+    _Atomic uint32_t device_mask;
+    uint64_t dropped_at_destroy[AGENT_DEVS];   /* under ctx_lock          */
+
+    /* threads */
+    pthread_t consumer_th, health_th, stop_th;
+    bool consumer_up, health_up, stop_up;
+    _Atomic int consumer_quit, health_quit, stop_quit;
+    _Atomic int consumer_busy;        /* a buffer is being parsed         */
+    _Atomic uint64_t batch_pending;   /* records in the unstored batch     */
+    pthread_mutex_t health_lock;
+    pthread_cond_t health_cond;
+    agent_consumer cons;
+
+    /* stop */
+    sem_t stop_sem;
+    _Atomic int stop_signal;          /* signal that asked for a stop     */
+    _Atomic int stop_done;
+    pthread_mutex_t stop_lock;        /* one stop protocol at a time      */
+    int exit_path, exit_detail;
+} agent;
+
+enum {
+    AGENT_SEEN_FOREIGN = 1u << 0,
+    AGENT_SEEN_DUPLICATE = 1u << 1,
+    AGENT_SEEN_OVERFLOW = 1u << 2,
+    AGENT_SEEN_DECLINED = 1u << 3,
+    AGENT_SEEN_PARSE_ERROR = 1u << 4,
+    AGENT_SEEN_ZERO_TS = 1u << 5,
+};
+
+extern agent agent_g;
+
+/* agent_main.c */
+uint64_t agent_mono_ns(void);
+uint64_t agent_real_ns(void);
+void agent_log(agent *a, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/** Write a note to the session (own short txn; never from a callback). */
+void agent_note(agent *a, uint32_t level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+uint16_t agent_ctx_device(uint32_t ctx_id, void *arg);
+static inline void agent_count(agent *a, unsigned idx, uint64_t n)
+{
+    atomic_fetch_add_explicit(&a->c[idx], n, memory_order_relaxed);
+}
+/** Walk a buffer and add its records to loss class `loss` per kind and
+ *  device (the rare paths: overflow, discard, foreign, tail).
+ *  @return the number of records. */
+uint64_t agent_count_lost(agent *a, uint8_t *buf, size_t valid, unsigned loss);
+/** Enable/disable CUPTI kinds to reach mask; returns the first error. */
+int agent_apply_kinds(agent *a, uint32_t mask);
+
+/* agent_consumer.c */
+int agent_consumer_start(agent *a);
+/** Ask the consumer to finish (commit its batch) and join it, waiting at
+ *  most timeout_ms.  @return 0, or ETIMEDOUT (thread left running). */
+int agent_consumer_stop(agent *a, uint32_t timeout_ms);
+
+/* agent_health.c */
+int agent_health_start(agent *a);
+int agent_health_stop(agent *a, uint32_t timeout_ms);
+/** Open the first epoch and write the session metadata. */
+void agent_health_begin_session(agent *a, const char *cupti_note);
+
+/* agent_stop.c */
+void agent_stop_install(agent *a);
+/** Run the stop protocol once (later callers wait for the first). */
+void agent_stop_run(agent *a, int exit_path, int detail);
+/** Mark this thread as one of the agent's (signal handlers skip waits). */
+void agent_thread_enter(void);
+
+#endif /* AGENT_INT_H */

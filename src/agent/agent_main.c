@@ -1,0 +1,575 @@
+/*
+ * agent_main.c - the entry point (InitializeInjection), session start, and
+ * the two CUPTI buffer callbacks: the only agent code that runs on the
+ * application's and CUPTI's threads.  Callbacks: bounds check, count,
+ * O(1) enqueue, return.
+ */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent_int.h"
+#include "agent_norm.h"
+
+agent agent_g = {
+    .ctx_lock = PTHREAD_MUTEX_INITIALIZER,
+    .health_lock = PTHREAD_MUTEX_INITIALIZER,
+    .health_cond = PTHREAD_COND_INITIALIZER,
+    .stop_lock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+/* Per-thread flag for pool sizing by threads (set once per thread). */
+static _Thread_local bool agent_tls_seen;
+
+uint64_t agent_mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t agent_real_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* stderr only when CUPTOP_LOG asks (level <= log) or stderr is a terminal
+ * (warnings only); never stdout. */
+void agent_log(agent *a, int level, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    if (!(a->cfg.log >= level || (level <= 1 && isatty(STDERR_FILENO))))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "cuptop-agent[%d]: %s\n", (int)getpid(), line);
+}
+
+void agent_note(agent *a, uint32_t level, const char *fmt, ...)
+{
+    cupstore_note n = {.time_ns = agent_real_ns(), .level = level};
+    cupstore_txn *txn;
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(n.text, sizeof n.text, fmt, ap);
+    va_end(ap);
+    agent_log(a, level >= 1 ? 1 : 2, "%s", n.text);
+    if (!a->env || a->session_pid != getpid())
+        return;
+    for (int attempt = 0; attempt < 4; attempt++) {
+        int rc = cupstore_txn_begin(a->env, true, &txn);
+        if (rc == 0) {
+            rc = cupstore_note_put(txn, &n);
+            if (rc == 0)
+                rc = cupstore_txn_commit(txn);
+            else
+                cupstore_txn_abort(txn);
+        }
+        if (rc != EAGAIN)
+            break;
+    }
+}
+
+uint16_t agent_ctx_device(uint32_t ctx_id, void *arg)
+{
+    agent *a = arg;
+    uint16_t dev = CUPSTORE_DEVICE_NONE;
+    pthread_mutex_lock(&a->ctx_lock);
+    for (int i = 0; i < AGENT_CTX_MAX; i++)
+        if (a->ctx[i].cu && a->ctx[i].id == ctx_id) {
+            dev = a->ctx[i].device;
+            break;
+        }
+    pthread_mutex_unlock(&a->ctx_lock);
+    return dev;
+}
+
+uint64_t agent_count_lost(agent *a, uint8_t *buf, size_t valid, unsigned loss)
+{
+    CUpti_Activity *rec = NULL;
+    uint64_t n = 0;
+    cupstore_record r;
+    const char *name;
+
+    if (!buf || !a->cupti.ActivityGetNextRecord)
+        return 0;
+    for (;;) {
+        CUptiResult st = a->cupti.ActivityGetNextRecord(buf, valid, &rec);
+        if (st != CUPTI_SUCCESS)
+            break;
+        /* Device is only known from the record itself here: the context
+         * map takes a lock, which a callback must not wait on for long. */
+        agent_norm_record(rec, &r, &name, NULL, NULL);
+        agent_count(a, agent_c_loss(loss, agent_dev_slot(r.device), r.kind), 1);
+        n++;
+    }
+    return n;
+}
+
+int agent_apply_kinds(agent *a, uint32_t mask)
+{
+    uint32_t cur = (uint32_t)atomic_load(&a->kinds);
+    int first_err = 0;
+
+    for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++) {
+        bool want = mask & (1u << k), have = cur & (1u << k);
+        CUpti_ActivityKind ck[2];
+        size_t n = agent_norm_cupti_kinds((cupstore_kind)k, ck);
+        if (want == have)
+            continue;
+        for (size_t i = 0; i < n; i++) {
+            CUptiResult r = want ? a->cupti.ActivityEnable(ck[i]) : a->cupti.ActivityDisable(ck[i]);
+            /* MEMCPY2 (peer copies) is optional: not every CUPTI has it. */
+            if (r != CUPTI_SUCCESS && i == 0 && !first_err) {
+                first_err = (int)r;
+                agent_note(a, 1, "cuptiActivity%s(%s): %s", want ? "Enable" : "Disable",
+                           cupstore_kind_name(k), agent_cupti_strerror(&a->cupti, r));
+            }
+        }
+        if (want)
+            cur |= 1u << k;
+        else
+            cur &= ~(1u << k);
+    }
+    atomic_store(&a->kinds, (int)cur);
+    return first_err;
+}
+
+/* ---- CUPTI buffer callbacks ------------------------------------------- */
+
+/* Returns a discard buffer for API < 27 (a NULL there crashes CUPTI).
+ * Several small buffers, round robin, so concurrent threads rarely share
+ * one; their records are counted as DECLINED when they complete. */
+static uint8_t *agent_discard_get(agent *a)
+{
+    uint32_t i = atomic_fetch_add_explicit(&a->discard_next, 1, memory_order_relaxed);
+    return a->discard[i % AGENT_DISCARD_N];
+}
+
+static bool agent_is_discard(agent *a, const uint8_t *buf)
+{
+    for (int i = 0; i < AGENT_DISCARD_N; i++)
+        if (a->discard[i] && a->discard[i] == buf)
+            return true;
+    return false;
+}
+
+int agent_session_start(agent *a);
+
+static void CUPTIAPI agent_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+    agent *a = &agent_g;
+    uint64_t t0 = agent_mono_ns();
+    int slot = -1;
+    uint8_t *buf = NULL;
+
+    *max_records = 0;
+    if (atomic_load_explicit(&a->state, memory_order_acquire) == AGENT_CHILD)
+        (void)agent_session_start(a);   /* forked child: a session of its own */
+    agent_count(a, C_BUF_REQUESTED, 1);
+    if (!agent_tls_seen) {
+        agent_tls_seen = true;
+        uint32_t t = atomic_fetch_add_explicit(&a->threads_seen, 1, memory_order_relaxed) + 1;
+        if (!a->cfg.pool_explicit && a->pool_ready) {
+            uint32_t want = AGENT_DEFAULT_POOL_MIN + 2 * t;
+            if (want > atomic_load_explicit(&a->pool.limit, memory_order_relaxed))
+                agent_pool_set_limit(&a->pool, want);
+        }
+    }
+    if (a->pool_ready && atomic_load_explicit(&a->state, memory_order_acquire) == AGENT_RUNNING)
+        slot = agent_pool_get(&a->pool, &buf);
+    if (slot >= 0) {
+        agent_count(a, C_BUF_PROVIDED, 1);
+        *buffer = buf;
+        *size = a->pool.buf_size;
+    } else {
+        agent_count(a, C_BUF_DECLINED, 1);
+        atomic_fetch_or_explicit(&a->flags_seen, AGENT_SEEN_DECLINED, memory_order_relaxed);
+        if (a->use_discard && a->discard[0]) {
+            *buffer = agent_discard_get(a);
+            *size = AGENT_DISCARD_SIZE;
+        } else {
+            *buffer = NULL;
+            *size = 0;
+        }
+    }
+    agent_hist_add(&a->req_lat, agent_mono_ns() - t0);
+}
+
+static void CUPTIAPI agent_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer,
+                                            size_t size, size_t valid)
+{
+    agent *a = &agent_g;
+    uint64_t t0 = agent_mono_ns();
+    (void)ctx;
+    (void)stream;
+
+    if (!buffer)
+        return;
+    agent_count(a, C_BUF_COMPLETED, 1);
+    agent_count(a, C_BYTES, valid);
+    if (agent_is_discard(a, buffer)) {
+        /* API < 27: records CUPTI wrote into a declined (discard) buffer */
+        agent_count_lost(a, buffer, valid > AGENT_DISCARD_SIZE ? AGENT_DISCARD_SIZE : valid,
+                         CUPSTORE_LOSS_DECLINED);
+        agent_count(a, C_BUF_CONSUMED, 1);
+        goto out;
+    }
+    int slot = a->pool_ready ? agent_pool_find(&a->pool, buffer) : -1;
+    if (slot < 0) {
+        /* Another CUPTI client's buffer: count its records as a conflict;
+         * never free or reuse it (it is not ours). */
+        agent_count(a, C_BUF_FOREIGN, 1);
+        atomic_fetch_or_explicit(&a->flags_seen, AGENT_SEEN_FOREIGN, memory_order_relaxed);
+        uint64_t n = agent_count_lost(a, buffer, valid, CUPSTORE_LOSS_CONFLICT);
+        if (n == 0)
+            agent_count(a, agent_c_loss(CUPSTORE_LOSS_CONFLICT, AGENT_DEV_NONE, AGENT_KIND_ALL), 1);
+        goto out;
+    }
+    if (!agent_pool_complete(&a->pool, slot)) {
+        /* Completed twice (or never handed out by this pool's state): the
+         * content belongs to the first completion; count the anomaly. */
+        agent_count(a, C_BUF_DUPLICATE, 1);
+        atomic_fetch_or_explicit(&a->flags_seen, AGENT_SEEN_DUPLICATE, memory_order_relaxed);
+        agent_count(a, agent_c_loss(CUPSTORE_LOSS_CONFLICT, AGENT_DEV_NONE, AGENT_KIND_ALL), 1);
+        goto out;
+    }
+    if (valid > a->pool.buf_size)
+        valid = a->pool.buf_size;   /* bounds check: never read past ours */
+    int st = atomic_load_explicit(&a->state, memory_order_acquire);
+    if (st != AGENT_RUNNING && st != AGENT_STOPPING) {
+        /* no consumer any more: the records are tail loss */
+        agent_count_lost(a, buffer, valid, CUPSTORE_LOSS_TAIL);
+        agent_count(a, C_BUF_CONSUMED, 1);
+        agent_pool_put(&a->pool, slot);
+        goto out;
+    }
+    agent_qitem it = {.buf = buffer, .size = size, .valid = valid, .slot = (uint32_t)slot,
+                      .mono_ns = t0};
+    if (!agent_queue_push(&a->queue, &it)) {
+        /* Queue full: app-side loss, counted exactly by walking this one
+         * buffer (the overflow path only), then the buffer is recycled. */
+        atomic_fetch_or_explicit(&a->flags_seen, AGENT_SEEN_OVERFLOW, memory_order_relaxed);
+        agent_count_lost(a, buffer, valid, CUPSTORE_LOSS_QUEUE_OVERFLOW);
+        agent_count(a, C_BUF_CONSUMED, 1);
+        agent_pool_put(&a->pool, slot);
+    }
+out:
+    agent_hist_add(&a->cmp_lat, agent_mono_ns() - t0);
+}
+
+/* ---- Resource callbacks: contexts -> devices, last-context stop -------- */
+
+static void agent_ctx_created(agent *a, CUcontext cu)
+{
+    uint32_t id = 0, dev = UINT32_MAX;
+    if (a->cupti.GetContextId)
+        (void)a->cupti.GetContextId(cu, &id);
+    if (a->cupti.GetDeviceId)
+        (void)a->cupti.GetDeviceId(cu, &dev);
+    uint16_t d = agent_norm_device(dev);
+    pthread_mutex_lock(&a->ctx_lock);
+    for (int i = 0; i < AGENT_CTX_MAX; i++)
+        if (!a->ctx[i].cu) {
+            a->ctx[i] = (agent_ctx){.cu = cu, .id = id, .device = d, .live = true};
+            break;
+        }
+    pthread_mutex_unlock(&a->ctx_lock);
+    if (d != CUPSTORE_DEVICE_NONE)
+        atomic_fetch_or(&a->device_mask, 1u << d);
+}
+
+/* Returns true when the last live context is going away. */
+static bool agent_ctx_destroying(agent *a, CUcontext cu)
+{
+    int live = 0;
+    size_t n = 0;
+    pthread_mutex_lock(&a->ctx_lock);
+    for (int i = 0; i < AGENT_CTX_MAX; i++) {
+        if (a->ctx[i].cu == cu) {
+            /* Collect its drop count now: the context will be gone when
+             * the health thread next asks. */
+            if (a->cupti.ActivityGetNumDroppedRecords &&
+                a->cupti.ActivityGetNumDroppedRecords(cu, 0, &n) == CUPTI_SUCCESS)
+                a->dropped_at_destroy[agent_dev_slot(a->ctx[i].device)] += n;
+            a->ctx[i].cu = NULL;
+            a->ctx[i].live = false;
+        } else if (a->ctx[i].cu) {
+            live++;
+        }
+    }
+    pthread_mutex_unlock(&a->ctx_lock);
+    return live == 0;
+}
+
+static void CUPTIAPI agent_resource_cb(void *userdata, CUpti_CallbackDomain domain,
+                                       CUpti_CallbackId cbid, const void *data)
+{
+    agent *a = userdata;
+    const CUpti_ResourceData *rd = data;
+    if (domain != CUPTI_CB_DOMAIN_RESOURCE || !rd)
+        return;
+    if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+        int st = atomic_load(&a->state);
+        if (st == AGENT_CHILD || (st == AGENT_STOPPED && a->exit_path == CUPSTORE_EXIT_CTX_DESTROY))
+            (void)agent_session_start(a);   /* new work after a device reset */
+        agent_ctx_created(a, rd->context);
+    } else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+        if (agent_ctx_destroying(a, rd->context) && atomic_load(&a->state) == AGENT_RUNNING &&
+            a->session_pid == getpid())
+            agent_stop_run(a, CUPSTORE_EXIT_CTX_DESTROY, 0);
+    }
+}
+
+/* ---- Session start ----------------------------------------------------- */
+
+static const char *agent_getenv(const char *name, void *arg)
+{
+    (void)arg;
+    return getenv(name);
+}
+
+static void agent_reset_counters(agent *a)
+{
+    for (unsigned i = 0; i < C_COUNT; i++)
+        atomic_store_explicit(&a->c[i], 0, memory_order_relaxed);
+    memset(&a->req_lat, 0, sizeof a->req_lat);
+    memset(&a->cmp_lat, 0, sizeof a->cmp_lat);
+    memset(&a->commit_lat, 0, sizeof a->commit_lat);
+    memset(&a->batch_size, 0, sizeof a->batch_size);
+    atomic_store(&a->flags_seen, 0);
+    atomic_store(&a->ctl_gen_applied, 0);
+    atomic_store(&a->ctl_gen_seen, 0);
+    memset(a->dropped_at_destroy, 0, sizeof a->dropped_at_destroy);
+}
+
+static int agent_open_store(agent *a)
+{
+    char *dir = NULL;
+    int rc = cupstore_dir_resolve(a->cfg.store[0] ? a->cfg.store : NULL, &dir);
+    if (rc == 0)
+        rc = cupstore_dir_prepare(dir);
+    if (rc == 0) {
+        cupstore_open_opts o = {.map_max = a->cfg.map_max};
+        if (a->cfg.map_max && a->cfg.map_max < ((uint64_t)64 << 20))
+            o.map_initial = a->cfg.map_max;
+        free(a->session_id);
+        a->session_id = NULL;
+        rc = cupstore_session_create(&a->env, &a->session_id, dir, (int)getpid(), &o);
+    }
+    if (rc)
+        agent_log(a, 1, "cannot open the store %s: %s; not tracing", dir ? dir : "(none)",
+                  cupstore_strerror(rc));
+    free(dir);
+    return rc;
+}
+
+/* Step aside for good: record why, write a final status (DETACH). */
+static void agent_detach(agent *a, const char *why)
+{
+    agent_note(a, 2, "agent disabled: %s", why);
+    if (a->env) {
+        cupstore_txn *txn;
+        cupstore_final f = {.end_ns = agent_real_ns(), .exit_path = CUPSTORE_EXIT_DETACH};
+        if (cupstore_txn_begin(a->env, true, &txn) == 0) {
+            if (cupstore_final_put(txn, &f) == 0)
+                (void)cupstore_txn_commit(txn);
+            else
+                cupstore_txn_abort(txn);
+        }
+        (void)cupstore_env_sync(a->env);
+    }
+    atomic_store(&a->state, AGENT_OFF);
+}
+
+/* Set the attributes CUPTI reads before callbacks are registered. */
+static void agent_set_attributes(agent *a)
+{
+    if (!a->cupti.ActivitySetAttribute)
+        return;
+    if (a->cfg.device_buffer_size) {
+        size_t v = a->cfg.device_buffer_size, sz = sizeof v;
+        CUptiResult r = a->cupti.ActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &sz, &v);
+        if (r != CUPTI_SUCCESS)
+            agent_note(a, 1, "CUPTOP_DEVICE_BUFFER_SIZE not applied: %s",
+                       agent_cupti_strerror(&a->cupti, r));
+    }
+    if (a->cfg.device_buffer_pool_limit) {
+        size_t v = a->cfg.device_buffer_pool_limit, sz = sizeof v;
+        CUptiResult r = a->cupti.ActivitySetAttribute(
+            CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT, &sz, &v);
+        if (r != CUPTI_SUCCESS)
+            agent_note(a, 1, "CUPTOP_DEVICE_BUFFER_POOL_LIMIT not applied: %s",
+                       agent_cupti_strerror(&a->cupti, r));
+    }
+}
+
+/* Subscribe for resource callbacks; a refusal names the other client. */
+static void agent_subscribe(agent *a)
+{
+    CUptiResult r = CUPTI_ERROR_NOT_SUPPORTED;
+    char other[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = "";
+
+    a->have_resource_cb = false;
+    if (a->cupti.Subscribe_v2) {
+        CUpti_SubscriberParams p = {.structSize = CUpti_SubscriberParams_STRUCT_SIZE,
+                                    .subscriberName = "cuptop",
+                                    .oldSubscriberName = other,
+                                    .oldSubscriberSize = sizeof other - 1};
+        r = a->cupti.Subscribe_v2(&a->subscriber, agent_resource_cb, a, &p);
+    } else if (a->cupti.Subscribe) {
+        r = a->cupti.Subscribe(&a->subscriber, agent_resource_cb, a);
+    }
+    if (r == CUPTI_SUCCESS) {
+        if (a->cupti.EnableDomain &&
+            a->cupti.EnableDomain(1, a->subscriber, CUPTI_CB_DOMAIN_RESOURCE) == CUPTI_SUCCESS)
+            a->have_resource_cb = true;
+        return;
+    }
+    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+        other[sizeof other - 1] = '\0';
+        agent_count(a, agent_c_loss(CUPSTORE_LOSS_CONFLICT, AGENT_DEV_NONE, AGENT_KIND_ALL), 1);
+        agent_note(a, 2,
+                   "subscriber conflict: another CUPTI client is active (%s); continuing "
+                   "with activity records only (no per-device drops, no context-destroy flush)",
+                   other[0] ? other : "not named");
+    } else if (a->cupti.Subscribe || a->cupti.Subscribe_v2) {
+        agent_note(a, 1, "cuptiSubscribe failed: %s; no resource callbacks",
+                   agent_cupti_strerror(&a->cupti, r));
+    }
+}
+
+/* Start a session: store, CUPTI, buffers, threads, kinds.  Used by
+ * InitializeInjection, by a forked child on its first CUDA use, and after
+ * a device reset ended the previous session.  Serialised by stop_lock. */
+int agent_session_start(agent *a)
+{
+    char why[640];
+    int rc;
+
+    pthread_mutex_lock(&a->stop_lock);
+    int st = atomic_load(&a->state);
+    if (st == AGENT_RUNNING || st == AGENT_STOPPING ||
+        (st == AGENT_OFF && a->session_pid == getpid() && a->env)) {
+        pthread_mutex_unlock(&a->stop_lock);
+        return 0;
+    }
+    agent_reset_counters(a);
+    atomic_store(&a->stop_done, 0);
+    atomic_store(&a->stop_signal, 0);
+    a->exit_path = CUPSTORE_EXIT_UNKNOWN;
+    a->exit_detail = 0;
+    a->env = NULL;          /* a parent's env is never touched again */
+    a->session_pid = (int)getpid();
+    if (agent_open_store(a)) {
+        atomic_store(&a->state, AGENT_OFF);
+        pthread_mutex_unlock(&a->stop_lock);
+        return -1;
+    }
+    for (unsigned i = 0; i < a->cfg.nwarn; i++) {
+        agent_log(a, 1, "%s", a->cfg.warn[i]);
+        agent_note(a, 1, "%s", a->cfg.warn[i]);
+    }
+    if (!a->loaded_cupti) {
+        if (agent_cupti_load(&a->cupti, a->cfg.cupti_library, why, sizeof why)) {
+            agent_health_begin_session(a, why);
+            agent_detach(a, why);
+            pthread_mutex_unlock(&a->stop_lock);
+            return -1;
+        }
+        a->loaded_cupti = true;
+        rc = (int)a->cupti.GetVersion(&a->api_version);
+        if (rc != CUPTI_SUCCESS) {
+            snprintf(why, sizeof why, "cuptiGetVersion: %s",
+                     agent_cupti_strerror(&a->cupti, (CUptiResult)rc));
+            agent_health_begin_session(a, why);
+            agent_detach(a, why);
+            pthread_mutex_unlock(&a->stop_lock);
+            return -1;
+        }
+    }
+    a->use_discard = a->api_version < 27;
+    if (!a->pool_ready) {
+        uint32_t limit = a->cfg.pool_explicit ? a->cfg.pool : AGENT_DEFAULT_POOL_MIN;
+        uint32_t max = a->cfg.pool_explicit ? a->cfg.pool : AGENT_POOL_MAX;
+        if (agent_pool_init(&a->pool, a->cfg.buffer_size, limit, max)) {
+            agent_health_begin_session(a, NULL);
+            agent_detach(a, "out of memory for the buffer pool");
+            pthread_mutex_unlock(&a->stop_lock);
+            return -1;
+        }
+        a->pool_ready = true;
+    }
+    if (a->use_discard && !a->discard[0])
+        for (int i = 0; i < AGENT_DISCARD_N; i++)
+            a->discard[i] = aligned_alloc(AGENT_POOL_ALIGN, AGENT_DISCARD_SIZE);
+    agent_queue_free(&a->queue);
+    uint32_t qcap = a->cfg.queue ? a->cfg.queue : a->pool.max_slots;
+    if (agent_queue_init(&a->queue, qcap)) {
+        agent_health_begin_session(a, NULL);
+        agent_detach(a, "out of memory for the queue");
+        pthread_mutex_unlock(&a->stop_lock);
+        return -1;
+    }
+    bool first = a->subscriber == NULL;
+    if (first) {
+        agent_set_attributes(a);
+        agent_subscribe(a);
+    }
+    atomic_store(&a->state, AGENT_RUNNING);
+    if (agent_consumer_start(a) || agent_health_start(a)) {
+        agent_health_begin_session(a, NULL);
+        agent_detach(a, "cannot start the agent's threads");
+        pthread_mutex_unlock(&a->stop_lock);
+        return -1;
+    }
+    if (first) {
+        CUptiResult r = a->cupti.ActivityRegisterCallbacks(agent_buffer_requested,
+                                                           agent_buffer_completed);
+        if (r != CUPTI_SUCCESS) {
+            snprintf(why, sizeof why, "cuptiActivityRegisterCallbacks: %s",
+                     agent_cupti_strerror(&a->cupti, r));
+            agent_health_begin_session(a, why);
+            pthread_mutex_unlock(&a->stop_lock);
+            agent_stop_run(a, CUPSTORE_EXIT_DETACH, 0);
+            return -1;
+        }
+        if (a->cfg.flush_period_ms && a->cupti.ActivityFlushPeriod)
+            (void)a->cupti.ActivityFlushPeriod(a->cfg.flush_period_ms);
+    }
+    atomic_store(&a->kinds, 0);
+    if (!a->cfg.dormant)
+        (void)agent_apply_kinds(a, a->cfg.kinds);
+    agent_health_begin_session(a, NULL);
+    pthread_mutex_unlock(&a->stop_lock);
+    agent_stop_install(a);
+    return 0;
+}
+
+/** Entry point called by the CUDA driver (CUDA_INJECTION64_PATH) or by
+ *  cuptop-simapp.  Returns 1 (the driver ignores the value); on any
+ *  failure the agent records why and steps aside. */
+__attribute__((visibility("default"))) int InitializeInjection(void);
+
+__attribute__((visibility("default"))) int InitializeInjection(void)
+{
+    static atomic_int once;
+    agent *a = &agent_g;
+    if (atomic_exchange(&once, 1))
+        return 1;
+    agent_config_load(&a->cfg, agent_getenv, NULL);
+    (void)agent_session_start(a);
+    return 1;
+}

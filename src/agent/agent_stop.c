@@ -1,0 +1,398 @@
+/*
+ * agent_stop.c - the stop protocol and every path into it: atexit (return
+ * from main, exit()), SIGINT/SIGTERM/SIGHUP (chained to the host's
+ * handlers), SIGABRT (best effort), the last context's destruction, and a
+ * detach.  Also the fork rules (pthread_atfork).
+ *
+ * Signal safety: the protocol takes locks, commits LMDB transactions and
+ * calls CUPTI, none of which is async-signal-safe.  So the handler only
+ * posts a semaphore (sem_post is async-signal-safe) that wakes the agent's
+ * stop thread, then waits for it by polling an atomic flag with nanosleep
+ * (also async-signal-safe), at most the stop timeout plus a margin.  Then
+ * it chains: the host's handler is called; if the host had none (SIG_DFL)
+ * the default action is restored and the signal re-raised, so the process
+ * still dies of it.  A handler the host installs after the agent replaces
+ * ours: that signal then ends the session through atexit, or as a crash
+ * (stale heartbeat) if the process dies without exit().
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent_int.h"
+
+static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGABRT};
+#define NSIG_STOP (sizeof stop_signals / sizeof stop_signals[0])
+
+/* Previous dispositions, saved once when the agent installs its own. */
+static struct sigaction stop_old[NSIG_STOP];
+static bool stop_installed[NSIG_STOP];
+static _Thread_local bool agent_thread;   /* this thread is the agent's */
+
+void agent_thread_enter(void)
+{
+    sigset_t set;
+    agent_thread = true;
+    /* Signals go to the application's threads, never to ours: a handler
+     * on an agent thread would wait for itself. */
+    sigemptyset(&set);
+    for (size_t i = 0; i < NSIG_STOP; i++)
+        sigaddset(&set, stop_signals[i]);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
+
+static uint64_t ms_to_ns(uint32_t ms)
+{
+    return (uint64_t)ms * 1000000u;
+}
+
+static void step_record(cupstore_step *s, unsigned id, uint64_t t0, int rc, bool timed_out,
+                        agent *a)
+{
+    s->step = id;
+    s->start_mono_ns = t0;
+    s->end_mono_ns = agent_mono_ns();
+    s->rc = rc;
+    s->timed_out = timed_out;
+    s->queue_remaining = agent_queue_depth(&a->queue);
+}
+
+/* ---- forced flush under a watchdog --------------------------------------- */
+
+struct flush_job {
+    agent *a;
+    _Atomic int done;
+    CUptiResult rc;
+};
+
+static void *flush_main(void *arg)
+{
+    struct flush_job *j = arg;
+    agent_thread_enter();
+    j->rc = j->a->cupti.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    atomic_store_explicit(&j->done, 1, memory_order_release);
+    return NULL;
+}
+
+/* Run FlushAll(FORCED) on a helper thread and wait at most timeout: a
+ * flush that never returns must not hang the application's exit.  The job
+ * is static: a flush left running past the timeout still owns it. */
+static int stop_flush(agent *a, uint32_t timeout_ms, bool *timed_out)
+{
+    static struct flush_job job;
+    pthread_t th;
+    uint64_t deadline = agent_mono_ns() + ms_to_ns(timeout_ms);
+
+    *timed_out = false;
+    job.a = a;
+    atomic_store(&job.done, 0);
+    job.rc = CUPTI_SUCCESS;
+    if (pthread_create(&th, NULL, flush_main, &job) != 0) {
+        /* no thread: flush inline (no watchdog) rather than not at all */
+        return (int)a->cupti.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    }
+    while (!atomic_load_explicit(&job.done, memory_order_acquire)) {
+        if (agent_mono_ns() >= deadline) {
+            *timed_out = true;
+            pthread_detach(th);
+            return ETIMEDOUT;
+        }
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    pthread_join(th, NULL);
+    return (int)job.rc;
+}
+
+/* Wait until the queue is empty and the consumer holds no buffer. */
+static int stop_drain(agent *a, uint32_t timeout_ms)
+{
+    uint64_t deadline = agent_mono_ns() + ms_to_ns(timeout_ms);
+    while (agent_queue_depth(&a->queue) ||
+           atomic_load_explicit(&a->consumer_busy, memory_order_acquire)) {
+        if (agent_mono_ns() >= deadline)
+            return ETIMEDOUT;
+        agent_queue_kick(&a->queue);
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    return 0;
+}
+
+struct final_arg {
+    cupstore_final f;
+    cupstore_step steps[CUPSTORE_STEP_MAX];
+    unsigned nsteps;
+};
+
+static int put_final(cupstore_txn *txn, void *arg)
+{
+    struct final_arg *x = arg;
+    int rc = 0;
+    for (unsigned i = 0; i < x->nsteps && rc == 0; i++)
+        rc = cupstore_step_put(txn, &x->steps[i]);
+    if (rc == 0)
+        rc = cupstore_final_put(txn, &x->f);
+    return rc;
+}
+
+void agent_stop_run(agent *a, int exit_path, int detail)
+{
+    struct final_arg x;
+    uint32_t tmo = a->cfg.stop_timeout_ms;
+    uint64_t t0;
+    bool flush_to = false;
+    int rc, ok = 1;
+
+    if (a->session_pid != getpid())
+        return;   /* a forked child never touches its parent's session */
+    pthread_mutex_lock(&a->stop_lock);
+    if (atomic_load(&a->state) != AGENT_RUNNING) {
+        pthread_mutex_unlock(&a->stop_lock);
+        return;
+    }
+    atomic_store(&a->state, AGENT_STOPPING);
+    a->exit_path = exit_path;
+    a->exit_detail = detail;
+    memset(&x, 0, sizeof x);
+
+    /* 1. disable kinds: no new records */
+    t0 = agent_mono_ns();
+    rc = agent_apply_kinds(a, 0);
+    step_record(&x.steps[x.nsteps++], CUPSTORE_STEP_DISABLE, t0, rc, false, a);
+    ok &= rc == 0;
+
+    /* 2. forced flush under the watchdog */
+    t0 = agent_mono_ns();
+    rc = stop_flush(a, tmo, &flush_to);
+    step_record(&x.steps[x.nsteps++], CUPSTORE_STEP_FLUSH, t0, rc, flush_to, a);
+    x.f.flush_ok = rc == 0;
+    ok &= rc == 0;
+
+    /* 3. drain the queue */
+    t0 = agent_mono_ns();
+    rc = stop_drain(a, tmo);
+    step_record(&x.steps[x.nsteps++], CUPSTORE_STEP_DRAIN, t0, rc, rc == ETIMEDOUT, a);
+    ok &= rc == 0;
+
+    /* 4. commit: the consumer stores its last batch and exits */
+    t0 = agent_mono_ns();
+    rc = agent_consumer_stop(a, tmo);
+    step_record(&x.steps[x.nsteps++], CUPSTORE_STEP_COMMIT, t0, rc, rc == ETIMEDOUT, a);
+    ok &= rc == 0;
+
+    /* From here nothing consumes: buffers still queued, and the batch the
+     * consumer could not store, are tail loss. */
+    atomic_store(&a->state, AGENT_STOPPED);
+    uint64_t tail = 0;
+    if (rc == 0) {
+        agent_qitem it;
+        while (agent_queue_pop(&a->queue, &it)) {
+            tail += agent_count_lost(a, it.buf, it.valid, CUPSTORE_LOSS_TAIL);
+            agent_count(a, C_BUF_CONSUMED, 1);
+            agent_pool_put(&a->pool, (int)it.slot);
+        }
+    } else {
+        uint64_t pend = atomic_load(&a->batch_pending);
+        tail += pend;
+        if (pend)
+            agent_count(a, agent_c_loss(CUPSTORE_LOSS_TAIL, AGENT_DEV_NONE, AGENT_KIND_ALL), pend);
+    }
+    if (flush_to)
+        agent_note(a, 2, "final forced flush did not return within %u ms: records CUPTI still "
+                   "held are lost (count unknown)", tmo);
+
+    /* 5. close: the health thread writes its last row (with the tail), then
+     * the final status and the steps go in one transaction, synced. */
+    t0 = agent_mono_ns();
+    (void)agent_health_stop(a, tmo);
+    x.f.end_ns = agent_real_ns();
+    x.f.exit_path = (uint32_t)exit_path;
+    x.f.exit_detail = detail;
+    x.f.tail_lost = tail;
+    x.f.buffers_completed = atomic_load(&a->c[C_BUF_COMPLETED]);
+    x.f.buffers_consumed = atomic_load(&a->c[C_BUF_CONSUMED]);
+    x.f.records_stored = atomic_load(&a->c[C_RECORDS_STORED]);
+    step_record(&x.steps[x.nsteps], CUPSTORE_STEP_CLOSE, t0, 0, false, a);
+    x.nsteps++;
+    x.f.protocol_complete = (uint32_t)ok;
+    rc = 0;
+    if (a->env) {
+        for (int attempt = 0; attempt < 8; attempt++) {
+            cupstore_txn *txn;
+            rc = cupstore_txn_begin(a->env, true, &txn);
+            if (rc == 0) {
+                rc = put_final(txn, &x);
+                if (rc == 0)
+                    rc = cupstore_txn_commit(txn);
+                else
+                    cupstore_txn_abort(txn);
+            }
+            if (rc != EAGAIN)
+                break;
+        }
+        (void)cupstore_env_sync(a->env);
+    }
+    if (rc)
+        agent_log(a, 1, "final status not written: %s", cupstore_strerror(rc));
+    atomic_store(&a->stop_done, 1);
+    pthread_mutex_unlock(&a->stop_lock);
+}
+
+/* ---- exit paths ------------------------------------------------------------ */
+
+static void stop_atexit(void)
+{
+    agent *a = &agent_g;
+    int sig = atomic_load(&a->stop_signal);
+    if (sig)
+        agent_stop_run(a, CUPSTORE_EXIT_SIGNAL, sig);
+    else
+        agent_stop_run(a, CUPSTORE_EXIT_RETURN, 0);
+}
+
+static void *stop_thread_main(void *arg)
+{
+    agent *a = arg;
+    agent_thread_enter();
+    for (;;) {
+        while (sem_wait(&a->stop_sem) == -1 && errno == EINTR)
+            ;
+        if (atomic_load(&a->stop_quit))
+            return NULL;
+        int sig = atomic_load(&a->stop_signal);
+        agent_stop_run(a, sig == SIGABRT ? CUPSTORE_EXIT_ABORT : CUPSTORE_EXIT_SIGNAL, sig);
+        atomic_store(&a->stop_done, 1);
+    }
+}
+
+static int stop_index(int sig)
+{
+    for (size_t i = 0; i < NSIG_STOP; i++)
+        if (stop_signals[i] == sig)
+            return (int)i;
+    return -1;
+}
+
+static void stop_handler(int sig, siginfo_t *info, void *uctx)
+{
+    agent *a = &agent_g;
+    int saved_errno = errno;
+    int i = stop_index(sig);
+
+    if (!agent_thread && a->stop_up && a->session_pid == getpid() &&
+        atomic_load(&a->state) == AGENT_RUNNING) {
+        int expect = 0;
+        if (atomic_compare_exchange_strong(&a->stop_signal, &expect, sig))
+            sem_post(&a->stop_sem);
+        /* bounded wait: three protocol steps may each use the timeout */
+        uint64_t waited = 0, limit = ms_to_ns(a->cfg.stop_timeout_ms) * 4 + 1000000000ull;
+        while (!atomic_load(&a->stop_done) && waited < limit) {
+            struct timespec ts = {0, 1000000};
+            nanosleep(&ts, NULL);
+            waited += 1000000;
+        }
+    }
+    errno = saved_errno;
+    if (i < 0)
+        return;
+    const struct sigaction *old = &stop_old[i];
+    if (old->sa_flags & SA_SIGINFO) {
+        if (old->sa_sigaction)
+            old->sa_sigaction(sig, info, uctx);
+    } else if (old->sa_handler == SIG_IGN) {
+        return;
+    } else if (old->sa_handler == SIG_DFL) {
+        /* The host had no handler: die of the signal as it would have.
+         * The signal is blocked while we run, so it is delivered (with the
+         * default action) as soon as this handler returns. */
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        sigemptyset(&dfl.sa_mask);
+        sigaction(sig, &dfl, NULL);
+        raise(sig);
+    } else {
+        old->sa_handler(sig);
+    }
+}
+
+static void stop_install_signals(void)
+{
+    for (size_t i = 0; i < NSIG_STOP; i++) {
+        struct sigaction sa, cur;
+        if (stop_installed[i] || sigaction(stop_signals[i], NULL, &cur) != 0)
+            continue;
+        if (!(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_IGN)
+            continue;   /* the host ignores it (nohup): leave it alone */
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = stop_handler;
+        sa.sa_flags = SA_SIGINFO | SA_RESTART;
+        sigemptyset(&sa.sa_mask);
+        stop_old[i] = cur;
+        if (sigaction(stop_signals[i], &sa, NULL) == 0)
+            stop_installed[i] = true;
+    }
+}
+
+/* ---- fork ----------------------------------------------------------------- */
+
+static void atfork_prepare(void)
+{
+    agent *a = &agent_g;
+    /* Hold the locks a child could otherwise inherit in a locked state. */
+    pthread_mutex_lock(&a->ctx_lock);
+    if (a->pool_ready)
+        pthread_mutex_lock(&a->pool.lock);
+}
+
+static void atfork_parent(void)
+{
+    agent *a = &agent_g;
+    if (a->pool_ready)
+        pthread_mutex_unlock(&a->pool.lock);
+    pthread_mutex_unlock(&a->ctx_lock);
+}
+
+static void atfork_child(void)
+{
+    agent *a = &agent_g;
+    if (a->pool_ready)
+        pthread_mutex_unlock(&a->pool.lock);
+    pthread_mutex_unlock(&a->ctx_lock);
+    /* None of the parent's threads exist here, and its store env must
+     * never be used: forget both.  stop_lock may have been held by a
+     * parent thread: re-initialise it.  The child gets a session of its
+     * own on its first buffer request or context creation. */
+    pthread_mutex_init(&a->stop_lock, NULL);
+    pthread_mutex_init(&a->health_lock, NULL);
+    pthread_cond_init(&a->health_cond, NULL);
+    a->consumer_up = a->health_up = a->stop_up = false;
+    a->env = NULL;
+    sem_init(&a->stop_sem, 0, 0);
+    int st = atomic_load(&a->state);
+    if (st == AGENT_RUNNING || st == AGENT_STOPPING || st == AGENT_STOPPED)
+        atomic_store(&a->state, AGENT_CHILD);
+}
+
+void agent_stop_install(agent *a)
+{
+    static bool once;
+    if (!a->stop_up) {
+        if (sem_init(&a->stop_sem, 0, 0) == 0 &&
+            pthread_create(&a->stop_th, NULL, stop_thread_main, a) == 0)
+            a->stop_up = true;
+    }
+    if (once)
+        return;
+    once = true;
+    atexit(stop_atexit);
+    pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+    stop_install_signals();
+}
