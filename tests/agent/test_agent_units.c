@@ -1,0 +1,330 @@
+/*
+ * test_agent_units.c - the agent's CUDA-free parts: buffer pool, latency
+ * histograms, name interning, configuration parsing.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "agent_config.h"
+#include "cupstore.h"
+#include "agent_hist.h"
+#include "agent_names.h"
+#include "agent_pool.h"
+
+/* ---- pool ------------------------------------------------------------------ */
+
+static void test_pool_bounds_and_recycle(void **state)
+{
+    agent_pool p;
+    uint8_t *b[4], *x;
+    int s[4];
+    (void)state;
+
+    assert_int_equal(agent_pool_init(&p, 1000, 3, 3), 0);
+    assert_int_equal(p.buf_size % 64, 0);
+    for (int i = 0; i < 3; i++) {
+        s[i] = agent_pool_get(&p, &b[i]);
+        assert_true(s[i] >= 0);
+        assert_int_equal((uintptr_t)b[i] % AGENT_POOL_ALIGN, 0);
+        assert_int_equal(agent_pool_find(&p, b[i]), s[i]);
+    }
+    assert_int_equal(agent_pool_get(&p, &x), -1);          /* exhausted */
+    assert_int_equal(atomic_load(&p.outstanding), 3);
+    assert_int_equal(atomic_load(&p.high_water), 3);
+    /* foreign pointers are not ours */
+    uint8_t local[64];
+    assert_int_equal(agent_pool_find(&p, local), -1);
+    assert_int_equal(agent_pool_find(&p, b[0] + 8), -1);
+    /* complete once: ok; twice: detected */
+    assert_true(agent_pool_complete(&p, s[0]));
+    assert_false(agent_pool_complete(&p, s[0]));
+    assert_int_equal(atomic_load(&p.outstanding), 2);
+    agent_pool_put(&p, s[0]);
+    agent_pool_put(&p, s[0]);   /* a double put must not duplicate the slot */
+    s[3] = agent_pool_get(&p, &b[3]);
+    assert_int_equal(s[3], s[0]);
+    assert_ptr_equal(b[3], b[0]);                         /* recycled */
+    assert_int_equal(agent_pool_get(&p, &x), -1);
+    assert_int_equal(atomic_load(&p.allocated), 3);
+    agent_pool_free(&p);
+}
+
+static void test_pool_limit_grows(void **state)
+{
+    agent_pool p;
+    uint8_t *b;
+    (void)state;
+    assert_int_equal(agent_pool_init(&p, 4096, 2, 8), 0);
+    assert_true(agent_pool_get(&p, &b) >= 0);
+    assert_true(agent_pool_get(&p, &b) >= 0);
+    assert_int_equal(agent_pool_get(&p, &b), -1);
+    agent_pool_set_limit(&p, 100);                        /* clamped to 8 */
+    assert_int_equal(atomic_load(&p.limit), 8);
+    for (int i = 0; i < 6; i++)
+        assert_true(agent_pool_get(&p, &b) >= 0);
+    assert_int_equal(agent_pool_get(&p, &b), -1);
+    agent_pool_free(&p);
+}
+
+struct pool_thr {
+    agent_pool *p;
+    _Atomic uint64_t *got, *declined;
+};
+
+static void *pool_worker(void *arg)
+{
+    struct pool_thr *t = arg;
+    for (int i = 0; i < 20000; i++) {
+        uint8_t *b;
+        int s = agent_pool_get(t->p, &b);
+        if (s < 0) {
+            atomic_fetch_add(t->declined, 1);
+            continue;
+        }
+        b[0] = (uint8_t)i;   /* the buffer is ours alone while out */
+        assert_int_equal(agent_pool_find(t->p, b), s);
+        assert_true(agent_pool_complete(t->p, s));
+        agent_pool_put(t->p, s);
+        atomic_fetch_add(t->got, 1);
+    }
+    return NULL;
+}
+
+static void test_pool_threads(void **state)
+{
+    agent_pool p;
+    pthread_t th[4];
+    _Atomic uint64_t got = 0, declined = 0;
+    struct pool_thr t = {&p, &got, &declined};
+    (void)state;
+    assert_int_equal(agent_pool_init(&p, 256, 3, 3), 0);
+    for (int i = 0; i < 4; i++)
+        pthread_create(&th[i], NULL, pool_worker, &t);
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    assert_int_equal(atomic_load(&got) + atomic_load(&declined), 80000);
+    assert_true(atomic_load(&p.high_water) <= 3);
+    assert_int_equal(atomic_load(&p.in_use), 0);
+    assert_int_equal(atomic_load(&p.outstanding), 0);
+    agent_pool_free(&p);
+}
+
+/* ---- histograms --------------------------------------------------------------- */
+
+static void test_hist_buckets(void **state)
+{
+    (void)state;
+    for (uint64_t v = 0; v < 16; v++)
+        assert_int_equal(agent_hist_bucket(v), v);
+    /* every bucket's low bound maps back to it; buckets are ordered */
+    for (unsigned b = 0; b < AGENT_HIST_BUCKETS; b++) {
+        assert_int_equal(agent_hist_bucket(agent_hist_bucket_low(b)), b);
+        if (b)
+            assert_true(agent_hist_bucket_low(b) > agent_hist_bucket_low(b - 1));
+    }
+    /* resolution: within 12.5% */
+    for (uint64_t v = 16; v < 100000000; v = v * 3 + 7) {
+        uint64_t lo = agent_hist_bucket_low(agent_hist_bucket(v));
+        assert_true(lo <= v);
+        assert_true((double)(v - lo) <= 0.125 * (double)v);
+    }
+    assert_int_equal(agent_hist_bucket(UINT64_MAX), AGENT_HIST_BUCKETS - 1);
+}
+
+static void test_hist_quantiles_and_seconds(void **state)
+{
+    static agent_hist h;
+    static agent_hist_snap prev, s;
+    (void)state;
+    memset(&h, 0, sizeof h);
+    memset(&prev, 0, sizeof prev);
+    for (int i = 0; i < 99; i++)
+        agent_hist_add(&h, 1000);
+    agent_hist_add(&h, 50000);
+    agent_hist_take(&h, &prev, &s);
+    assert_int_equal(s.count, 100);
+    assert_int_equal(s.max_ns, 50000);
+    uint64_t p50 = agent_hist_quantile(&s, 0.5), p99 = agent_hist_quantile(&s, 0.99);
+    assert_true(p50 >= 1000 && p50 <= 1125);
+    assert_true(p99 >= 1000 && p99 <= 1125);
+    assert_int_equal(agent_hist_quantile(&s, 1.0), 50000);
+    /* the next second sees only its own values */
+    agent_hist_add(&h, 7);
+    agent_hist_take(&h, &prev, &s);
+    assert_int_equal(s.count, 1);
+    assert_int_equal(s.max_ns, 7);
+    assert_int_equal(agent_hist_quantile(&s, 0.5), 7);
+    agent_hist_take(&h, &prev, &s);
+    assert_int_equal(s.count, 0);
+    assert_int_equal(agent_hist_quantile(&s, 0.99), 0);
+}
+
+/* ---- names -------------------------------------------------------------------- */
+
+static void test_names(void **state)
+{
+    agent_names nm;
+    const uint32_t *ids;
+    char buf[64];
+    (void)state;
+
+    assert_int_equal(agent_names_init(&nm), 0);
+    assert_int_equal(agent_names_intern(&nm, NULL, SIZE_MAX), 0);
+    assert_int_equal(agent_names_intern(&nm, "", SIZE_MAX), 0);
+    uint32_t a = agent_names_intern(&nm, "_Z6kernelPf", SIZE_MAX);
+    uint32_t b = agent_names_intern(&nm, "quote\"back\\slash\xff", SIZE_MAX);
+    assert_int_equal(a, 1);
+    assert_int_equal(b, 2);
+    assert_int_equal(agent_names_intern(&nm, "_Z6kernelPf", SIZE_MAX), a);
+    assert_int_equal(agent_names_pending(&nm, &ids), 2);   /* each once */
+    agent_names_batch_end(&nm, false);                      /* refused */
+    assert_int_equal(agent_names_pending(&nm, &ids), 0);
+    /* used again in the next batch: still pending (not stored yet) */
+    assert_int_equal(agent_names_intern(&nm, "_Z6kernelPf", SIZE_MAX), a);
+    assert_int_equal(agent_names_pending(&nm, &ids), 1);
+    assert_int_equal(ids[0], a);
+    agent_names_batch_end(&nm, true);
+    assert_int_equal(agent_names_intern(&nm, "_Z6kernelPf", SIZE_MAX), a);
+    assert_int_equal(agent_names_pending(&nm, &ids), 0);   /* stored */
+    /* many names: rehash keeps ids */
+    for (int i = 0; i < 5000; i++) {
+        snprintf(buf, sizeof buf, "k%d", i);
+        assert_int_equal(agent_names_intern(&nm, buf, SIZE_MAX), (uint32_t)i + 3);
+    }
+    for (int i = 0; i < 5000; i += 97) {
+        snprintf(buf, sizeof buf, "k%d", i);
+        assert_int_equal(agent_names_intern(&nm, buf, SIZE_MAX), (uint32_t)i + 3);
+        const agent_name *e = agent_names_get(&nm, (uint32_t)i + 3);
+        assert_string_equal(e->str, buf);
+    }
+    assert_int_equal(agent_names_get(&nm, 2)->len, 17);
+    assert_null(agent_names_get(&nm, 0));
+    agent_names_free(&nm);
+}
+
+/* ---- configuration --------------------------------------------------------------- */
+
+struct kv {
+    const char *k, *v;
+};
+
+static const char *kv_get(const char *name, void *arg)
+{
+    for (const struct kv *p = arg; p->k; p++)
+        if (!strcmp(p->k, name))
+            return p->v;
+    return NULL;
+}
+
+static void test_config_defaults_and_env(void **state)
+{
+    static agent_config c;
+    (void)state;
+    struct kv none[] = {{NULL, NULL}};
+    agent_config_load(&c, kv_get, none);
+    assert_int_equal(c.nwarn, 0);
+    assert_int_equal(c.kinds, CUPSTORE_KINDS_DEFAULT);
+    assert_int_equal(c.buffer_size, AGENT_DEFAULT_BUFFER_SIZE);
+    assert_int_equal(c.pool, 0);
+    assert_false(c.pool_explicit);
+    assert_int_equal(c.sink, AGENT_SINK_STORE);
+
+    struct kv env[] = {{"CUPTOP_KINDS", "kernel,runtime"}, {"CUPTOP_BUFFER_SIZE", "1M"},
+                       {"CUPTOP_POOL", "8"}, {"CUPTOP_QUEUE", "4"}, {"CUPTOP_SINK", "null"},
+                       {"CUPTOP_DORMANT", "1"}, {"CUPTOP_MAP_MAX", "2m"},
+                       {"CUPTOP_STOP_TIMEOUT_MS", "250"}, {"CUPTOP_STORE", "/x/y"},
+                       {"CUPTOP_FLUSH_PERIOD_MS", "0"}, {NULL, NULL}};
+    agent_config_load(&c, kv_get, env);
+    assert_int_equal(c.nwarn, 0);
+    assert_int_equal(c.kinds, (1u << CUPSTORE_KIND_KERNEL) | (1u << CUPSTORE_KIND_RUNTIME));
+    assert_int_equal(c.buffer_size, 1u << 20);
+    assert_int_equal(c.pool, 8);
+    assert_true(c.pool_explicit);
+    assert_int_equal(c.queue, 4);
+    assert_int_equal(c.sink, AGENT_SINK_NULL);
+    assert_true(c.dormant);
+    assert_int_equal(c.map_max, 2u << 20);
+    assert_int_equal(c.stop_timeout_ms, 250);
+    assert_int_equal(c.flush_period_ms, 0);
+    assert_string_equal(c.store, "/x/y");
+}
+
+static void test_config_bad_values(void **state)
+{
+    static agent_config c;
+    (void)state;
+    struct kv env[] = {{"CUPTOP_KINDS", "kernel,bogus"}, {"CUPTOP_BUFFER_SIZE", "12"},
+                       {"CUPTOP_POOL", "0"}, {"CUPTOP_SINK", "disk"}, {"CUPTOP_DORMANT", "maybe"},
+                       {"CUPTOP_QUEUE", "-3"}, {"CUPTOP_MAP_MAX", "1x"}, {NULL, NULL}};
+    agent_config_load(&c, kv_get, env);
+    assert_int_equal(c.nwarn, 7);
+    assert_int_equal(c.kinds, CUPSTORE_KINDS_DEFAULT);          /* defaults kept */
+    assert_int_equal(c.buffer_size, AGENT_DEFAULT_BUFFER_SIZE);
+    assert_false(c.pool_explicit);
+    assert_int_equal(c.sink, AGENT_SINK_STORE);
+    assert_false(c.dormant);
+    assert_int_equal(c.queue, 0);
+    assert_non_null(strstr(c.warn[0], "CUPTOP_KINDS"));
+    assert_non_null(strstr(c.warn[0], "using the default"));
+    uint64_t v;
+    assert_int_equal(agent_config_parse_size("4MiB", &v), 0);
+    assert_int_equal(v, 4u << 20);
+    assert_int_equal(agent_config_parse_size("", &v), -1);
+    assert_int_equal(agent_config_parse_size("99999999999999999999", &v), -1);
+}
+
+static void test_config_file(void **state)
+{
+    static agent_config c;
+    char path[] = "/tmp/cuptop-agent-cfg.XXXXXX";
+    (void)state;
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    const char *text = "# comment\n pool = 16 \nCUPTOP_KINDS=kernel\nbuffer_size=2M\n"
+                       "nonsense line\nunknown_key=1\nqueue = 2\n";
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    struct kv env[] = {{"CUPTOP_CONFIG", path}, {"CUPTOP_QUEUE", "8"}, {NULL, NULL}};
+    agent_config_load(&c, kv_get, env);
+    unlink(path);
+    assert_int_equal(c.pool, 16);
+    assert_int_equal(c.kinds, 1u << CUPSTORE_KIND_KERNEL);
+    assert_int_equal(c.buffer_size, 2u << 20);
+    assert_int_equal(c.queue, 8);            /* the environment wins */
+    assert_int_equal(c.nwarn, 2);            /* the bad line, the unknown key */
+    char buf[2048];
+    agent_config_format(&c, buf, sizeof buf);
+    assert_non_null(strstr(buf, "pool=16\n"));
+    assert_non_null(strstr(buf, "kinds=kernel\n"));
+
+    struct kv missing[] = {{"CUPTOP_CONFIG", "/nonexistent/cuptop.conf"}, {NULL, NULL}};
+    agent_config_load(&c, kv_get, missing);
+    assert_int_equal(c.nwarn, 1);
+    assert_non_null(strstr(c.warn[0], "ignored"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pool_bounds_and_recycle),
+        cmocka_unit_test(test_pool_limit_grows),
+        cmocka_unit_test(test_pool_threads),
+        cmocka_unit_test(test_hist_buckets),
+        cmocka_unit_test(test_hist_quantiles_and_seconds),
+        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_config_defaults_and_env),
+        cmocka_unit_test(test_config_bad_values),
+        cmocka_unit_test(test_config_file),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
