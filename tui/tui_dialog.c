@@ -279,7 +279,11 @@ void tui_export(tui *t, const char *mark)
     tui_store_release(&t->store, (size_t)t->cur);
     struct export_progress p = {t, 0, false};
     char *cause = NULL;
-    int rc = export_run(&eo, export_progress_cb, &p, &cause);
+    if (!t->export_fn) {
+        tui_set_status(t, TUI_C_BAD, "export is not available in this program");
+        return;
+    }
+    int rc = t->export_fn(&eo, export_progress_cb, &p, &cause);
     if (rc == 0)
         tui_set_status(t, TUI_C_OK, "exported '%s' (%s) to %s", name, formats[f], path);
     else if (p.cancelled)

@@ -45,6 +45,7 @@ typedef struct tui_store {
     bool missing;                /* store directory does not exist (yet)  */
     bool ascii;                  /* sanitise to ASCII                     */
     int summaries;               /* model_summarize calls in last refresh */
+    size_t rr;                   /* next session for a periodic re-judge  */
 } tui_store;
 
 typedef enum tui_sess_state {
@@ -69,9 +70,12 @@ cupstore_env *tui_store_env(tui_store *st, size_t i, bool writable, int *err);
 void tui_store_release(tui_store *st, size_t i);
 tui_sess_state tui_sess_state_of(const tui_sess *s);
 const char *tui_sess_state_name(tui_sess_state s);
-/** Pure: does a cached summary need recomputing? */
-bool tui_summary_stale(bool have_sum, model_state state, uint64_t sum_at, uint64_t sum_hb,
-                       bool sum_final, uint64_t now_s, uint64_t hb_ns, bool has_final);
+/** Pure: does a cached summary need recomputing?  REQUIRED now (new,
+ *  ended, gone stale), PERIODIC (live data; at most one per frame), or
+ *  FRESH. */
+enum { TUI_SUM_FRESH = 0, TUI_SUM_PERIODIC, TUI_SUM_REQUIRED };
+int tui_summary_stale(bool have_sum, model_state state, uint64_t sum_at, uint64_t sum_hb,
+                      bool sum_final, uint64_t now_s, uint64_t hb_ns, bool has_final);
 
 /* ---- Per-second history of one session (tui_hist.c) ------------------ */
 enum tui_series_id {
@@ -220,10 +224,22 @@ struct tui {
     char status[256];            /* one-line message                      */
     int status_attr;
     uint64_t now_ns;
-    char *fatal;                 /* store error that ends the program     */
+    /* The export writer (src/cli's export_run; NULL: export unavailable).
+     * A pointer keeps tui/ linkable without the CLI (tests, bench). */
+    int (*export_fn)(const export_opts *, export_progress_fn, void *, char **);
 };
 
 const struct tui_widget_ops *tui_screen_ops(tui_screen s);
+/** Resolve and check the store before the terminal is touched; fills t.
+ *  @return 0 or CUPTOP_EXIT_USAGE with *cause set. */
+int tui_init(tui *t, const tui_opts *o, char **cause);
+void tui_free(tui *t);
+/** One frame's sample step (every read txn begins and ends inside). */
+int tui_frame_sample(tui *t, char **cause);
+/** One frame's draw step: the screen, the help overlay, one doupdate. */
+void tui_frame_draw(tui *t);
+/** Act on one key (or KEY_RESIZE). */
+void tui_handle_key(tui *t, int ch);
 /** Switch screens (calls enter + layout). */
 void tui_set_screen(tui *t, tui_screen s);
 /** Open session index i on the dashboard. */

@@ -171,7 +171,6 @@ static void draw_suggest(tui *t, WINDOW *w)
     tui_suggest(&in, cupstore_kind_name, cupstore_loss_name, line, sizeof line);
     tui_draw_text(w, 0, 0, A_BOLD, "Suggestion: ");
     tui_draw_text(w, 0, 12, 0, line);
-    tui_draw_status(t, NULL);
     if (t->status[0])
         tui_draw_text(w, 2, 0, tui_color_attr((tui_color)t->status_attr), t->status);
     wnoutrefresh(w);
@@ -237,6 +236,12 @@ static bool kinds_on_key(tui *t, int key)
     case KEY_DOWN:
         if (v->sel + 1 < CUPSTORE_KIND_MAX)
             v->sel++;
+        return true;
+    case KEY_HOME:
+        v->sel = 0;
+        return true;
+    case KEY_END:
+        v->sel = CUPSTORE_KIND_MAX - 1;
         return true;
     case ' ':
         kinds_toggle(t);

@@ -68,21 +68,25 @@ long tui_store_find(const tui_store *st, const char *id)
     return found;
 }
 
-bool tui_summary_stale(bool have_sum, model_state state, uint64_t sum_at, uint64_t sum_hb,
-                       bool sum_final, uint64_t now_s, uint64_t hb_ns, bool has_final)
+int tui_summary_stale(bool have_sum, model_state state, uint64_t sum_at, uint64_t sum_hb,
+                      bool sum_final, uint64_t now_s, uint64_t hb_ns, bool has_final)
 {
     if (!have_sum || has_final != sum_final)
-        return true;
+        return TUI_SUM_REQUIRED;
     if (state == MODEL_STATE_ENDED)
-        return false;                      /* ended sessions never change */
+        return TUI_SUM_FRESH;                  /* ended sessions never change */
     if (hb_ns != sum_hb) {
-        /* A live session: new data every second.  Re-judge at most every
-         * 2 s; the per-second figures come from the last health row. */
-        return now_s >= sum_at + 2 || state == MODEL_STATE_CRASHED;
+        if (state == MODEL_STATE_CRASHED)
+            return TUI_SUM_REQUIRED;           /* it came back to life       */
+        /* A live session: new data every second.  Re-judge it every 2 s;
+         * the per-second figures come from the last health row anyway. */
+        return now_s >= sum_at + 2 ? TUI_SUM_PERIODIC : TUI_SUM_FRESH;
     }
     /* Same heartbeat: a running session turns crashed once it is stale. */
-    return state == MODEL_STATE_RUNNING && now_s > hb_ns / 1000000000u + MODEL_STALE_SECONDS &&
-           now_s != sum_at;
+    if (state == MODEL_STATE_RUNNING && now_s > hb_ns / 1000000000u + MODEL_STALE_SECONDS &&
+        now_s != sum_at)
+        return TUI_SUM_REQUIRED;
+    return TUI_SUM_FRESH;
 }
 
 tui_sess_state tui_sess_state_of(const tui_sess *s)
@@ -201,7 +205,7 @@ static void sess_describe(tui_sess *s, bool ascii)
         snprintf(s->devices, sizeof s->devices, "-");
 }
 
-static int sess_refresh(tui_store *st, tui_sess *s, uint64_t now_ns)
+static int sess_refresh(tui_store *st, tui_sess *s, uint64_t now_ns, int *periodic_budget)
 {
     int rc = sess_open(s, st->dir, false);
     if (rc != 0) {
@@ -216,9 +220,16 @@ static int sess_refresh(tui_store *st, tui_sess *s, uint64_t now_ns)
     s->open_err = 0;
     uint64_t now_s = now_ns / 1000000000u;
     uint64_t hb = s->have_last ? s->last.heartbeat_ns : 0;
-    if (!tui_summary_stale(s->have_sum, s->sum.state, s->sum_at, s->sum_hb, s->sum_final, now_s,
-                           hb, s->has_final))
+    int need = tui_summary_stale(s->have_sum, s->sum.state, s->sum_at, s->sum_hb, s->sum_final,
+                                 now_s, hb, s->has_final);
+    if (need == TUI_SUM_FRESH)
         return 0;
+    if (need == TUI_SUM_PERIODIC) {
+        /* Spread periodic re-judging over frames: one per frame. */
+        if (*periodic_budget <= 0)
+            return 0;
+        (*periodic_budget)--;
+    }
     model_summary sum;
     char *cause = NULL;
     memset(&sum, 0, sizeof sum);
@@ -300,7 +311,15 @@ int tui_store_refresh(tui_store *st, uint64_t now_ns, char **cause)
             sess_clear(&st->s[i]);
     }
     st->n = o;
-    for (size_t i = 0; i < st->n; i++)
-        (void)sess_refresh(st, &st->s[i], now_ns);   /* errors show per row */
+    /* Start the round-robin where the last frame stopped so that every
+     * live session gets its periodic re-judge in turn. */
+    int budget = 1;
+    for (size_t k = 0; k < st->n; k++) {
+        size_t i = (st->rr + k) % st->n;
+        int before = budget;
+        (void)sess_refresh(st, &st->s[i], now_ns, &budget);   /* errors show per row */
+        if (before && !budget)
+            st->rr = i + 1;
+    }
     return 0;
 }

@@ -275,20 +275,37 @@ static void test_summary_cache(void **state)
 {
     (void)state;
     const uint64_t s = 1000000000u;
-    /* Never computed, or the final status appeared: recompute. */
-    assert_true(tui_summary_stale(false, MODEL_STATE_RUNNING, 0, 0, false, 100, 0, false));
-    assert_true(tui_summary_stale(true, MODEL_STATE_RUNNING, 100, 99 * s, false, 100, 99 * s, true));
+    /* Never computed, or the final status appeared: recompute now. */
+    assert_int_equal(tui_summary_stale(false, MODEL_STATE_RUNNING, 0, 0, false, 100, 0, false),
+                     TUI_SUM_REQUIRED);
+    assert_int_equal(
+        tui_summary_stale(true, MODEL_STATE_RUNNING, 100, 99 * s, false, 100, 99 * s, true),
+        TUI_SUM_REQUIRED);
     /* Ended sessions never change. */
-    assert_false(tui_summary_stale(true, MODEL_STATE_ENDED, 100, 99 * s, true, 5000, 99 * s, true));
-    /* Running with a new heartbeat: at most every 2 s. */
-    assert_false(tui_summary_stale(true, MODEL_STATE_RUNNING, 100, 99 * s, false, 101, 100 * s, false));
-    assert_true(tui_summary_stale(true, MODEL_STATE_RUNNING, 100, 99 * s, false, 102, 101 * s, false));
-    /* Running, heartbeat stopped: re-judge once it is stale (-> crashed). */
-    assert_false(tui_summary_stale(true, MODEL_STATE_RUNNING, 100, 99 * s, false, 103, 99 * s, false));
-    assert_true(tui_summary_stale(true, MODEL_STATE_RUNNING, 100, 99 * s, false, 110, 99 * s, false));
-    /* Crashed that comes back to life. */
-    assert_true(tui_summary_stale(true, MODEL_STATE_CRASHED, 100, 50 * s, false, 101, 100 * s, false));
-    assert_false(tui_summary_stale(true, MODEL_STATE_CRASHED, 100, 50 * s, false, 500, 50 * s, false));
+    assert_int_equal(
+        tui_summary_stale(true, MODEL_STATE_ENDED, 100, 99 * s, true, 5000, 99 * s, true),
+        TUI_SUM_FRESH);
+    /* Running with a new heartbeat: periodically, every 2 s. */
+    assert_int_equal(
+        tui_summary_stale(true, MODEL_STATE_RUNNING, 100, 99 * s, false, 101, 100 * s, false),
+        TUI_SUM_FRESH);
+    assert_int_equal(
+        tui_summary_stale(true, MODEL_STATE_RUNNING, 100, 99 * s, false, 102, 101 * s, false),
+        TUI_SUM_PERIODIC);
+    /* Running, heartbeat stopped: required once stale (-> crashed). */
+    assert_int_equal(
+        tui_summary_stale(true, MODEL_STATE_RUNNING, 100, 99 * s, false, 103, 99 * s, false),
+        TUI_SUM_FRESH);
+    assert_int_equal(
+        tui_summary_stale(true, MODEL_STATE_RUNNING, 100, 99 * s, false, 110, 99 * s, false),
+        TUI_SUM_REQUIRED);
+    /* A crashed session that comes back to life; one that stays dead. */
+    assert_int_equal(
+        tui_summary_stale(true, MODEL_STATE_CRASHED, 100, 50 * s, false, 101, 100 * s, false),
+        TUI_SUM_REQUIRED);
+    assert_int_equal(
+        tui_summary_stale(true, MODEL_STATE_CRASHED, 100, 50 * s, false, 500, 50 * s, false),
+        TUI_SUM_FRESH);
 }
 
 static void test_hist(void **state)
