@@ -365,7 +365,8 @@ static void health_write(agent *a, uint64_t second)
     h->second = second;
     h->heartbeat_ns = agent_real_ns();
     h->epoch = a->epoch;
-    h->kinds_enabled = kinds;
+    /* while stopping, the kinds are off: report the epoch's scope */
+    h->kinds_enabled = (st == AGENT_RUNNING) ? kinds : a->epoch_kinds;
     h->ctl_gen_applied = atomic_load(&a->ctl_gen_applied);
     h->ctl_gen_seen = atomic_load(&a->ctl_gen_seen);
     h->buf_requested = cur[C_BUF_REQUESTED];
@@ -419,7 +420,7 @@ static void health_write(agent *a, uint64_t second)
         h->batch_records_p50 = (uint32_t)agent_hist_quantile(&s, 0.5);
     }
     h->store_refused = (uint32_t)cur[C_STORE_REFUSED];
-    if (kinds == 0)
+    if (kinds == 0 && st == AGENT_RUNNING)
         h->flags |= CUPSTORE_HF_DORMANT;
     if (st == AGENT_STOPPING || st == AGENT_STOPPED)
         h->flags |= CUPSTORE_HF_STOPPING;

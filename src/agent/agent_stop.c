@@ -129,6 +129,7 @@ struct final_arg {
     cupstore_final f;
     cupstore_step steps[CUPSTORE_STEP_MAX];
     unsigned nsteps;
+    cupstore_epoch epoch;   /* the open epoch, closed at end_ns */
 };
 
 static int put_final(cupstore_txn *txn, void *arg)
@@ -137,6 +138,8 @@ static int put_final(cupstore_txn *txn, void *arg)
     int rc = 0;
     for (unsigned i = 0; i < x->nsteps && rc == 0; i++)
         rc = cupstore_step_put(txn, &x->steps[i]);
+    if (rc == 0)
+        rc = cupstore_epoch_put(txn, &x->epoch);
     if (rc == 0)
         rc = cupstore_final_put(txn, &x->f);
     return rc;
@@ -222,6 +225,9 @@ void agent_stop_run(agent *a, int exit_path, int detail)
     step_record(&x.steps[x.nsteps], CUPSTORE_STEP_CLOSE, t0, 0, false, a);
     x.nsteps++;
     x.f.protocol_complete = (uint32_t)ok;
+    x.epoch = (cupstore_epoch){.id = a->epoch, .kinds = a->epoch_kinds,
+                               .start_ns = a->epoch_start_ns, .end_ns = x.f.end_ns,
+                               .ctl_gen = a->epoch_ctl_gen};
     rc = 0;
     if (a->env) {
         for (int attempt = 0; attempt < 8; attempt++) {

@@ -1,0 +1,425 @@
+/*
+ * agentctl.c - small helper for the agent's integration tests and the GPU
+ * script: read what the agent stored, and write control requests, through
+ * the store API only.
+ *
+ *   agentctl sessions STORE                    session ids, oldest first
+ *   agentctl wait-session STORE N TIMEOUT_S    wait for >= N sessions
+ *   agentctl dump STORE [SESSION]              key=value lines (newest session)
+ *   agentctl control STORE SESSION KINDS       request kinds; prints the generation
+ *   agentctl wait-ack STORE SESSION GEN TIMEOUT_S
+ *                                              wait for the ack and a health row
+ *                                              carrying it; prints the delay in ms
+ *   agentctl wait-final STORE SESSION TIMEOUT_S
+ *
+ * Exit: 0 ok, 1 timeout / not found, 2 usage or store error.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cupstore.h"
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void nap(void)
+{
+    struct timespec ts = {0, 20000000};
+    nanosleep(&ts, NULL);
+}
+
+static char *newest(const char *store)
+{
+    char **ids;
+    size_t n;
+    if (cupstore_dir_sessions(store, &ids, &n) || n == 0)
+        return NULL;
+    char *id = strdup(ids[n - 1]);
+    cupstore_ids_free(ids, n);
+    return id;
+}
+
+#define DEVS (CUPSTORE_DEVICE_MAX + 1)
+#define KINDS (CUPSTORE_KIND_MAX + 1)
+
+struct dump {
+    uint64_t rec[DEVS][KINDS];
+    uint64_t zero_ts, truncated, total, named;
+    uint64_t loss[CUPSTORE_LOSS_MAX][DEVS][KINDS];
+    uint64_t est[CUPSTORE_LOSS_MAX][DEVS][KINDS];
+    uint64_t rows;
+    cupstore_health sum;
+    uint32_t max_queue_hw, max_pool_hw;
+    uint64_t last_ctl_applied;
+};
+
+static unsigned dslot(unsigned d)
+{
+    return d < CUPSTORE_DEVICE_MAX ? d : CUPSTORE_DEVICE_MAX;
+}
+static unsigned kslot(unsigned k)
+{
+    return k < CUPSTORE_KIND_MAX ? k : CUPSTORE_KIND_MAX;
+}
+static const char *dname(unsigned d, char *buf)
+{
+    if (d == CUPSTORE_DEVICE_MAX)
+        return "none";
+    sprintf(buf, "%u", d);
+    return buf;
+}
+static const char *kname(unsigned k)
+{
+    return k == CUPSTORE_KIND_MAX ? "all" : cupstore_kind_name(k);
+}
+
+static int on_rec(const cupstore_record *r, void *arg)
+{
+    struct dump *d = arg;
+    d->rec[dslot(r->device)][kslot(r->kind)]++;
+    d->total++;
+    if (r->flags & CUPSTORE_RF_ZERO_TS)
+        d->zero_ts++;
+    if (r->flags & CUPSTORE_RF_TRUNCATED)
+        d->truncated++;
+    if (r->name_id)
+        d->named++;
+    return 0;
+}
+
+static int on_loss(const cupstore_loss_row *r, void *arg)
+{
+    struct dump *d = arg;
+    if (r->loss >= CUPSTORE_LOSS_MAX)
+        return 0;
+    if (r->estimate)
+        d->est[r->loss][dslot(r->device)][kslot(r->kind)] += r->count;
+    else
+        d->loss[r->loss][dslot(r->device)][kslot(r->kind)] += r->count;
+    return 0;
+}
+
+static int on_health(const cupstore_health *h, void *arg)
+{
+    struct dump *d = arg;
+    d->rows++;
+    d->sum.buf_requested += h->buf_requested;
+    d->sum.buf_provided += h->buf_provided;
+    d->sum.buf_declined += h->buf_declined;
+    d->sum.buf_completed += h->buf_completed;
+    d->sum.buf_consumed += h->buf_consumed;
+    d->sum.buf_foreign += h->buf_foreign;
+    d->sum.records_parsed += h->records_parsed;
+    d->sum.records_stored += h->records_stored;
+    for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
+        d->sum.loss[l] += h->loss[l];
+    for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++)
+        d->sum.records_by_kind[k] += h->records_by_kind[k];
+    for (unsigned i = 0; i < 8; i++)
+        d->sum.overhead_by_type[i] += h->overhead_by_type[i];
+    d->sum.store_refused += h->store_refused;
+    if (h->queue_high_water > d->max_queue_hw)
+        d->max_queue_hw = h->queue_high_water;
+    if (h->pool_high_water > d->max_pool_hw)
+        d->max_pool_hw = h->pool_high_water;
+    if (h->ctl_gen_applied > d->last_ctl_applied)
+        d->last_ctl_applied = h->ctl_gen_applied;
+    d->sum.flags |= h->flags;
+    return 0;
+}
+
+static int on_step(const cupstore_step *s, void *arg)
+{
+    (void)arg;
+    printf("step.%s=rc:%d timed_out:%u queue:%llu us:%llu\n", cupstore_step_name(s->step), s->rc,
+           s->timed_out, (unsigned long long)s->queue_remaining,
+           (unsigned long long)((s->end_mono_ns - s->start_mono_ns) / 1000));
+    return 0;
+}
+
+static int on_epoch(const cupstore_epoch *e, void *arg)
+{
+    char k[128];
+    (*(unsigned *)arg)++;
+    cupstore_kinds_format(e->kinds, k, sizeof k);
+    printf("epoch.%u=kinds:%s ctl_gen:%llu open:%d\n", e->id, k, (unsigned long long)e->ctl_gen,
+           e->end_ns == 0);
+    return 0;
+}
+
+static int on_note(const cupstore_note *n, void *arg)
+{
+    (void)arg;
+    printf("note.%llu=%u %s\n", (unsigned long long)n->seq, n->level, n->text);
+    return 0;
+}
+
+static int on_ctl(const cupstore_control *c, void *arg)
+{
+    (void)arg;
+    printf("control.%llu=kinds:%#x applied:%d result:%d\n", (unsigned long long)c->gen, c->kinds,
+           c->applied_ns != 0, c->result);
+    return 0;
+}
+
+static void print_meta(cupstore_txn *txn, const char *key)
+{
+    char *v = NULL;
+    if (cupstore_meta_get(txn, key, &v) == 0) {
+        for (char *p = v; *p; p++)
+            if (*p == '\n')
+                *p = ';';
+        printf("meta.%s=%s\n", key, v);
+    }
+    free(v);
+}
+
+static int dump(const char *store, const char *id)
+{
+    static struct dump d;
+    cupstore_env *env;
+    cupstore_txn *txn;
+    cupstore_final f;
+    char b[16];
+    unsigned nepochs = 0;
+
+    int rc = cupstore_session_open(&env, store, id, CUPSTORE_RDONLY);
+    if (rc) {
+        fprintf(stderr, "agentctl: %s: %s\n", id, cupstore_strerror(rc));
+        return 2;
+    }
+    if ((rc = cupstore_txn_begin(env, false, &txn))) {
+        cupstore_env_close(env);
+        return 2;
+    }
+    printf("session=%s\n", cupstore_env_id(env));
+    const char *keys[] = {"pid", "sink", "cupti_api_version", "cupti_library", "devices",
+                          "cupti_error", "config"};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+        print_meta(txn, keys[i]);
+    memset(&d, 0, sizeof d);
+    cupstore_record_scan(txn, 0, UINT64_MAX, on_rec, &d);
+    cupstore_loss_scan(txn, 0, UINT64_MAX, on_loss, &d);
+    cupstore_health_scan(txn, 0, UINT64_MAX, on_health, &d);
+    printf("records.total=%llu\nrecords.zero_ts=%llu\nrecords.truncated=%llu\nrecords.named=%llu\n",
+           (unsigned long long)d.total, (unsigned long long)d.zero_ts,
+           (unsigned long long)d.truncated, (unsigned long long)d.named);
+    for (unsigned dv = 0; dv < DEVS; dv++)
+        for (unsigned k = 0; k < KINDS; k++)
+            if (d.rec[dv][k])
+                printf("records.%s.%s=%llu\n", kname(k), dname(dv, b), (unsigned long long)d.rec[dv][k]);
+    for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++) {
+        uint64_t tot = 0;
+        for (unsigned dv = 0; dv < DEVS; dv++)
+            for (unsigned k = 0; k < KINDS; k++) {
+                tot += d.loss[l][dv][k];
+                if (d.loss[l][dv][k])
+                    printf("loss.%s.%s.%s=%llu\n", cupstore_loss_name(l), kname(k), dname(dv, b),
+                           (unsigned long long)d.loss[l][dv][k]);
+                if (d.est[l][dv][k])
+                    printf("estimate.%s.%s.%s=%llu\n", cupstore_loss_name(l), kname(k),
+                           dname(dv, b), (unsigned long long)d.est[l][dv][k]);
+            }
+        printf("loss.%s=%llu\n", cupstore_loss_name(l), (unsigned long long)tot);
+        printf("health.loss.%s=%llu\n", cupstore_loss_name(l), (unsigned long long)d.sum.loss[l]);
+    }
+    printf("health.rows=%llu\nhealth.buf_requested=%llu\nhealth.buf_provided=%llu\n"
+           "health.buf_declined=%llu\nhealth.buf_completed=%llu\nhealth.buf_consumed=%llu\n"
+           "health.buf_foreign=%llu\nhealth.records_parsed=%llu\nhealth.records_stored=%llu\n"
+           "health.store_refused=%u\nhealth.queue_high_water=%u\nhealth.pool_high_water=%u\n"
+           "health.ctl_gen_applied=%llu\nhealth.flags=%#x\n",
+           (unsigned long long)d.rows, (unsigned long long)d.sum.buf_requested,
+           (unsigned long long)d.sum.buf_provided, (unsigned long long)d.sum.buf_declined,
+           (unsigned long long)d.sum.buf_completed, (unsigned long long)d.sum.buf_consumed,
+           (unsigned long long)d.sum.buf_foreign, (unsigned long long)d.sum.records_parsed,
+           (unsigned long long)d.sum.records_stored, d.sum.store_refused, d.max_queue_hw,
+           d.max_pool_hw, (unsigned long long)d.last_ctl_applied, d.sum.flags);
+    for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++)
+        printf("health.records.%s=%llu\n", cupstore_kind_name(k),
+               (unsigned long long)d.sum.records_by_kind[k]);
+    for (unsigned i = 0; i < 8; i++)
+        if (d.sum.overhead_by_type[i])
+            printf("health.overhead.%s=%llu\n", cupstore_overhead_name(i),
+                   (unsigned long long)d.sum.overhead_by_type[i]);
+    cupstore_step_scan(txn, on_step, NULL);
+    cupstore_epoch_scan(txn, on_epoch, &nepochs);
+    printf("epochs=%u\n", nepochs);
+    cupstore_control_scan(txn, on_ctl, NULL);
+    cupstore_note_scan(txn, on_note, NULL);
+    if (cupstore_final_get(txn, &f) == 0)
+        printf("final.exit_path=%s\nfinal.exit_detail=%d\nfinal.protocol_complete=%u\n"
+               "final.flush_ok=%u\nfinal.tail_lost=%llu\nfinal.buffers_completed=%llu\n"
+               "final.buffers_consumed=%llu\nfinal.records_stored=%llu\n",
+               cupstore_exit_name(f.exit_path), f.exit_detail, f.protocol_complete, f.flush_ok,
+               (unsigned long long)f.tail_lost, (unsigned long long)f.buffers_completed,
+               (unsigned long long)f.buffers_consumed, (unsigned long long)f.records_stored);
+    else
+        printf("final=none\n");
+    cupstore_txn_abort(txn);
+    cupstore_env_close(env);
+    return 0;
+}
+
+static int control(const char *store, const char *id, const char *kinds)
+{
+    cupstore_env *env;
+    cupstore_txn *txn;
+    uint32_t mask;
+    uint64_t gen = 0;
+    const char *bad;
+    int rc;
+
+    if (cupstore_kinds_parse(kinds, &mask, &bad)) {
+        fprintf(stderr, "agentctl: bad kinds %s\n", kinds);
+        return 2;
+    }
+    if ((rc = cupstore_session_open(&env, store, id, 0))) {
+        fprintf(stderr, "agentctl: %s: %s\n", id, cupstore_strerror(rc));
+        return 2;
+    }
+    for (int attempt = 0; attempt < 8; attempt++) {
+        rc = cupstore_txn_begin(env, true, &txn);
+        if (rc == 0) {
+            rc = cupstore_control_request(txn, mask, &gen);
+            if (rc == 0)
+                rc = cupstore_txn_commit(txn);
+            else
+                cupstore_txn_abort(txn);
+        }
+        if (rc != EAGAIN)
+            break;
+    }
+    cupstore_env_close(env);
+    if (rc) {
+        fprintf(stderr, "agentctl: control: %s\n", cupstore_strerror(rc));
+        return 2;
+    }
+    printf("%llu\n", (unsigned long long)gen);
+    return 0;
+}
+
+struct ack_find {
+    uint64_t gen, applied_ns, requested_ns;
+};
+
+static int on_ack(const cupstore_control *c, void *arg)
+{
+    struct ack_find *a = arg;
+    if (c->gen == a->gen) {
+        a->applied_ns = c->applied_ns;
+        a->requested_ns = c->requested_ns;
+    }
+    return 0;
+}
+
+static int wait_ack(const char *store, const char *id, uint64_t gen, double timeout)
+{
+    uint64_t deadline = now_ns() + (uint64_t)(timeout * 1e9);
+    cupstore_env *env;
+    int rc = cupstore_session_open(&env, store, id, CUPSTORE_RDONLY);
+    if (rc)
+        return 2;
+    for (;;) {
+        cupstore_txn *txn;
+        struct ack_find a = {gen, 0, 0};
+        cupstore_health h;
+        bool row = false;
+        if (cupstore_txn_begin(env, false, &txn) == 0) {
+            cupstore_control_scan(txn, on_ack, &a);
+            row = cupstore_health_last(txn, &h) == 0 && h.ctl_gen_applied >= gen;
+            cupstore_txn_abort(txn);
+        }
+        if (a.applied_ns && row) {
+            printf("%.1f\n", (double)(a.applied_ns - a.requested_ns) / 1e6);
+            cupstore_env_close(env);
+            return 0;
+        }
+        if (now_ns() > deadline)
+            break;
+        nap();
+    }
+    cupstore_env_close(env);
+    return 1;
+}
+
+static int wait_final(const char *store, const char *id, double timeout)
+{
+    uint64_t deadline = now_ns() + (uint64_t)(timeout * 1e9);
+    for (;;) {
+        cupstore_env *env;
+        if (cupstore_session_open(&env, store, id, CUPSTORE_RDONLY) == 0) {
+            cupstore_txn *txn;
+            cupstore_final f;
+            int rc = 1;
+            if (cupstore_txn_begin(env, false, &txn) == 0) {
+                rc = cupstore_final_get(txn, &f);
+                cupstore_txn_abort(txn);
+            }
+            cupstore_env_close(env);
+            if (rc == 0)
+                return 0;
+        }
+        if (now_ns() > deadline)
+            return 1;
+        nap();
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 3 && !strcmp(argv[1], "sessions")) {
+        char **ids;
+        size_t n;
+        if (cupstore_dir_sessions(argv[2], &ids, &n))
+            return 2;
+        for (size_t i = 0; i < n; i++)
+            printf("%s\n", ids[i]);
+        cupstore_ids_free(ids, n);
+        return 0;
+    }
+    if (argc >= 5 && !strcmp(argv[1], "wait-session")) {
+        uint64_t deadline = now_ns() + (uint64_t)(atof(argv[4]) * 1e9);
+        size_t want = (size_t)atoi(argv[3]);
+        for (;;) {
+            char **ids;
+            size_t n;
+            if (cupstore_dir_sessions(argv[2], &ids, &n) == 0) {
+                if (n >= want) {
+                    printf("%s\n", ids[n - 1]);
+                    cupstore_ids_free(ids, n);
+                    return 0;
+                }
+                cupstore_ids_free(ids, n);
+            }
+            if (now_ns() > deadline)
+                return 1;
+            nap();
+        }
+    }
+    if (argc >= 3 && !strcmp(argv[1], "dump")) {
+        char *id = argc >= 4 ? strdup(argv[3]) : newest(argv[2]);
+        if (!id) {
+            fprintf(stderr, "agentctl: no session in %s\n", argv[2]);
+            return 1;
+        }
+        int rc = dump(argv[2], id);
+        free(id);
+        return rc;
+    }
+    if (argc == 5 && !strcmp(argv[1], "control"))
+        return control(argv[2], argv[3], argv[4]);
+    if (argc == 6 && !strcmp(argv[1], "wait-ack"))
+        return wait_ack(argv[2], argv[3], strtoull(argv[4], NULL, 10), atof(argv[5]));
+    if (argc == 5 && !strcmp(argv[1], "wait-final"))
+        return wait_final(argv[2], argv[3], atof(argv[4]));
+    fprintf(stderr, "usage: agentctl sessions|wait-session|dump|control|wait-ack|wait-final ...\n");
+    return 2;
+}
