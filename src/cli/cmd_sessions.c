@@ -1,10 +1,199 @@
-/* cmd_sessions.c - placeholder until the export issue lands. */
+/*
+ * cmd_sessions.c - `cuptop sessions`: one line per session (or a JSON
+ * array) with id, pid, command, start and end, state, records per kind,
+ * every loss class and the verdict.
+ */
 #include "config.h"
-#include "cuptop.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "export_int.h"
+
+static void usage(FILE *f)
+{
+    fputs("usage: cuptop sessions [--store DIR] [--json]\n\n"
+          "List the sessions in a store, oldest first: id, pid, state, start (UTC),\n"
+          "duration, records, losses, verdict and command.  --json prints a JSON\n"
+          "array with records per kind and device, every loss class and the reasons.\n"
+          "Exit status: 0, or 2 when the store (or a session in it) cannot be read.\n",
+          f);
+}
+
+void sessions_json(xout *o, const model_summary *s)
+{
+    xout_puts(o, "{\"id\":");
+    xout_json_str(o, s->id, strlen(s->id));
+    xout_printf(o, ",\"pid\":%d,\"host\":", s->pid);
+    xout_json_str(o, s->host, strlen(s->host));
+    xout_puts(o, ",\"command\":");
+    xout_json_str(o, s->cmdline, strlen(s->cmdline));
+    xout_printf(o, ",\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64 ",\"heartbeat_ns\":%" PRIu64,
+                s->start_ns, s->end_ns, s->heartbeat_ns);
+    xout_printf(o, ",\"state\":\"%s\",\"verdict\":\"%s\",\"complete\":%s,\"count_only\":%s",
+                model_state_name(s->state), model_verdict_name(s),
+                s->complete ? "true" : "false", s->count_only ? "true" : "false");
+    char kinds[160];
+    cupstore_kinds_format(s->kinds_enabled, kinds, sizeof kinds);
+    xout_printf(o, ",\"kinds_enabled\":\"%s\",\"epoch\":%u,\"records\":%" PRIu64
+                   ",\"records_per_s\":%.0f,\"records_by_kind\":{",
+                kinds, s->epoch, s->records_total, s->records_per_s);
+    for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++)
+        xout_printf(o, "%s\"%s\":%" PRIu64, k ? "," : "", cupstore_kind_name(k),
+                    s->records_by_kind[k]);
+    xout_puts(o, "},\"records_by_device\":{");
+    bool first = true;
+    for (unsigned d = 0; d < CUPSTORE_DEVICE_MAX; d++) {
+        if (!(s->device_mask & (1u << d)))
+            continue;
+        xout_printf(o, "%s\"%u\":%" PRIu64, first ? "" : ",", d, s->records_by_device[d]);
+        first = false;
+    }
+    xout_puts(o, "},\"loss\":{");
+    for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
+        xout_printf(o, "%s\"%s\":%" PRIu64, l ? "," : "", cupstore_loss_name(l), s->loss[l]);
+    xout_printf(o, "},\"loss_total\":%" PRIu64 ",\"buffers_completed\":%" PRIu64
+                   ",\"buffers_consumed\":%" PRIu64 ",\"reasons\":[",
+                s->loss_total, s->buf_completed, s->buf_consumed);
+    for (size_t i = 0; i < s->nreasons; i++) {
+        const model_reason *r = &s->reasons[i];
+        xout_printf(o, "%s{\"class\":\"%s\",\"count\":%" PRIu64 ",\"first_second\":%" PRIu64
+                       ",\"last_second\":%" PRIu64 ",\"seconds_affected\":%" PRIu64 ",\"text\":",
+                    i ? "," : "", model_reason_name(r->reason), r->count, r->first_second,
+                    r->last_second, r->seconds_affected);
+        xout_json_str(o, r->text, strlen(r->text));
+        xout_putc(o, '}');
+    }
+    xout_puts(o, "]}");
+}
+
+static void fmt_duration(uint64_t ns, char *buf, size_t len)
+{
+    uint64_t s = ns / 1000000000u;
+    if (s >= 3600)
+        snprintf(buf, len, "%" PRIu64 "h%02" PRIu64 "m", s / 3600, s / 60 % 60);
+    else if (s >= 60)
+        snprintf(buf, len, "%" PRIu64 "m%02" PRIu64 "s", s / 60, s % 60);
+    else
+        snprintf(buf, len, "%" PRIu64 "s", s);
+}
+
+static void fmt_count(uint64_t v, char *buf, size_t len)
+{
+    if (v >= 10000000000ull)
+        snprintf(buf, len, "%" PRIu64 "G", v / UINT64_C(1000000000));
+    else if (v >= 10000000)
+        snprintf(buf, len, "%" PRIu64 "M", v / 1000000);
+    else if (v >= 100000)
+        snprintf(buf, len, "%" PRIu64 "k", v / 1000);
+    else
+        snprintf(buf, len, "%" PRIu64, v);
+}
+
+static void print_line(const model_summary *s)
+{
+    char start[32], dur[24], rec[24], loss[24], cmd[120];
+    model_format_second(s->start_ns / 1000000000u, start, sizeof start);
+    fmt_duration(s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0, dur, sizeof dur);
+    fmt_count(s->records_total, rec, sizeof rec);
+    fmt_count(s->loss_total, loss, sizeof loss);
+    model_escape(cmd, sizeof cmd, s->cmdline, strlen(s->cmdline));
+    char sid[40];
+    model_escape(sid, sizeof sid, s->id, strlen(s->id));
+    printf("%-24s %7d %-8s %-20s %7s %8s %8s %-10s %s\n", sid, s->pid,
+           model_state_name(s->state), start, dur, rec, loss,
+           s->state == MODEL_STATE_RUNNING && s->complete ? "ok so far" : model_verdict_name(s),
+           cmd);
+}
 
 int cmd_sessions(int argc, char **argv)
 {
-    (void)argc;
-    cli_error(argv[0], "not built yet (export issue #6)");
-    return CUPTOP_EXIT_USAGE;
+    static const struct option longopts[] = {
+        {"store", required_argument, NULL, 's'},
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *cmd = argv[0], *store = NULL;
+    bool json = false;
+    int c;
+
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 's': store = optarg; break;
+        case 'j': json = true; break;
+        case 'h': usage(stdout); return CUPTOP_EXIT_OK;
+        default:
+            return cli_usage_error(cmd, "%s '%s'",
+                                   optopt ? "missing value or unknown option" : "unknown option",
+                                   argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+
+    char *dir = cli_store_dir(cmd, store);
+    char **ids = NULL;
+    size_t n = 0;
+    int status = CUPTOP_EXIT_OK;
+    if (!dir)
+        return CUPTOP_EXIT_USAGE;
+    int rc = cupstore_dir_sessions(dir, &ids, &n);
+    if (rc) {
+        cli_error(cmd, "cannot read the store %s: %s", dir,
+                  rc == ENOENT ? "no such directory" : cupstore_strerror(rc));
+        free(dir);
+        return CUPTOP_EXIT_USAGE;
+    }
+    xout o;
+    if (json) {
+        fflush(stdout);
+        if (xout_init(&o, STDOUT_FILENO) != 0) {
+            cli_error(cmd, "out of memory");
+            cupstore_ids_free(ids, n);
+            free(dir);
+            return CUPTOP_EXIT_USAGE;
+        }
+        xout_putc(&o, '[');
+    } else if (n) {
+        printf("%-24s %7s %-8s %-20s %7s %8s %8s %-10s %s\n", "SESSION", "PID", "STATE",
+               "START (UTC)", "LENGTH", "RECORDS", "LOST", "VERDICT", "COMMAND");
+    } else {
+        printf("no sessions in %s\n", dir);
+    }
+    size_t written = 0;
+    for (size_t i = 0; i < n; i++) {
+        model_summary s;
+        char *cause = NULL;
+        rc = model_summarize_id(dir, ids[i], 0, UINT64_MAX, &s, &cause);
+        if (rc) {
+            cli_error(cmd, "session %s: %s", ids[i], cli_open_error(rc));
+            free(cause);
+            status = CUPTOP_EXIT_USAGE;
+            continue;
+        }
+        if (json) {
+            xout_puts(&o, written ? ",\n" : "\n");
+            sessions_json(&o, &s);
+        } else {
+            print_line(&s);
+        }
+        written++;
+        model_summary_free(&s);
+    }
+    if (json) {
+        xout_puts(&o, "\n]\n");
+        if (xout_flush(&o) != 0)
+            status = CUPTOP_EXIT_USAGE;
+        xout_free(&o);
+    }
+    cupstore_ids_free(ids, n);
+    free(dir);
+    return status;
 }

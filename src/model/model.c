@@ -1,3 +1,647 @@
-/* model.c - placeholder until the export issue lands. */
+/*
+ * model.c - what a session means: its state (running, ended, crashed) and
+ * its verdict (COMPLETE or INCOMPLETE with reasons), computed from the
+ * store only.  DESIGN invariant 5: COMPLETE only if every completed buffer
+ * was consumed, every loss counter is zero, the stop protocol ran to the
+ * end and the final flush succeeded.
+ *
+ * Loss counts per (second, class) are the larger of the health row's
+ * counter and the sum of the exact (non-estimate) loss rows of that second,
+ * so a class written to only one of the two tables still counts, and one
+ * written to both is not counted twice.
+ */
 #include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "model.h"
+
+static const char *const state_names[] = {"running", "ended", "crashed"};
+
+const char *model_state_name(model_state s)
+{
+    return (unsigned)s < sizeof state_names / sizeof state_names[0] ? state_names[s] : "?";
+}
+
+const char *model_reason_name(unsigned reason)
+{
+    static const char *const extra[] = {"unconsumed", "no_final", "protocol", "flush",
+                                        "disabled"};
+    if (reason < CUPSTORE_LOSS_MAX)
+        return cupstore_loss_name(reason);
+    if (reason < MODEL_REASON_MAX)
+        return extra[reason - CUPSTORE_LOSS_MAX];
+    return "?";
+}
+
+const char *model_verdict_name(const model_summary *s)
+{
+    return s->complete ? "COMPLETE" : "INCOMPLETE";
+}
+
+void model_escape(char *dst, size_t len, const char *src, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t o = 0;
+    if (!len)
+        return;
+    for (size_t i = 0; i < n && o + 1 < len; i++) {
+        unsigned char c = (unsigned char)src[i];
+        char esc[5];
+        size_t el = 0;
+        if (c == '\\') {
+            esc[el++] = '\\';
+            esc[el++] = '\\';
+        } else if (c == '\n') {
+            esc[el++] = '\\';
+            esc[el++] = 'n';
+        } else if (c == '\t') {
+            esc[el++] = '\\';
+            esc[el++] = 't';
+        } else if (c < 0x20 || c == 0x7f) {
+            esc[el++] = '\\';
+            esc[el++] = 'x';
+            esc[el++] = hex[c >> 4];
+            esc[el++] = hex[c & 15];
+        } else if (c >= 0x80) {
+            /* Keep valid UTF-8 sequences (but not C1 controls, U+0080..9F,
+             * which some terminals obey); escape every other byte. */
+            size_t sl = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
+            bool ok = sl && sl <= 4 && c < 0xf5 && i + sl <= n;
+            for (size_t k = 1; ok && k < sl; k++)
+                ok = ((unsigned char)src[i + k] & 0xc0) == 0x80;
+            if (ok && sl == 2 && c == 0xc2 && (unsigned char)src[i + 1] < 0xa0)
+                ok = false;
+            if (ok && sl == 3 && c == 0xe0 && (unsigned char)src[i + 1] < 0xa0)
+                ok = false;
+            if (ok && sl == 3 && c == 0xed && (unsigned char)src[i + 1] >= 0xa0)
+                ok = false;
+            if (ok && sl == 4 && c == 0xf0 && (unsigned char)src[i + 1] < 0x90)
+                ok = false;
+            if (ok && sl == 4 && c == 0xf4 && (unsigned char)src[i + 1] >= 0x90)
+                ok = false;
+            if (ok) {
+                if (o + sl + 1 > len)
+                    break;
+                memcpy(dst + o, src + i, sl);
+                o += sl;
+                i += sl - 1;
+                continue;
+            }
+            esc[el++] = '\\';
+            esc[el++] = 'x';
+            esc[el++] = hex[c >> 4];
+            esc[el++] = hex[c & 15];
+        } else {
+            esc[el++] = (char)c;
+        }
+        if (o + el + 1 > len)
+            break;
+        memcpy(dst + o, esc, el);
+        o += el;
+    }
+    dst[o] = '\0';
+}
+
+void model_format_second(uint64_t second, char *buf, size_t len)
+{
+    time_t t = (time_t)second;
+    struct tm tm;
+    if (!gmtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
+        snprintf(buf, len, "%" PRIu64, second);
+}
+
+/* ---- Accumulation ------------------------------------------------------ */
+
+typedef struct class_acc {
+    uint64_t count, first, last, seconds;
+} class_acc;
+
+typedef struct sum_ctx {
+    model_summary *out;
+    class_acc acc[CUPSTORE_LOSS_MAX];
+    uint64_t rows, last_second, first_second;
+    bool any_disabled;
+    cupstore_health last;
+    uint64_t all_completed, all_consumed;  /* whole session, for the verdict */
+    /* loss-row merge: exact sums of the second being read */
+    cupstore_txn *txn;
+    uint64_t lsec;
+    bool lhave;
+    uint64_t lsum[CUPSTORE_LOSS_MAX];
+} sum_ctx;
+
+static void acc_add(class_acc *a, uint64_t second, uint64_t count, bool new_second)
+{
+    if (!count)
+        return;
+    a->count += count;
+    if (new_second) {
+        if (!a->seconds || second < a->first)
+            a->first = second;
+        if (second > a->last)
+            a->last = second;
+        a->seconds++;
+    }
+}
+
+static int health_row(const cupstore_health *h, void *arg)
+{
+    sum_ctx *c = arg;
+    model_summary *s = c->out;
+    if (!c->rows)
+        c->first_second = h->second;
+    c->rows++;
+    c->last_second = h->second;
+    c->last = *h;
+    for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++)
+        s->records_by_kind[k] += h->records_by_kind[k];
+    for (unsigned d = 0; d < CUPSTORE_DEVICE_MAX; d++) {
+        s->records_by_device[d] += h->records_by_device[d];
+        if (h->records_by_device[d])
+            s->device_mask |= 1u << d;
+    }
+    for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
+        acc_add(&c->acc[l], h->second, h->loss[l], true);
+    s->buf_completed += h->buf_completed;
+    s->buf_consumed += h->buf_consumed;
+    if (h->flags & CUPSTORE_HF_COUNT_ONLY)
+        s->count_only = true;
+    if (h->flags & CUPSTORE_HF_DISABLED)
+        c->any_disabled = true;
+    return 0;
+}
+
+static int health_all(const cupstore_health *h, void *arg)
+{
+    sum_ctx *c = arg;
+    c->all_completed += h->buf_completed;
+    c->all_consumed += h->buf_consumed;
+    return 0;
+}
+
+/* Add what the loss rows of second lsec say beyond the health row. */
+static int loss_flush(sum_ctx *c)
+{
+    cupstore_health h;
+    if (!c->lhave)
+        return 0;
+    c->lhave = false;
+    int rc = cupstore_health_get(c->txn, c->lsec, &h);
+    if (rc == CUPSTORE_ENOTFOUND)
+        memset(&h, 0, sizeof h);
+    else if (rc)
+        return rc;
+    for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++) {
+        if (c->lsum[l] > h.loss[l])
+            acc_add(&c->acc[l], c->lsec, c->lsum[l] - h.loss[l], h.loss[l] == 0);
+        c->lsum[l] = 0;
+    }
+    return 0;
+}
+
+static int loss_row(const cupstore_loss_row *r, void *arg)
+{
+    sum_ctx *c = arg;
+    if (r->estimate || r->loss >= CUPSTORE_LOSS_MAX)
+        return 0;
+    if (c->lhave && r->second != c->lsec) {
+        int rc = loss_flush(c);
+        if (rc)
+            return rc;
+    }
+    c->lhave = true;
+    c->lsec = r->second;
+    c->lsum[r->loss] += r->count;
+    return 0;
+}
+
+/* ---- Reasons ------------------------------------------------------------- */
+
+static int reason_add(model_summary *s, unsigned reason, uint64_t count, uint64_t first,
+                      uint64_t last, uint64_t seconds, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+
+static int reason_add(model_summary *s, unsigned reason, uint64_t count, uint64_t first,
+                      uint64_t last, uint64_t seconds, const char *fmt, ...)
+{
+    model_reason *r = realloc(s->reasons, (s->nreasons + 1) * sizeof *r);
+    va_list ap;
+    if (!r)
+        return ENOMEM;
+    s->reasons = r;
+    r += s->nreasons++;
+    memset(r, 0, sizeof *r);
+    r->reason = reason;
+    r->count = count;
+    r->first_second = first;
+    r->last_second = last;
+    r->seconds_affected = seconds;
+    va_start(ap, fmt);
+    vsnprintf(r->text, sizeof r->text, fmt, ap);
+    va_end(ap);
+    return 0;
+}
+
+static void window_text(char *buf, size_t len, uint64_t first, uint64_t last, uint64_t seconds)
+{
+    char a[32], b[32];
+    model_format_second(first, a, sizeof a);
+    model_format_second(last, b, sizeof b);
+    if (first == last)
+        snprintf(buf, len, "in 1 s at %s", a);
+    else
+        snprintf(buf, len, "in %" PRIu64 " s between %s and %s", seconds, a, b);
+}
+
+struct step_ctx {
+    char text[200];
+    size_t len;
+    unsigned failed;
+    uint32_t seen;
+};
+
+static int step_row(const cupstore_step *st, void *arg)
+{
+    struct step_ctx *c = arg;
+    if (st->step < 32)
+        c->seen |= 1u << st->step;
+    if (st->rc == 0 && !st->timed_out && st->queue_remaining == 0)
+        return 0;
+    c->failed++;
+    if (c->len < sizeof c->text) {
+        int n = snprintf(c->text + c->len, sizeof c->text - c->len, "%s%s %s (rc %d, %" PRIu64
+                         " buffers left)", c->len ? "; " : "", cupstore_step_name(st->step),
+                         st->timed_out ? "timed out" : st->rc ? "failed" : "left buffers",
+                         (int)st->rc, st->queue_remaining);
+        c->len += n > 0 ? (size_t)n : 0;
+    }
+    return 0;
+}
+
+struct note_ctx {
+    cupstore_note last;
+    bool have;
+};
+
+static int note_row(const cupstore_note *n, void *arg)
+{
+    struct note_ctx *c = arg;
+    if (n->level >= 1) {
+        c->last = *n;
+        c->have = true;
+    }
+    return 0;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The pid is known dead only when the session ran on this host. */
+static bool pid_dead_here(const model_summary *s)
+{
+    char host[sizeof s->host];
+    if (s->pid <= 0 || gethostname(host, sizeof host) != 0)
+        return false;
+    host[sizeof host - 1] = '\0';
+    if (strcmp(host, s->host) != 0)
+        return false;
+    return kill(s->pid, 0) != 0 && errno == ESRCH;
+}
+
+static void meta_copy(cupstore_txn *txn, const char *key, char *dst, size_t len)
+{
+    char *v = NULL;
+    if (cupstore_meta_get(txn, key, &v) == 0 && v)
+        snprintf(dst, len, "%s", v);
+    free(v);
+}
+
+static uint64_t meta_u64(cupstore_txn *txn, const char *key)
+{
+    char *v = NULL;
+    uint64_t x = 0;
+    if (cupstore_meta_get(txn, key, &v) == 0 && v)
+        x = strtoull(v, NULL, 10);
+    free(v);
+    return x;
+}
+
+static int fail(char **cause, int rc, const char *what)
+{
+    if (cause && asprintf(cause, "%s: %s", what, cupstore_strerror(rc)) < 0)
+        *cause = NULL;
+    return rc;
+}
+
+/* The verdict part that needs the final status, steps and notes. */
+static int judge_end(cupstore_txn *txn, sum_ctx *c, bool covers_end, bool have_final,
+                     const cupstore_final *f)
+{
+    model_summary *s = c->out;
+    int rc;
+
+    if (!covers_end)
+        return 0;
+    if (s->state == MODEL_STATE_CRASHED) {
+        char hb[32];
+        model_format_second(s->heartbeat_ns / 1000000000u, hb, sizeof hb);
+        uint64_t sec = s->heartbeat_ns / 1000000000u;
+        return reason_add(s, MODEL_REASON_NO_FINAL, 1, sec, sec, 0,
+                          "crashed: no final status, last heartbeat %s; the stop protocol "
+                          "never ran, so the tail of the trace is missing", hb);
+    }
+    if (!have_final)
+        return 0; /* running: judged on what has happened so far */
+
+    uint64_t end_s = f->end_ns / 1000000000u;
+    uint64_t completed = f->buffers_completed ? f->buffers_completed : c->all_completed;
+    uint64_t consumed = f->buffers_completed ? f->buffers_consumed : c->all_consumed;
+    if (completed > consumed &&
+        (rc = reason_add(s, MODEL_REASON_UNCONSUMED, completed - consumed, end_s, end_s, 0,
+                         "unconsumed: %" PRIu64 " of %" PRIu64 " completed buffers were "
+                         "never consumed", completed - consumed, completed)) != 0)
+        return rc;
+
+    struct step_ctx st = {.len = 0};
+    if ((rc = cupstore_step_scan(txn, step_row, &st)) != 0)
+        return rc;
+    uint32_t all = (1u << CUPSTORE_STEP_MAX) - 1;
+    if (st.failed) {
+        if ((rc = reason_add(s, MODEL_REASON_PROTOCOL, st.failed, end_s, end_s, 0,
+                             "stop protocol: %s", st.text)) != 0)
+            return rc;
+    } else if (!f->protocol_complete || (st.seen & all) != all) {
+        char missing[128] = "";
+        size_t ml = 0;
+        for (unsigned i = 0; i < CUPSTORE_STEP_MAX; i++)
+            if (!(st.seen & (1u << i)) && ml < sizeof missing)
+                ml += (size_t)snprintf(missing + ml, sizeof missing - ml, "%s%s",
+                                       ml ? ", " : "", cupstore_step_name(i));
+        if ((rc = reason_add(s, MODEL_REASON_PROTOCOL, 1, end_s, end_s, 0,
+                             "stop protocol did not run to the end (exit path %s%s%s)",
+                             cupstore_exit_name(f->exit_path), ml ? "; steps missing: " : "",
+                             missing)) != 0)
+            return rc;
+    }
+    if (!f->flush_ok &&
+        (rc = reason_add(s, MODEL_REASON_FLUSH, 1, end_s, end_s, 0,
+                         "flush: the final forced flush did not succeed")) != 0)
+        return rc;
+    if (f->exit_path == CUPSTORE_EXIT_DETACH || c->any_disabled) {
+        struct note_ctx nc = {.have = false};
+        char why[256];
+        if ((rc = cupstore_note_scan(txn, note_row, &nc)) != 0)
+            return rc;
+        if (nc.have)
+            model_escape(why, sizeof why, nc.last.text, strnlen(nc.last.text, sizeof nc.last.text));
+        else
+            snprintf(why, sizeof why, "no reason recorded");
+        if ((rc = reason_add(s, MODEL_REASON_DISABLED, 1, end_s, end_s, 0,
+                             "disabled: the agent stepped aside: %s", why)) != 0)
+            return rc;
+    }
+    return 0;
+}
+
+int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_summary *out,
+                    char **cause)
+{
+    cupstore_txn *txn = NULL;
+    cupstore_final f;
+    sum_ctx *c;
+    int rc;
+
+    if (cause)
+        *cause = NULL;
+    if (!out)
+        return CUPSTORE_EINVAL;
+    memset(out, 0, sizeof *out);
+    if (!env)
+        return CUPSTORE_EINVAL;
+    if (!(c = calloc(1, sizeof *c)))
+        return ENOMEM;
+    c->out = out;
+    snprintf(out->id, sizeof out->id, "%s", cupstore_env_id(env));
+    if ((rc = cupstore_txn_begin(env, false, &txn)) != 0) {
+        free(c);
+        return fail(cause, rc, out->id);
+    }
+    c->txn = txn;
+    out->pid = (int)meta_u64(txn, "pid");
+    meta_copy(txn, "host", out->host, sizeof out->host);
+    meta_copy(txn, "cmdline", out->cmdline, sizeof out->cmdline);
+    out->start_ns = meta_u64(txn, "start_ns");
+    {
+        char *sink = NULL;
+        if (cupstore_meta_get(txn, "sink", &sink) == 0 && sink && strcmp(sink, "null") == 0)
+            out->count_only = true;
+        free(sink);
+    }
+
+    if ((rc = cupstore_health_scan(txn, from_s, to_s, health_row, c)) != 0)
+        goto out;
+    if ((rc = cupstore_loss_scan(txn, from_s, to_s, loss_row, c)) != 0 ||
+        (rc = loss_flush(c)) != 0)
+        goto out;
+    if ((rc = cupstore_health_scan(txn, 0, UINT64_MAX, health_all, c)) != 0)
+        goto out;
+
+    cupstore_health last;
+    bool have_last = false;
+    rc = cupstore_health_last(txn, &last);
+    if (rc == 0)
+        have_last = true;
+    else if (rc != CUPSTORE_ENOTFOUND)
+        goto out;
+    if (!out->start_ns && c->rows)
+        out->start_ns = c->first_second * 1000000000u;
+    out->heartbeat_ns = have_last ? last.heartbeat_ns : out->start_ns;
+    if (have_last && !out->heartbeat_ns)
+        out->heartbeat_ns = last.second * 1000000000u;
+    if (have_last && (last.flags & CUPSTORE_HF_COUNT_ONLY))
+        out->count_only = true;
+    if (c->rows) {
+        out->kinds_enabled = c->last.kinds_enabled;
+        out->epoch = c->last.epoch;
+        for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++)
+            out->records_per_s += (double)c->last.records_by_kind[k];
+    } else if (have_last) {
+        out->kinds_enabled = last.kinds_enabled;
+        out->epoch = last.epoch;
+    }
+    for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++)
+        out->records_total += out->records_by_kind[k];
+
+    bool have_final = false;
+    rc = cupstore_final_get(txn, &f);
+    if (rc == 0)
+        have_final = true;
+    else if (rc != CUPSTORE_ENOTFOUND)
+        goto out;
+    if (have_final) {
+        out->state = MODEL_STATE_ENDED;
+        out->end_ns = f.end_ns;
+        /* Tail loss the final status knows of but no row recorded. */
+        uint64_t end_s = f.end_ns / 1000000000u;
+        if (end_s >= from_s && end_s <= to_s && f.tail_lost > c->acc[CUPSTORE_LOSS_TAIL].count)
+            acc_add(&c->acc[CUPSTORE_LOSS_TAIL], end_s,
+                    f.tail_lost - c->acc[CUPSTORE_LOSS_TAIL].count,
+                    c->acc[CUPSTORE_LOSS_TAIL].seconds == 0);
+    } else {
+        uint64_t now = now_ns();
+        out->end_ns = out->heartbeat_ns;
+        bool stale = out->heartbeat_ns + (uint64_t)MODEL_STALE_SECONDS * 1000000000u < now;
+        out->state = stale || pid_dead_here(out) ? MODEL_STATE_CRASHED : MODEL_STATE_RUNNING;
+    }
+
+    /* Loss classes, in class order. */
+    for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++) {
+        class_acc *a = &c->acc[l];
+        char win[128];
+        out->loss[l] = a->count;
+        out->loss_total += a->count;
+        if (!a->count)
+            continue;
+        window_text(win, sizeof win, a->first, a->last, a->seconds);
+        if ((rc = reason_add(out, l, a->count, a->first, a->last, a->seconds,
+                             "%s: %" PRIu64 " records lost %s (%s)", cupstore_loss_name(l),
+                             a->count, win, cupstore_loss_describe(l))) != 0)
+            goto out;
+    }
+    /* Final-status reasons apply when the window reaches the session end. */
+    uint64_t end_s = out->end_ns / 1000000000u;
+    bool covers_end = to_s >= end_s || (c->rows && c->last_second >= end_s) || to_s == UINT64_MAX;
+    if (out->state == MODEL_STATE_RUNNING && c->any_disabled)
+        rc = reason_add(out, MODEL_REASON_DISABLED, 1, c->last_second, c->last_second, 0,
+                        "disabled: the agent stepped aside (see its notes)");
+    else
+        rc = judge_end(txn, c, covers_end, have_final, &f);
+    if (rc)
+        goto out;
+    out->complete = out->nreasons == 0;
+    out->seconds = c->rows;
+out:
+    cupstore_txn_abort(txn);
+    free(c);
+    if (rc) {
+        if (cause && !*cause)
+            fail(cause, rc, out->id);
+        model_summary_free(out);
+    }
+    return rc;
+}
+
+void model_summary_free(model_summary *s)
+{
+    if (!s)
+        return;
+    free(s->reasons);
+    s->reasons = NULL;
+    s->nreasons = 0;
+}
+
+int model_summarize_id(const char *dir, const char *id, uint64_t from_s, uint64_t to_s,
+                       model_summary *out, char **cause)
+{
+    cupstore_env *env;
+    if (cause)
+        *cause = NULL;
+    if (out)
+        memset(out, 0, sizeof *out);
+    int rc = cupstore_session_open(&env, dir, id, CUPSTORE_RDONLY);
+    if (rc) {
+        if (cause && asprintf(cause, "session %s: %s", id,
+                              rc == CUPSTORE_EINVAL ? "ambiguous or invalid session id"
+                              : rc == CUPSTORE_ENOTFOUND ? "no such session"
+                                                         : cupstore_strerror(rc)) < 0)
+            *cause = NULL;
+        return rc;
+    }
+    rc = model_summarize(env, from_s, to_s, out, cause);
+    cupstore_env_close(env);
+    return rc;
+}
+
+/* ---- Times --------------------------------------------------------------- */
+
+static bool parse_u64(const char *s, uint64_t *out)
+{
+    uint64_t v = 0;
+    if (!*s)
+        return false;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9' || v > (UINT64_MAX - 9) / 10)
+            return false;
+        v = v * 10 + (uint64_t)(*s - '0');
+    }
+    *out = v;
+    return true;
+}
+
+int model_parse_time(const char *s, uint64_t session_start_s, uint64_t session_end_s,
+                     uint64_t *out_s)
+{
+    uint64_t v;
+    if (!s || !out_s || !*s)
+        return CUPSTORE_EINVAL;
+    if (strcmp(s, "start") == 0) {
+        *out_s = session_start_s;
+        return 0;
+    }
+    if (strcmp(s, "end") == 0) {
+        *out_s = session_end_s;
+        return 0;
+    }
+    if (s[0] == '+' && parse_u64(s + 1, &v)) {
+        if (v > UINT64_MAX - session_start_s)
+            return CUPSTORE_EINVAL;
+        *out_s = session_start_s + v;
+        return 0;
+    }
+    if (s[0] == '-' && parse_u64(s + 1, &v)) {
+        if (v > session_end_s)
+            return CUPSTORE_EINVAL;
+        *out_s = session_end_s - v;
+        return 0;
+    }
+    if (parse_u64(s, &v)) {
+        *out_s = v;
+        return 0;
+    }
+    /* RFC 3339 in UTC: YYYY-mm-ddTHH:MM:SS[Z] (also 't' or ' ' between). */
+    struct tm tm;
+    int n = 0;
+    char sep;
+    memset(&tm, 0, sizeof tm);
+    if (sscanf(s, "%4d-%2d-%2d%c%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &sep,
+               &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) != 7 ||
+        (sep != 'T' && sep != 't' && sep != ' '))
+        return CUPSTORE_EINVAL;
+    const char *rest = s + n;
+    if (strcmp(rest, "") != 0 && strcmp(rest, "Z") != 0 && strcmp(rest, "z") != 0 &&
+        strcmp(rest, "+00:00") != 0)
+        return CUPSTORE_EINVAL;
+    if (tm.tm_year < 1970 || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 ||
+        tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60)
+        return CUPSTORE_EINVAL;
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    time_t t = timegm(&tm);
+    if (t < 0)
+        return CUPSTORE_EINVAL;
+    *out_s = (uint64_t)t;
+    return 0;
+}

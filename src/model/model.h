@@ -66,6 +66,7 @@ typedef struct model_summary {
     uint64_t buf_completed, buf_consumed;
     model_reason *reasons;          /* malloc'ed; model_summary_free       */
     size_t nreasons;
+    uint64_t seconds;               /* health rows in the window (added)   */
 } model_summary;
 
 /** Summarise one open session over the window [from_s, to_s] (unix
@@ -86,5 +87,17 @@ int model_summarize_id(const char *dir, const char *id, uint64_t from_s,
  *  @return 0 or CUPSTORE_EINVAL. */
 int model_parse_time(const char *s, uint64_t session_start_s,
                      uint64_t session_end_s, uint64_t *out_s);
+
+/** "COMPLETE" or "INCOMPLETE" for s->complete (added for the CLI). */
+const char *model_verdict_name(const model_summary *s);
+
+/** Copy n bytes of src (trace strings: any bytes) into dst as text that is
+ *  harmless on a terminal: valid UTF-8 is kept, control characters, ESC,
+ *  backslash and invalid bytes are written as \n, \t, \\ or \xHH.
+ *  Always NUL-terminates; truncates to fit. */
+void model_escape(char *dst, size_t len, const char *src, size_t n);
+
+/** Format unix seconds as "YYYY-mm-ddTHH:MM:SSZ" (UTC) into buf. */
+void model_format_second(uint64_t second, char *buf, size_t len);
 
 #endif /* CUPTOP_MODEL_H */

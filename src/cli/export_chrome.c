@@ -1,0 +1,739 @@
+/*
+ * export_chrome.c - Chrome Trace Event JSON (Perfetto UI, chrome://tracing).
+ *
+ * Tracks: GPU work (kernel, memcpy, memset) on pid = DEV_PID + device,
+ * tid = stream; runtime/driver API calls on pid = host process, tid =
+ * thread; health rows as counters and losses as instants on HEALTH_PID.
+ * Timestamps are microseconds from base_ns (the window start rounded down
+ * to the second) with three decimals, so nanoseconds survive.
+ *
+ * Slices on one track must nest.  Records are put in start order through
+ * a bounded reorder heap (records of one chunk are not sorted), then each
+ * track keeps a stack of open slice ends; a slice that would overlap
+ * without nesting goes to the first overflow lane of its track where it
+ * nests ("stream 7 (overlap 1)").  Memory: the heap (bounded), one stack
+ * per lane (bounded by the nesting depth), a fixed flow table.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export_int.h"
+
+#define DEV_PID 1000000000ull     /* + device index; Linux pids stay below */
+#define HEALTH_PID 999999990ull
+#define OVERLAP_STRIDE (1ull << 22) /* lane k of tid t: t + k * stride;
+                                       Linux tids and stream ids stay below */
+#define KIND_TID 0x3fff00ull      /* + kind: records with no thread/stream */
+#define HEAP_MAX (256u * 1024u)
+#define FLOW_SLOTS (1u << 16)
+
+typedef struct lane {
+    uint64_t last_start;
+    uint64_t *stack;          /* ends of the open slices                   */
+    size_t depth, cap;
+} lane;
+
+typedef struct track {
+    uint64_t pid, tid;        /* tid = stream or thread (lane 0)           */
+    bool used;
+    uint8_t kind_class;       /* 0 stream, 1 thread, 2 kind track          */
+    uint32_t nlanes;
+    lane *lanes;
+} track;
+
+typedef struct flow_slot {
+    uint32_t corr;
+    bool used;
+    uint64_t ts, pid, tid;
+} flow_slot;
+
+typedef struct chrome {
+    export_ctx *x;
+    xout *o;
+    bool first;               /* no event written yet (comma handling)     */
+    track *tracks;
+    size_t ntracks, cap;
+    uint64_t pids[64];
+    size_t npids;
+    cupstore_record *heap;
+    size_t hn;
+    flow_slot *flows;
+    uint64_t flow_id;
+    uint64_t written, zero_ts, overflowed, flows_out;
+    char devnames[CUPSTORE_DEVICE_MAX][64];
+} chrome;
+
+/* ---- Small writers ------------------------------------------------------- */
+
+static void ev_begin(chrome *c)
+{
+    xout_puts(c->o, c->first ? "\n{" : ",\n{");
+    c->first = false;
+}
+
+static void put_kv_u64(xout *o, const char *k, uint64_t v)
+{
+    xout_puts(o, k);
+    xout_u64(o, v);
+}
+
+static void put_ts(chrome *c, uint64_t ns)
+{
+    xout_puts(c->o, ",\"ts\":");
+    xout_us(c->o, ns > c->x->base_ns ? ns - c->x->base_ns : 0);
+}
+
+/* ---- Names of processes and lanes ---------------------------------------- */
+
+static void meta_event(chrome *c, const char *what, uint64_t pid, uint64_t tid, bool thread,
+                       const char *name, size_t len, bool raw_json)
+{
+    ev_begin(c);
+    xout_puts(c->o, "\"ph\":\"M\",\"name\":\"");
+    xout_puts(c->o, what);
+    put_kv_u64(c->o, "\",\"pid\":", pid);
+    if (thread)
+        put_kv_u64(c->o, ",\"tid\":", tid);
+    xout_puts(c->o, ",\"args\":{\"name\":");
+    if (raw_json) {
+        xout_putc(c->o, '"');
+        xout_put(c->o, name, len);
+        xout_putc(c->o, '"');
+    } else {
+        xout_json_str(c->o, name, len);
+    }
+    xout_puts(c->o, "}}");
+}
+
+static void process_seen(chrome *c, uint64_t pid)
+{
+    char buf[200];
+    for (size_t i = 0; i < c->npids; i++)
+        if (c->pids[i] == pid)
+            return;
+    if (c->npids < sizeof c->pids / sizeof c->pids[0])
+        c->pids[c->npids++] = pid;
+    if (pid == HEALTH_PID) {
+        snprintf(buf, sizeof buf, "cuptop health");
+    } else if (pid >= DEV_PID) {
+        uint64_t d = pid - DEV_PID;
+        if (d < CUPSTORE_DEVICE_MAX && c->devnames[d][0])
+            snprintf(buf, sizeof buf, "GPU %u: %s", (unsigned)d, c->devnames[d]);
+        else if (d == CUPSTORE_DEVICE_NONE)
+            snprintf(buf, sizeof buf, "GPU (unknown device)");
+        else
+            snprintf(buf, sizeof buf, "GPU %u", (unsigned)d);
+    } else {
+        snprintf(buf, sizeof buf, "host process %u", (unsigned)pid);
+    }
+    meta_event(c, "process_name", pid, 0, false, buf, strlen(buf), false);
+    if (pid != HEALTH_PID) {
+        ev_begin(c);
+        xout_puts(c->o, "\"ph\":\"M\",\"name\":\"process_sort_index\"");
+        put_kv_u64(c->o, ",\"pid\":", pid);
+        put_kv_u64(c->o, ",\"args\":{\"sort_index\":", pid >= DEV_PID ? pid - DEV_PID + 10 : 1);
+        xout_puts(c->o, "}}");
+    }
+}
+
+static void lane_named(chrome *c, const track *t, uint32_t k)
+{
+    char buf[96];
+    const char *what = t->kind_class == 0 ? "stream" : t->kind_class == 1 ? "thread" : NULL;
+    int n;
+    if (what)
+        n = snprintf(buf, sizeof buf, "%s %llu", what, (unsigned long long)t->tid);
+    else
+        n = snprintf(buf, sizeof buf, "%s", cupstore_kind_name((unsigned)(t->tid - KIND_TID)));
+    if (k && n > 0 && (size_t)n < sizeof buf)
+        snprintf(buf + n, sizeof buf - (size_t)n, " (overlap %u)", k);
+    meta_event(c, "thread_name", t->pid, t->tid + k * OVERLAP_STRIDE, true, buf, strlen(buf),
+               false);
+}
+
+/* ---- Tracks ---------------------------------------------------------------- */
+
+static size_t track_hash(uint64_t pid, uint64_t tid, size_t cap)
+{
+    return (size_t)((pid * 0x9e3779b97f4a7c15ull) ^ (tid * 0xc2b2ae3d27d4eb4full)) & (cap - 1);
+}
+
+static track *track_get(chrome *c, uint64_t pid, uint64_t tid, uint8_t cls)
+{
+    if ((c->ntracks + 1) * 2 > c->cap) {
+        size_t ncap = c->cap ? c->cap * 2 : 64;
+        track *nt = calloc(ncap, sizeof *nt);
+        if (!nt)
+            return NULL;
+        for (size_t i = 0; i < c->cap; i++) {
+            if (!c->tracks[i].used)
+                continue;
+            size_t j = track_hash(c->tracks[i].pid, c->tracks[i].tid, ncap);
+            while (nt[j].used)
+                j = (j + 1) & (ncap - 1);
+            nt[j] = c->tracks[i];
+        }
+        free(c->tracks);
+        c->tracks = nt;
+        c->cap = ncap;
+    }
+    size_t i = track_hash(pid, tid, c->cap);
+    while (c->tracks[i].used && (c->tracks[i].pid != pid || c->tracks[i].tid != tid))
+        i = (i + 1) & (c->cap - 1);
+    track *t = &c->tracks[i];
+    if (!t->used) {
+        t->used = true;
+        t->pid = pid;
+        t->tid = tid;
+        t->kind_class = cls;
+        c->ntracks++;
+        process_seen(c, pid);
+    }
+    return t;
+}
+
+/* Put [s, e] on the first lane of t where it nests; returns the lane's tid
+ * (UINT64_MAX on ENOMEM). */
+static uint64_t track_place(chrome *c, track *t, uint64_t s, uint64_t e)
+{
+    for (uint32_t k = 0;; k++) {
+        if (k == t->nlanes) {
+            lane *nl = realloc(t->lanes, (k + 1) * sizeof *nl);
+            if (!nl)
+                return UINT64_MAX;
+            t->lanes = nl;
+            memset(&nl[k], 0, sizeof nl[k]);
+            t->nlanes++;
+            lane_named(c, t, k);
+            if (k)
+                c->overflowed++;
+        }
+        lane *l = &t->lanes[k];
+        if (s < l->last_start)
+            continue; /* a late record: never reorder a lane's past */
+        size_t d = l->depth;
+        while (d && l->stack[d - 1] <= s)
+            d--;
+        if (d && e > l->stack[d - 1])
+            continue;
+        if (d == l->cap) {
+            size_t ncap = l->cap ? l->cap * 2 : 4;
+            uint64_t *ns = realloc(l->stack, ncap * sizeof *ns);
+            if (!ns)
+                return UINT64_MAX;
+            l->stack = ns;
+            l->cap = ncap;
+        }
+        l->stack[d] = e;
+        l->depth = d + 1;
+        l->last_start = s;
+        return t->tid + k * OVERLAP_STRIDE;
+    }
+}
+
+/* ---- Events ---------------------------------------------------------------- */
+
+static bool is_gpu(unsigned kind)
+{
+    return kind == CUPSTORE_KIND_KERNEL || kind == CUPSTORE_KIND_MEMCPY ||
+           kind == CUPSTORE_KIND_MEMSET;
+}
+
+static bool is_api(unsigned kind)
+{
+    return kind == CUPSTORE_KIND_RUNTIME || kind == CUPSTORE_KIND_DRIVER;
+}
+
+static void put_name(chrome *c, const cupstore_record *r)
+{
+    size_t len;
+    const char *n = name_cache_get(&c->x->names, c->x->txn, r->name_id, &len);
+    xout_puts(c->o, ",\"name\":\"");
+    if (n) {
+        xout_put(c->o, n, len);
+    } else if (is_api(r->kind) && r->cbid) {
+        xout_puts(c->o, "cbid ");
+        xout_u64(c->o, r->cbid);
+    } else {
+        xout_puts(c->o, cupstore_kind_name(r->kind));
+    }
+    xout_putc(c->o, '"');
+}
+
+static void emit_flow(chrome *c, const flow_slot *f, uint64_t gpu_pid, uint64_t gpu_tid,
+                      uint64_t gpu_ts, uint32_t corr)
+{
+    uint64_t id = ++c->flow_id;
+    ev_begin(c);
+    xout_puts(c->o, "\"ph\":\"s\",\"cat\":\"launch\",\"name\":\"launch\"");
+    put_kv_u64(c->o, ",\"id\":", id);
+    put_kv_u64(c->o, ",\"pid\":", f->pid);
+    put_kv_u64(c->o, ",\"tid\":", f->tid);
+    put_ts(c, f->ts);
+    put_kv_u64(c->o, ",\"args\":{\"correlation\":", corr);
+    xout_puts(c->o, "}}");
+    ev_begin(c);
+    xout_puts(c->o, "\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"launch\",\"name\":\"launch\"");
+    put_kv_u64(c->o, ",\"id\":", id);
+    put_kv_u64(c->o, ",\"pid\":", gpu_pid);
+    put_kv_u64(c->o, ",\"tid\":", gpu_tid);
+    put_ts(c, gpu_ts);
+    put_kv_u64(c->o, ",\"args\":{\"correlation\":", corr);
+    xout_puts(c->o, "}}");
+    c->flows_out++;
+}
+
+/* Launch API records by correlation id: 4-way sets, oldest replaced.  A
+ * launch whose GPU record comes more than FLOW_SLOTS launches later loses
+ * its arrow (never a wrong one). */
+static flow_slot *flow_bucket(chrome *c, uint32_t corr)
+{
+    return &c->flows[((corr * 2654435761u) >> 7) & (FLOW_SLOTS - 4)];
+}
+
+static flow_slot *flow_set(chrome *c, uint32_t corr)
+{
+    flow_slot *b = flow_bucket(c, corr), *victim = &b[0];
+    for (int i = 0; i < 4; i++) {
+        if (!b[i].used || b[i].corr == corr)
+            return &b[i];
+        if (b[i].ts < victim->ts)
+            victim = &b[i];
+    }
+    return victim;
+}
+
+static const flow_slot *flow_find(chrome *c, uint32_t corr)
+{
+    flow_slot *b = flow_bucket(c, corr);
+    for (int i = 0; i < 4; i++)
+        if (b[i].used && b[i].corr == corr)
+            return &b[i];
+    return NULL;
+}
+
+static int emit_record(chrome *c, const cupstore_record *r)
+{
+    uint64_t pid, tid;
+    uint8_t cls;
+    if (r->start_ns == 0 || (r->flags & CUPSTORE_RF_ZERO_TS)) {
+        c->zero_ts++; /* counted as a loss (zero_ts) by the agent */
+        return 0;
+    }
+    uint64_t s = r->start_ns, e = r->end_ns >= r->start_ns ? r->end_ns : r->start_ns;
+    if (is_gpu(r->kind)) {
+        pid = DEV_PID + r->device;
+        tid = r->stream;
+        cls = 0;
+    } else if (r->tid || is_api(r->kind)) {
+        pid = r->pid ? r->pid : (uint64_t)(c->x->sum.pid > 0 ? c->x->sum.pid : 0);
+        tid = r->tid;
+        cls = 1;
+    } else {
+        pid = DEV_PID + r->device;
+        tid = KIND_TID + r->kind;
+        cls = 2;
+    }
+    track *t = track_get(c, pid, tid, cls);
+    if (!t)
+        return ENOMEM;
+    uint64_t lt = track_place(c, t, s, e);
+    if (lt == UINT64_MAX)
+        return ENOMEM;
+
+    xout *o = c->o;
+    ev_begin(c);
+    xout_puts(o, "\"ph\":\"X\",\"cat\":\"");
+    xout_puts(o, cupstore_kind_name(r->kind));
+    xout_putc(o, '"');
+    put_name(c, r);
+    put_kv_u64(o, ",\"pid\":", pid);
+    put_kv_u64(o, ",\"tid\":", lt);
+    put_ts(c, s);
+    xout_puts(o, ",\"dur\":");
+    xout_us(o, e - s);
+    put_kv_u64(o, ",\"args\":{\"correlation\":", r->correlation);
+    if (is_gpu(r->kind)) {
+        put_kv_u64(o, ",\"device\":", r->device);
+        put_kv_u64(o, ",\"context\":", r->context);
+        put_kv_u64(o, ",\"stream\":", r->stream);
+    }
+    switch (r->kind) {
+    case CUPSTORE_KIND_KERNEL:
+        xout_printf(o, ",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u]", r->grid[0], r->grid[1],
+                    r->grid[2], r->block[0], r->block[1], r->block[2]);
+        put_kv_u64(o, ",\"registers\":", r->aux);
+        put_kv_u64(o, ",\"shared_mem\":", r->bytes);
+        break;
+    case CUPSTORE_KIND_MEMCPY:
+        put_kv_u64(o, ",\"bytes\":", r->bytes);
+        put_kv_u64(o, ",\"copy_kind\":", r->aux);
+        break;
+    case CUPSTORE_KIND_MEMSET:
+        put_kv_u64(o, ",\"bytes\":", r->bytes);
+        break;
+    case CUPSTORE_KIND_RUNTIME:
+    case CUPSTORE_KIND_DRIVER:
+        put_kv_u64(o, ",\"cbid\":", r->cbid);
+        break;
+    default:
+        put_kv_u64(o, ",\"aux\":", r->aux);
+        break;
+    }
+    if (r->flags & CUPSTORE_RF_TRUNCATED)
+        xout_puts(o, ",\"truncated\":true");
+    if (r->end_ns < r->start_ns)
+        xout_puts(o, ",\"end_missing\":true");
+    xout_puts(o, "}}");
+    c->written++;
+
+    if (is_api(r->kind) && r->correlation) {
+        flow_slot *f = flow_set(c, r->correlation);
+        f->used = true;
+        f->corr = r->correlation;
+        f->ts = s;
+        f->pid = pid;
+        f->tid = lt;
+    } else if (is_gpu(r->kind) && r->correlation) {
+        const flow_slot *f = flow_find(c, r->correlation);
+        if (f && f->ts <= s)
+            emit_flow(c, f, pid, lt, s, r->correlation);
+    }
+    return 0;
+}
+
+/* ---- Reorder heap: (start asc, end desc) so parents come first ---------- */
+
+static bool rec_less(const cupstore_record *a, const cupstore_record *b)
+{
+    if (a->start_ns != b->start_ns)
+        return a->start_ns < b->start_ns;
+    return a->end_ns > b->end_ns;
+}
+
+static void heap_push(chrome *c, const cupstore_record *r)
+{
+    size_t i = c->hn++;
+    while (i) {
+        size_t p = (i - 1) / 2;
+        if (!rec_less(r, &c->heap[p]))
+            break;
+        c->heap[i] = c->heap[p];
+        i = p;
+    }
+    c->heap[i] = *r;
+}
+
+static void heap_pop(chrome *c, cupstore_record *out)
+{
+    *out = c->heap[0];
+    cupstore_record last = c->heap[--c->hn];
+    size_t i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l >= c->hn)
+            break;
+        m = l;
+        if (l + 1 < c->hn && rec_less(&c->heap[l + 1], &c->heap[l]))
+            m = l + 1;
+        if (!rec_less(&c->heap[m], &last))
+            break;
+        c->heap[i] = c->heap[m];
+        i = m;
+    }
+    if (c->hn)
+        c->heap[i] = last;
+}
+
+static int on_record(const cupstore_record *r, void *arg)
+{
+    chrome *c = arg;
+    if (c->hn == HEAP_MAX) {
+        cupstore_record m;
+        heap_pop(c, &m);
+        int rc = emit_record(c, &m);
+        if (rc)
+            return rc;
+    }
+    heap_push(c, r);
+    return c->o->err;
+}
+
+/* End of a one-second slice: later slices start later, so drain. */
+static int on_slice(export_ctx *x, void *arg)
+{
+    chrome *c = arg;
+    (void)x;
+    while (c->hn) {
+        cupstore_record m;
+        heap_pop(c, &m);
+        int rc = emit_record(c, &m);
+        if (rc)
+            return rc;
+    }
+    return c->o->err;
+}
+
+/* ---- Health, losses, epochs, metadata ------------------------------------- */
+
+static int on_health(const cupstore_health *h, void *arg)
+{
+    chrome *c = arg;
+    xout *o = c->o;
+    uint64_t ns = h->second * 1000000000ull;
+    if (ns < c->x->base_ns)
+        return 0;
+    process_seen(c, HEALTH_PID);
+    ev_begin(c);
+    xout_puts(o, "\"ph\":\"C\",\"name\":\"records/s\"");
+    put_kv_u64(o, ",\"pid\":", HEALTH_PID);
+    put_ts(c, ns);
+    xout_puts(o, ",\"args\":{");
+    for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++)
+        xout_printf(o, "%s\"%s\":%llu", k ? "," : "", cupstore_kind_name(k),
+                    (unsigned long long)h->records_by_kind[k]);
+    xout_puts(o, "}}");
+    ev_begin(c);
+    xout_puts(o, "\"ph\":\"C\",\"name\":\"losses/s\"");
+    put_kv_u64(o, ",\"pid\":", HEALTH_PID);
+    put_ts(c, ns);
+    xout_puts(o, ",\"args\":{");
+    for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
+        xout_printf(o, "%s\"%s\":%llu", l ? "," : "", cupstore_loss_name(l),
+                    (unsigned long long)h->loss[l]);
+    xout_puts(o, "}}");
+    ev_begin(c);
+    xout_printf(o, "\"ph\":\"C\",\"name\":\"buffers\",\"pid\":%llu", (unsigned long long)HEALTH_PID);
+    put_ts(c, ns);
+    xout_printf(o, ",\"args\":{\"requested\":%llu,\"declined\":%llu,\"completed\":%llu,"
+                   "\"consumed\":%llu,\"outstanding\":%u,\"pool_limit\":%u}}",
+                (unsigned long long)h->buf_requested, (unsigned long long)h->buf_declined,
+                (unsigned long long)h->buf_completed, (unsigned long long)h->buf_consumed,
+                h->buf_outstanding, h->pool_limit);
+    ev_begin(c);
+    xout_printf(o, "\"ph\":\"C\",\"name\":\"queue\",\"pid\":%llu", (unsigned long long)HEALTH_PID);
+    put_ts(c, ns);
+    xout_printf(o, ",\"args\":{\"depth\":%u,\"high_water\":%u,\"capacity\":%u}}",
+                h->queue_depth, h->queue_high_water, h->queue_capacity);
+    ev_begin(c);
+    xout_printf(o, "\"ph\":\"C\",\"name\":\"completion callback (ns)\",\"pid\":%llu",
+                (unsigned long long)HEALTH_PID);
+    put_ts(c, ns);
+    xout_printf(o, ",\"args\":{\"p50\":%u,\"p99\":%u,\"max\":%u}}", h->cmp_lat.p50_ns,
+                h->cmp_lat.p99_ns, h->cmp_lat.max_ns);
+    return o->err;
+}
+
+static int on_loss(const cupstore_loss_row *r, void *arg)
+{
+    chrome *c = arg;
+    xout *o = c->o;
+    uint64_t ns = r->second * 1000000000ull;
+    if (ns < c->x->base_ns || !r->count)
+        return 0;
+    process_seen(c, HEALTH_PID);
+    ev_begin(c);
+    xout_printf(o, "\"ph\":\"i\",\"s\":\"p\",\"cat\":\"loss\",\"name\":\"loss: %s\",\"pid\":%llu,"
+                   "\"tid\":0",
+                cupstore_loss_name(r->loss), (unsigned long long)HEALTH_PID);
+    put_ts(c, ns);
+    xout_printf(o, ",\"args\":{\"class\":\"%s\",\"count\":%llu,\"kind\":\"%s\",\"device\":",
+                cupstore_loss_name(r->loss), (unsigned long long)r->count,
+                r->kind == CUPSTORE_KIND_ALL ? "all" : cupstore_kind_name(r->kind));
+    if (r->device == CUPSTORE_DEVICE_NONE)
+        xout_puts(o, "null");
+    else
+        xout_u64(o, r->device);
+    xout_printf(o, ",\"estimate\":%s}}", r->estimate ? "true" : "false");
+    return o->err;
+}
+
+struct epochs_arg {
+    chrome *c;
+    bool first;
+    bool events;   /* write instant events rather than metadata entries */
+};
+
+static int on_epoch(const cupstore_epoch *e, void *arg)
+{
+    struct epochs_arg *a = arg;
+    xout *o = a->c->o;
+    char kinds[160];
+    cupstore_kinds_format(e->kinds, kinds, sizeof kinds);
+    if (a->events) {
+        uint64_t end = e->end_ns ? e->end_ns : UINT64_MAX;
+        if (e->start_ns > a->c->x->to_ns || end < a->c->x->from_ns ||
+            e->start_ns < a->c->x->base_ns)
+            return 0;
+        process_seen(a->c, HEALTH_PID);
+        ev_begin(a->c);
+        xout_printf(o, "\"ph\":\"i\",\"s\":\"g\",\"cat\":\"epoch\",\"name\":\"epoch %u: %s\","
+                       "\"pid\":%llu,\"tid\":0",
+                    e->id, kinds, (unsigned long long)HEALTH_PID);
+        put_ts(a->c, e->start_ns);
+        xout_puts(o, "}");
+        return o->err;
+    }
+    xout_printf(o, "%s{\"id\":%u,\"kinds\":\"%s\",\"start_ns\":%llu,\"end_ns\":%llu,"
+                   "\"ctl_gen\":%llu}",
+                a->first ? "" : ",", e->id, kinds, (unsigned long long)e->start_ns,
+                (unsigned long long)e->end_ns, (unsigned long long)e->ctl_gen);
+    a->first = false;
+    return 0;
+}
+
+static void meta_str(chrome *c, cupstore_txn *txn, const char *key, const char *json_key)
+{
+    char *v = NULL;
+    xout_printf(c->o, ",\"%s\":", json_key);
+    if (cupstore_meta_get(txn, key, &v) == 0 && v)
+        xout_json_str(c->o, v, strlen(v));
+    else
+        xout_puts(c->o, "null");
+    free(v);
+}
+
+/* Devices meta: one "index:name" per line. */
+static void load_devices(chrome *c, cupstore_txn *txn)
+{
+    char *v = NULL, *save = NULL;
+    if (cupstore_meta_get(txn, "devices", &v) != 0 || !v)
+        return;
+    for (char *line = strtok_r(v, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char *colon = strchr(line, ':');
+        unsigned long d = strtoul(line, NULL, 10);
+        if (colon && d < CUPSTORE_DEVICE_MAX)
+            snprintf(c->devnames[d], sizeof c->devnames[d], "%s", colon + 1);
+    }
+    free(v);
+}
+
+static int write_metadata(chrome *c, cupstore_txn *txn)
+{
+    export_ctx *x = c->x;
+    const model_summary *s = &x->sum;
+    xout *o = c->o;
+    char kinds[160];
+
+    xout_puts(o, "\"otherData\":{\"tool\":\"cuptop\",\"cuptop_version\":\"" PACKAGE_VERSION "\"");
+    xout_puts(o, ",\"session\":");
+    xout_json_str(o, s->id, strlen(s->id));
+    xout_printf(o, ",\"pid\":%d", s->pid);
+    xout_puts(o, ",\"host\":");
+    xout_json_str(o, s->host, strlen(s->host));
+    xout_puts(o, ",\"command\":");
+    xout_json_str(o, s->cmdline, strlen(s->cmdline));
+    xout_printf(o, ",\"base_ns\":%llu,\"time_unit\":\"ts and dur are microseconds after base_ns\"",
+                (unsigned long long)x->base_ns);
+    xout_printf(o, ",\"window\":{\"from_ns\":%llu,\"to_ns\":%llu}", (unsigned long long)x->from_ns,
+                (unsigned long long)x->to_ns);
+    xout_printf(o, ",\"state\":\"%s\",\"verdict\":\"%s\"", model_state_name(s->state),
+                model_verdict_name(s));
+    xout_puts(o, ",\"reasons\":[");
+    for (size_t i = 0; i < s->nreasons; i++) {
+        const model_reason *r = &s->reasons[i];
+        xout_printf(o, "%s{\"class\":\"%s\",\"count\":%llu,\"first_second\":%llu,"
+                       "\"last_second\":%llu,\"seconds_affected\":%llu,\"text\":",
+                    i ? "," : "", model_reason_name(r->reason), (unsigned long long)r->count,
+                    (unsigned long long)r->first_second, (unsigned long long)r->last_second,
+                    (unsigned long long)r->seconds_affected);
+        xout_json_str(o, r->text, strlen(r->text));
+        xout_putc(o, '}');
+    }
+    xout_puts(o, "],\"loss\":{");
+    for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
+        xout_printf(o, "%s\"%s\":%llu", l ? "," : "", cupstore_loss_name(l),
+                    (unsigned long long)s->loss[l]);
+    xout_puts(o, "},\"records_by_kind\":{");
+    for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++)
+        xout_printf(o, "%s\"%s\":%llu", k ? "," : "", cupstore_kind_name(k),
+                    (unsigned long long)s->records_by_kind[k]);
+    cupstore_kinds_format(s->kinds_enabled, kinds, sizeof kinds);
+    xout_printf(o, "},\"kinds_enabled\":\"%s\"", kinds);
+    meta_str(c, txn, "config", "config");
+    meta_str(c, txn, "devices", "devices");
+    xout_puts(o, ",\"versions\":{\"cuptop\":\"" PACKAGE_VERSION "\"");
+    meta_str(c, txn, "agent_version", "agent");
+    meta_str(c, txn, "cuda_version", "cuda");
+    meta_str(c, txn, "cupti_version", "cupti");
+    meta_str(c, txn, "cupti_api_version", "cupti_api");
+    meta_str(c, txn, "driver_version", "driver");
+    xout_puts(o, "},\"epochs\":[");
+    struct epochs_arg ea = {.c = c, .first = true, .events = false};
+    int rc = cupstore_epoch_scan(txn, on_epoch, &ea);
+    xout_puts(o, "]}");
+    return rc;
+}
+
+int export_chrome(export_ctx *x, xout *o)
+{
+    chrome *c = calloc(1, sizeof *c);
+    cupstore_txn *txn = NULL;
+    int rc;
+    if (!c)
+        return ENOMEM;
+    c->x = x;
+    c->o = o;
+    c->first = true;
+    c->heap = malloc(HEAP_MAX * sizeof *c->heap);
+    c->flows = calloc(FLOW_SLOTS, sizeof *c->flows);
+    if (!c->heap || !c->flows) {
+        rc = ENOMEM;
+        goto out;
+    }
+    xout_puts(o, "{\"displayTimeUnit\":\"ns\",");
+    if ((rc = cupstore_txn_begin(x->env, false, &txn)) != 0)
+        goto out;
+    load_devices(c, txn);
+    rc = write_metadata(c, txn);
+    cupstore_txn_abort(txn);
+    txn = NULL;
+    if (rc)
+        goto out;
+    xout_puts(o, ",\"traceEvents\":[");
+
+    /* Health rows, losses and epochs: one short read txn each. */
+    if ((rc = cupstore_txn_begin(x->env, false, &txn)) != 0)
+        goto out;
+    rc = cupstore_health_scan(txn, x->from_ns / 1000000000ull, x->to_ns / 1000000000ull,
+                              on_health, c);
+    if (!rc)
+        rc = cupstore_loss_scan(txn, x->from_ns / 1000000000ull, x->to_ns / 1000000000ull,
+                                on_loss, c);
+    struct epochs_arg ea = {.c = c, .events = true};
+    if (!rc)
+        rc = cupstore_epoch_scan(txn, on_epoch, &ea);
+    cupstore_txn_abort(txn);
+    txn = NULL;
+    if (rc)
+        goto out;
+
+    if ((rc = export_scan(x, on_record, on_slice, c)) != 0)
+        goto out;
+    process_seen(c, HEALTH_PID);
+    ev_begin(c);
+    xout_printf(o, "\"ph\":\"i\",\"s\":\"g\",\"cat\":\"export\",\"name\":\"cuptop export\","
+                   "\"pid\":%llu,\"tid\":0,\"ts\":0.000,\"args\":{\"records_written\":%llu,"
+                   "\"zero_ts_skipped\":%llu,\"overlap_lanes\":%llu,\"flows\":%llu}}",
+                (unsigned long long)HEALTH_PID, (unsigned long long)c->written,
+                (unsigned long long)c->zero_ts, (unsigned long long)c->overflowed,
+                (unsigned long long)c->flows_out);
+    xout_puts(o, "\n]}\n");
+    rc = o->err;
+out:
+    if (txn)
+        cupstore_txn_abort(txn);
+    for (size_t i = 0; i < c->cap; i++) {
+        for (uint32_t k = 0; k < c->tracks[i].nlanes; k++)
+            free(c->tracks[i].lanes[k].stack);
+        free(c->tracks[i].lanes);
+    }
+    free(c->tracks);
+    free(c->heap);
+    free(c->flows);
+    free(c);
+    return rc;
+}

@@ -1,0 +1,170 @@
+/*
+ * export_text.c - the line formats: jsonl (one JSON object per record, names
+ * resolved) and csv (the window's per-second health rows, one column per
+ * field, with a header line).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "export_int.h"
+
+/* ---- jsonl ----------------------------------------------------------------- */
+
+struct jsonl {
+    export_ctx *x;
+    xout *o;
+};
+
+static int jsonl_record(const cupstore_record *r, void *arg)
+{
+    struct jsonl *j = arg;
+    xout *o = j->o;
+    size_t len;
+    const char *name = name_cache_get(&j->x->names, j->x->txn, r->name_id, &len);
+
+    xout_puts(o, "{\"kind\":\"");
+    xout_puts(o, cupstore_kind_name(r->kind));
+    xout_puts(o, "\",\"name\":");
+    if (name) {
+        xout_putc(o, '"');
+        xout_put(o, name, len);
+        xout_putc(o, '"');
+    } else {
+        xout_puts(o, "null");
+    }
+    xout_puts(o, ",\"start_ns\":");
+    xout_u64(o, r->start_ns);
+    xout_puts(o, ",\"end_ns\":");
+    xout_u64(o, r->end_ns);
+    xout_puts(o, ",\"device\":");
+    if (r->device == CUPSTORE_DEVICE_NONE)
+        xout_puts(o, "null");
+    else
+        xout_u64(o, r->device);
+    xout_puts(o, ",\"context\":");
+    xout_u64(o, r->context);
+    xout_puts(o, ",\"stream\":");
+    xout_u64(o, r->stream);
+    xout_puts(o, ",\"correlation\":");
+    xout_u64(o, r->correlation);
+    xout_puts(o, ",\"pid\":");
+    xout_u64(o, r->pid);
+    xout_puts(o, ",\"tid\":");
+    xout_u64(o, r->tid);
+    xout_puts(o, ",\"cbid\":");
+    xout_u64(o, r->cbid);
+    xout_puts(o, ",\"aux\":");
+    xout_u64(o, r->aux);
+    xout_puts(o, ",\"bytes\":");
+    xout_u64(o, r->bytes);
+    if (r->kind == CUPSTORE_KIND_KERNEL)
+        xout_printf(o, ",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u]", r->grid[0], r->grid[1],
+                    r->grid[2], r->block[0], r->block[1], r->block[2]);
+    xout_printf(o, ",\"zero_ts\":%s,\"truncated\":%s}\n",
+                r->flags & CUPSTORE_RF_ZERO_TS ? "true" : "false",
+                r->flags & CUPSTORE_RF_TRUNCATED ? "true" : "false");
+    return o->err;
+}
+
+int export_jsonl(export_ctx *x, xout *o)
+{
+    struct jsonl j = {.x = x, .o = o};
+    int rc = export_scan(x, jsonl_record, NULL, &j);
+    return rc ? rc : o->err;
+}
+
+/* ---- csv ------------------------------------------------------------------- */
+
+static void csv_lat_head(xout *o, const char *p)
+{
+    xout_printf(o, ",%s_count,%s_p50_ns,%s_p99_ns,%s_max_ns", p, p, p, p);
+}
+
+static void csv_lat(xout *o, const cupstore_lat *l)
+{
+    xout_printf(o, ",%u,%u,%u,%u", l->count, l->p50_ns, l->p99_ns, l->max_ns);
+}
+
+static void csv_header(xout *o)
+{
+    xout_puts(o, "second,heartbeat_ns,epoch,kinds_enabled,ctl_gen_applied,ctl_gen_seen,"
+                 "buf_requested,buf_provided,buf_declined,buf_completed,buf_consumed,"
+                 "buf_foreign,bytes_delivered,buf_outstanding,pool_limit,pool_high_water,"
+                 "records_parsed,records_stored");
+    for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++)
+        xout_printf(o, ",records_%s", cupstore_kind_name(k));
+    for (unsigned d = 0; d < CUPSTORE_DEVICE_MAX; d++)
+        xout_printf(o, ",records_device%u", d);
+    for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
+        xout_printf(o, ",loss_%s", cupstore_loss_name(l));
+    for (unsigned i = 0; i < 8; i++)
+        xout_printf(o, ",overhead_%s", cupstore_overhead_name(i));
+    xout_puts(o, ",queue_depth,queue_high_water,queue_capacity");
+    csv_lat_head(o, "req_lat");
+    csv_lat_head(o, "cmp_lat");
+    csv_lat_head(o, "commit_lat");
+    xout_puts(o, ",batch_records_p50,store_refused,flags\n");
+}
+
+static int csv_row(const cupstore_health *h, void *arg)
+{
+    xout *o = arg;
+    char kinds[160];
+    cupstore_kinds_format(h->kinds_enabled, kinds, sizeof kinds);
+    xout_printf(o, "%llu,%llu,%u,\"%s\",%llu,%llu", (unsigned long long)h->second,
+                (unsigned long long)h->heartbeat_ns, h->epoch, kinds,
+                (unsigned long long)h->ctl_gen_applied, (unsigned long long)h->ctl_gen_seen);
+    const uint64_t b[] = {h->buf_requested, h->buf_provided, h->buf_declined, h->buf_completed,
+                          h->buf_consumed, h->buf_foreign, h->bytes_delivered};
+    for (size_t i = 0; i < sizeof b / sizeof b[0]; i++) {
+        xout_putc(o, ',');
+        xout_u64(o, b[i]);
+    }
+    xout_printf(o, ",%u,%u,%u,%llu,%llu", h->buf_outstanding, h->pool_limit, h->pool_high_water,
+                (unsigned long long)h->records_parsed, (unsigned long long)h->records_stored);
+    for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++) {
+        xout_putc(o, ',');
+        xout_u64(o, h->records_by_kind[k]);
+    }
+    for (unsigned d = 0; d < CUPSTORE_DEVICE_MAX; d++) {
+        xout_putc(o, ',');
+        xout_u64(o, h->records_by_device[d]);
+    }
+    for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++) {
+        xout_putc(o, ',');
+        xout_u64(o, h->loss[l]);
+    }
+    for (unsigned i = 0; i < 8; i++) {
+        xout_putc(o, ',');
+        xout_u64(o, h->overhead_by_type[i]);
+    }
+    xout_printf(o, ",%u,%u,%u", h->queue_depth, h->queue_high_water, h->queue_capacity);
+    csv_lat(o, &h->req_lat);
+    csv_lat(o, &h->cmp_lat);
+    csv_lat(o, &h->commit_lat);
+    xout_printf(o, ",%u,%u,%u\n", h->batch_records_p50, h->store_refused, h->flags);
+    return o->err;
+}
+
+int export_csv(export_ctx *x, xout *o)
+{
+    cupstore_txn *txn;
+    csv_header(o);
+    /* Health rows are one per second: read them a minute at a time. */
+    uint64_t from = x->from_ns / 1000000000ull, to = x->to_ns / 1000000000ull;
+    for (uint64_t s = from; s <= to; s += 60) {
+        uint64_t e = to - s < 59 ? to : s + 59;
+        int rc = cupstore_txn_begin(x->env, false, &txn);
+        if (rc)
+            return rc;
+        rc = cupstore_health_scan(txn, s, e, csv_row, o);
+        cupstore_txn_abort(txn);
+        if (rc)
+            return rc;
+        if (e == UINT64_MAX)
+            break;
+    }
+    return o->err;
+}

@@ -1,0 +1,421 @@
+/*
+ * fill_store.c - writes stores with known truth for the CLI tests and the
+ * export benchmark, through the store API only.  Fixed ids and timestamps
+ * (from 2025-01-01T12:00:00Z), so outputs can be compared with golden files.
+ *
+ *   fill_store DIR            the test sessions (see sessions[] below)
+ *   fill_store --running DIR  one session with a fresh heartbeat (pid 1)
+ *   fill_store --bench DIR N  one session with N records (kernels, memcpys,
+ *                             runtime and driver calls) for bench/export
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cupstore.h"
+
+#define T0 1735732800ull /* 2025-01-01T12:00:00Z */
+#define NS 1000000000ull
+#define SECONDS 10
+
+static void die(const char *what, int rc)
+{
+    fprintf(stderr, "fill_store: %s: %s\n", what, cupstore_strerror(rc));
+    exit(1);
+}
+
+#define CK(call)                                                                            \
+    do {                                                                                    \
+        int rc_ = (call);                                                                   \
+        if (rc_)                                                                            \
+            die(#call, rc_);                                                                \
+    } while (0)
+
+/* Interned names: plain, hostile (quotes, backslash, newline, ESC, invalid
+ * UTF-8, an overlong encoding, C1 controls), valid non-ASCII, and long. */
+static const char *const names[] = {
+    NULL,
+    "cudaLaunchKernel",
+    "cuLaunchKernel",
+    "void gemm<float, \"tn\">(float const*, float*)",
+    "evil\n\x1b[2J\x1b]0;pwned\x07\"quoted\"\\back\xff\xfe tail",
+    "\xc3\xbcn\xc3\xaf" "c\xc3\xb6" "d\xc3\xa9_kernel \xe2\x80\xa8 sep",
+    "cudaMemcpyAsync",
+    "cudaMemsetAsync",
+    "_ZN7cutlass6KernelINS_4gemm6kernel4GemmINS1_11threadblock13MmaPipelinedINS1_9GemmShapeILi128"
+    "ELi128ELi8EEENS_9transform11threadblock22PredicatedTileIteratorINS_11MatrixShapeILi128ELi8EE"
+    "EfNS_6layout8RowMajorELi1ENS8_30PitchLinearStripminedThreadMapINSD_16PitchLinearShapeILi8E"
+    "Li128EEELi256ELi1EEELi1EEEEEEEvNT_6ParamsE",
+    "\x01\x7f\xc0\xaf\xc2\x85\xc2\x9b[31m c1",
+    "cudaStreamSynchronize",
+};
+#define NNAMES (sizeof names / sizeof names[0])
+
+typedef struct sess {
+    const char *id;
+    int pid;
+    int loss;                 /* cupstore_loss to inject, or -1            */
+    bool loss_rows;           /* also write exact loss rows (same counts)  */
+    bool rows_only;           /* loss only in loss rows, not in health     */
+    bool final;               /* write a final status                      */
+    bool protocol_timeout;    /* flush step timed out                      */
+    bool flush_fail;
+    bool unconsumed;
+    bool detach;
+    uint64_t tail_lost;
+    bool rich;                /* hostile names, overlaps, epochs, marks    */
+    const char *cmdline;
+} sess;
+
+static const sess sessions[] = {
+    {"20250101T120000-1001", 1001, -1, false, false, true, false, false, false, false, 0, true,
+     "./train --name \"x\\y\" \x1b[31mred\x1b[0m \xff"},
+    {"20250101T120100-2000", 2000, CUPSTORE_LOSS_CUPTI_DROPPED, true, false, true},
+    {"20250101T120101-2001", 2001, CUPSTORE_LOSS_DECLINED, false, false, true},
+    {"20250101T120102-2002", 2002, CUPSTORE_LOSS_QUEUE_OVERFLOW, true, false, true},
+    {"20250101T120103-2003", 2003, CUPSTORE_LOSS_PARSE_ERROR, false, false, true},
+    {"20250101T120104-2004", 2004, CUPSTORE_LOSS_STORE_REFUSED, true, false, true},
+    {"20250101T120105-2005", 2005, CUPSTORE_LOSS_ZERO_TS, true, true, true},
+    {"20250101T120106-2006", 2006, -1, false, false, true, false, false, false, false, 40},
+    {"20250101T120107-2007", 2007, CUPSTORE_LOSS_CONFLICT, false, false, true},
+    {"20250101T120200-3000", 3000, -1, false, false, true, false, false, true},
+    {"20250101T120201-3001", 3001, -1, false, false, true, true},
+    {"20250101T120202-3002", 3002, -1, false, false, true, false, true},
+    {"20250101T120203-3003", 3003, -1, false, false, true, false, false, false, true},
+    {"20250101T120204-3004", 3004, -1, false, false, false},
+};
+
+static uint64_t loss_at(int second)
+{
+    return second == 3 ? 100 : second == 4 ? 50 : second == 7 ? 25 : 0;
+}
+
+/* One second of records: launches on two devices and three streams, with
+ * API records on two threads (driver nested in runtime). */
+static size_t gen_second(const sess *s, uint64_t t, int launches, cupstore_record *r,
+                         uint32_t *corr, cupstore_health *h)
+{
+    size_t n = 0;
+    for (int i = 0; i < launches; i++) {
+        uint64_t a = t + (uint64_t)i * 40000;
+        uint32_t c = ++*corr;
+        uint16_t dev = (uint16_t)(i % 2);
+        unsigned gk = i % 5 == 3 ? CUPSTORE_KIND_MEMCPY : i % 5 == 4 ? CUPSTORE_KIND_MEMSET
+                                                                     : CUPSTORE_KIND_KERNEL;
+        cupstore_record api = {.kind = CUPSTORE_KIND_RUNTIME, .device = CUPSTORE_DEVICE_NONE,
+                               .correlation = c, .start_ns = a, .end_ns = a + 5000,
+                               .name_id = gk == CUPSTORE_KIND_KERNEL ? 1
+                                          : gk == CUPSTORE_KIND_MEMCPY ? 6 : 7,
+                               .pid = (uint32_t)s->pid, .tid = (uint32_t)s->pid + (uint32_t)(i % 2),
+                               .cbid = 211};
+        cupstore_record drv = api;
+        drv.kind = CUPSTORE_KIND_DRIVER;
+        drv.correlation = 0x40000000u + c;
+        drv.start_ns = a + 1000;
+        drv.end_ns = a + 4000;
+        drv.name_id = 2;
+        drv.cbid = 307;
+        cupstore_record g = {.kind = (uint8_t)gk, .device = dev, .context = 1u + dev,
+                             .stream = 7u + (uint32_t)(i % 3), .correlation = c,
+                             .start_ns = a + 20000, .end_ns = a + 28000};
+        if (gk == CUPSTORE_KIND_KERNEL) {
+            g.name_id = s->rich ? (uint32_t)(3 + i % 3 * 2 + (i % 7 == 0)) : 3;
+            if (g.name_id == 7 || g.name_id == 6)
+                g.name_id = 8;
+            g.grid[0] = 128, g.grid[1] = 1, g.grid[2] = 1;
+            g.block[0] = 256, g.block[1] = 1, g.block[2] = 1;
+            g.aux = 32;
+            g.bytes = 1024;
+        } else {
+            g.bytes = 1u << 20;
+            g.aux = 1;
+        }
+        r[n++] = api;
+        r[n++] = drv;
+        r[n++] = g;
+        h->records_by_kind[api.kind]++;
+        h->records_by_kind[drv.kind]++;
+        h->records_by_kind[g.kind]++;
+        h->records_by_device[dev]++;
+    }
+    return n;
+}
+
+static void put_meta(cupstore_txn *txn, const sess *s)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, "%d", s->pid);
+    CK(cupstore_meta_put(txn, "pid", buf));
+    CK(cupstore_meta_put(txn, "host", "testhost"));
+    CK(cupstore_meta_put(txn, "cmdline", s->cmdline ? s->cmdline : "./app --steps 10"));
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)(T0 * NS));
+    CK(cupstore_meta_put(txn, "start_ns", buf));
+    CK(cupstore_meta_put(txn, "cuda_version", "13.0"));
+    CK(cupstore_meta_put(txn, "cupti_version", "13.0.48"));
+    CK(cupstore_meta_put(txn, "cupti_api_version", "130000"));
+    CK(cupstore_meta_put(txn, "driver_version", "580.65"));
+    CK(cupstore_meta_put(txn, "agent_version", "test"));
+    CK(cupstore_meta_put(txn, "devices", "0:Test GPU \"A\"\n1:Test GPU B"));
+    CK(cupstore_meta_put(txn, "config", "kinds=kernel,memcpy,memset,runtime,driver\npool=8"));
+    CK(cupstore_meta_put(txn, "sink", "store"));
+}
+
+static void fill_session(const char *dir, const sess *s, bool running)
+{
+    char path[4096];
+    cupstore_env *env;
+    cupstore_txn *txn;
+    cupstore_record recs[1024];
+    uint32_t corr = 0;
+    uint64_t completed = 0, consumed = 0;
+    uint64_t t0 = running ? (uint64_t)time(NULL) - SECONDS : T0;
+
+    snprintf(path, sizeof path, "%s/%s", dir, s->id);
+    CK(cupstore_env_open(&env, path, CUPSTORE_CREATE, NULL));
+    CK(cupstore_txn_begin(env, true, &txn));
+    put_meta(txn, s);
+    for (unsigned i = 1; i < NNAMES; i++)
+        CK(cupstore_name_put(txn, i, names[i], strlen(names[i])));
+    cupstore_epoch e1 = {.id = 1, .kinds = CUPSTORE_KINDS_DEFAULT, .start_ns = t0 * NS};
+    if (s->rich) {
+        e1.end_ns = (t0 + 5) * NS;
+        cupstore_epoch e2 = {.id = 2, .kinds = (1u << CUPSTORE_KIND_KERNEL) |
+                                               (1u << CUPSTORE_KIND_MEMCPY) |
+                                               (1u << CUPSTORE_KIND_MEMSET) |
+                                               (1u << CUPSTORE_KIND_RUNTIME) |
+                                               (1u << CUPSTORE_KIND_DRIVER),
+                             .start_ns = (t0 + 5) * NS, .ctl_gen = 1};
+        CK(cupstore_epoch_put(txn, &e2));
+        cupstore_mark m = {.name = "hot", .from_ns = (t0 + 2) * NS,
+                           .to_ns = (t0 + 3) * NS + NS - 1, .created_ns = (t0 + 9) * NS};
+        CK(cupstore_mark_put(txn, &m));
+        uint64_t gen;
+        CK(cupstore_control_request(txn, e2.kinds, &gen));
+        CK(cupstore_control_ack(txn, gen, (t0 + 5) * NS, 0));
+    }
+    CK(cupstore_epoch_put(txn, &e1));
+    CK(cupstore_txn_commit(txn));
+
+    for (int sec = 0; sec < SECONDS; sec++) {
+        uint64_t t = (t0 + (uint64_t)sec) * NS;
+        cupstore_health h = {.second = t0 + (uint64_t)sec, .heartbeat_ns = t + 999000000ull,
+                             .epoch = s->rich && sec >= 5 ? 2 : 1,
+                             .kinds_enabled = CUPSTORE_KINDS_DEFAULT};
+        if (h.epoch == 2)
+            h.kinds_enabled &= ~(1u << CUPSTORE_KIND_OVERHEAD), h.ctl_gen_applied = 1;
+        int launches = s->rich ? 20 : 4;
+        size_t n = gen_second(s, t + 100000, launches, recs, &corr, &h);
+        if (s->rich && sec == 1) {
+            /* overlapping kernels on one stream: the second must move */
+            cupstore_record k = {.kind = CUPSTORE_KIND_KERNEL, .device = 0, .context = 1,
+                                 .stream = 99, .start_ns = t + 100000, .end_ns = t + 200000,
+                                 .name_id = 3};
+            recs[n++] = k;
+            k.start_ns = t + 150000, k.end_ns = t + 250000, k.name_id = 4;
+            recs[n++] = k;
+            k.start_ns = t + 160000, k.end_ns = t + 170000, k.name_id = 9; /* nests in #2 */
+            recs[n++] = k;
+            cupstore_record sy = {.kind = CUPSTORE_KIND_SYNC, .device = 0, .context = 1,
+                                  .stream = 7, .start_ns = t + 300000, .end_ns = t + 400000,
+                                  .pid = (uint32_t)s->pid, .tid = (uint32_t)s->pid,
+                                  .name_id = 10, .aux = 3};
+            recs[n++] = sy;
+            cupstore_record oh = {.kind = CUPSTORE_KIND_OVERHEAD, .device = 0,
+                                  .start_ns = t + 500000, .end_ns = t + 510000, .aux = 1};
+            recs[n++] = oh;
+            h.records_by_kind[CUPSTORE_KIND_KERNEL] += 3;
+            h.records_by_kind[CUPSTORE_KIND_SYNC]++;
+            h.records_by_kind[CUPSTORE_KIND_OVERHEAD]++;
+            h.records_by_device[0] += 5;
+            h.overhead_by_type[1] = 1;
+        }
+        uint64_t l = s->loss >= 0 ? loss_at(sec) : 0;
+        if (s->loss == CUPSTORE_LOSS_ZERO_TS && l) {
+            cupstore_record z = {.kind = CUPSTORE_KIND_KERNEL, .flags = CUPSTORE_RF_ZERO_TS,
+                                 .device = 1, .stream = 7, .name_id = 3};
+            recs[n++] = z;
+        }
+        h.records_parsed = h.records_stored = n;
+        h.buf_requested = h.buf_provided = h.buf_completed = h.buf_consumed = 4;
+        h.bytes_delivered = n * 64;
+        h.pool_limit = 8, h.pool_high_water = 2, h.buf_outstanding = 1;
+        h.queue_capacity = 64, h.queue_depth = 0, h.queue_high_water = 2;
+        h.req_lat = (cupstore_lat){4, 800, 1500, 2000};
+        h.cmp_lat = (cupstore_lat){4, 2000, 5000, 9000};
+        h.commit_lat = (cupstore_lat){2, 300000, 900000, 1000000};
+        h.batch_records_p50 = (uint32_t)n;
+        if (l && !s->rows_only)
+            h.loss[s->loss] = l;
+        if (l && s->loss == CUPSTORE_LOSS_DECLINED) {
+            h.buf_declined = 3;
+            h.pool_high_water = h.pool_limit;
+        }
+        if (l && s->loss == CUPSTORE_LOSS_QUEUE_OVERFLOW) {
+            h.queue_high_water = h.queue_capacity;
+            h.buf_consumed = 2;
+        }
+        if (l && s->loss == CUPSTORE_LOSS_STORE_REFUSED)
+            h.store_refused = 2;
+        if (l && s->loss == CUPSTORE_LOSS_CONFLICT)
+            h.buf_foreign = 2;
+        if (s->unconsumed && sec == SECONDS - 1)
+            h.buf_consumed = 1;
+        completed += h.buf_completed;
+        consumed += h.buf_consumed;
+        if (running && sec == SECONDS - 1)
+            h.heartbeat_ns = (uint64_t)time(NULL) * NS;
+
+        CK(cupstore_txn_begin(env, true, &txn));
+        CK(cupstore_chunk_put(txn, recs, n));
+        CK(cupstore_health_put(txn, &h));
+        if (l && (s->loss_rows || s->rows_only)) {
+            /* exact rows split over the two devices, plus a per-kind estimate */
+            cupstore_loss_row r0 = {.second = h.second, .loss = (uint8_t)s->loss,
+                                    .kind = CUPSTORE_KIND_ALL, .device = 0, .count = l / 2};
+            CK(cupstore_loss_add(txn, &r0));
+            r0.device = 1, r0.count = l - l / 2;
+            CK(cupstore_loss_add(txn, &r0));
+            cupstore_loss_row est = {.second = h.second, .loss = (uint8_t)s->loss,
+                                     .kind = CUPSTORE_KIND_KERNEL,
+                                     .device = CUPSTORE_DEVICE_NONE, .estimate = true,
+                                     .count = l};
+            CK(cupstore_loss_add(txn, &est));
+        }
+        CK(cupstore_txn_commit(txn));
+    }
+
+    CK(cupstore_txn_begin(env, true, &txn));
+    if (s->detach || s->rich) {
+        cupstore_note note = {.time_ns = (t0 + 1) * NS, .level = s->detach ? 2 : 0};
+        snprintf(note.text, sizeof note.text, "%s",
+                 s->detach ? "CUPTI could not be loaded: \x1b[31mlibcupti.so.13\x1b[0m: not found\n"
+                           : "agent started");
+        CK(cupstore_note_put(txn, &note));
+    }
+    if (s->final && !running) {
+        for (unsigned st = 0; st < CUPSTORE_STEP_MAX; st++) {
+            cupstore_step step = {.step = st, .start_mono_ns = 5000000000ull + st * 1000000ull,
+                                  .end_mono_ns = 5000000000ull + st * 1000000ull + 250000};
+            if (s->protocol_timeout && st == CUPSTORE_STEP_FLUSH) {
+                step.timed_out = 1;
+                step.rc = 110;
+                step.end_mono_ns = step.start_mono_ns + 2000000000ull;
+                step.queue_remaining = 3;
+            }
+            CK(cupstore_step_put(txn, &step));
+        }
+        cupstore_final f = {.end_ns = (t0 + SECONDS) * NS,
+                            .exit_path = s->detach ? CUPSTORE_EXIT_DETACH : CUPSTORE_EXIT_RETURN,
+                            .protocol_complete = !s->protocol_timeout,
+                            .flush_ok = !s->flush_fail, .tail_lost = s->tail_lost,
+                            .buffers_completed = completed, .buffers_consumed = consumed,
+                            .records_stored = 0};
+        CK(cupstore_final_put(txn, &f));
+    }
+    CK(cupstore_txn_commit(txn));
+    CK(cupstore_env_sync(env));
+    cupstore_env_close(env);
+}
+
+/* N records in a realistic mix, committed 65536 at a time. */
+static void fill_bench(const char *dir, uint64_t total)
+{
+    char path[4096];
+    cupstore_env *env;
+    cupstore_txn *txn;
+    sess s = {.id = "20250101T120000-4242", .pid = 4242, .loss = -1, .final = true};
+    enum { B = 65536 };
+    cupstore_record *recs = malloc(B * sizeof *recs);
+    uint32_t corr = 0;
+    /* 1M records per second of trace time */
+    const int launches = 1000000 / 3;
+    uint64_t done = 0;
+    if (!recs)
+        exit(1);
+    snprintf(path, sizeof path, "%s/%s", dir, s.id);
+    cupstore_open_opts o = {.map_initial = 256u << 20, .map_max = 64ull << 30};
+    CK(cupstore_env_open(&env, path, CUPSTORE_CREATE, &o));
+    CK(cupstore_txn_begin(env, true, &txn));
+    put_meta(txn, &s);
+    for (unsigned i = 1; i < NNAMES; i++)
+        CK(cupstore_name_put(txn, i, names[i], strlen(names[i])));
+    cupstore_epoch e1 = {.id = 1, .kinds = CUPSTORE_KINDS_DEFAULT, .start_ns = T0 * NS};
+    CK(cupstore_epoch_put(txn, &e1));
+    CK(cupstore_txn_commit(txn));
+    for (uint64_t sec = 0; done < total; sec++) {
+        cupstore_health h = {.second = T0 + sec, .heartbeat_ns = (T0 + sec) * NS + 999000000ull,
+                             .epoch = 1, .kinds_enabled = CUPSTORE_KINDS_DEFAULT};
+        uint64_t t = (T0 + sec) * NS;
+        int left = launches;
+        while (left > 0 && done < total) {
+            int now = left > B / 3 ? B / 3 : left;
+            if ((uint64_t)now * 3 > total - done)
+                now = (int)((total - done + 2) / 3);
+            cupstore_health dummy = {0};
+            size_t n = gen_second(&s, t, now, recs, &corr, &dummy);
+            for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++)
+                h.records_by_kind[k] += dummy.records_by_kind[k];
+            /* spread the launches over the second: 2.6 us apart */
+            for (size_t i = 0; i < n; i++) {
+                uint64_t off = (uint64_t)(launches - left) * 2600 + (recs[i].start_ns - t) / 15;
+                uint64_t d = recs[i].end_ns - recs[i].start_ns;
+                recs[i].start_ns = t + off % NS;
+                recs[i].end_ns = recs[i].start_ns + d / 15;
+            }
+            CK(cupstore_txn_begin(env, true, &txn));
+            CK(cupstore_chunk_put(txn, recs, n));
+            CK(cupstore_txn_commit(txn));
+            done += n;
+            left -= now;
+            h.records_parsed += n;
+            h.records_stored += n;
+        }
+        CK(cupstore_txn_begin(env, true, &txn));
+        CK(cupstore_health_put(txn, &h));
+        CK(cupstore_txn_commit(txn));
+    }
+    CK(cupstore_env_sync(env));
+    cupstore_env_close(env);
+    free(recs);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 4 && strcmp(argv[1], "--bench") == 0) {
+        CK(cupstore_dir_prepare(argv[2]));
+        fill_bench(argv[2], strtoull(argv[3], NULL, 10));
+        return 0;
+    }
+    if (argc == 3 && strcmp(argv[1], "--running") == 0) {
+        sess r = {"20250101T130000-1", 1, -1};
+        char host[64];
+        CK(cupstore_dir_prepare(argv[2]));
+        fill_session(argv[2], &r, true);
+        /* this host's name, so the pid check applies (pid 1 is alive) */
+        if (gethostname(host, sizeof host) == 0) {
+            cupstore_env *env;
+            cupstore_txn *txn;
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s", argv[2], r.id);
+            CK(cupstore_env_open(&env, path, 0, NULL));
+            CK(cupstore_txn_begin(env, true, &txn));
+            CK(cupstore_meta_put(txn, "host", host));
+            CK(cupstore_txn_commit(txn));
+            cupstore_env_close(env);
+        }
+        return 0;
+    }
+    if (argc != 2) {
+        fprintf(stderr, "usage: fill_store DIR | --running DIR | --bench DIR N\n");
+        return 2;
+    }
+    CK(cupstore_dir_prepare(argv[1]));
+    for (size_t i = 0; i < sizeof sessions / sizeof sessions[0]; i++)
+        fill_session(argv[1], &sessions[i], false);
+    return 0;
+}
