@@ -218,6 +218,8 @@ static void CUPTIAPI agent_buffer_completed(CUcontext ctx, uint32_t stream, uint
 
     if (!buffer)
         return;
+    if (atomic_load_explicit(&a->state, memory_order_acquire) == AGENT_CHILD)
+        (void)agent_session_start(a);   /* forked child: a session of its own */
     agent_count(a, C_BUF_COMPLETED, 1);
     agent_count(a, C_BYTES, valid);
     if (agent_is_discard(a, buffer)) {

@@ -139,6 +139,13 @@ EXPORT size_t fake_emit(int kind, uint32_t dev, size_t n)
             size_t maxrec = 0;
             fk_req(&fk_buf, &fk_size, &maxrec);
             fk_used = 0;
+            if (!fk_buf) {
+                /* Like CUPTI before API version 27: a NULL buffer breaks it. */
+                uint32_t v;
+                cuptiGetVersion(&v);
+                if (v < 27)
+                    abort();
+            }
             if (!fk_buf || fk_size < rs) {
                 fk_buf = NULL;
                 fk_dropped++;
@@ -171,4 +178,11 @@ EXPORT size_t fake_emit(int kind, uint32_t dev, size_t n)
     }
     pthread_mutex_unlock(&fk_lock);
     return written;
+}
+
+/** Whether a kind is enabled (the smoke test waits on it). */
+EXPORT int fake_enabled(int kind);
+EXPORT int fake_enabled(int kind)
+{
+    return (unsigned)kind < 64 && fk_enabled[kind];
 }
