@@ -1,10 +1,292 @@
-/* cmd_demo.c - placeholder until the agent issue lands. */
+/*
+ * cmd_demo.c - cuptop demo: the simulated CUPTI application with the agent
+ * injected, for a first look without a GPU.
+ *
+ *   cuptop demo [--store DIR] [--ascii] [--mono]         live monitor
+ *   cuptop demo --headless --seconds N [--scenario NAME] [--store DIR]
+ *               [--rate R] [--devices N]                 verdict only
+ *
+ * Headless: runs cuptop-simapp for N seconds on a store (a fresh temporary
+ * one unless --store is given, printed), then prints the session's verdict
+ * and exits 0 COMPLETE / 1 INCOMPLETE.
+ */
 #include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cupstore.h"
 #include "cuptop.h"
+#include "model.h"
+
+static const char *const demo_scenarios[] = {
+    "clean", "drops", "slow-consumer", "crash", "conflict", "demo",
+};
+
+static void demo_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: cuptop demo [--store DIR] [--ascii] [--mono]\n"
+            "       cuptop demo --headless --seconds N [--scenario NAME] [--store DIR]\n"
+            "                   [--rate R] [--devices N]\n\n"
+            "Run the simulated CUPTI application with the agent injected.\n"
+            "Without --headless: the live monitor on it (scenario \"demo\": drops that clear\n"
+            "when you narrow the activity kinds).  With --headless: run N seconds, print\n"
+            "the verdict, exit 0 when COMPLETE and 1 when INCOMPLETE.\n\n"
+            "scenarios: clean, drops, slow-consumer, crash, conflict, demo\n"
+            "  --rate R       records per second per kind (the simulator's default otherwise)\n"
+            "  --devices N    simulated devices (1..16)\n");
+}
+
+static bool demo_known_scenario(const char *s)
+{
+    for (size_t i = 0; i < sizeof demo_scenarios / sizeof *demo_scenarios; i++)
+        if (!strcmp(s, demo_scenarios[i]))
+            return true;
+    return false;
+}
+
+/* Paths of the three pieces; false (with a message) when not built. */
+static bool demo_locate(const char *cmd, char **agent, char **sim, char **app)
+{
+    *agent = cli_locate("libcuptop-agent.so");
+    *sim = cli_locate("libcuptop-simcupti.so");
+    *app = cli_locate("cuptop-simapp");
+    if (*agent && *sim && *app)
+        return true;
+    cli_error(cmd, "the demo needs%s%s%s, not built here (configure found no CUPTI headers? "
+                   "use --with-cuda=DIR)", *agent ? "" : " libcuptop-agent.so",
+              *sim ? "" : " libcuptop-simcupti.so", *app ? "" : " cuptop-simapp");
+    free(*agent);
+    free(*sim);
+    free(*app);
+    return false;
+}
+
+/* Start the simulated application in the background on the store. */
+static pid_t demo_spawn(const char *store, const char *agent, const char *sim, const char *app,
+                        const char *scenario, unsigned seconds, const char *rate,
+                        const char *devices, bool quiet)
+{
+    char secs[32];
+    snprintf(secs, sizeof secs, "%u", seconds);
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    setenv("CUPTOP_STORE", store, 1);
+    setenv("CUPTOP_CUPTI_LIBRARY", sim, 1);
+    setenv("CUDA_INJECTION64_PATH", agent, 1);
+    setenv("CUPTOPSIM_SCENARIO", scenario, 1);
+    setenv("CUPTOPSIM_SECONDS", secs, 1);
+    if (rate)
+        setenv("CUPTOPSIM_RATE", rate, 1);
+    if (devices)
+        setenv("CUPTOPSIM_DEVICES", devices, 1);
+    if (quiet) {
+        /* the TUI owns the terminal: the simulator's output goes nowhere */
+        FILE *n = freopen("/dev/null", "w", stdout);
+        n = freopen("/dev/null", "w", stderr);
+        (void)n;
+    }
+    execl(app, app, "--scenario", scenario, "--seconds", secs, (char *)NULL);
+    _exit(127);
+}
+
+/* The session the child created: the newest one whose pid is the child's. */
+static char *demo_find_session(const char *store, pid_t pid, double timeout_s)
+{
+    struct timespec nap = {0, 50000000};
+    for (double waited = 0; waited <= timeout_s; waited += 0.05) {
+        char **ids;
+        size_t n;
+        if (cupstore_dir_sessions(store, &ids, &n) == 0) {
+            char suffix[32];
+            snprintf(suffix, sizeof suffix, "-%d", (int)pid);
+            for (size_t i = n; i-- > 0;)
+                if (strstr(ids[i], suffix)) {
+                    char *id = strdup(ids[i]);
+                    cupstore_ids_free(ids, n);
+                    return id;
+                }
+            cupstore_ids_free(ids, n);
+        }
+        nanosleep(&nap, NULL);
+    }
+    return NULL;
+}
+
+static int demo_verdict(const char *cmd, const char *store, const char *id)
+{
+    model_summary s;
+    char *cause = NULL;
+    int rc = model_summarize_id(store, id, 0, UINT64_MAX, &s, &cause);
+    if (rc) {
+        cli_error(cmd, "cannot judge session %s: %s", id, cause ? cause : cupstore_strerror(rc));
+        free(cause);
+        return CUPTOP_EXIT_USAGE;
+    }
+    printf("session %s: %s (%s), %llu records, %llu lost\n", s.id,
+           s.complete ? "COMPLETE" : "INCOMPLETE", model_state_name(s.state),
+           (unsigned long long)s.records_total, (unsigned long long)s.loss_total);
+    for (size_t i = 0; i < s.nreasons; i++)
+        printf("  %s: %s\n", model_reason_name(s.reasons[i].reason), s.reasons[i].text);
+    bool complete = s.complete;
+    model_summary_free(&s);
+    return complete ? CUPTOP_EXIT_OK : CUPTOP_EXIT_NO;
+}
+
+static int demo_headless(const char *cmd, const char *store_opt, unsigned seconds,
+                         const char *scenario, const char *rate, const char *devices)
+{
+    char *agent, *sim, *app, *store = NULL;
+    char tmpl[4096];
+    int rc = CUPTOP_EXIT_USAGE;
+
+    if (!demo_locate(cmd, &agent, &sim, &app))
+        return CUPTOP_EXIT_USAGE;
+    if (store_opt) {
+        store = strdup(store_opt);
+    } else {
+        const char *t = getenv("TMPDIR");
+        snprintf(tmpl, sizeof tmpl, "%s/cuptop-demo.XXXXXX", t && *t ? t : "/tmp");
+        if (mkdtemp(tmpl))
+            store = strdup(tmpl);
+        else
+            cli_error(cmd, "cannot create a temporary store: %s", strerror(errno));
+    }
+    if (!store)
+        goto out;
+    printf("store: %s\n", store);
+    fflush(stdout);
+    pid_t pid = demo_spawn(store, agent, sim, app, scenario, seconds, rate, devices, false);
+    if (pid < 0) {
+        cli_error(cmd, "fork: %s", strerror(errno));
+        goto out;
+    }
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFSIGNALED(st))
+        printf("simulated application killed by signal %d\n", WTERMSIG(st));
+    else if (WIFEXITED(st) && WEXITSTATUS(st) == 127) {
+        cli_error(cmd, "cannot run %s", app);
+        goto out;
+    }
+    char *id = demo_find_session(store, pid, 2.0);
+    if (!id) {
+        cli_error(cmd, "the simulated application left no session in %s", store);
+        rc = CUPTOP_EXIT_NO;
+        goto out;
+    }
+    rc = demo_verdict(cmd, store, id);
+    free(id);
+out:
+    free(store);
+    free(agent);
+    free(sim);
+    free(app);
+    return rc;
+}
+
+static int demo_live(const char *cmd, const char *store_opt, bool ascii, bool mono)
+{
+    char *agent, *sim, *app, *store = NULL, *cause = NULL;
+    int rc;
+
+    if (!demo_locate(cmd, &agent, &sim, &app))
+        return CUPTOP_EXIT_USAGE;
+    if (cupstore_dir_resolve(store_opt, &store) || cupstore_dir_prepare(store)) {
+        cli_error(cmd, "cannot use the store %s", store ? store : "(none)");
+        free(store);
+        return CUPTOP_EXIT_USAGE;
+    }
+    pid_t pid = demo_spawn(store, agent, sim, app, "demo", 3600, NULL, NULL, true);
+    char *id = pid > 0 ? demo_find_session(store, pid, 10.0) : NULL;
+    tui_opts o = {
+        .store_dir = store,
+        .session = id,
+        .ascii = ascii,
+        .mono = mono,
+        .demo_hint = "demo: records are being dropped. Open the kind panel and turn off "
+                     "driver and runtime records: the drops stop, in a new epoch.",
+    };
+    rc = tui_main(&o, &cause);
+    if (pid > 0) {
+        kill(pid, SIGTERM);
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+    }
+    if (cause) {
+        cli_error(cmd, "%s", cause);
+        free(cause);
+    }
+    free(id);
+    free(store);
+    free(agent);
+    free(sim);
+    free(app);
+    return rc;
+}
 
 int cmd_demo(int argc, char **argv)
 {
-    (void)argc;
-    cli_error(argv[0], "not built yet (agent issue #4)");
-    return CUPTOP_EXIT_USAGE;
+    const char *cmd = argv[0], *store = NULL, *scenario = "clean", *rate = NULL, *devices = NULL;
+    bool headless = false, ascii = false, mono = false, have_seconds = false;
+    unsigned long seconds = 10;
+
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        char *end;
+        if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
+            demo_usage(stdout);
+            return CUPTOP_EXIT_OK;
+        } else if (!strcmp(o, "--headless")) {
+            headless = true;
+        } else if (!strcmp(o, "--ascii")) {
+            ascii = true;
+        } else if (!strcmp(o, "--mono")) {
+            mono = true;
+        } else if (!strcmp(o, "--store") || !strcmp(o, "--seconds") || !strcmp(o, "--scenario") ||
+                   !strcmp(o, "--rate") || !strcmp(o, "--devices")) {
+            if (!v)
+                return cli_usage_error(cmd, "%s needs a value", o);
+            i++;
+            if (!strcmp(o, "--store")) {
+                store = v;
+            } else if (!strcmp(o, "--scenario")) {
+                if (!demo_known_scenario(v))
+                    return cli_usage_error(cmd, "unknown scenario \"%s\"", v);
+                scenario = v;
+            } else if (!strcmp(o, "--seconds")) {
+                errno = 0;
+                seconds = strtoul(v, &end, 10);
+                if (errno || *end || seconds == 0 || seconds > 86400 || v[0] == '-')
+                    return cli_usage_error(cmd, "--seconds: \"%s\" is not 1..86400", v);
+                have_seconds = true;
+            } else if (!strcmp(o, "--rate")) {
+                double r = strtod(v, &end);
+                if (*end || !(r > 0))
+                    return cli_usage_error(cmd, "--rate: \"%s\" is not a positive rate", v);
+                rate = v;
+            } else {
+                unsigned long d = strtoul(v, &end, 10);
+                if (*end || d < 1 || d > CUPSTORE_DEVICE_MAX || v[0] == '-')
+                    return cli_usage_error(cmd, "--devices: \"%s\" is not 1..16", v);
+                devices = v;
+            }
+        } else {
+            return cli_usage_error(cmd, "unknown option \"%s\"", o);
+        }
+    }
+    if (headless)
+        return demo_headless(cmd, store, (unsigned)seconds, scenario, rate, devices);
+    if (have_seconds || rate || devices || strcmp(scenario, "clean"))
+        return cli_usage_error(cmd, "--seconds, --scenario, --rate and --devices need --headless");
+    return demo_live(cmd, store, ascii, mono);
 }
