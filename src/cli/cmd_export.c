@@ -389,9 +389,13 @@ int export_run(const export_opts *o, export_progress_fn progress, void *arg, cha
         !any) {
         if (rc)
             set_cause(cause, "session %s: %s", cupstore_env_id(x.env), cli_open_error(rc));
-        else
-            set_cause(cause, "the window holds no data (session %s runs from %" PRIu64
-                             " to %" PRIu64 " s)", cupstore_env_id(x.env), start / NS, end / NS);
+        else {
+            char a[32], b[32];
+            model_format_second(start / NS, a, sizeof a);
+            model_format_second(end / NS, b, sizeof b);
+            set_cause(cause, "the window holds no data (session %s runs from %s to %s)",
+                      cupstore_env_id(x.env), a, b);
+        }
         goto out;
     }
     x.base_ns = x.from_ns / NS * NS;
@@ -404,9 +408,30 @@ int export_run(const export_opts *o, export_progress_fn progress, void *arg, cha
         }
         x.total_hint = h.records;
     }
-    if (!o->force && access(o->output, F_OK) == 0) {
-        set_cause(cause, "%s exists (use --force to replace it)", o->output);
-        goto out;
+    {
+        struct stat st;
+        char *pdir = strdup(o->output), *slash = pdir ? strrchr(pdir, '/') : NULL;
+        bool dir_ok = true;
+        if (slash) {
+            *(slash == pdir ? slash + 1 : slash) = '\0';
+            dir_ok = stat(pdir, &st) == 0 && S_ISDIR(st.st_mode);
+        }
+        free(pdir);
+        if (!dir_ok) {
+            set_cause(cause, "no directory to write %s into", o->output);
+            goto out;
+        }
+        if (lstat(o->output, &st) == 0) {
+            if (!o->force) {
+                set_cause(cause, "%s exists (use --force to replace it)", o->output);
+                goto out;
+            }
+            if (is_store ? !S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode) : !S_ISREG(st.st_mode)) {
+                set_cause(cause, "%s is not a %s; not replacing it", o->output,
+                          is_store ? "directory or regular file" : "regular file");
+                goto out;
+            }
+        }
     }
 
     rc = is_store ? write_store(&x, cause) : write_file(&x, w, cause);

@@ -225,28 +225,34 @@ static void advise(const rep *r, const model_summary *s, bool have_final,
         bool behind = r->loss_completed > r->loss_consumed + r->loss_consumed / 10 + 1 ||
                       L[CUPSTORE_LOSS_QUEUE_OVERFLOW] > 0;
         bool bursty = r->best_len <= 3 && r->loss_seconds <= 5;
-        printf("  %u. Pressure in record generation / buffer supply: CUPTI dropped %" PRIu64
-               " records and %" PRIu64 " buffer requests were declined", ++n,
-               L[CUPSTORE_LOSS_CUPTI_DROPPED], r->declined);
-        if (r->pool_limit)
-            printf(" (pool limit %u, high-water %u, at the limit in %u lossy seconds)",
-                   r->pool_limit, r->pool_hw, r->loss_pool_hw_at_limit);
-        printf(".\n");
+        bool pool_short = r->loss_declined || r->loss_pool_hw_at_limit;
+        printf("  %u. Pressure in record generation / buffer supply:\n"
+               "     CUPTI dropped %" PRIu64 " records; %" PRIu64 " buffer requests were declined"
+               " (%" PRIu64 " records).\n     Pool limit %u, high-water %u, at the limit in %u"
+               " of %" PRIu64 " lossy seconds.\n", ++n, L[CUPSTORE_LOSS_CUPTI_DROPPED],
+               r->declined, L[CUPSTORE_LOSS_DECLINED], r->pool_limit, r->pool_hw,
+               r->loss_pool_hw_at_limit, r->loss_seconds);
         if (queue_full || behind)
-            printf("     A bigger pool would only hide a consumer that falls behind: in the lossy\n"
-                   "     seconds the queue reached %u of %u and %" PRIu64 " buffers completed\n"
-                   "     against %" PRIu64 " consumed. Lighten the consumer, consume in batches,\n"
-                   "     or narrow the kinds collected.\n",
+            printf("     A bigger pool would only hide a consumer that falls behind: in the\n"
+                   "     lossy seconds the queue reached %u of %u and %" PRIu64 " buffers\n"
+                   "     completed against %" PRIu64 " consumed. Lighten the consumer, consume\n"
+                   "     in batches, or narrow the kinds collected.\n",
                    r->loss_q_hw_max, r->loss_q_cap, r->loss_completed, r->loss_consumed);
-        else if (bursty && r->loss_declined)
-            printf("     The losses are short bursts (longest %" PRIu64 " s) with declined requests\n"
-                   "     while the queue and the consumer kept up: a bigger pool (or larger\n"
-                   "     buffers) would likely absorb them, at the cost of memory and a longer\n"
-                   "     drain at stop.\n", r->best_len);
+        else if (pool_short && bursty)
+            printf("     The losses are short bursts (longest %" PRIu64 " s) with declined\n"
+                   "     requests while the queue and the consumer kept up: a bigger pool (or\n"
+                   "     larger buffers) would likely absorb them, at the cost of memory and a\n"
+                   "     longer drain at stop.\n", r->best_len);
+        else if (pool_short)
+            printf("     The loss is sustained (%" PRIu64 " seconds with loss, longest run %" PRIu64
+                   " s):\n     a bigger pool lowers the odds of short peaks but cannot carry a\n"
+                   "     sustained rate; narrow the kinds collected.\n", r->loss_seconds,
+                   r->best_len);
         else
-            printf("     The loss is sustained (%" PRIu64 " seconds, longest run %" PRIu64 " s): a\n"
-                   "     bigger pool lowers the odds of short peaks but cannot fix a sustained\n"
-                   "     rate; narrow the kinds collected.\n", r->loss_seconds, r->best_len);
+            printf("     The pool was never exhausted, so a bigger pool would not help: CUPTI\n"
+                   "     produced records faster than its buffers came back. Check the request\n"
+                   "     callback latency (p99 %.1f us), raise the buffer size, or narrow the\n"
+                   "     kinds collected.\n", r->req_p99_max / 1e3);
     }
     if (L[CUPSTORE_LOSS_QUEUE_OVERFLOW])
         printf("  %u. Pressure in the consumer: %" PRIu64 " records were lost because completed\n"
@@ -279,9 +285,10 @@ static void advise(const rep *r, const model_summary *s, bool have_final,
     bool tail = L[CUPSTORE_LOSS_TAIL] || s->state == MODEL_STATE_CRASHED ||
                 (have_final && (!f->protocol_complete || !f->flush_ok));
     if (tail)
-        printf("  %u. The end of the trace is missing or unverified (tail): %s. Check the flush\n"
-               "     status, the exit order and the queue drain; run stop -> flush -> drain ->\n"
-               "     close on every exit path, and flush before CUDA tears contexts down.\n", ++n,
+        printf("  %u. The end of the trace is missing or unverified (tail):\n     %s.\n"
+               "     Check the flush status, the exit order and the queue drain; run stop ->\n"
+               "     flush -> drain -> close on every exit path, and flush before CUDA tears\n"
+               "     its contexts down.\n", ++n,
                s->state == MODEL_STATE_CRASHED ? "the process died without a stop protocol"
                : L[CUPSTORE_LOSS_TAIL] ? "records were lost at stop"
                : "the stop protocol did not complete");

@@ -170,7 +170,7 @@ static size_t json_escape_into(char *dst, const char *src, size_t n)
     char *d = dst;
     for (size_t i = 0; i < n;) {
         unsigned char c = s[i];
-        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+        if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
             *d++ = (char)c;
             i++;
             continue;
@@ -179,7 +179,11 @@ static size_t json_escape_into(char *dst, const char *src, size_t n)
             *d++ = '\\';
             *d++ = (char)c;
             i++;
-        } else if (c < 0x20) {
+        } else if (c < 0x20 || c == 0x7f ||
+                   (c == 0xc2 && i + 1 < n && s[i + 1] >= 0x80 && s[i + 1] < 0xa0)) {
+            /* C0, DEL and C1 controls (U+0080..U+009F) as \u escapes */
+            if (c == 0xc2)
+                c = s[++i];
             *d++ = '\\';
             switch (c) {
             case '\n': *d++ = 'n'; break;

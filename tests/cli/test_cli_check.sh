@@ -1,0 +1,91 @@
+#!/bin/sh
+# test_cli_check.sh - sessions, check and report on stores with known truth:
+# a verdict for every loss class and for complete, crashed and running
+# sessions; golden outputs; windows; hostile strings kept harmless.
+. "${top_srcdir:?}/tests/cli/cli_lib.sh"
+
+S=$WORK/store
+"$FILL" "$S" || { echo "fill_store failed" >&2; exit 1; }
+
+# sessions: text and JSON
+run 0 sessions "$CUPTOP" sessions --store "$S"
+golden sessions.txt "$WORK/sessions.out"
+no_raw_escapes "$WORK/sessions.out"
+run 0 sessions_json "$CUPTOP" sessions --store "$S" --json
+strict_json "$WORK/sessions_json.out"
+golden sessions.json "$WORK/sessions_json.out"
+# $CUPTOP_STORE is used when --store is absent
+CUPTOP_STORE=$S run 0 sessions_env "$CUPTOP" sessions
+cmp -s "$WORK/sessions.out" "$WORK/sessions_env.out" || fail "CUPTOP_STORE not honoured"
+
+# check --all: exit 1 (some INCOMPLETE), every reason listed
+run 1 check_all "$CUPTOP" check --store "$S" --all
+golden check_all.txt "$WORK/check_all.out"
+no_raw_escapes "$WORK/check_all.out"
+run 1 check_json "$CUPTOP" check --store "$S" --all --json
+strict_json "$WORK/check_json.out"
+golden check_all.json "$WORK/check_json.out"
+
+# one session at a time: verdict, class, count, seconds affected
+verdict() { # ID RC CLASS-OR-WORD
+    run "$2" "check_$1" "$CUPTOP" check --store "$S" "$1"
+    grep -q -- "$3" "$WORK/check_$1.out" || fail "check $1 does not say '$3': $(cat "$WORK/check_$1.out")"
+}
+verdict 20250101T120000-1001 0 ': COMPLETE$'
+verdict 20250101T120100 1 'cupti_dropped: 175 records lost in 3 s between 2025-01-01T12:00:03Z and 2025-01-01T12:00:07Z'
+verdict 20250101T120101 1 'declined: 175 records lost in 3 s'
+verdict 20250101T120102 1 'queue_overflow: 175 records lost in 3 s'
+verdict 20250101T120103 1 'parse_error: 175 records lost in 3 s'
+verdict 20250101T120104 1 'store_refused: 175 records lost in 3 s'
+verdict 20250101T120105 1 'zero_ts: 175 records lost in 3 s'
+verdict 20250101T120106 1 'tail: 40 records lost'
+verdict 20250101T120107 1 'conflict: 175 records lost in 3 s'
+verdict 20250101T120200 1 'unconsumed: 3 of 40 completed buffers'
+verdict 20250101T120201 1 'stop protocol: flush timed out'
+verdict 20250101T120202 1 'flush: the final forced flush did not succeed'
+verdict 20250101T120203 1 'disabled: the agent stepped aside: CUPTI could not be loaded'
+verdict 20250101T120204 1 'INCOMPLETE (crashed)'
+# health and loss rows with the same counts are not counted twice
+grep -q 'cupti_dropped: 175 ' "$WORK/check_20250101T120100.out" || fail "double counting"
+# several sessions: the worst verdict decides
+run 1 check_two "$CUPTOP" check --store "$S" 20250101T120000 20250101T120100
+run 0 check_one "$CUPTOP" check --store "$S" 20250101T120000
+
+# windows: before the losses COMPLETE, over them INCOMPLETE with the window's counts
+run 0 check_win0 "$CUPTOP" check --store "$S" 20250101T120100 --from +0 --to +2
+run 1 check_win1 "$CUPTOP" check --store "$S" 20250101T120100 --from +3 --to +4
+grep -q 'cupti_dropped: 150 records lost in 2 s' "$WORK/check_win1.out" ||
+    fail "window count: $(cat "$WORK/check_win1.out")"
+run 1 check_win2 "$CUPTOP" check --store "$S" 20250101T120100 \
+    --from 2025-01-01T12:00:07Z --to 1735732809
+grep -q 'cupti_dropped: 25 records lost in 1 s at 2025-01-01T12:00:07Z' "$WORK/check_win2.out" ||
+    fail "window (RFC 3339 / unix): $(cat "$WORK/check_win2.out")"
+
+# a running session is judged so far and said to be running
+R=$WORK/running
+"$FILL" --running "$R" || fail "fill_store --running"
+run 0 check_running "$CUPTOP" check --store "$R" --all
+grep -q 'COMPLETE so far (running' "$WORK/check_running.out" || fail "running: $(cat "$WORK/check_running.out")"
+run 0 sessions_running "$CUPTOP" sessions --store "$R"
+grep -q ' running ' "$WORK/sessions_running.out" || fail "sessions does not say running"
+
+# report: golden summaries with advice
+report() { # ID GOLDEN RC
+    run "$3" "report_$1" "$CUPTOP" report --store "$S" "$1"
+    golden "$2" "$WORK/report_$1.out"
+    no_raw_escapes "$WORK/report_$1.out"
+}
+report 20250101T120000 report_clean.txt 0
+report 20250101T120100 report_dropped.txt 1
+report 20250101T120101 report_declined.txt 1
+report 20250101T120102 report_queue.txt 1
+report 20250101T120204 report_crashed.txt 1
+grep -q 'bigger pool .*would likely absorb' "$WORK/report_20250101T120101.out" ||
+    grep -q 'would likely absorb' "$WORK/report_20250101T120101.out" || fail "declined advice"
+grep -q 'only hide a consumer\|only moves the loss' "$WORK/report_20250101T120102.out" ||
+    fail "queue advice"
+grep -q 'Do not use this trace for timing attribution' "$WORK/report_20250101T120100.out" ||
+    fail "timing attribution warning"
+grep -q '(tail)' "$WORK/report_20250101T120204.out" || fail "tail advice for a crash"
+
+finish

@@ -1,0 +1,81 @@
+#!/bin/sh
+# test_cli_errors.sh - misuse and unreadable stores: exit 2 and one clear
+# line on stderr, never a crash; --help for every subcommand.
+. "${top_srcdir:?}/tests/cli/cli_lib.sh"
+
+S=$WORK/store
+"$FILL" "$S" || { echo "fill_store failed" >&2; exit 1; }
+C=20250101T120000-1001
+
+for cmd in sessions check report export; do
+    run 0 "help_$cmd" "$CUPTOP" "$cmd" --help
+    grep -q "^usage: cuptop $cmd" "$WORK/help_$cmd.out" || fail "$cmd --help"
+    usage_error "badopt_$cmd" "$CUPTOP" "$cmd" --no-such-option
+done
+
+# sessions
+usage_error sess_extra "$CUPTOP" sessions --store "$S" extra
+usage_error sess_nostore "$CUPTOP" sessions --store "$WORK/nowhere"
+usage_error sess_noarg "$CUPTOP" sessions --store
+
+# check
+usage_error chk_none "$CUPTOP" check --store "$S"
+usage_error chk_both "$CUPTOP" check --store "$S" --all "$C"
+usage_error chk_from "$CUPTOP" check --store "$S" "$C" --from +1
+usage_error chk_unknown "$CUPTOP" check --store "$S" 19990101
+grep -q 'no such session' "$WORK/chk_unknown.err" || fail "unknown session message"
+usage_error chk_ambiguous "$CUPTOP" check --store "$S" 2025
+grep -q 'ambiguous' "$WORK/chk_ambiguous.err" || fail "ambiguous prefix message"
+usage_error chk_badtime "$CUPTOP" check --store "$S" "$C" --from yesterday --to end
+usage_error chk_inverted "$CUPTOP" check --store "$S" "$C" --from +5 --to +2
+grep -q 'inverted' "$WORK/chk_inverted.err" || fail "inverted window message"
+usage_error chk_empty "$CUPTOP" check --store "$S" "$C" --from +100 --to +200
+grep -q 'holds no data' "$WORK/chk_empty.err" || fail "empty window message"
+usage_error chk_nostore "$CUPTOP" check --store "$WORK/nowhere" --all
+
+# report
+usage_error rep_none "$CUPTOP" report --store "$S"
+usage_error rep_two "$CUPTOP" report --store "$S" "$C" "$C"
+usage_error rep_unknown "$CUPTOP" report --store "$S" nosuch
+
+# export
+E="$CUPTOP export --store $S $C"
+usage_error exp_nosess "$CUPTOP" export --store "$S" --from +1 --to +2 --format chrome -o "$WORK/x"
+usage_error exp_noformat $E --from +1 --to +2 -o "$WORK/x"
+usage_error exp_badformat $E --from +1 --to +2 --format xml -o "$WORK/x"
+usage_error exp_noout $E --from +1 --to +2 --format chrome
+usage_error exp_nowindow $E --format chrome -o "$WORK/x"
+usage_error exp_half $E --from +1 --format chrome -o "$WORK/x"
+usage_error exp_both $E --mark hot --from +1 --to +2 --format chrome -o "$WORK/x"
+usage_error exp_inverted $E --from +5 --to +1 --format chrome -o "$WORK/x"
+usage_error exp_empty $E --from +100 --to +200 --format chrome -o "$WORK/x"
+usage_error exp_badtime $E --from 2025-13-01T00:00:00Z --to end --format chrome -o "$WORK/x"
+usage_error exp_nomark $E --mark nosuch --format chrome -o "$WORK/x"
+usage_error exp_unknown "$CUPTOP" export --store "$S" nosuch --from +1 --to +2 --format csv -o "$WORK/x"
+[ ! -e "$WORK/x" ] || fail "a failed export wrote its output"
+
+# corrupt, foreign and empty sessions in a store: a clear line, exit 2
+B=$WORK/bad
+mkdir -m 700 "$B"
+cp -R "$S/$C" "$B/"
+mkdir -m 700 "$B/20250101T000000-1"
+head -c 65536 /dev/urandom >"$B/20250101T000000-1/data.mdb"
+mkdir -m 700 "$B/20250101T000001-2"
+printf 'not a store at all\n' >"$B/20250101T000001-2/data.mdb"
+usage_error bad_check "$CUPTOP" check --store "$B" 20250101T000000-1
+grep -q 'not a cuptop session\|damaged' "$WORK/bad_check.err" || fail "corrupt message: $(cat "$WORK/bad_check.err")"
+usage_error bad_report "$CUPTOP" report --store "$B" 20250101T000001-2
+usage_error bad_export "$CUPTOP" export --store "$B" 20250101T000000-1 --from start --to end \
+    --format chrome -o "$WORK/y"
+# sessions lists what it can read and names what it cannot
+run 2 bad_sessions "$CUPTOP" sessions --store "$B"
+grep -q "^$C" "$WORK/bad_sessions.out" || fail "the readable session is not listed"
+[ "$(wc -l <"$WORK/bad_sessions.err")" = 2 ] || fail "expected one line per unreadable session"
+run 2 bad_all "$CUPTOP" check --store "$B" --all
+grep -q "^$C: COMPLETE" "$WORK/bad_all.out" || fail "check --all skipped the readable session"
+
+# a store directory that is not a directory
+printf x >"$WORK/file"
+usage_error notdir "$CUPTOP" sessions --store "$WORK/file"
+
+finish

@@ -1,0 +1,111 @@
+#!/bin/sh
+# test_cli_export.sh - export in every format: chrome checked by a strict JSON
+# parser and the trace-event rules, golden outputs for a marked window,
+# a standalone store that opens again, atomic writes and --force.
+. "${top_srcdir:?}/tests/cli/cli_lib.sh"
+
+S=$WORK/store
+O=$WORK/out
+mkdir -p "$O"
+"$FILL" "$S" || { echo "fill_store failed" >&2; exit 1; }
+CLEAN=20250101T120000-1001
+
+# the whole clean session: overlapping kernels moved to an overlap lane,
+# launch -> kernel flows, every rule of check_trace.py
+run 0 chrome_all "$CUPTOP" export --store "$S" "$CLEAN" --from start --to end \
+    --format chrome -o "$O/all.json"
+python3 "$CHECK_TRACE" "$O/all.json" --expect-overlap --expect-flows --min-events 1000 ||
+    fail "chrome trace rules (whole session)"
+grep -q '"verdict":"COMPLETE"' "$O/all.json" || fail "chrome verdict"
+grep -q '"name":"stream 99 (overlap 1)"' "$O/all.json" || fail "no overlap lane for stream 99"
+grep -q '"ph":"C"' "$O/all.json" || fail "no counter tracks"
+# timestamps keep nanoseconds: 3 decimals
+grep -q '"ts":1000150.000,"dur":100.000' "$O/all.json" || fail "ts/dur precision"
+
+# the marked window: golden chrome, jsonl and csv
+run 0 chrome_hot "$CUPTOP" export --store "$S" "$CLEAN" --mark hot --format chrome -o "$O/hot.json"
+python3 "$CHECK_TRACE" "$O/hot.json" --expect-flows || fail "chrome trace rules (mark)"
+golden export_hot.chrome.json "$O/hot.json"
+run 0 jsonl_hot "$CUPTOP" export --store "$S" "$CLEAN" --mark hot --format jsonl -o "$O/hot.jsonl"
+golden export_hot.jsonl "$O/hot.jsonl"
+python3 - "$O/hot.jsonl" <<'PY' || fail "jsonl is not one strict JSON object per line"
+import json, sys
+n = 0
+for line in open(sys.argv[1], "rb"):
+    json.loads(line.decode("utf-8"), parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
+    n += 1
+assert n == 120, n
+PY
+run 0 csv_hot "$CUPTOP" export --store "$S" "$CLEAN" --mark hot --format csv -o "$O/hot.csv"
+golden export_hot.csv "$O/hot.csv"
+[ "$(wc -l <"$O/hot.csv")" = 3 ] || fail "csv: expected a header and 2 rows"
+python3 - "$O/hot.csv" <<'PY' || fail "csv rows do not match the header"
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+assert all(len(r) == len(rows[0]) for r in rows), [len(r) for r in rows]
+assert rows[0][0] == "second" and "loss_cupti_dropped" in rows[0]
+PY
+
+# hostile names: valid UTF-8 JSON, control characters escaped
+python3 - "$O/all.json" <<'PY' || fail "hostile names not escaped as expected"
+import json, sys
+doc = json.loads(open(sys.argv[1], "rb").read().decode("utf-8"))
+names = {e.get("name") for e in doc["traceEvents"]}
+assert any(n and n.startswith("evil\n\x1b[2J") and "\ufffd" in n for n in names), names
+assert "\x01\x7f\ufffd\ufffd\x85\x9b[31m c1" in names, names
+raw = open(sys.argv[1], "rb").read()
+assert b"\x1b" not in raw and b"\xc2\x9b" not in raw and b"\x7f" not in raw
+assert "\u00fcn\u00efc\u00f6d\u00e9_kernel \u2028 sep" in names
+PY
+
+# an INCOMPLETE window carries its losses as instant events and the verdict
+run 0 chrome_drop "$CUPTOP" export --store "$S" 20250101T120100 --from +2 --to +5 \
+    --format chrome -o "$O/drop.json"
+python3 "$CHECK_TRACE" "$O/drop.json" || fail "chrome trace rules (drops)"
+grep -q '"verdict":"INCOMPLETE"' "$O/drop.json" || fail "drop verdict"
+grep -q '"name":"loss: cupti_dropped"' "$O/drop.json" || fail "no loss instants"
+grep -q '"cupti_dropped":150' "$O/drop.json" || fail "window loss count"
+
+# zero-timestamp records are counted, never drawn at time 0
+run 0 chrome_zero "$CUPTOP" export --store "$S" 20250101T120105 --from start --to end \
+    --format chrome -o "$O/zero.json"
+python3 "$CHECK_TRACE" "$O/zero.json" || fail "chrome trace rules (zero ts)"
+grep -q '"zero_ts_skipped":3' "$O/zero.json" || fail "zero_ts records not counted"
+
+# store: a standalone store with just the window, readable by every command
+run 0 store_hot "$CUPTOP" export --store "$S" "$CLEAN" --mark hot --format store -o "$O/hot.store"
+run 0 store_sessions "$CUPTOP" sessions --store "$O/hot.store"
+grep -q "^$CLEAN .* 120 .*COMPLETE" "$WORK/store_sessions.out" ||
+    fail "exported store: $(cat "$WORK/store_sessions.out")"
+run 0 store_check "$CUPTOP" check --store "$O/hot.store" --all
+run 0 store_rt "$CUPTOP" export --store "$O/hot.store" "$CLEAN" --mark hot --format jsonl \
+    -o "$O/rt.jsonl"
+cmp -s "$O/hot.jsonl" "$O/rt.jsonl" || fail "records differ after a round trip through a store"
+
+# refuse to overwrite; --force replaces; nothing left behind
+usage_error exists "$CUPTOP" export --store "$S" "$CLEAN" --mark hot --format chrome -o "$O/hot.json"
+grep -q 'exists (use --force' "$WORK/exists.err" || fail "exists message"
+usage_error exists_store "$CUPTOP" export --store "$S" "$CLEAN" --mark hot --format store \
+    -o "$O/hot.store"
+run 0 force "$CUPTOP" export --store "$S" "$CLEAN" --mark hot --format csv -o "$O/hot.json" --force
+head -1 "$O/hot.json" | grep -q '^second,' || fail "--force did not replace the file"
+run 0 force_store "$CUPTOP" export --store "$S" "$CLEAN" --mark hot --format store \
+    -o "$O/hot.store" --force
+[ -z "$(ls -A "$O" | grep '^\.')" ] || fail "temporary files left: $(ls -A "$O")"
+# an output directory that does not exist; something that is not a file
+usage_error nodir "$CUPTOP" export --store "$S" "$CLEAN" --mark hot --format chrome \
+    -o "$O/no/such/x.json"
+[ ! -e "$O/no" ] || fail "created a directory on failure"
+usage_error devnull "$CUPTOP" export --store "$S" "$CLEAN" --mark hot --format chrome \
+    -o /dev/null --force
+[ -c /dev/null ] || fail "/dev/null was replaced"
+# a write that fails (disk full, through the fault shim): exit 1, nothing left
+SHIM=$top_builddir/faultio.so
+if [ -z "${CUPTOP_TEST_SANITIZER:-}" ] && [ -f "$SHIM" ]; then
+    LD_PRELOAD=$SHIM FAULTIO_ENOSPC_AFTER=0 run 1 enospc "$CUPTOP" export --store "$S" \
+        "$CLEAN" --mark hot --format store -o "$O/full.store"
+    [ ! -e "$O/full.store" ] || fail "a failed export left its output"
+    [ -z "$(ls -A "$O" | grep '^\.')" ] || fail "a failed export left temporaries: $(ls -A "$O")"
+fi
+
+finish

@@ -1,0 +1,143 @@
+/*
+ * test_model.c - unit tests of the pure parts of the model and the export
+ * writers: time parsing, terminal-safe escaping, JSON string escaping and
+ * microsecond formatting.  Verdicts on whole stores are tested by the
+ * test_cli_*.sh scripts on stores written by fill_store.
+ */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "export_int.h"
+
+static void test_parse_time(void **state)
+{
+    uint64_t t;
+    (void)state;
+    const uint64_t start = 1735732800, end = 1735732810;
+    assert_int_equal(model_parse_time("start", start, end, &t), 0);
+    assert_int_equal(t, start);
+    assert_int_equal(model_parse_time("end", start, end, &t), 0);
+    assert_int_equal(t, end);
+    assert_int_equal(model_parse_time("+3", start, end, &t), 0);
+    assert_int_equal(t, start + 3);
+    assert_int_equal(model_parse_time("-4", start, end, &t), 0);
+    assert_int_equal(t, end - 4);
+    assert_int_equal(model_parse_time("1735732805", start, end, &t), 0);
+    assert_int_equal(t, 1735732805);
+    assert_int_equal(model_parse_time("2025-01-01T12:00:07Z", start, end, &t), 0);
+    assert_int_equal(t, start + 7);
+    assert_int_equal(model_parse_time("2025-01-01 12:00:08", start, end, &t), 0);
+    assert_int_equal(t, start + 8);
+    assert_int_equal(model_parse_time("2025-01-01T12:00:09+00:00", start, end, &t), 0);
+    assert_int_equal(t, start + 9);
+    const char *bad[] = {"", "+", "-", "yesterday", "12x", "2025-13-01T00:00:00Z",
+                         "2025-01-01T25:00:00Z", "2025-01-01T12:00:00+02:00", "+-3",
+                         "99999999999999999999999", "-99999999999", NULL};
+    for (int i = 0; bad[i]; i++)
+        assert_int_equal(model_parse_time(bad[i], start, end, &t), CUPSTORE_EINVAL);
+    assert_int_equal(model_parse_time(NULL, start, end, &t), CUPSTORE_EINVAL);
+}
+
+static void test_escape(void **state)
+{
+    char buf[128];
+    (void)state;
+    const char in[] = "a\x1b[2J\n\t\\\"\xff\xc3\xbc\xc2\x9b\x7f\xe2\x82";
+    model_escape(buf, sizeof buf, in, sizeof in - 1);
+    assert_string_equal(buf, "a\\x1b[2J\\n\\t\\\\\"\\xff\xc3\xbc\\xc2\\x9b\\x7f\\xe2\\x82");
+    /* truncation never splits an escape and always terminates */
+    model_escape(buf, 6, "\x1b\x1b\x1b", 3);
+    assert_string_equal(buf, "\\x1b");
+    model_escape(buf, 1, "abc", 3);
+    assert_string_equal(buf, "");
+}
+
+static char *json_of(const char *s, size_t n)
+{
+    char *out;
+    assert_true(json_escape_dup(s, n, &out) >= 0);
+    return out;
+}
+
+static void test_json_escape(void **state)
+{
+    (void)state;
+    char *j = json_of("q\"b\\n\n\x01\x1b", 8);
+    assert_string_equal(j, "q\\\"b\\\\n\\n\\u0001\\u001b");
+    free(j);
+    /* invalid UTF-8 (stray, overlong, surrogate, truncated) -> U+FFFD */
+    j = json_of("\xff\xc0\xaf\xed\xa0\x80\xe2\x82", 8);
+    assert_string_equal(j, "\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd");
+    free(j);
+    /* valid UTF-8 kept, C1 controls and DEL escaped */
+    j = json_of("\xc3\xbc\xe2\x80\xa8\xf0\x9f\x98\x80\xc2\x85\x7f", 12);
+    assert_string_equal(j, "\xc3\xbc\xe2\x80\xa8\xf0\x9f\x98\x80\\u0085\\u007f");
+    free(j);
+}
+
+static void test_xout(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/cuptop-test-xout.XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    xout o;
+    assert_int_equal(xout_init(&o, fd), 0);
+    xout_us(&o, 0);
+    xout_putc(&o, ' ');
+    xout_us(&o, 1234567);
+    xout_putc(&o, ' ');
+    xout_i64(&o, -42);
+    xout_putc(&o, ' ');
+    xout_u64(&o, UINT64_MAX);
+    xout_putc(&o, ' ');
+    /* a long string crosses the escape blocks without splitting UTF-8 */
+    char big[3000];
+    for (size_t i = 0; i + 2 <= sizeof big; i += 2)
+        big[i] = '\xc3', big[i + 1] = '\xbc';
+    xout_json_str(&o, big, sizeof big);
+    assert_int_equal(xout_flush(&o), 0);
+    xout_free(&o);
+    char got[8192];
+    ssize_t n = pread(fd, got, sizeof got - 1, 0);
+    assert_true(n > 0);
+    got[n] = '\0';
+    close(fd);
+    unlink(path);
+    const char *want = "0.000 1234.567 -42 18446744073709551615 \"";
+    assert_memory_equal(got, want, strlen(want));
+    assert_null(strstr(got, "\\ufffd"));
+    assert_int_equal((size_t)n, strlen(want) + sizeof big + 1);
+}
+
+static void test_names(void **state)
+{
+    (void)state;
+    assert_string_equal(model_reason_name(CUPSTORE_LOSS_CUPTI_DROPPED), "cupti_dropped");
+    assert_string_equal(model_reason_name(MODEL_REASON_UNCONSUMED), "unconsumed");
+    assert_string_equal(model_reason_name(MODEL_REASON_DISABLED), "disabled");
+    assert_string_equal(model_reason_name(MODEL_REASON_MAX), "?");
+    assert_string_equal(model_state_name(MODEL_STATE_CRASHED), "crashed");
+    char buf[32];
+    model_format_second(1735732800, buf, sizeof buf);
+    assert_string_equal(buf, "2025-01-01T12:00:00Z");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_time), cmocka_unit_test(test_escape),
+        cmocka_unit_test(test_json_escape), cmocka_unit_test(test_xout),
+        cmocka_unit_test(test_names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
