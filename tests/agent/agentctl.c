@@ -11,6 +11,7 @@
  *                                              wait for the ack and a health row
  *                                              carrying it; prints the delay in ms
  *   agentctl wait-final STORE SESSION TIMEOUT_S
+ *   agentctl seconds STORE SESSION             one line per health row
  *
  * Exit: 0 ok, 1 timeout / not found, 2 usage or store error.
  */
@@ -58,6 +59,7 @@ struct dump {
     uint64_t rows;
     cupstore_health sum;
     uint32_t max_queue_hw, max_pool_hw;
+    uint32_t req_p50, req_p99, req_max, cmp_p50, cmp_p99, cmp_max, commit_p99;
     uint64_t last_ctl_applied;
 };
 
@@ -126,6 +128,15 @@ static int on_health(const cupstore_health *h, void *arg)
     for (unsigned i = 0; i < 8; i++)
         d->sum.overhead_by_type[i] += h->overhead_by_type[i];
     d->sum.store_refused += h->store_refused;
+#define MAXOF(f, v) if ((v) > d->f) d->f = (v)
+    MAXOF(req_p50, h->req_lat.p50_ns);
+    MAXOF(req_p99, h->req_lat.p99_ns);
+    MAXOF(req_max, h->req_lat.max_ns);
+    MAXOF(cmp_p50, h->cmp_lat.p50_ns);
+    MAXOF(cmp_p99, h->cmp_lat.p99_ns);
+    MAXOF(cmp_max, h->cmp_lat.max_ns);
+    MAXOF(commit_p99, h->commit_lat.p99_ns);
+#undef MAXOF
     if (h->queue_high_water > d->max_queue_hw)
         d->max_queue_hw = h->queue_high_water;
     if (h->pool_high_water > d->max_pool_hw)
@@ -242,6 +253,16 @@ static int dump(const char *store, const char *id)
            (unsigned long long)d.sum.buf_foreign, (unsigned long long)d.sum.records_parsed,
            (unsigned long long)d.sum.records_stored, d.sum.store_refused, d.max_queue_hw,
            d.max_pool_hw, (unsigned long long)d.last_ctl_applied, d.sum.flags);
+    printf("lat.req_p50_ns=%u\nlat.req_p99_ns=%u\nlat.req_max_ns=%u\nlat.cmp_p50_ns=%u\n"
+           "lat.cmp_p99_ns=%u\nlat.cmp_max_ns=%u\nlat.commit_p99_ns=%u\n",
+           d.req_p50, d.req_p99, d.req_max, d.cmp_p50, d.cmp_p99, d.cmp_max, d.commit_p99);
+    {
+        uint64_t chunks = 0, nrec = 0, bytes = 0;
+        if (cupstore_record_stats(txn, &chunks, &nrec, &bytes) == 0)
+            printf("store.chunks=%llu\nstore.records=%llu\nstore.bytes=%llu\n",
+                   (unsigned long long)chunks, (unsigned long long)nrec,
+                   (unsigned long long)bytes);
+    }
     for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++)
         printf("health.records.%s=%llu\n", cupstore_kind_name(k),
                (unsigned long long)d.sum.records_by_kind[k]);
@@ -264,6 +285,38 @@ static int dump(const char *store, const char *id)
     else
         printf("final=none\n");
     cupstore_txn_abort(txn);
+    cupstore_env_close(env);
+    return 0;
+}
+
+static int on_second(const cupstore_health *h, void *arg)
+{
+    char k[128];
+    (void)arg;
+    cupstore_kinds_format(h->kinds_enabled, k, sizeof k);
+    printf("%llu epoch=%u kinds=%s records=%llu dropped=%llu declined=%llu overflow=%llu "
+           "req_p99_us=%.1f cmp_p50_us=%.1f cmp_p99_us=%.1f cmp_max_us=%.1f queue_hw=%u "
+           "pool_hw=%u/%u ctl=%llu\n",
+           (unsigned long long)h->second, h->epoch, k, (unsigned long long)h->records_parsed,
+           (unsigned long long)h->loss[CUPSTORE_LOSS_CUPTI_DROPPED],
+           (unsigned long long)h->loss[CUPSTORE_LOSS_DECLINED],
+           (unsigned long long)h->loss[CUPSTORE_LOSS_QUEUE_OVERFLOW], h->req_lat.p99_ns / 1e3,
+           h->cmp_lat.p50_ns / 1e3, h->cmp_lat.p99_ns / 1e3, h->cmp_lat.max_ns / 1e3,
+           h->queue_high_water, h->pool_high_water, h->pool_limit,
+           (unsigned long long)h->ctl_gen_applied);
+    return 0;
+}
+
+static int seconds(const char *store, const char *id)
+{
+    cupstore_env *env;
+    cupstore_txn *txn;
+    if (cupstore_session_open(&env, store, id, CUPSTORE_RDONLY))
+        return 2;
+    if (cupstore_txn_begin(env, false, &txn) == 0) {
+        cupstore_health_scan(txn, 0, UINT64_MAX, on_second, NULL);
+        cupstore_txn_abort(txn);
+    }
     cupstore_env_close(env);
     return 0;
 }
@@ -418,6 +471,8 @@ int main(int argc, char **argv)
         return control(argv[2], argv[3], argv[4]);
     if (argc == 6 && !strcmp(argv[1], "wait-ack"))
         return wait_ack(argv[2], argv[3], strtoull(argv[4], NULL, 10), atof(argv[5]));
+    if (argc == 4 && !strcmp(argv[1], "seconds"))
+        return seconds(argv[2], argv[3]);
     if (argc == 5 && !strcmp(argv[1], "wait-final"))
         return wait_final(argv[2], argv[3], atof(argv[4]));
     fprintf(stderr, "usage: agentctl sessions|wait-session|dump|control|wait-ack|wait-final ...\n");
