@@ -14,6 +14,20 @@
 #include "agent_int.h"
 #include "agent_norm.h"
 
+#define STORE_MAP_MAX_DEFAULT ((uint64_t)8 << 30)   /* the store's default cap */
+
+/* True when the map is within its reserve of the cap: an eighth of the
+ * cap, at most 8 MiB, for the rows that account for what was refused. */
+static bool consumer_near_cap(agent *a)
+{
+    uint64_t used = 0, size = 0;
+    uint64_t cap = a->cfg.map_max ? a->cfg.map_max : STORE_MAP_MAX_DEFAULT;
+    uint64_t reserve = cap / 8 < ((uint64_t)8 << 20) ? cap / 8 : ((uint64_t)8 << 20);
+    if (cupstore_env_usage(a->env, &used, &size))
+        return false;
+    return used + reserve >= cap;
+}
+
 /* Commit the current batch: names first used by it go in the same txn.
  * EAGAIN (the map grew) retries the whole batch; anything else counts the
  * batch's records as STORE_REFUSED by device and kind. */
@@ -29,6 +43,12 @@ static void consumer_commit(agent *a)
         goto done;
     }
     uint64_t t0 = agent_mono_ns();
+    if (consumer_near_cap(a)) {
+        /* keep the map's last bytes for health rows, losses and the final
+         * status: without them the refusal itself would be invisible */
+        rc = CUPSTORE_EFULL;
+        goto refused;
+    }
     for (int attempt = 0; attempt < 16; attempt++) {
         cupstore_txn *txn;
         const uint32_t *ids;
@@ -49,6 +69,7 @@ static void consumer_commit(agent *a)
         if (rc != EAGAIN && rc != CUPSTORE_EBUSY)
             break;
     }
+refused:
     agent_hist_add(&a->commit_lat, agent_mono_ns() - t0);
     if (rc == 0) {
         agent_count(a, C_RECORDS_STORED, c->n);
@@ -152,7 +173,8 @@ static void *consumer_main(void *arg)
         } else {
             if (a->cons.n && agent_mono_ns() - a->cons.first_mono >= AGENT_BATCH_NS)
                 consumer_commit(a);
-            agent_queue_wait(&a->queue, a->cons.n ? 5000000u : 50000000u);
+            /* short: a single completed buffer does not wake us */
+            agent_queue_wait(&a->queue, a->cons.n ? 5000000u : 10000000u);
             continue;
         }
         if (a->cons.n && agent_mono_ns() - a->cons.first_mono >= AGENT_BATCH_NS)

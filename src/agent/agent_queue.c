@@ -41,6 +41,10 @@ void agent_queue_free(agent_queue *q)
 
 static void queue_note_depth(agent_queue *q, size_t depth)
 {
+    /* depth was computed from a relaxed (possibly stale, so smaller) head:
+     * it can only overestimate, and the true depth never exceeds capacity */
+    if (depth > q->capacity)
+        depth = q->capacity;
     size_t hw = atomic_load_explicit(&q->high_water, memory_order_relaxed);
     while (depth > hw &&
            !atomic_compare_exchange_weak_explicit(&q->high_water, &hw, depth,
@@ -86,8 +90,11 @@ bool agent_queue_push(agent_queue *q, const agent_qitem *it)
     /* release: publishes the item to the consumer's acquire load. */
     atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
     queue_note_depth(q, pos + 1 - atomic_load_explicit(&q->head, memory_order_relaxed));
-    atomic_fetch_add_explicit(&q->wake, 1, memory_order_release);
-    if (atomic_load_explicit(&q->sleeping, memory_order_seq_cst))
+    /* Wake a sleeping consumer only once a backlog builds (two or more
+     * items): a lone buffer waits for the consumer's own short timeout, so
+     * the common completion costs no syscall and no context switch. */
+    if (pos + 1 - atomic_load_explicit(&q->head, memory_order_relaxed) >= 2 &&
+        atomic_load_explicit(&q->sleeping, memory_order_seq_cst))
         agent_queue_kick(q);
     return true;
 }

@@ -61,8 +61,10 @@ bool agent_queue_pop(agent_queue *q, agent_qitem *out);
 /** Items in the queue now (approximate while producers run). */
 size_t agent_queue_depth(agent_queue *q);
 
-/** Consumer: sleep until a push or timeout_ns passes (futex; spurious
- *  wake-ups are fine).  Returns at once when the queue is not empty. */
+/** Consumer: sleep until a backlog of two items builds up, a kick, or
+ *  timeout_ns passes (futex; spurious wake-ups are fine).  Returns at once
+ *  when the queue is not empty.  A single pushed item is only seen when the
+ *  timeout expires: keep it short (milliseconds). */
 void agent_queue_wait(agent_queue *q, uint64_t timeout_ns);
 /** Wake the consumer if it sleeps (used by stop and by push). */
 void agent_queue_kick(agent_queue *q);
