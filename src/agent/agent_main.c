@@ -25,8 +25,9 @@ agent agent_g = {
     .stop_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
-/* Per-thread flag for pool sizing by threads (set once per thread). */
-static _Thread_local bool agent_tls_seen;
+/* Per-thread flag for pool sizing by threads (set once per thread);
+ * initial-exec TLS, see agent_stop.c. */
+static _Thread_local bool agent_tls_seen __attribute__((tls_model("initial-exec")));
 
 uint64_t agent_mono_ns(void)
 {

@@ -33,7 +33,10 @@ static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGABRT};
 /* Previous dispositions, saved once when the agent installs its own. */
 static struct sigaction stop_old[NSIG_STOP];
 static bool stop_installed[NSIG_STOP];
-static _Thread_local bool agent_thread;   /* this thread is the agent's */
+/* This thread is one of the agent's.  initial-exec: static TLS (two bytes
+ * of glibc's surplus for dlopen'ed libraries) rather than dynamic TLS,
+ * which some tools (LeakSanitizer) mis-walk in injected libraries. */
+static _Thread_local bool agent_thread __attribute__((tls_model("initial-exec")));
 
 void agent_thread_enter(void)
 {
