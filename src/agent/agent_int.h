@@ -113,6 +113,8 @@ typedef struct agent {
 
     /* store */
     cupstore_env *env;
+    cupstore_env *abandoned_env;      /* a parent's or an ended session's:
+                                         never used or closed again       */
     char *session_id;
     uint32_t epoch;
     uint64_t epoch_start_ns;

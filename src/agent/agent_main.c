@@ -474,7 +474,9 @@ int agent_session_start(agent *a)
     atomic_store(&a->stop_signal, 0);
     a->exit_path = CUPSTORE_EXIT_UNKNOWN;
     a->exit_detail = 0;
-    a->env = NULL;          /* a parent's env is never touched again */
+    if (a->env)             /* an ended session's (threads may linger) */
+        a->abandoned_env = a->env;
+    a->env = NULL;
     a->session_pid = (int)getpid();
     if (agent_open_store(a)) {
         atomic_store(&a->state, AGENT_OFF);

@@ -383,6 +383,7 @@ static void atfork_child(void)
     pthread_mutex_init(&a->health_lock, NULL);
     pthread_cond_init(&a->health_cond, NULL);
     a->consumer_up = a->health_up = a->stop_up = false;
+    a->abandoned_env = a->env;
     a->env = NULL;
     sem_init(&a->stop_sem, 0, 0);
     int st = atomic_load(&a->state);
