@@ -50,6 +50,11 @@ typedef struct flow_slot {
     uint64_t ts, pid, tid;
 } flow_slot;
 
+struct hkey {
+    uint64_t start, end;
+    uint32_t slot;
+};
+
 typedef struct chrome {
     export_ctx *x;
     xout *o;
@@ -58,7 +63,10 @@ typedef struct chrome {
     size_t ntracks, cap;
     uint64_t pids[64];
     size_t npids;
-    cupstore_record *heap;
+    cupstore_record *slab;    /* HEAP_MAX records; free slots in freelist  */
+    uint32_t *freelist;
+    size_t nfree;
+    struct hkey *heap;        /* (start, end, slot), min-heap on start     */
     size_t hn;
     flow_slot *flows;
     uint64_t flow_id;
@@ -363,8 +371,16 @@ static int emit_record(chrome *c, const cupstore_record *r)
     }
     switch (r->kind) {
     case CUPSTORE_KIND_KERNEL:
-        xout_printf(o, ",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u]", r->grid[0], r->grid[1],
-                    r->grid[2], r->block[0], r->block[1], r->block[2]);
+        xout_puts(o, ",\"grid\":[");
+        for (int i = 0; i < 3; i++) {
+            xout_u64(o, r->grid[i]);
+            xout_putc(o, i < 2 ? ',' : ']');
+        }
+        xout_puts(o, ",\"block\":[");
+        for (int i = 0; i < 3; i++) {
+            xout_u64(o, r->block[i]);
+            xout_putc(o, i < 2 ? ',' : ']');
+        }
         put_kv_u64(o, ",\"registers\":", r->aux);
         put_kv_u64(o, ",\"shared_mem\":", r->bytes);
         break;
@@ -407,54 +423,59 @@ static int emit_record(chrome *c, const cupstore_record *r)
 
 /* ---- Reorder heap: (start asc, end desc) so parents come first ---------- */
 
-static bool rec_less(const cupstore_record *a, const cupstore_record *b)
+static bool key_less(const struct hkey *a, const struct hkey *b)
 {
-    if (a->start_ns != b->start_ns)
-        return a->start_ns < b->start_ns;
-    return a->end_ns > b->end_ns;
+    if (a->start != b->start)
+        return a->start < b->start;
+    return a->end > b->end;
 }
 
 static void heap_push(chrome *c, const cupstore_record *r)
 {
+    uint32_t slot = c->freelist[--c->nfree];
+    struct hkey k = {.start = r->start_ns, .end = r->end_ns, .slot = slot};
     size_t i = c->hn++;
+    c->slab[slot] = *r;
     while (i) {
         size_t p = (i - 1) / 2;
-        if (!rec_less(r, &c->heap[p]))
+        if (!key_less(&k, &c->heap[p]))
             break;
         c->heap[i] = c->heap[p];
         i = p;
     }
-    c->heap[i] = *r;
+    c->heap[i] = k;
 }
 
-static void heap_pop(chrome *c, cupstore_record *out)
+/* Pop the earliest record and emit it; its slot goes back to the slab. */
+static int heap_pop_emit(chrome *c)
 {
-    *out = c->heap[0];
-    cupstore_record last = c->heap[--c->hn];
+    uint32_t slot = c->heap[0].slot;
+    struct hkey last = c->heap[--c->hn];
     size_t i = 0;
     for (;;) {
-        size_t l = 2 * i + 1, m = i;
+        size_t l = 2 * i + 1, m;
         if (l >= c->hn)
             break;
         m = l;
-        if (l + 1 < c->hn && rec_less(&c->heap[l + 1], &c->heap[l]))
+        if (l + 1 < c->hn && key_less(&c->heap[l + 1], &c->heap[l]))
             m = l + 1;
-        if (!rec_less(&c->heap[m], &last))
+        if (!key_less(&c->heap[m], &last))
             break;
         c->heap[i] = c->heap[m];
         i = m;
     }
     if (c->hn)
         c->heap[i] = last;
+    int rc = emit_record(c, &c->slab[slot]);
+    c->freelist[c->nfree++] = slot;
+    return rc;
 }
 
 static int on_record(const cupstore_record *r, void *arg)
 {
     chrome *c = arg;
     if (c->hn == HEAP_MAX) {
-        cupstore_record m;
-        heap_pop(c, &m);
-        int rc = emit_record(c, &m);
+        int rc = heap_pop_emit(c);
         if (rc)
             return rc;
     }
@@ -468,9 +489,7 @@ static int on_slice(export_ctx *x, void *arg)
     chrome *c = arg;
     (void)x;
     while (c->hn) {
-        cupstore_record m;
-        heap_pop(c, &m);
-        int rc = emit_record(c, &m);
+        int rc = heap_pop_emit(c);
         if (rc)
             return rc;
     }
@@ -679,11 +698,16 @@ int export_chrome(export_ctx *x, xout *o)
     c->o = o;
     c->first = true;
     c->heap = malloc(HEAP_MAX * sizeof *c->heap);
+    c->slab = malloc(HEAP_MAX * sizeof *c->slab);
+    c->freelist = malloc(HEAP_MAX * sizeof *c->freelist);
     c->flows = calloc(FLOW_SLOTS, sizeof *c->flows);
-    if (!c->heap || !c->flows) {
+    if (!c->heap || !c->slab || !c->freelist || !c->flows) {
         rc = ENOMEM;
         goto out;
     }
+    for (uint32_t i = 0; i < HEAP_MAX; i++)
+        c->freelist[i] = HEAP_MAX - 1 - i;
+    c->nfree = HEAP_MAX;
     xout_puts(o, "{\"displayTimeUnit\":\"ns\",");
     if ((rc = cupstore_txn_begin(x->env, false, &txn)) != 0)
         goto out;
@@ -733,6 +757,8 @@ out:
     }
     free(c->tracks);
     free(c->heap);
+    free(c->slab);
+    free(c->freelist);
     free(c->flows);
     free(c);
     return rc;

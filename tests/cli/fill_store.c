@@ -332,6 +332,7 @@ static void fill_bench(const char *dir, uint64_t total)
     enum { B = 65536 };
     cupstore_record *recs = malloc(B * sizeof *recs);
     uint32_t corr = 0;
+    uint64_t rng = 0x9e3779b97f4a7c15ull;
     /* 1M records per second of trace time */
     const int launches = 1000000 / 3;
     uint64_t done = 0;
@@ -360,12 +361,24 @@ static void fill_bench(const char *dir, uint64_t total)
             size_t n = gen_second(&s, t, now, recs, &corr, &dummy);
             for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++)
                 h.records_by_kind[k] += dummy.records_by_kind[k];
-            /* spread the launches over the second: 2.6 us apart */
-            for (size_t i = 0; i < n; i++) {
-                uint64_t off = (uint64_t)(launches - left) * 2600 + (recs[i].start_ns - t) / 15;
-                uint64_t d = recs[i].end_ns - recs[i].start_ns;
-                recs[i].start_ns = t + off % NS;
-                recs[i].end_ns = recs[i].start_ns + d / 15;
+            /* spread the launches over the second (2.6 us apart) with
+             * jitter, varied durations and kernel names */
+            for (size_t i = 0; i < n; i += 3) { /* runtime, driver, GPU record */
+                rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+                uint64_t base = t + ((uint64_t)(launches - left) + i / 3) * 2600 % NS +
+                                (rng >> 40 & 255);
+                uint64_t a0 = recs[i].start_ns;
+                for (size_t k = i; k < i + 3 && k < n; k++) {
+                    uint64_t off = (recs[k].start_ns - a0) / 15;
+                    uint64_t d = (recs[k].end_ns - recs[k].start_ns) / 15;
+                    if (k == i + 2) { /* GPU work: varied durations and names */
+                        d += rng & 1023;
+                        if (recs[k].kind == CUPSTORE_KIND_KERNEL)
+                            recs[k].name_id = 3 + (uint32_t)(rng >> 20) % 6;
+                    }
+                    recs[k].start_ns = base + off;
+                    recs[k].end_ns = base + off + d;
+                }
             }
             CK(cupstore_txn_begin(env, true, &txn));
             CK(cupstore_chunk_put(txn, recs, n));
@@ -379,6 +392,15 @@ static void fill_bench(const char *dir, uint64_t total)
         CK(cupstore_health_put(txn, &h));
         CK(cupstore_txn_commit(txn));
     }
+    CK(cupstore_txn_begin(env, true, &txn));
+    cupstore_final f = {.end_ns = (T0 + done / 1000000 + 1) * NS, .exit_path = CUPSTORE_EXIT_RETURN,
+                        .protocol_complete = 1, .flush_ok = 1};
+    for (unsigned st = 0; st < CUPSTORE_STEP_MAX; st++) {
+        cupstore_step step = {.step = st, .start_mono_ns = 1000, .end_mono_ns = 2000};
+        CK(cupstore_step_put(txn, &step));
+    }
+    CK(cupstore_final_put(txn, &f));
+    CK(cupstore_txn_commit(txn));
     CK(cupstore_env_sync(env));
     cupstore_env_close(env);
     free(recs);
