@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""check_truth.py DUMP TRUTH [options] - compare what the agent stored
+(agentctl dump) with the simulator's ground truth (simdrive's truth file).
+
+Every record the simulator delivered to the agent must be accounted for
+exactly once, per kind (and per device for records that carry one):
+
+  stored + store_refused + queue_overflow + tail + declined
+      == delivered - invalid                       (per kind, per device)
+  parse_error == invalid                           (total)
+  conflict   >= foreign records                    (by kind)
+  cupti_dropped (exact rows, per device) == what CUPTI reported per device
+  zero_ts (per kind, device) == zero-timestamp records delivered
+
+Options: --exit PATH (expected final exit path, or "none"), --expect
+CLASS[,CLASS] (loss classes that must be non-zero; every other must be 0),
+--host-handler SIG.
+"""
+import sys
+
+KINDS = ["kernel", "memcpy", "memset", "runtime", "driver", "sync", "overhead", "marker"]
+# kinds whose records carry a device (API records do not: device "none")
+DEVICE_KINDS = {"kernel", "memcpy", "memset"}
+CLASSES = ["cupti_dropped", "declined", "queue_overflow", "parse_error", "store_refused",
+           "zero_ts", "tail", "conflict"]
+
+
+def load(path):
+    d = {}
+    for line in open(path, errors="replace"):
+        line = line.rstrip("\n")
+        if "=" in line:
+            k, v = line.split("=", 1)
+            d.setdefault(k, v)
+    return d
+
+
+def num(d, k):
+    try:
+        return int(d.get(k, "0"))
+    except ValueError:
+        return 0
+
+
+def main():
+    dump, truth = load(sys.argv[1]), load(sys.argv[2])
+    args = sys.argv[3:]
+    opts = {}
+    while args:
+        opts[args[0].lstrip("-")] = args[1]
+        args = args[2:]
+    fails = []
+
+    def check(name, got, want):
+        ok = got == want
+        print(("ok   " if ok else "FAIL ") + f"{name}: {got}" + ("" if ok else f" (want {want})"))
+        if not ok:
+            fails.append(name)
+
+    devs = num(truth, "devices")
+    dev_names = [str(i) for i in range(devs)]
+
+    def agent(kind, dev, key):   # dev: "0".."15" or "none" or None (all)
+        if dev is None:
+            return sum(agent(kind, x, key) for x in dev_names + ["none"])
+        return num(dump, f"{key}.{kind}.{dev}")
+
+    def t(key, kind, dev=None):
+        if dev is None:
+            return sum(num(truth, f"{key}.{kind}.{x}") for x in dev_names)
+        return num(truth, f"{key}.{kind}.{dev}")
+
+    accounted = ["records"] + [f"loss.{c}" for c in
+                               ("store_refused", "queue_overflow", "tail", "declined")]
+    for k in KINDS:
+        want = t("delivered", k) - t("invalid", k)
+        got = sum(agent(k, None, a) for a in accounted)
+        check(f"{k}: stored + losses after delivery == delivered - invalid", got, want)
+        if k in DEVICE_KINDS:
+            for dv in dev_names:
+                want = t("delivered", k, dv) - t("invalid", k, dv)
+                got = sum(agent(k, dv, a) for a in accounted)
+                check(f"{k} device {dv}: stored + losses == delivered - invalid", got, want)
+                check(f"{k} device {dv}: zero_ts", agent(k, dv, "loss.zero_ts"), t("zero_ts", k, dv))
+        else:
+            check(f"{k}: zero_ts", agent(k, None, "loss.zero_ts"), t("zero_ts", k))
+        if t("foreign", k):
+            got = agent(k, None, "loss.conflict")
+            check(f"{k}: conflict counts the foreign records", got >= t("foreign", k), True)
+    check("parse_error == invalid records", num(dump, "loss.parse_error"),
+          sum(t("invalid", k) for k in KINDS))
+    for dv in dev_names:
+        got = num(dump, f"loss.cupti_dropped.all.{dv}")
+        check(f"device {dv}: cupti_dropped == reported by CUPTI", got,
+              num(truth, f"reported_dropped.{dv}"))
+    check("cupti_dropped total == dropped by the simulator",
+          num(dump, "loss.cupti_dropped"),
+          sum(t("dropped", k) for k in KINDS))
+    if num(dump, "loss.cupti_dropped"):
+        est = sum(num(dump, key_) for key_ in
+                  [f"estimate.cupti_dropped.{k}.{dv}" for k in KINDS for dv in dev_names + ["none"]])
+        check("per-kind drop estimates sum to the exact count", est, num(dump, "loss.cupti_dropped"))
+    for c in CLASSES:
+        check(f"health rows == loss rows: {c}", num(dump, f"health.loss.{c}"), num(dump, f"loss.{c}"))
+    expect = set(filter(None, opts.get("expect", "").split(",")))
+    for c in CLASSES:
+        nz = num(dump, f"loss.{c}") > 0
+        check(f"loss {c} {'present' if c in expect else 'absent'}", nz, c in expect)
+    if "exit" in opts:
+        if opts["exit"] == "none":
+            check("no final status", dump.get("final"), "none")
+        else:
+            check("final exit path", dump.get("final.exit_path"), opts["exit"])
+            check("stop protocol complete", dump.get("final.protocol_complete"), "1")
+            check("final flush ok", dump.get("final.flush_ok"), "1")
+            check("buffers consumed == completed", dump.get("final.buffers_consumed"),
+                  dump.get("final.buffers_completed"))
+    if "host-handler" in opts:
+        check("host handler called", truth.get("host_handler"), opts["host-handler"])
+    sys.exit(1 if fails else 0)
+
+
+main()
