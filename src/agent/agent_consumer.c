@@ -101,11 +101,14 @@ static void consumer_parse(agent *a, const agent_qitem *it)
     CUpti_Activity *rec = NULL;
     uint64_t rec_counts[AGENT_DEVS][CUPSTORE_KIND_MAX];
     uint64_t zero[AGENT_DEVS][CUPSTORE_KIND_MAX];
+    uint64_t tail[AGENT_DEVS][CUPSTORE_KIND_MAX];
     uint64_t ovh[8] = {0}, parsed = 0, errors = 0;
+    bool to_tail = false;
     const char *name;
 
     memset(rec_counts, 0, sizeof rec_counts);
     memset(zero, 0, sizeof zero);
+    memset(tail, 0, sizeof tail);
     for (;;) {
         CUpti_Activity *prev = rec;
         CUptiResult st = a->cupti.ActivityGetNextRecord(it->buf, it->valid, &rec);
@@ -120,16 +123,24 @@ static void consumer_parse(agent *a, const agent_qitem *it)
                 break;
             continue;
         }
-        if (c->n == AGENT_BATCH_MAX)
-            consumer_commit(a);
-        cupstore_record *r = &c->batch[c->n];
+        if (c->n == AGENT_BATCH_MAX && !to_tail) {
+            if (atomic_load_explicit(&a->consumer_abandon, memory_order_acquire))
+                to_tail = true;   /* stop gave up: the rest is tail loss */
+            else
+                consumer_commit(a);
+        }
+        cupstore_record tmp, *r = to_tail ? &tmp : &c->batch[c->n];
         agent_norm_record(rec, r, &name, agent_ctx_device, a);
-        if (name)
-            r->name_id = agent_names_intern(&c->names, name, SIZE_MAX);
         unsigned d = agent_dev_slot(r->device);
-        if (c->n++ == 0)
-            c->first_mono = agent_mono_ns();
-        c->counts[d][r->kind]++;
+        if (to_tail) {
+            tail[d][r->kind]++;
+        } else {
+            if (name)
+                r->name_id = agent_names_intern(&c->names, name, SIZE_MAX);
+            if (c->n++ == 0)
+                c->first_mono = agent_mono_ns();
+            c->counts[d][r->kind]++;
+        }
         rec_counts[d][r->kind]++;
         if (r->flags & CUPSTORE_RF_ZERO_TS)
             zero[d][r->kind]++;
@@ -143,6 +154,8 @@ static void consumer_parse(agent *a, const agent_qitem *it)
                 agent_count(a, agent_c_rec(d, k), rec_counts[d][k]);
             if (zero[d][k])
                 agent_count(a, agent_c_loss(CUPSTORE_LOSS_ZERO_TS, d, k), zero[d][k]);
+            if (tail[d][k])
+                agent_count(a, agent_c_loss(CUPSTORE_LOSS_TAIL, d, k), tail[d][k]);
         }
     for (unsigned i = 0; i < 8; i++)
         if (ovh[i])
@@ -162,6 +175,8 @@ static void *consumer_main(void *arg)
 
     agent_thread_enter();
     for (;;) {
+        if (atomic_load_explicit(&a->consumer_abandon, memory_order_acquire))
+            return NULL;   /* stop gave up waiting: its caller counts the rest */
         if (agent_queue_pop(&a->queue, &it)) {
             atomic_store_explicit(&a->consumer_busy, 1, memory_order_relaxed);
             consumer_parse(a, &it);
@@ -206,13 +221,9 @@ int agent_consumer_start(agent *a)
     return rc;
 }
 
-int agent_consumer_stop(agent *a, uint32_t timeout_ms)
+static int consumer_join(agent *a, uint32_t timeout_ms)
 {
     struct timespec ts;
-    if (!a->consumer_up)
-        return 0;
-    atomic_store_explicit(&a->consumer_quit, 1, memory_order_release);
-    agent_queue_kick(&a->queue);
     clock_gettime(CLOCK_REALTIME, &ts);
     ts.tv_sec += timeout_ms / 1000;
     ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
@@ -224,4 +235,31 @@ int agent_consumer_stop(agent *a, uint32_t timeout_ms)
     if (rc == 0)
         a->consumer_up = false;
     return rc;
+}
+
+int agent_consumer_stop(agent *a, uint32_t timeout_ms)
+{
+    if (!a->consumer_up)
+        return 0;
+    atomic_store(&a->consumer_abandon, 0);
+    atomic_store_explicit(&a->consumer_quit, 1, memory_order_release);
+    agent_queue_kick(&a->queue);
+    if (consumer_join(a, timeout_ms) == 0)
+        return 0;
+    atomic_store_explicit(&a->consumer_abandon, 1, memory_order_release);
+    agent_queue_kick(&a->queue);
+    if (consumer_join(a, timeout_ms) != 0)
+        return EBUSY;
+    /* joined: its batch was never stored; the buffer it was parsing when
+     * told to abandon is partly in that batch, so count by the batch's
+     * own per-kind, per-device counts */
+    agent_consumer *c = &a->cons;
+    for (unsigned d = 0; d < AGENT_DEVS; d++)
+        for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++)
+            if (c->counts[d][k])
+                agent_count(a, agent_c_loss(CUPSTORE_LOSS_TAIL, d, k), c->counts[d][k]);
+    c->n = 0;
+    memset(c->counts, 0, sizeof c->counts);
+    atomic_store(&a->batch_pending, 0);
+    return ETIMEDOUT;
 }

@@ -146,6 +146,7 @@ typedef struct agent {
     pthread_t consumer_th, health_th, stop_th;
     bool consumer_up, health_up, stop_up;
     _Atomic int consumer_quit, health_quit, stop_quit;
+    _Atomic int consumer_abandon;     /* stop: exit now, commit nothing   */
     _Atomic int consumer_busy;        /* a buffer is being parsed         */
     _Atomic uint64_t batch_pending;   /* records in the unstored batch     */
     pthread_mutex_t health_lock;
@@ -192,8 +193,14 @@ int agent_apply_kinds(agent *a, uint32_t mask);
 
 /* agent_consumer.c */
 int agent_consumer_start(agent *a);
-/** Ask the consumer to finish (commit its batch) and join it, waiting at
- *  most timeout_ms.  @return 0, or ETIMEDOUT (thread left running). */
+/** Ask the consumer to finish (drain the queue, commit its batch) and join
+ *  it, waiting at most timeout_ms.  If it does not finish in time it is told
+ *  to abandon the rest (exit at the next buffer or batch boundary, without
+ *  committing) and waited for once more; then its unstored batch is counted
+ *  as tail loss by kind and device.
+ *  @return 0 (finished), ETIMEDOUT (abandoned in time: the queue and batch
+ *  left are exact tail), or EBUSY (still stuck, e.g. in a commit: thread
+ *  left running, tail uncertain). */
 int agent_consumer_stop(agent *a, uint32_t timeout_ms);
 
 /* agent_health.c */

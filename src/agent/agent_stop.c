@@ -190,26 +190,32 @@ void agent_stop_run(agent *a, int exit_path, int detail)
     /* 4. commit: the consumer stores its last batch and exits */
     t0 = agent_mono_ns();
     rc = agent_consumer_stop(a, tmo);
-    step_record(&x.steps[x.nsteps++], CUPSTORE_STEP_COMMIT, t0, rc, rc == ETIMEDOUT, a);
+    step_record(&x.steps[x.nsteps++], CUPSTORE_STEP_COMMIT, t0, rc, rc != 0, a);
     ok &= rc == 0;
 
     /* From here nothing consumes: buffers still queued, and the batch the
-     * consumer could not store, are tail loss. */
+     * consumer could not store (counted by agent_consumer_stop), are tail
+     * loss.  Only a consumer stuck in a commit (EBUSY) leaves it uncertain. */
     atomic_store(&a->state, AGENT_STOPPED);
     uint64_t tail = 0;
-    if (rc == 0) {
+    if (rc != EBUSY) {
         agent_qitem it;
         while (agent_queue_pop(&a->queue, &it)) {
-            tail += agent_count_lost(a, it.buf, it.valid, CUPSTORE_LOSS_TAIL);
+            agent_count_lost(a, it.buf, it.valid, CUPSTORE_LOSS_TAIL);
             agent_count(a, C_BUF_CONSUMED, 1);
             agent_pool_put(&a->pool, (int)it.slot);
         }
     } else {
         uint64_t pend = atomic_load(&a->batch_pending);
-        tail += pend;
         if (pend)
             agent_count(a, agent_c_loss(CUPSTORE_LOSS_TAIL, AGENT_DEV_NONE, AGENT_KIND_ALL), pend);
+        agent_note(a, 2, "the consumer did not stop within %u ms (stuck in a store commit?): "
+                   "%zu queued buffers and its batch are lost, count uncertain", tmo,
+                   agent_queue_depth(&a->queue));
     }
+    for (unsigned d = 0; d < AGENT_DEVS; d++)   /* the session's tail loss */
+        for (unsigned k = 0; k < AGENT_KINDS; k++)
+            tail += atomic_load(&a->c[agent_c_loss(CUPSTORE_LOSS_TAIL, d, k)]);
     if (flush_to)
         agent_note(a, 2, "final forced flush did not return within %u ms: records CUPTI still "
                    "held are lost (count unknown)", tmo);
