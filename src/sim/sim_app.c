@@ -1,0 +1,216 @@
+/*
+ * sim_app.c - the application side of the simulator (cuptopsim_* in
+ * cuptopsim.h): contexts and their resource callbacks, the producer
+ * threads, the deterministic producer for tests, and reset.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "sim_int.h"
+
+/* Call the subscriber for one resource event, holding no lock. */
+static void sim_resource(CUpti_CallbackId cbid, struct CUctx_st *c)
+{
+    CUpti_CallbackFunc cb = NULL;
+    void *ud = NULL;
+    pthread_mutex_lock(&sim.reg_lock);
+    if (sim.sub_used && sim.sub.cb &&
+        (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED ? atomic_load(&sim.sub.created)
+                                                     : atomic_load(&sim.sub.destroy_starting))) {
+        cb = sim.sub.cb;
+        ud = sim.sub.userdata;
+    }
+    pthread_mutex_unlock(&sim.reg_lock);
+    if (cb) {
+        CUpti_ResourceData rd;
+        memset(&rd, 0, sizeof rd);
+        rd.context = (CUcontext)c;
+        cb(ud, CUPTI_CB_DOMAIN_RESOURCE, cbid, &rd);
+    }
+}
+
+SIM_EXPORT int cuptopsim_contexts_create(void)
+{
+    int live = 0;
+    sim_init();
+    for (unsigned d = 0; d < sim.cfg.devices; d++) {
+        struct CUctx_st *c = &sim.ctx[d];
+        if (atomic_load(&c->live)) {
+            live++;
+            continue;
+        }
+        pthread_mutex_lock(&sim.reg_lock);
+        c->magic = SIM_CTX_MAGIC;
+        c->device = d;
+        c->id = ++sim.next_ctx_id;
+        for (unsigned s = 0; s < SIM_STREAM_MAX; s++)
+            atomic_store(&c->stream_end[s], 0);
+        atomic_store_explicit(&c->live, true, memory_order_release);
+        pthread_mutex_unlock(&sim.reg_lock);
+        sim_resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, c);
+        live++;
+    }
+    return live;
+}
+
+SIM_EXPORT void cuptopsim_contexts_destroy(void)
+{
+    sim_init();
+    for (unsigned d = 0; d < SIM_DEV_MAX; d++) {
+        struct CUctx_st *c = &sim.ctx[d];
+        if (!atomic_load(&c->live))
+            continue;
+        sim_resource(CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, c);
+        atomic_store(&c->live, false);
+        /* CUDA's teardown completes the context's partial buffers. */
+        sim_buffer_detach_partial(c);
+    }
+}
+
+SIM_EXPORT void *cuptopsim_context(unsigned device)
+{
+    if (device >= SIM_DEV_MAX || !atomic_load(&sim.ctx[device].live))
+        return NULL;
+    return &sim.ctx[device];
+}
+
+SIM_EXPORT const char *cuptopsim_kind_name(unsigned kind)
+{
+    return sim_kind_name(kind);
+}
+
+SIM_EXPORT long cuptopsim_emit(unsigned device, unsigned kind, uint64_t n)
+{
+    static __thread uint64_t rng;
+    long total = 0;
+    sim_init();
+    if (!rng)
+        rng = (sim.cfg.seed + 7) * 0x9e3779b97f4a7c15ull;
+    if (device >= SIM_DEV_MAX || kind >= SIM_KINDS || !atomic_load(&sim.ctx[device].live))
+        return -1;
+    sim_thread *t = sim_thread_self();
+    for (uint64_t i = 0; i < n; i++) {
+        long r = sim_produce_op(t, &rng, device, kind);
+        if (r < 0)
+            return -1;
+        total += r;
+    }
+    return total;
+}
+
+SIM_EXPORT int cuptopsim_app_start(void)
+{
+    sigset_t all, old;
+    int rc = 0;
+    sim_init();
+    if (!sim.cfg_ok)
+        return EINVAL;
+    if (sim.nprod)
+        return 0;
+    cuptopsim_contexts_create();
+    atomic_store(&sim.prod_stop, false);
+    atomic_store(&sim.prod_done, 0);
+    /* Producer threads block the signals an application is sent, so a
+     * process-directed signal lands on the main thread (see doc/sim.md). */
+    sigemptyset(&all);
+    sigaddset(&all, SIGTERM);
+    sigaddset(&all, SIGINT);
+    sigaddset(&all, SIGHUP);
+    sigaddset(&all, SIGQUIT);
+    sigaddset(&all, SIGUSR1);
+    sigaddset(&all, SIGUSR2);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    sim.nprod = sim.cfg.threads;
+    for (unsigned i = 0; i < sim.cfg.threads; i++)
+        if ((rc = pthread_create(&sim.prod[i], NULL, sim_produce_main, (void *)(uintptr_t)i))) {
+            sim.nprod = i;
+            break;
+        }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
+SIM_EXPORT void cuptopsim_app_stop(void)
+{
+    atomic_store(&sim.prod_stop, true);
+    for (unsigned i = 0; i < sim.nprod; i++)
+        pthread_join(sim.prod[i], NULL);
+    sim.nprod = 0;
+}
+
+SIM_EXPORT int cuptopsim_app_run(double seconds)
+{
+    struct timespec t0, now, nap = {0, 5000000};
+    int rc = cuptopsim_app_start();
+    if (rc)
+        return rc;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        double el = (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9;
+        if (el >= seconds || atomic_load(&sim.prod_done) >= sim.nprod)
+            break;
+        nanosleep(&nap, NULL);
+    }
+    cuptopsim_app_stop();
+    return 0;
+}
+
+SIM_EXPORT int cuptopsim_reset(void)
+{
+    char why[256] = "";
+    sim_init();
+    if (sim.nprod)
+        return -1;
+    /* Deliver what is queued to the old client, then forget everything. */
+    sim_buffer_worker_stop();
+    sim_thread_list_free();
+    pthread_mutex_lock(&sim.reg_lock);
+    for (unsigned d = 0; d < SIM_DEV_MAX; d++) {
+        struct CUctx_st *c = &sim.ctx[d];
+        atomic_store(&c->live, false);
+        atomic_store(&c->enabled, 0);
+        atomic_store(&c->pending_drops, 0);
+        atomic_store(&c->reported, 0);
+        atomic_store(&c->via_null, 0);
+    }
+    memset(&sim.sub, 0, sizeof sim.sub);
+    sim.sub_used = false;
+    sim.req_cb = NULL;
+    sim.cmp_cb = NULL;
+    sim.ts_cb = NULL;
+    atomic_store(&sim.enabled, 0);
+    atomic_store(&sim.n_invalid, 0);
+    atomic_store(&sim.n_zero, 0);
+    atomic_store(&sim.global_drops, 0);
+    atomic_store(&sim.b_requested, 0);
+    atomic_store(&sim.b_null, 0);
+    atomic_store(&sim.b_small, 0);
+    sim.attr[CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER] = 1;
+    sim.attr[CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER] = 0;
+    pthread_mutex_unlock(&sim.reg_lock);
+
+    pthread_mutex_lock(&sim.q_lock);
+    memset(sim.delivered, 0, sizeof sim.delivered);
+    memset(sim.zero_ts, 0, sizeof sim.zero_ts);
+    memset(sim.invalid, 0, sizeof sim.invalid);
+    memset(sim.stolen, 0, sizeof sim.stolen);
+    memset(sim.foreign, 0, sizeof sim.foreign);
+    memset(sim.queued, 0, sizeof sim.queued);
+    sim.b_completed = sim.b_dup = sim.b_foreign = sim.b_stolen = 0;
+    sim.flushes = sim.flushes_forced = sim.n_completed = 0;
+    sim.flush_period_ms = 0;
+    pthread_mutex_unlock(&sim.q_lock);
+
+    sim.cfg_ok = sim_config_load(&sim.cfg, why, sizeof why) == 0;
+    if (!sim.cfg_ok) {
+        fprintf(stderr, "cuptop-simcupti: %s\n", why);
+        sim.cfg.devices = 1;
+        sim.cfg.api_version = CUPTI_API_VERSION;
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,249 @@
+/*
+ * sim_config.c - the simulator's configuration: a named scenario preset
+ * (CUPTOPSIM_SCENARIO), then the individual CUPTOPSIM_* variables on top.
+ * Every variable is documented in doc/sim.md.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_int.h"
+
+static const char *const sim_kind_names[SIM_KINDS] = {
+    "kernel", "memcpy", "memset", "runtime", "driver", "sync", "overhead", "marker",
+};
+
+const char *sim_kind_name(unsigned k)
+{
+    return k < SIM_KINDS ? sim_kind_names[k] : NULL;
+}
+
+static int sim_kind_parse(const char *s, size_t n)
+{
+    for (unsigned k = 0; k < SIM_KINDS; k++)
+        if (strlen(sim_kind_names[k]) == n && !strncmp(s, sim_kind_names[k], n))
+            return (int)k;
+    if (n == 15 && !strncmp(s, "synchronization", n))
+        return SIM_K_SYNC;
+    return -1;
+}
+
+/* A scenario: rates (operations per second per device) and faults. */
+typedef struct sim_scenario {
+    const char *name;
+    const char *rates;
+    const char *faults;
+    uint32_t api_version;         /* 0: keep the default */
+} sim_scenario;
+
+static const sim_scenario sim_scenarios[] = {
+    {"clean", "kernel=20000,memcpy=2000,memset=500,runtime=1000,driver=1000,sync=200,"
+              "overhead=10,marker=100", "", 0},
+    {"drops", "kernel=200000,memcpy=20000,memset=5000,runtime=20000,driver=20000,sync=2000,"
+              "overhead=100,marker=1000", "slow=20", 0},
+    {"burst", "kernel=10000,memcpy=1000,memset=200,runtime=500,driver=500,sync=100,"
+              "overhead=10,marker=50", "burst=30,burst_ms=200,burst_every=1000", 0},
+    {"slow-consumer", "kernel=50000,memcpy=5000,memset=1000,runtime=2000,driver=2000,"
+                      "sync=500,overhead=20,marker=200", "slow=50", 0},
+    {"crash", "kernel=100000,memcpy=10000,runtime=5000,driver=5000", "slow=20", 26},
+    {"conflict", "kernel=20000,memcpy=2000,runtime=1000,driver=1000",
+                 "subscriber=1,foreign=8", 0},
+    {"invalid", "kernel=20000,memcpy=2000,memset=500,runtime=1000,driver=1000",
+                "invalid=997", 0},
+    {"zero-ts", "kernel=20000,memcpy=2000,memset=500,runtime=1000,driver=1000",
+                "zero_ts=101", 0},
+    {"dup", "kernel=20000,memcpy=2000,runtime=1000,driver=1000", "dup=5", 0},
+    /* Several kinds; the default agent pool keeps up only when runtime and
+     * driver are off: each launch then costs one record, not three, and the
+     * slow completion thread (5 ms per buffer) returns buffers fast enough
+     * for that rate alone (see doc/sim.md for the arithmetic). */
+    {"demo", "kernel=120000,memcpy=10000,memset=2000,runtime=0,driver=0,sync=1000,"
+             "overhead=50,marker=200", "slow=5", 0},
+};
+
+/* Parse "k=v,k=v" rates into c->rate[]; a kind not named keeps its value. */
+static int sim_parse_rates(sim_config *c, const char *s, char *why, size_t whylen)
+{
+    while (s && *s) {
+        const char *eq = strchr(s, '='), *comma = strchr(s, ',');
+        if (!comma)
+            comma = s + strlen(s);
+        if (!eq || eq > comma) {
+            snprintf(why, whylen, "rates: \"%.*s\" is not kind=value", (int)(comma - s), s);
+            return -1;
+        }
+        int k = sim_kind_parse(s, (size_t)(eq - s));
+        char *end;
+        errno = 0;
+        double v = strtod(eq + 1, &end);
+        if (k < 0 || errno || end != comma || v < 0 || v > 1e9) {
+            snprintf(why, whylen, "rates: bad entry \"%.*s\"", (int)(comma - s), s);
+            return -1;
+        }
+        c->rate[k] = v;
+        s = *comma ? comma + 1 : comma;
+    }
+    return 0;
+}
+
+static int sim_u(const char *v, unsigned long max, unsigned *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long u = strtoul(v, &end, 10);
+    if (errno || end == v || *end || u > max)
+        return -1;
+    *out = (unsigned)u;
+    return 0;
+}
+
+/* Parse CUPTOPSIM_FAULTS-style "key=value,..." into c. */
+static int sim_parse_faults(sim_config *c, const char *s, char *why, size_t whylen)
+{
+    char buf[512], *save = NULL;
+    snprintf(buf, sizeof buf, "%s", s ? s : "");
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        const char *v = eq ? eq + 1 : "1";
+        unsigned u = 0;
+        int bad = 0;
+        if (eq)
+            *eq = '\0';
+        if (!strcmp(tok, "slow"))
+            bad = sim_u(v, 60000, &c->slow_ms);
+        else if (!strcmp(tok, "burst")) {
+            bad = sim_u(v, 10000, &u);
+            c->burst_k = u;
+        } else if (!strcmp(tok, "burst_ms"))
+            bad = sim_u(v, 3600000, &c->burst_ms);
+        else if (!strcmp(tok, "burst_every"))
+            bad = sim_u(v, 3600000, &c->burst_every_ms);
+        else if (!strcmp(tok, "invalid"))
+            bad = sim_u(v, 1u << 30, &c->invalid_every);
+        else if (!strcmp(tok, "zero_ts"))
+            bad = sim_u(v, 1u << 30, &c->zero_ts_every);
+        else if (!strcmp(tok, "subscriber")) {
+            bad = sim_u(v, 1, &u);
+            c->subscriber = u;
+        } else if (!strcmp(tok, "foreign"))
+            bad = sim_u(v, 1u << 30, &c->foreign_every);
+        else if (!strcmp(tok, "steal"))
+            bad = sim_u(v, 1u << 30, &c->steal_every);
+        else if (!strcmp(tok, "dup"))
+            bad = sim_u(v, 1u << 30, &c->dup_every);
+        else
+            bad = -1;
+        if (bad) {
+            snprintf(why, whylen, "CUPTOPSIM_FAULTS: bad or unknown entry \"%s%s%s\"", tok,
+                     eq ? "=" : "", eq ? v : "");
+            return -1;
+        }
+    }
+    if (c->burst_k > 0 && (!c->burst_ms || !c->burst_every_ms)) {
+        if (!c->burst_ms)
+            c->burst_ms = 200;
+        if (!c->burst_every_ms)
+            c->burst_every_ms = 1000;
+    }
+    return 0;
+}
+
+static const char *sim_env(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : NULL;
+}
+
+static int sim_env_u(const char *name, unsigned lo, unsigned long hi, unsigned *out, char *why,
+                     size_t whylen)
+{
+    const char *v = sim_env(name);
+    unsigned u;
+    if (!v)
+        return 0;
+    if (sim_u(v, hi, &u) || u < lo) {
+        snprintf(why, whylen, "%s=\"%.40s\": not a number from %u to %lu", name, v, lo, hi);
+        return -1;
+    }
+    *out = u;
+    return 0;
+}
+
+int sim_config_load(sim_config *c, char *why, size_t whylen)
+{
+    const sim_scenario *sc = &sim_scenarios[0];
+    const char *v;
+    unsigned u;
+
+    memset(c, 0, sizeof *c);
+    c->devices = 1;
+    c->streams = 4;
+    c->threads = 2;
+    c->api_version = CUPTI_API_VERSION;
+    c->null_signal = SIGSEGV;
+    c->seed = 1;
+    if ((v = sim_env("CUPTOPSIM_SCENARIO"))) {
+        sc = NULL;
+        for (size_t i = 0; i < sizeof sim_scenarios / sizeof *sim_scenarios; i++)
+            if (!strcmp(v, sim_scenarios[i].name))
+                sc = &sim_scenarios[i];
+        if (!sc) {
+            snprintf(why, whylen, "CUPTOPSIM_SCENARIO=\"%.40s\": unknown scenario", v);
+            return -1;
+        }
+    }
+    snprintf(c->scenario, sizeof c->scenario, "%s", sc->name);
+    if (sim_parse_rates(c, sc->rates, why, whylen) || sim_parse_faults(c, sc->faults, why, whylen))
+        return -1;
+    if (sc->api_version)
+        c->api_version = sc->api_version;
+
+    if (sim_env_u("CUPTOPSIM_DEVICES", 1, SIM_DEV_MAX, &c->devices, why, whylen) ||
+        sim_env_u("CUPTOPSIM_STREAMS", 1, SIM_STREAM_MAX, &c->streams, why, whylen) ||
+        sim_env_u("CUPTOPSIM_THREADS", 0, SIM_THREAD_MAX, &c->threads, why, whylen))
+        return -1;
+    if ((v = sim_env("CUPTOPSIM_RATES")) && sim_parse_rates(c, v, why, whylen))
+        return -1;
+    if ((v = sim_env("CUPTOPSIM_FAULTS")) && sim_parse_faults(c, v, why, whylen))
+        return -1;
+    u = 0;
+    if (sim_env_u("CUPTOPSIM_MAX_RATE", 0, 1, &u, why, whylen))
+        return -1;
+    c->max_rate = u;
+    if ((v = sim_env("CUPTOPSIM_OPS"))) {
+        char *end;
+        errno = 0;
+        c->ops = strtoull(v, &end, 10);
+        if (errno || *end) {
+            snprintf(why, whylen, "CUPTOPSIM_OPS=\"%.40s\": not a number", v);
+            return -1;
+        }
+    }
+    u = c->api_version;
+    if (sim_env_u("CUPTOPSIM_API_VERSION", 1, 0xffffffffUL, &u, why, whylen))
+        return -1;
+    c->api_version = u;
+    if ((v = sim_env("CUPTOPSIM_NULL_CRASH"))) {
+        if (!strcmp(v, "segv"))
+            c->null_signal = SIGSEGV;
+        else if (!strcmp(v, "abort"))
+            c->null_signal = SIGABRT;
+        else {
+            snprintf(why, whylen, "CUPTOPSIM_NULL_CRASH=\"%.40s\": segv or abort", v);
+            return -1;
+        }
+    }
+    if ((v = sim_env("CUPTOPSIM_SEED"))) {
+        char *end;
+        c->seed = strtoull(v, &end, 0);
+        if (*end) {
+            snprintf(why, whylen, "CUPTOPSIM_SEED=\"%.40s\": not a number", v);
+            return -1;
+        }
+    }
+    if ((v = sim_env("CUPTOPSIM_TRUTH")))
+        snprintf(c->truth, sizeof c->truth, "%s", v);
+    return 0;
+}

@@ -1,0 +1,591 @@
+/*
+ * sim_cupti.c - the CUPTI entry points of the simulated CUPTI, with the
+ * toolkit's own prototypes (cupti.h), and the state they share.
+ *
+ * Modelled: versions and result strings, activity callbacks, enable and
+ * disable (global and per context), flush, the record iterator, dropped
+ * record counts, attributes, timestamps, context and device ids, one
+ * subscriber with the resource domain.  Anything else the toolkit
+ * declares is simply not exported; the few a client might call without
+ * checking return CUPTI_ERROR_NOT_SUPPORTED.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sim_int.h"
+
+sim_state sim = {
+    .once = PTHREAD_ONCE_INIT,
+    .reg_lock = PTHREAD_MUTEX_INITIALIZER,
+    .q_lock = PTHREAD_MUTEX_INITIALIZER,
+    .q_cond = PTHREAD_COND_INITIALIZER,
+    .q_done = PTHREAD_COND_INITIALIZER,
+};
+
+/* The calling thread's producer state (NULL until it first produces). */
+static __thread sim_thread *sim_self;
+
+static void sim_slots_init(sim_thread *t)
+{
+    for (unsigned d = 0; d < SIM_DEV_MAX; d++)
+        pthread_mutex_init(&t->slot[d].lock, NULL);
+}
+
+static void sim_after_fork_child(void)
+{
+    sim.pid = getpid();
+    sim.is_child = true;
+    pthread_mutex_init(&sim.reg_lock, NULL);
+    sim_buffer_after_fork();
+    /* Every thread's buffers are the parent's: abandon them and start the
+     * child's counts from zero (its truth file is separate). */
+    for (sim_thread *t = sim.threads;; t = t->next) {
+        if (!t)
+            t = &sim.shared;
+        for (unsigned d = 0; d < SIM_DEV_MAX; d++) {
+            sim_slot *s = &t->slot[d];
+            memset(s, 0, sizeof *s);
+            pthread_mutex_init(&s->lock, NULL);
+        }
+        if (t == &sim.shared)
+            break;
+    }
+    for (unsigned d = 0; d < SIM_DEV_MAX; d++) {
+        struct CUctx_st *c = &sim.ctx[d];
+        atomic_store(&c->live, false);
+        atomic_store(&c->pending_drops, 0);
+        atomic_store(&c->reported, 0);
+        atomic_store(&c->via_null, 0);
+    }
+    memset(sim.delivered, 0, sizeof sim.delivered);
+    memset(sim.zero_ts, 0, sizeof sim.zero_ts);
+    memset(sim.invalid, 0, sizeof sim.invalid);
+    memset(sim.stolen, 0, sizeof sim.stolen);
+    memset(sim.foreign, 0, sizeof sim.foreign);
+    memset(sim.queued, 0, sizeof sim.queued);
+    atomic_store(&sim.b_requested, 0);
+    atomic_store(&sim.b_null, 0);
+    atomic_store(&sim.b_small, 0);
+    atomic_store(&sim.global_drops, 0);
+    sim.b_completed = sim.b_dup = sim.b_foreign = sim.b_stolen = 0;
+    sim.flushes = sim.flushes_forced = sim.n_completed = 0;
+    sim.nprod = 0;
+    atomic_store(&sim.prod_stop, false);
+}
+
+static void sim_once(void)
+{
+    char why[256] = "";
+    sim.pid = getpid();
+    sim_slots_init(&sim.shared);
+    sim.attr[CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE] = 8u << 20;
+    sim.attr[CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE_CDP] = 8u << 20;
+    sim.attr[CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT] = 250;
+    sim.attr[CUPTI_ACTIVITY_ATTR_PROFILING_SEMAPHORE_POOL_SIZE] = 65536;
+    sim.attr[CUPTI_ACTIVITY_ATTR_PROFILING_SEMAPHORE_POOL_LIMIT] = 65536;
+    sim.attr[CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER] = 1;
+    sim.attr[CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE_DEVICE_GRAPHS] = 16u << 20;
+    sim.cfg_ok = sim_config_load(&sim.cfg, why, sizeof why) == 0;
+    if (!sim.cfg_ok) {
+        /* A misconfigured simulator still loads (a CUPTI must not take the
+         * application down); it produces nothing. */
+        fprintf(stderr, "cuptop-simcupti: %s; producing nothing\n", why);
+        sim.cfg.devices = 1;
+        sim.cfg.api_version = CUPTI_API_VERSION;
+    }
+    pthread_atfork(NULL, NULL, sim_after_fork_child);
+}
+
+void sim_init(void)
+{
+    pthread_once(&sim.once, sim_once);
+}
+
+uint64_t sim_now(void)
+{
+    CUpti_TimestampCallbackFunc f = sim.ts_cb;
+    struct timespec ts;
+    if (f)
+        return f();
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+sim_thread *sim_thread_self(void)
+{
+    sim_thread *t = sim_self;
+    if (!sim.attr[CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER])
+        return &sim.shared;
+    if (t)
+        return t;
+    t = calloc(1, sizeof *t);
+    if (!t)
+        return &sim.shared;
+    sim_slots_init(t);
+    t->tid = (uint32_t)syscall(SYS_gettid);
+    pthread_mutex_lock(&sim.reg_lock);
+    t->index = sim.nthreads++;
+    t->next = sim.threads;
+    sim.threads = t;
+    pthread_mutex_unlock(&sim.reg_lock);
+    sim_self = t;
+    return t;
+}
+
+/* Free every thread record (cuptopsim_reset, no producer running). */
+void sim_thread_list_free(void)
+{
+    pthread_mutex_lock(&sim.reg_lock);
+    sim_thread *t = sim.threads;
+    while (t) {
+        sim_thread *next = t->next;
+        for (unsigned d = 0; d < SIM_DEV_MAX; d++)
+            pthread_mutex_destroy(&t->slot[d].lock);
+        free(t);
+        t = next;
+    }
+    sim.threads = NULL;
+    sim.nthreads = 0;
+    for (unsigned d = 0; d < SIM_DEV_MAX; d++) {
+        sim_slot *s = &sim.shared.slot[d];
+        pthread_mutex_destroy(&s->lock);
+        memset(s, 0, sizeof *s);
+        pthread_mutex_init(&s->lock, NULL);
+    }
+    pthread_mutex_unlock(&sim.reg_lock);
+    sim_self = NULL;
+}
+
+/* ---- versions, results, timestamps ------------------------------------ */
+
+SIM_EXPORT CUptiResult CUPTIAPI cuptiGetVersion(uint32_t *version)
+{
+    sim_init();
+    if (!version)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    *version = sim.cfg.api_version;
+    return CUPTI_SUCCESS;
+}
+
+SIM_EXPORT CUptiResult CUPTIAPI cuptiGetResultString(CUptiResult result, const char **str)
+{
+    static const struct { CUptiResult r; const char *s; } names[] = {
+        {CUPTI_SUCCESS, "CUPTI_SUCCESS"},
+        {CUPTI_ERROR_INVALID_PARAMETER, "CUPTI_ERROR_INVALID_PARAMETER"},
+        {CUPTI_ERROR_INVALID_DEVICE, "CUPTI_ERROR_INVALID_DEVICE"},
+        {CUPTI_ERROR_INVALID_CONTEXT, "CUPTI_ERROR_INVALID_CONTEXT"},
+        {CUPTI_ERROR_INVALID_OPERATION, "CUPTI_ERROR_INVALID_OPERATION"},
+        {CUPTI_ERROR_OUT_OF_MEMORY, "CUPTI_ERROR_OUT_OF_MEMORY"},
+        {CUPTI_ERROR_PARAMETER_SIZE_NOT_SUFFICIENT, "CUPTI_ERROR_PARAMETER_SIZE_NOT_SUFFICIENT"},
+        {CUPTI_ERROR_MAX_LIMIT_REACHED, "CUPTI_ERROR_MAX_LIMIT_REACHED"},
+        {CUPTI_ERROR_NOT_READY, "CUPTI_ERROR_NOT_READY"},
+        {CUPTI_ERROR_NOT_INITIALIZED, "CUPTI_ERROR_NOT_INITIALIZED"},
+        {CUPTI_ERROR_INVALID_KIND, "CUPTI_ERROR_INVALID_KIND"},
+        {CUPTI_ERROR_NOT_SUPPORTED, "CUPTI_ERROR_NOT_SUPPORTED"},
+        {CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED,
+         "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"},
+        {CUPTI_ERROR_UNKNOWN, "CUPTI_ERROR_UNKNOWN"},
+    };
+    if (!str)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (names[i].r == result) {
+            *str = names[i].s;
+            return CUPTI_SUCCESS;
+        }
+    *str = NULL;
+    return CUPTI_ERROR_INVALID_PARAMETER;
+}
+
+SIM_EXPORT CUptiResult CUPTIAPI cuptiGetTimestamp(uint64_t *timestamp)
+{
+    if (!timestamp)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    *timestamp = sim_now();
+    return CUPTI_SUCCESS;
+}
+
+SIM_EXPORT CUptiResult CUPTIAPI
+cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc funcTimestamp)
+{
+    sim_init();
+    sim.ts_cb = funcTimestamp;
+    return CUPTI_SUCCESS;
+}
+
+/* ---- contexts ------------------------------------------------------------ */
+
+static struct CUctx_st *sim_ctx(CUcontext c)
+{
+    struct CUctx_st *x = (struct CUctx_st *)c;
+    if (x < &sim.ctx[0] || x >= &sim.ctx[SIM_DEV_MAX] || x->magic != SIM_CTX_MAGIC)
+        return NULL;
+    return x;
+}
+
+SIM_EXPORT CUptiResult CUPTIAPI cuptiGetDeviceId(CUcontext context, uint32_t *deviceId)
+{
+    struct CUctx_st *c = sim_ctx(context);
+    if (!deviceId)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    if (!c || !atomic_load(&c->live))
+        return CUPTI_ERROR_INVALID_CONTEXT;
+    *deviceId = c->device;
+    return CUPTI_SUCCESS;
+}
+
+SIM_EXPORT CUptiResult CUPTIAPI cuptiGetContextId(CUcontext context, uint32_t *contextId)
+{
+    struct CUctx_st *c = sim_ctx(context);
+    if (!contextId)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    if (!c || !atomic_load(&c->live))
+        return CUPTI_ERROR_INVALID_CONTEXT;
+    *contextId = c->id;
+    return CUPTI_SUCCESS;
+}
+
+/* ---- activity API ---------------------------------------------------- */
+
+SIM_EXPORT CUptiResult CUPTIAPI
+cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc funcBufferRequested,
+                               CUpti_BuffersCallbackCompleteFunc funcBufferCompleted)
+{
+    sim_init();
+    if (!funcBufferRequested || !funcBufferCompleted)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    sim.req_cb = funcBufferRequested;
+    sim.cmp_cb = funcBufferCompleted;
+    sim_buffer_worker_start();
+    return CUPTI_SUCCESS;
+}
+
+/* The sim kind for a CUPTI kind, -1 when produced by no one here, -2 when
+ * not an activity kind at all. */
+static int sim_kind_of(CUpti_ActivityKind kind)
+{
+    switch (kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return SIM_K_KERNEL;
+    case CUPTI_ACTIVITY_KIND_MEMCPY: return SIM_K_MEMCPY;
+    case CUPTI_ACTIVITY_KIND_MEMSET: return SIM_K_MEMSET;
+    case CUPTI_ACTIVITY_KIND_RUNTIME: return SIM_K_RUNTIME;
+    case CUPTI_ACTIVITY_KIND_DRIVER: return SIM_K_DRIVER;
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return SIM_K_SYNC;
+    case CUPTI_ACTIVITY_KIND_OVERHEAD: return SIM_K_OVERHEAD;
+    case CUPTI_ACTIVITY_KIND_MARKER: return SIM_K_MARKER;
+    case CUPTI_ACTIVITY_KIND_MEMCPY2:       /* accepted, never produced */
+    case CUPTI_ACTIVITY_KIND_STREAM:
+    case CUPTI_ACTIVITY_KIND_DEVICE:
+    case CUPTI_ACTIVITY_KIND_CONTEXT:
+    case CUPTI_ACTIVITY_KIND_NAME:
+    case CUPTI_ACTIVITY_KIND_MARKER_DATA:
+        return -1;
+    default: return -2;
+    }
+}
+
+static CUptiResult sim_enable(CUpti_ActivityKind kind, bool on)
+{
+    sim_init();
+    int k = sim_kind_of(kind);
+    if (k == -2)
+        return CUPTI_ERROR_NOT_SUPPORTED;
+    if (k < 0)
+        return CUPTI_SUCCESS;
+    if (on) {
+        if (k == SIM_K_KERNEL)
+            atomic_store(&sim.kernel_is_concurrent, kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+        atomic_fetch_or(&sim.enabled, 1u << k);
+    } else {
+        atomic_fetch_and(&sim.enabled, ~(1u << k));
+    }
+    return CUPTI_SUCCESS;
+}
+
+SIM_EXPORT CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind)
+{
+    return sim_enable(kind, true);
+}
+
+SIM_EXPORT CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind kind)
+{
+    return sim_enable(kind, false);
+}
+
+static CUptiResult sim_enable_ctx(CUcontext context, CUpti_ActivityKind kind, bool on)
+{
+    sim_init();
+    struct CUctx_st *c = sim_ctx(context);
+    int k = sim_kind_of(kind);
+    if (!c)
+        return CUPTI_ERROR_INVALID_CONTEXT;
+    if (k == -2)
+        return CUPTI_ERROR_NOT_SUPPORTED;
+    if (k < 0)
+        return CUPTI_SUCCESS;
+    if (on)
+        atomic_fetch_or(&c->enabled, 1u << k);
+    else
+        atomic_fetch_and(&c->enabled, ~(1u << k));
+    return CUPTI_SUCCESS;
+}
+
+SIM_EXPORT CUptiResult CUPTIAPI cuptiActivityEnableContext(CUcontext context,
+                                                           CUpti_ActivityKind kind)
+{
+    return sim_enable_ctx(context, kind, true);
+}
+
+SIM_EXPORT CUptiResult CUPTIAPI cuptiActivityDisableContext(CUcontext context,
+                                                            CUpti_ActivityKind kind)
+{
+    return sim_enable_ctx(context, kind, false);
+}
+
+SIM_EXPORT CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
+{
+    sim_init();
+    return sim_buffer_flush(flag);
+}
+
+SIM_EXPORT CUptiResult CUPTIAPI cuptiActivityFlushPeriod(uint32_t time)
+{
+    sim_init();
+    sim_buffer_set_period(time);
+    return CUPTI_SUCCESS;
+}
+
+SIM_EXPORT CUptiResult CUPTIAPI cuptiActivityGetNextRecord(uint8_t *buffer,
+                                                           size_t validBufferSizeBytes,
+                                                           CUpti_Activity **record)
+{
+    size_t off = 0;
+    if (!buffer || !record)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    if (*record) {
+        uint8_t *p = (uint8_t *)*record;
+        size_t sz;
+        if (p < buffer || p >= buffer + validBufferSizeBytes)
+            return CUPTI_ERROR_INVALID_PARAMETER;
+        sz = sim_record_size(((CUpti_Activity *)p)->kind);
+        if (!sz)
+            return CUPTI_ERROR_INVALID_KIND; /* cannot step over it */
+        off = (size_t)(p - buffer) + sz;
+    }
+    if (off + sizeof(CUpti_Activity) > validBufferSizeBytes)
+        return CUPTI_ERROR_MAX_LIMIT_REACHED;
+    uint32_t kind = ((CUpti_Activity *)(buffer + off))->kind;
+    size_t sz = sim_record_size(kind);
+    if (!sz)
+        return CUPTI_ERROR_INVALID_KIND;
+    if (off + sz > validBufferSizeBytes)
+        return CUPTI_ERROR_MAX_LIMIT_REACHED; /* truncated tail */
+    if (kind == SIM_INVALID_KIND && ((sim_rec_invalid *)(buffer + off))->size != sz)
+        return CUPTI_ERROR_INVALID_KIND;
+    *record = (CUpti_Activity *)(buffer + off);
+    return kind == SIM_INVALID_KIND ? CUPTI_ERROR_INVALID_KIND : CUPTI_SUCCESS;
+}
+
+SIM_EXPORT CUptiResult CUPTIAPI cuptiActivityGetNumDroppedRecords(CUcontext context,
+                                                                  uint32_t streamId,
+                                                                  size_t *dropped)
+{
+    (void)streamId; /* drops are counted per context here */
+    sim_init();
+    if (!dropped)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    if (context) {
+        struct CUctx_st *c = sim_ctx(context);
+        if (!c)
+            return CUPTI_ERROR_INVALID_CONTEXT;
+        uint64_t n = atomic_exchange(&c->pending_drops, 0);
+        atomic_fetch_add(&c->reported, n);
+        *dropped = (size_t)n;
+        return CUPTI_SUCCESS;
+    }
+    /* NULL: what no per-context query has taken yet, from every context
+     * (as measured on the H200), plus the global queue. */
+    uint64_t sum = atomic_exchange(&sim.global_drops, 0);
+    for (unsigned d = 0; d < SIM_DEV_MAX; d++) {
+        struct CUctx_st *c = &sim.ctx[d];
+        uint64_t n = atomic_exchange(&c->pending_drops, 0);
+        atomic_fetch_add(&c->reported, n);
+        atomic_fetch_add(&c->via_null, n);
+        sum += n;
+    }
+    *dropped = (size_t)sum;
+    return CUPTI_SUCCESS;
+}
+
+/* Width of an attribute's value. */
+static size_t sim_attr_width(CUpti_ActivityAttribute a)
+{
+    switch (a) {
+    case CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER:
+    case CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED:
+    case CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER:
+        return sizeof(uint8_t);
+    case CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE:
+    case CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE_CDP:
+    case CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT:
+    case CUPTI_ACTIVITY_ATTR_PROFILING_SEMAPHORE_POOL_SIZE:
+    case CUPTI_ACTIVITY_ATTR_PROFILING_SEMAPHORE_POOL_LIMIT:
+    case CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE:
+    case CUPTI_ACTIVITY_ATTR_PROFILING_SEMAPHORE_PRE_ALLOCATE_VALUE:
+    case CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE_DEVICE_GRAPHS:
+        return sizeof(size_t);
+    default:
+        return 0;
+    }
+}
+
+SIM_EXPORT CUptiResult CUPTIAPI cuptiActivitySetAttribute(CUpti_ActivityAttribute attr,
+                                                          size_t *valueSize, void *value)
+{
+    sim_init();
+    size_t w = sim_attr_width(attr);
+    if (!w || !valueSize || !value)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    if (*valueSize < w)
+        return CUPTI_ERROR_PARAMETER_SIZE_NOT_SUFFICIENT;
+    if (w == sizeof(uint8_t))
+        sim.attr[attr] = *(uint8_t *)value;
+    else
+        sim.attr[attr] = *(size_t *)value;
+    return CUPTI_SUCCESS;
+}
+
+SIM_EXPORT CUptiResult CUPTIAPI cuptiActivityGetAttribute(CUpti_ActivityAttribute attr,
+                                                          size_t *valueSize, void *value)
+{
+    sim_init();
+    size_t w = sim_attr_width(attr);
+    if (!w || !valueSize || !value)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    if (*valueSize < w)
+        return CUPTI_ERROR_PARAMETER_SIZE_NOT_SUFFICIENT;
+    if (w == sizeof(uint8_t))
+        *(uint8_t *)value = (uint8_t)sim.attr[attr];
+    else
+        *(size_t *)value = (size_t)sim.attr[attr];
+    *valueSize = w;
+    return CUPTI_SUCCESS;
+}
+
+/* ---- callback API: one subscriber, resource domain -------------------- */
+
+static CUptiResult sim_subscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback,
+                                 void *userdata, CUpti_SubscriberParams *p)
+{
+    sim_init();
+    if (!subscriber)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    pthread_mutex_lock(&sim.reg_lock);
+    const char *old = sim.cfg.subscriber ? "torch.profiler (simulated)"
+                      : sim.sub_used       ? sim.sub.name
+                                           : NULL;
+    if (old) {
+        pthread_mutex_unlock(&sim.reg_lock);
+        if (p && p->oldSubscriberName && p->oldSubscriberSize)
+            snprintf(p->oldSubscriberName, p->oldSubscriberSize, "%s", old);
+        return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+    }
+    memset(&sim.sub, 0, sizeof sim.sub);
+    sim.sub.cb = callback;
+    sim.sub.userdata = userdata;
+    snprintf(sim.sub.name, sizeof sim.sub.name, "CUPTI for %s",
+             p && p->subscriberName ? p->subscriberName : "(unnamed)");
+    sim.sub_used = true;
+    *subscriber = &sim.sub;
+    pthread_mutex_unlock(&sim.reg_lock);
+    return CUPTI_SUCCESS;
+}
+
+SIM_EXPORT CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *subscriber,
+                                               CUpti_CallbackFunc callback, void *userdata)
+{
+    return sim_subscribe(subscriber, callback, userdata, NULL);
+}
+
+SIM_EXPORT CUptiResult CUPTIAPI cuptiSubscribe_v2(CUpti_SubscriberHandle *subscriber,
+                                                  CUpti_CallbackFunc callback, void *userdata,
+                                                  CUpti_SubscriberParams *pParams)
+{
+    return sim_subscribe(subscriber, callback, userdata, pParams);
+}
+
+SIM_EXPORT CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
+{
+    sim_init();
+    pthread_mutex_lock(&sim.reg_lock);
+    if (subscriber != &sim.sub || !sim.sub_used) {
+        pthread_mutex_unlock(&sim.reg_lock);
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    }
+    sim.sub_used = false;
+    sim.sub.cb = NULL;
+    pthread_mutex_unlock(&sim.reg_lock);
+    return CUPTI_SUCCESS;
+}
+
+SIM_EXPORT CUptiResult CUPTIAPI cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle subscriber,
+                                                  CUpti_CallbackDomain domain)
+{
+    if (subscriber != &sim.sub || !sim.sub_used)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    if (domain != CUPTI_CB_DOMAIN_RESOURCE)
+        return CUPTI_ERROR_NOT_SUPPORTED;
+    atomic_store(&sim.sub.resource_domain, enable != 0);
+    atomic_store(&sim.sub.created, enable != 0);
+    atomic_store(&sim.sub.destroy_starting, enable != 0);
+    return CUPTI_SUCCESS;
+}
+
+SIM_EXPORT CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable,
+                                                    CUpti_SubscriberHandle subscriber,
+                                                    CUpti_CallbackDomain domain,
+                                                    CUpti_CallbackId cbid)
+{
+    if (subscriber != &sim.sub || !sim.sub_used)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    if (domain != CUPTI_CB_DOMAIN_RESOURCE)
+        return CUPTI_ERROR_NOT_SUPPORTED;
+    if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED)
+        atomic_store(&sim.sub.created, enable != 0);
+    else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
+        atomic_store(&sim.sub.destroy_starting, enable != 0);
+    return CUPTI_SUCCESS; /* other resource callbacks never fire here */
+}
+
+SIM_EXPORT CUptiResult CUPTIAPI cuptiFinalize(void)
+{
+    sim_init();
+    /* Detach: deliver what is held, then forget the client. */
+    (void)sim_buffer_flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    atomic_store(&sim.enabled, 0);
+    sim.req_cb = NULL;
+    sim.cmp_cb = NULL;
+    return CUPTI_SUCCESS;
+}
+
+/* Modelled as absent: a client that probes them gets a clean refusal. */
+SIM_EXPORT CUptiResult CUPTIAPI cuptiActivityPushExternalCorrelationId(
+    CUpti_ExternalCorrelationKind kind, uint64_t id)
+{
+    (void)kind;
+    (void)id;
+    return CUPTI_ERROR_NOT_SUPPORTED;
+}
+
+SIM_EXPORT CUptiResult CUPTIAPI cuptiActivityPopExternalCorrelationId(
+    CUpti_ExternalCorrelationKind kind, uint64_t *lastId)
+{
+    (void)kind;
+    (void)lastId;
+    return CUPTI_ERROR_NOT_SUPPORTED;
+}

@@ -1,0 +1,216 @@
+/*
+ * sim_int.h - internals of the simulated CUPTI (libcuptop-simcupti.so).
+ *
+ * All mutable state lives in one struct, `sim`, defined in sim_cupti.c.
+ *
+ * Locking order (never take an earlier lock while holding a later one):
+ *   sim.reg_lock (thread list, contexts, subscribers)
+ *     -> sim_slot.lock (one per thread and context; held while the client's
+ *        bufferRequested runs)
+ *       -> sim.q_lock (completion queue, worker state)
+ * The worker calls bufferCompleted holding no lock.
+ */
+#ifndef SIM_INT_H
+#define SIM_INT_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda.h>
+#include <cupti.h>
+
+#include "cuptopsim.h"
+
+#define SIM_EXPORT __attribute__((visibility("default")))
+
+enum sim_kind {
+    SIM_K_KERNEL = 0, SIM_K_MEMCPY, SIM_K_MEMSET, SIM_K_RUNTIME,
+    SIM_K_DRIVER, SIM_K_SYNC, SIM_K_OVERHEAD, SIM_K_MARKER,
+    SIM_KINDS = CUPTOPSIM_KINDS
+};
+#define SIM_DEV_MAX CUPTOPSIM_DEV_MAX
+#define SIM_STREAM_MAX 64
+#define SIM_THREAD_MAX 256
+
+/* The record that stands for a corrupted one: GetNextRecord reports
+ * CUPTI_ERROR_INVALID_KIND for it and steps over it (16 bytes). */
+#define SIM_INVALID_KIND 0x7ffffff0u
+typedef struct sim_rec_invalid {
+    uint32_t kind;      /* SIM_INVALID_KIND                   */
+    uint32_t size;      /* sizeof(sim_rec_invalid)            */
+    uint32_t was_kind;  /* the CUpti_ActivityKind it replaced */
+    uint32_t pad;
+} sim_rec_invalid;
+
+/** Configuration, from CUPTOPSIM_* (sim_config.c). */
+typedef struct sim_config {
+    unsigned devices, streams, threads;
+    double rate[SIM_KINDS];       /* operations per second per device      */
+    bool max_rate;                /* produce as fast as possible           */
+    uint64_t ops;                 /* per device and kind quota; 0 = none   */
+    uint32_t api_version;
+    int null_signal;              /* SIGSEGV or SIGABRT (API version < 27) */
+    uint64_t seed;
+    char truth[PATH_MAX];
+    char scenario[32];
+    /* faults (CUPTOPSIM_FAULTS) */
+    unsigned slow_ms;             /* sleep before each bufferCompleted     */
+    double burst_k;               /* rate x K ...                          */
+    unsigned burst_ms, burst_every_ms; /* ... for D ms every P ms          */
+    unsigned invalid_every;       /* every Nth record written invalid      */
+    unsigned zero_ts_every;       /* every Nth GPU record start=end=0      */
+    bool subscriber;              /* a second subscriber holds CUPTI       */
+    unsigned foreign_every;       /* foreign buffer before every Nth       */
+    unsigned steal_every;         /* every Nth buffer goes to the other    */
+    unsigned dup_every;           /* every Nth buffer completed twice      */
+} sim_config;
+
+/** Counts of the records inside one buffer, by kind. */
+typedef struct sim_bufcount {
+    uint64_t rec[SIM_KINDS], zero[SIM_KINDS], inval[SIM_KINDS];
+} sim_bufcount;
+
+/** One producing thread's buffer for one context (CUPTI's per-thread
+ *  activity buffer).  Everything but the totals is under `lock`; the
+ *  totals are written under `lock` and read relaxed by the truth. */
+typedef struct sim_slot {
+    pthread_mutex_t lock;
+    uint8_t *buf;
+    size_t size, used, maxrec, nrec;
+    sim_bufcount cnt;
+    _Atomic uint64_t ops[SIM_KINDS], produced[SIM_KINDS], dropped[SIM_KINDS];
+} sim_slot;
+
+/** One application thread known to CUPTI. */
+typedef struct sim_thread {
+    struct sim_thread *next;
+    uint32_t tid;
+    unsigned index;
+    sim_slot slot[SIM_DEV_MAX];
+} sim_thread;
+
+/* Fake CUcontext: the toolkit only declares struct CUctx_st. */
+struct CUctx_st {
+    uint32_t magic;               /* SIM_CTX_MAGIC                         */
+    uint32_t device, id;
+    _Atomic bool live;
+    _Atomic uint32_t enabled;     /* cuptiActivityEnableContext, sim kinds */
+    _Atomic uint64_t pending_drops, reported, via_null;
+    _Atomic uint64_t stream_end[SIM_STREAM_MAX]; /* GPU clock per stream  */
+};
+#define SIM_CTX_MAGIC 0x43747853u
+
+struct CUpti_Subscriber_st {
+    CUpti_CallbackFunc cb;
+    void *userdata;
+    char name[CUPTI_SUBSCRIBER_NAME_MAX_LEN + 1];
+    _Atomic bool resource_domain;
+    _Atomic bool created, destroy_starting;  /* per-cbid enables */
+};
+
+/** A buffer on its way to the client's bufferCompleted. */
+typedef struct sim_qitem {
+    struct sim_qitem *next;
+    struct CUctx_st *ctx;
+    unsigned device;
+    uint8_t *buf;
+    size_t size, valid;
+    sim_bufcount cnt;
+    bool own;                     /* allocated by the sim (foreign)        */
+    uint64_t seq;
+} sim_qitem;
+
+/** All state of the simulated CUPTI. */
+typedef struct sim_state {
+    pthread_once_t once;
+    sim_config cfg;
+    bool cfg_ok;
+    pid_t pid;
+    bool is_child;                /* after fork()                          */
+
+    pthread_mutex_t reg_lock;
+    sim_thread *threads;          /* every thread that produced            */
+    unsigned nthreads;
+    sim_thread shared;            /* PER_THREAD_ACTIVITY_BUFFER = 0        */
+    struct CUctx_st ctx[SIM_DEV_MAX];
+    uint32_t next_ctx_id;
+    struct CUpti_Subscriber_st sub;
+    bool sub_used;
+
+    /* activity API state */
+    CUpti_BuffersCallbackRequestFunc req_cb;
+    CUpti_BuffersCallbackCompleteFunc cmp_cb;
+    _Atomic uint32_t enabled;     /* sim kinds enabled globally            */
+    _Atomic bool kernel_is_concurrent; /* which kernel kind was enabled    */
+    CUpti_TimestampCallbackFunc ts_cb;
+    uint64_t attr[CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE_DEVICE_GRAPHS + 1];
+    _Atomic uint32_t corr;        /* correlation ids                       */
+    _Atomic uint64_t n_invalid, n_zero; /* fault counters                  */
+    _Atomic uint64_t global_drops;/* NULL-context queue                    */
+
+    /* completion queue and worker (q_lock) */
+    pthread_mutex_t q_lock;
+    pthread_cond_t q_cond, q_done;
+    sim_qitem *q_head, *q_tail;
+    uint64_t q_seq, q_done_seq;   /* enqueued / delivered                  */
+    bool worker_running, worker_stop;
+    pthread_t worker;
+    uint32_t flush_period_ms;
+    uint64_t n_completed;         /* for dup/steal/foreign every-Nth       */
+
+    /* truth accumulated at delivery (q_lock) */
+    uint64_t delivered[SIM_DEV_MAX][SIM_KINDS], zero_ts[SIM_DEV_MAX][SIM_KINDS];
+    uint64_t invalid[SIM_DEV_MAX][SIM_KINDS], stolen[SIM_DEV_MAX][SIM_KINDS];
+    uint64_t foreign[SIM_DEV_MAX][SIM_KINDS];
+    uint64_t queued[SIM_DEV_MAX][SIM_KINDS]; /* in the queue, not yet out */
+    _Atomic uint64_t b_requested, b_null, b_small;
+    uint64_t b_completed, b_dup, b_foreign, b_stolen, flushes, flushes_forced;
+
+    /* producers */
+    pthread_t prod[SIM_THREAD_MAX];
+    unsigned nprod;
+    _Atomic bool prod_stop;
+    _Atomic unsigned prod_done;
+} sim_state;
+
+extern sim_state sim;
+
+/* sim_config.c */
+int sim_config_load(sim_config *c, char *why, size_t whylen);
+const char *sim_kind_name(unsigned k);
+
+/* sim_cupti.c */
+void sim_init(void);
+uint64_t sim_now(void);
+sim_thread *sim_thread_self(void);
+void sim_thread_list_free(void);
+
+/* sim_buffer.c */
+/** Append one record (already formatted in `rec`, `len` bytes) for device
+ *  `dev` of sim kind `k` to the calling thread's buffer; requests a buffer
+ *  when needed.  `zero` / `inval` mark the fault variants. */
+void sim_buffer_put(sim_thread *t, unsigned dev, unsigned k, const void *rec, size_t len,
+                    bool zero, bool inval, uint32_t cupti_kind);
+void sim_buffer_detach_partial(struct CUctx_st *only);
+CUptiResult sim_buffer_flush(uint32_t flag);
+void sim_buffer_worker_start(void);
+void sim_buffer_worker_stop(void);
+void sim_buffer_after_fork(void);
+void sim_buffer_set_period(uint32_t ms);
+size_t sim_record_size(uint32_t cupti_kind);
+
+/* sim_produce.c */
+/** One application operation of sim kind k on device d from thread t;
+ *  returns the number of records generated, -1 for a dead context. */
+long sim_produce_op(sim_thread *t, uint64_t *rng, unsigned d, unsigned k);
+/** Producer thread body (arg: thread index as uintptr_t). */
+void *sim_produce_main(void *arg);
+
+/* sim_truth.c */
+void sim_truth_collect(cuptopsim_truth *t);
+
+#endif /* SIM_INT_H */

@@ -1,0 +1,397 @@
+/*
+ * sim_produce.c - the simulated application's work and the records CUPTI
+ * makes of it: kernel launches, copies, memsets and synchronizations
+ * (each with its runtime and driver API records, all three sharing one
+ * correlation id), standalone API calls, overhead records and markers;
+ * and the producer threads that do that work at the configured rates.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+
+#include "sim_int.h"
+
+/* Kernel names as real applications have them, and the hostile ones a
+ * front end must survive: quotes, backslashes, newlines, tabs, terminal
+ * escape sequences, invalid UTF-8, and a very long mangled C++ name. */
+static const char *const sim_kernel_names[] = {
+    "_Z6vecAddPKfS0_Pfi",
+    "ampere_sgemm_128x64_nn",
+    "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, "
+    "at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, "
+    "at::detail::Array<char*, 3>)",
+    "_ZN7cutlass6KernelINS_4gemm6kernel4GemmINS1_11threadblock13MmaPipelinedINS1_9GemmShapeILi128E"
+    "Li128ELi8EEENS_9transform11threadblock22PredicatedTileIteratorINS_11MatrixShapeILi128ELi8EEEf"
+    "NS_6layout8RowMajorELi1ENS8_30PitchLinearStripminedThreadMapINSD_16PitchLinearShapeILi8ELi128"
+    "EEELi256ELi1EEELi1EEENS9_19RegularTileIteratorISC_fNSD_11ColumnMajorELi1ENS8_33TransposePitch"
+    "LinearThreadMapIS8_Li4ELi32EEELi4EEENS_6layout8RowMajorEfNS_4arch13OpMultiplyAddELb0EEENS_8ep"
+    "ilogue11threadblock8EpilogueIS6_NS_4gemm4warp11MmaSimtTileIteratorINS_11MatrixShapeILi32ELi64"
+    "EEELNS_4gemm7OperandE2EfNS_6layout8RowMajorENS_4gemm4warp13MmaSimtPolicyINS_11MatrixShapeILi4"
+    "ELi8EEENS_6layout19RowMajorInterleavedILi2EEENS_4gemm9GemmShapeILi4ELi4ELi1EEEEELi1ELi1EEEEEvN"
+    "T_6ParamsE",
+    "kernel_with_\"double quotes\"_and_'single'",
+    "back\\slash\\kernel\\",
+    "multi\nline\nkernel",
+    "tab\tseparated\tkernel",
+    "\x1b[31mred_kernel\x1b[0m\x1b[2J",
+    "bad_utf8_\xff\xfe_kernel",
+    "truncated_utf8_\xc3",
+    "ovr\xc0\xaflong_utf8",
+    "fused_layer_norm_\xe6\xa0\xb8\xe5\xbf\x83_kernel",
+    "",
+};
+#define SIM_NKERNEL (sizeof sim_kernel_names / sizeof *sim_kernel_names)
+
+static const char *const sim_marker_names[] = {
+    "forward", "backward", "optimizer.step", "epoch \"1\"", "nvtx\\range\n2", "\x1b[1mbold\x1b[0m",
+    "bad\xff" "marker",
+};
+#define SIM_NMARKER (sizeof sim_marker_names / sizeof *sim_marker_names)
+
+static inline uint64_t sim_rand(uint64_t *s)
+{
+    /* xorshift64*: cheap and good enough for field values */
+    uint64_t x = *s ? *s : 0x9e3779b97f4a7c15ull;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *s = x;
+    return x * 0x2545f4914f6cdd1dull;
+}
+
+/* Mean GPU duration for an op of kind k: short enough that each stream
+ * stays busy well under 100% at the configured rate (so GPU time keeps
+ * pace with wall time), between 1 us and 50 us. */
+static uint64_t sim_dur(uint64_t *rng, unsigned k)
+{
+    const sim_config *c = &sim.cfg;
+    double per_stream = c->max_rate ? 1e6 : c->rate[k] / (c->streams ? c->streams : 1);
+    double mean = per_stream > 0 ? 0.4e9 / per_stream : 50000;
+    if (mean > 50000)
+        mean = 50000;
+    if (mean < 1000)
+        mean = 1000;
+    return (uint64_t)mean / 2 + sim_rand(rng) % (uint64_t)mean;
+}
+
+/* Reserve [start, end) on a stream after `launch`: monotone per stream. */
+static void sim_stream_slot(struct CUctx_st *c, unsigned s, uint64_t launch, uint64_t dur,
+                            uint64_t *start, uint64_t *end)
+{
+    uint64_t old = atomic_load_explicit(&c->stream_end[s], memory_order_relaxed), st;
+    do {
+        st = old + 200 > launch ? old + 200 : launch;
+    } while (!atomic_compare_exchange_weak_explicit(&c->stream_end[s], &old, st + dur,
+                                                    memory_order_relaxed, memory_order_relaxed));
+    *start = st;
+    *end = st + dur;
+}
+
+/* Fault decisions (every Nth record / GPU record, process-wide). */
+static bool sim_fault_invalid(void)
+{
+    unsigned n = sim.cfg.invalid_every;
+    return n && (atomic_fetch_add_explicit(&sim.n_invalid, 1, memory_order_relaxed) + 1) % n == 0;
+}
+
+static bool sim_fault_zero(void)
+{
+    unsigned n = sim.cfg.zero_ts_every;
+    return n && (atomic_fetch_add_explicit(&sim.n_zero, 1, memory_order_relaxed) + 1) % n == 0;
+}
+
+static void sim_emit(sim_thread *t, unsigned d, unsigned k, const void *rec, size_t len,
+                     bool zero)
+{
+    uint32_t ck = ((const CUpti_Activity *)rec)->kind;
+    sim_buffer_put(t, d, k, rec, len, zero, sim_fault_invalid(), ck);
+}
+
+static void sim_api(sim_thread *t, unsigned d, unsigned k, CUpti_CallbackId cbid, uint64_t start,
+                    uint64_t end, uint32_t corr)
+{
+    CUpti_ActivityAPI a;
+    memset(&a, 0, sizeof a);
+    a.kind = k == SIM_K_RUNTIME ? CUPTI_ACTIVITY_KIND_RUNTIME : CUPTI_ACTIVITY_KIND_DRIVER;
+    a.cbid = cbid;
+    a.start = start;
+    a.end = end;
+    a.processId = (uint32_t)sim.pid;
+    a.threadId = t->tid;
+    a.correlationId = corr;
+    sim_emit(t, d, k, &a, sizeof a, false);
+}
+
+static const struct {
+    CUpti_CallbackId rt, drv;
+} sim_api_cbid[SIM_KINDS] = {
+    [SIM_K_KERNEL] = {CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+                      CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel},
+    [SIM_K_MEMCPY] = {CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
+                      CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2},
+    [SIM_K_MEMSET] = {CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,
+                      CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async},
+    [SIM_K_SYNC] = {CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+                    CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize},
+    [SIM_K_RUNTIME] = {CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_v3020, 0},
+    [SIM_K_DRIVER] = {0, CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent},
+};
+
+static void sim_kernel(sim_thread *t, uint64_t *rng, struct CUctx_st *c, unsigned s,
+                       uint64_t launch, uint32_t corr)
+{
+    CUpti_ActivityKernel10 r;
+    static const int32_t blocks[] = {32, 64, 128, 256, 512, 1024};
+    bool zero = sim_fault_zero();
+    memset(&r, 0, sizeof r);
+    r.kind = atomic_load_explicit(&sim.kernel_is_concurrent, memory_order_relaxed)
+                 ? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
+                 : CUPTI_ACTIVITY_KIND_KERNEL;
+    r.registersPerThread = (uint16_t)(16 + sim_rand(rng) % 240);
+    r.sharedMemoryConfig = 1;
+    if (!zero) {
+        sim_stream_slot(c, s, launch, sim_dur(rng, SIM_K_KERNEL), &r.start, &r.end);
+        r.completed = r.end;
+    }
+    r.deviceId = c->device;
+    r.contextId = c->id;
+    r.streamId = 7 + s;
+    r.gridX = (int32_t)(1 + sim_rand(rng) % 65535);
+    r.gridY = (int32_t)(1 + sim_rand(rng) % 4);
+    r.gridZ = 1;
+    r.blockX = blocks[sim_rand(rng) % 6];
+    r.blockY = 1;
+    r.blockZ = 1;
+    r.staticSharedMemory = (int32_t)(sim_rand(rng) % 4 * 4096);
+    r.dynamicSharedMemory = (int32_t)(sim_rand(rng) % 2 * 16384);
+    r.localMemoryPerThread = 0;
+    r.localMemoryTotal = 1u << 26;
+    r.correlationId = corr;
+    r.gridId = (int64_t)corr;
+    r.name = sim_kernel_names[sim_rand(rng) % SIM_NKERNEL];
+    r.launchType = CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR;
+    r.channelID = s;
+    r.channelType = CUPTI_CHANNEL_TYPE_COMPUTE;
+    r.clusterX = r.clusterY = r.clusterZ = 1;
+    sim_emit(t, c->device, SIM_K_KERNEL, &r, sizeof r, zero);
+}
+
+static void sim_memcpy(sim_thread *t, uint64_t *rng, struct CUctx_st *c, unsigned s,
+                       uint64_t launch, uint32_t corr)
+{
+    static const struct { uint8_t kind, src, dst; } kinds[] = {
+        {CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, CUPTI_ACTIVITY_MEMORY_KIND_PINNED,
+         CUPTI_ACTIVITY_MEMORY_KIND_DEVICE},
+        {CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+         CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE},
+        {CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+         CUPTI_ACTIVITY_MEMORY_KIND_DEVICE},
+        {CUPTI_ACTIVITY_MEMCPY_KIND_HTOH, CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE,
+         CUPTI_ACTIVITY_MEMORY_KIND_PINNED},
+    };
+    CUpti_ActivityMemcpy6 r;
+    unsigned i = (unsigned)(sim_rand(rng) % 4);
+    bool zero = sim_fault_zero();
+    memset(&r, 0, sizeof r);
+    r.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    r.copyKind = kinds[i].kind;
+    r.srcKind = kinds[i].src;
+    r.dstKind = kinds[i].dst;
+    r.bytes = (1ull << (2 + sim_rand(rng) % 21)) + sim_rand(rng) % 4096;
+    if (!zero)
+        sim_stream_slot(c, s, launch, 1000 + r.bytes / 25, &r.start, &r.end);
+    r.deviceId = c->device;
+    r.contextId = c->id;
+    r.streamId = 7 + s;
+    r.correlationId = corr;
+    r.runtimeCorrelationId = corr;
+    r.channelID = s;
+    r.channelType = CUPTI_CHANNEL_TYPE_COMPUTE;
+    r.copyCount = 1;
+    sim_emit(t, c->device, SIM_K_MEMCPY, &r, sizeof r, zero);
+}
+
+static void sim_memset(sim_thread *t, uint64_t *rng, struct CUctx_st *c, unsigned s,
+                       uint64_t launch, uint32_t corr)
+{
+    CUpti_ActivityMemset4 r;
+    bool zero = sim_fault_zero();
+    memset(&r, 0, sizeof r);
+    r.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+    r.value = (uint32_t)(sim_rand(rng) & 0xff);
+    r.bytes = 1ull << (6 + sim_rand(rng) % 20);
+    if (!zero)
+        sim_stream_slot(c, s, launch, 1000 + r.bytes / 100, &r.start, &r.end);
+    r.deviceId = c->device;
+    r.contextId = c->id;
+    r.streamId = 7 + s;
+    r.correlationId = corr;
+    r.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    r.channelID = s;
+    r.channelType = CUPTI_CHANNEL_TYPE_COMPUTE;
+    sim_emit(t, c->device, SIM_K_MEMSET, &r, sizeof r, zero);
+}
+
+static void sim_sync(sim_thread *t, uint64_t *rng, struct CUctx_st *c, unsigned s, uint64_t t0,
+                     uint32_t corr)
+{
+    CUpti_ActivitySynchronization2 r;
+    memset(&r, 0, sizeof r);
+    r.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+    r.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
+    r.start = t0 + 500;
+    r.end = r.start + 1000 + sim_rand(rng) % 20000;
+    r.correlationId = corr;
+    r.contextId = c->id;
+    r.streamId = 7 + s;
+    r.cudaEventId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+    r.cudaEventSyncId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+    sim_emit(t, c->device, SIM_K_SYNC, &r, sizeof r, false);
+}
+
+static void sim_overhead(sim_thread *t, uint64_t *rng, struct CUctx_st *c, uint64_t t0)
+{
+    static const CUpti_ActivityOverheadKind kinds[] = {
+        CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH, CUPTI_ACTIVITY_OVERHEAD_ACTIVITY_BUFFER_REQUEST,
+        CUPTI_ACTIVITY_OVERHEAD_CUPTI_INSTRUMENTATION, CUPTI_ACTIVITY_OVERHEAD_CUPTI_RESOURCE,
+    };
+    CUpti_ActivityOverhead3 r;
+    memset(&r, 0, sizeof r);
+    r.kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
+    r.overheadKind = kinds[sim_rand(rng) % 4];
+    r.objectKind = CUPTI_ACTIVITY_OBJECT_CONTEXT;
+    r.objectId.dcs.deviceId = c->device;
+    r.objectId.dcs.contextId = c->id;
+    r.start = t0;
+    r.end = t0 + 2000 + sim_rand(rng) % 50000;
+    sim_emit(t, c->device, SIM_K_OVERHEAD, &r, sizeof r, false);
+}
+
+static void sim_marker(sim_thread *t, uint64_t *rng, struct CUctx_st *c, uint64_t t0, uint32_t id)
+{
+    CUpti_ActivityMarker2 r;
+    memset(&r, 0, sizeof r);
+    r.kind = CUPTI_ACTIVITY_KIND_MARKER;
+    r.flags = CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS;
+    r.timestamp = t0;
+    r.id = id;
+    r.objectKind = CUPTI_ACTIVITY_OBJECT_CONTEXT;
+    r.objectId.dcs.deviceId = c->device;
+    r.objectId.dcs.contextId = c->id;
+    r.name = sim_marker_names[sim_rand(rng) % SIM_NMARKER];
+    r.domain = NULL;
+    sim_emit(t, c->device, SIM_K_MARKER, &r, sizeof r, false);
+}
+
+long sim_produce_op(sim_thread *t, uint64_t *rng, unsigned d, unsigned k)
+{
+    if (d >= SIM_DEV_MAX || k >= SIM_KINDS)
+        return -1;
+    struct CUctx_st *c = &sim.ctx[d];
+    if (!atomic_load_explicit(&c->live, memory_order_acquire))
+        return -1;
+    sim_slot *sl = &t->slot[d];
+    uint32_t en = atomic_load_explicit(&sim.enabled, memory_order_relaxed) |
+                  atomic_load_explicit(&c->enabled, memory_order_relaxed);
+    atomic_fetch_add_explicit(&sl->ops[k], 1, memory_order_relaxed);
+    if (!en)
+        return 0;
+    long n = 0;
+    uint64_t t0 = sim_now();
+    unsigned s = (unsigned)(sim_rand(rng) % (sim.cfg.streams ? sim.cfg.streams : 1));
+    uint32_t corr = atomic_fetch_add_explicit(&sim.corr, 1, memory_order_relaxed) + 1;
+    uint64_t api_dur = 2000 + sim_rand(rng) % 3000;
+    bool gpu = k == SIM_K_KERNEL || k == SIM_K_MEMCPY || k == SIM_K_MEMSET || k == SIM_K_SYNC;
+
+    if (gpu || k == SIM_K_RUNTIME) {
+        if (en & (1u << SIM_K_RUNTIME)) {
+            sim_api(t, d, SIM_K_RUNTIME, sim_api_cbid[k].rt, t0, t0 + api_dur, corr);
+            n++;
+        }
+    }
+    if (gpu || k == SIM_K_DRIVER) {
+        if (en & (1u << SIM_K_DRIVER)) {
+            sim_api(t, d, SIM_K_DRIVER, sim_api_cbid[k].drv, t0 + 300, t0 + api_dur - 300, corr);
+            n++;
+        }
+    }
+    if (!(en & (1u << k)) || k == SIM_K_RUNTIME || k == SIM_K_DRIVER)
+        return n;
+    switch (k) {
+    case SIM_K_KERNEL: sim_kernel(t, rng, c, s, t0 + api_dur, corr); break;
+    case SIM_K_MEMCPY: sim_memcpy(t, rng, c, s, t0 + api_dur, corr); break;
+    case SIM_K_MEMSET: sim_memset(t, rng, c, s, t0 + api_dur, corr); break;
+    case SIM_K_SYNC: sim_sync(t, rng, c, s, t0, corr); break;
+    case SIM_K_OVERHEAD: sim_overhead(t, rng, c, t0); break;
+    case SIM_K_MARKER: sim_marker(t, rng, c, t0, corr); break;
+    default: break;
+    }
+    return n + 1;
+}
+
+/* ---- producer threads -------------------------------------------------- */
+
+static uint64_t sim_mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Rate multiplier at `ms` since the start (bursts). */
+static double sim_burst(const sim_config *c, uint64_t ms)
+{
+    if (c->burst_k <= 0 || !c->burst_every_ms)
+        return 1.0;
+    return ms % c->burst_every_ms < c->burst_ms ? c->burst_k : 1.0;
+}
+
+void *sim_produce_main(void *arg)
+{
+    const sim_config *c = &sim.cfg;
+    unsigned idx = (unsigned)(uintptr_t)arg, T = sim.nprod ? sim.nprod : 1;
+    uint64_t rng = (c->seed + 1) * 0x9e3779b97f4a7c15ull + idx * 0x632be59bd9b4e019ull;
+    double acc[SIM_DEV_MAX][SIM_KINDS] = {{0}};
+    uint64_t quota = 0, done[SIM_DEV_MAX][SIM_KINDS] = {{0}};
+    sim_thread *t = sim_thread_self();
+    uint64_t start = sim_mono_ns(), last = start;
+
+    if (c->ops)
+        quota = c->ops / T + (idx < c->ops % T ? 1 : 0);
+    while (!atomic_load_explicit(&sim.prod_stop, memory_order_relaxed)) {
+        uint64_t now = sim_mono_ns();
+        double dt = (double)(now - last) / 1e9, mult = sim_burst(c, (now - start) / 1000000u);
+        bool more = false;
+        last = now;
+        if (dt > 0.1)
+            dt = 0.1; /* descheduled: do not catch up in one storm */
+        for (unsigned d = 0; d < c->devices; d++)
+            for (unsigned k = 0; k < SIM_KINDS; k++) {
+                uint64_t n;
+                if (c->rate[k] <= 0 || (quota && done[d][k] >= quota))
+                    continue;
+                if (c->max_rate) {
+                    n = (uint64_t)(c->rate[k] / 10000) + 1;
+                } else {
+                    acc[d][k] += c->rate[k] * mult * dt / T;
+                    n = (uint64_t)acc[d][k];
+                    acc[d][k] -= (double)n;
+                }
+                if (quota && done[d][k] + n > quota)
+                    n = quota - done[d][k];
+                for (uint64_t i = 0; i < n; i++)
+                    (void)sim_produce_op(t, &rng, d, k);
+                done[d][k] += n;
+                more |= !quota || done[d][k] < quota;
+            }
+        if (!more)
+            break;
+        if (!c->max_rate) {
+            struct timespec ts = {0, 1000000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    atomic_fetch_add(&sim.prod_done, 1);
+    return NULL;
+}
