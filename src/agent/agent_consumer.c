@@ -16,16 +16,18 @@
 
 #define STORE_MAP_MAX_DEFAULT ((uint64_t)8 << 30)   /* the store's default cap */
 
-/* True when the map is within its reserve of the cap: an eighth of the
- * cap, at most 8 MiB, for the rows that account for what was refused. */
+/* True when committing the batch could eat into the reserve kept below the
+ * cap (a quarter of it, at most 8 MiB) for the rows that account for what
+ * was refused: health and loss rows, steps, the final status. */
 static bool consumer_near_cap(agent *a)
 {
     uint64_t used = 0, size = 0;
     uint64_t cap = a->cfg.map_max ? a->cfg.map_max : STORE_MAP_MAX_DEFAULT;
-    uint64_t reserve = cap / 8 < ((uint64_t)8 << 20) ? cap / 8 : ((uint64_t)8 << 20);
+    uint64_t reserve = cap / 4 < ((uint64_t)8 << 20) ? cap / 4 : ((uint64_t)8 << 20);
     if (cupstore_env_usage(a->env, &used, &size))
         return false;
-    return used + reserve >= cap;
+    /* the batch itself, at its uncompressed size (an upper bound) */
+    return used + reserve + (uint64_t)a->cons.n * sizeof(cupstore_record) >= cap;
 }
 
 /* Commit the current batch: names first used by it go in the same txn.

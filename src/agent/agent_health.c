@@ -354,11 +354,11 @@ static void health_write(agent *a, uint64_t second)
     uint32_t kinds = (uint32_t)atomic_load(&a->kinds);
     int st = atomic_load(&a->state);
 
+    static uint64_t now[C_COUNT];
     health_query_drops(a);
     for (unsigned i = 0; i < C_COUNT; i++) {
-        uint64_t v = atomic_load_explicit(&a->c[i], memory_order_relaxed);
-        cur[i] = v - prev[i];
-        prev[i] = v;
+        now[i] = atomic_load_explicit(&a->c[i], memory_order_relaxed);
+        cur[i] = now[i] - prev[i];
     }
     memset(&r, 0, sizeof r);
     cupstore_health *h = &r.h;
@@ -430,7 +430,10 @@ static void health_write(agent *a, uint64_t second)
         h->flags |= CUPSTORE_HF_COUNT_ONLY;
 
     int rc = txn_retry_put(a, put_row, &r);
-    if (rc) {
+    if (rc == 0) {
+        memcpy(prev, now, sizeof now);
+    } else {
+        /* not written: the counts carry over into the next row */
         agent_count(a, C_STORE_REFUSED, 1);
         agent_log(a, 1, "health row for %llu not written: %s", (unsigned long long)second,
                   cupstore_strerror(rc));

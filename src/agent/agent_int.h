@@ -36,8 +36,8 @@
 #define AGENT_CTX_MAX 64
 #define AGENT_BATCH_MAX 16384           /* records per chunk               */
 #define AGENT_BATCH_NS 50000000ull      /* commit at least every 50 ms     */
-#define AGENT_DISCARD_N 8               /* discard buffers (API < 27)      */
-#define AGENT_DISCARD_SIZE ((size_t)256 << 10)
+#define AGENT_DISCARD_N 64              /* discard buffers (API < 27)      */
+#define AGENT_DISCARD_SIZE ((size_t)64 << 10)
 
 /* Scalar counters (cumulative, relaxed atomics; diffed each second). */
 enum {
@@ -127,8 +127,10 @@ typedef struct agent {
     agent_queue queue;
     bool pool_ready;
     _Atomic uint32_t threads_seen;
-    uint8_t *discard[AGENT_DISCARD_N];
-    _Atomic uint32_t discard_next;
+    agent_pool discard;               /* discard buffers (API < 27): one
+                                         per declined request, so their
+                                         records can be counted exactly   */
+    uint8_t *discard_last;            /* shared last resort               */
     bool use_discard;                 /* CUPTI API version < 27           */
 
     /* counters */

@@ -150,21 +150,17 @@ int agent_apply_kinds(agent *a, uint32_t mask)
 
 /* ---- CUPTI buffer callbacks ------------------------------------------- */
 
-/* Returns a discard buffer for API < 27 (a NULL there crashes CUPTI).
- * Several small buffers, round robin, so concurrent threads rarely share
- * one; their records are counted as DECLINED when they complete. */
-static uint8_t *agent_discard_get(agent *a)
+/* A discard buffer for API < 27 (a NULL there breaks CUPTI): one of a
+ * small pool, so concurrent requesters never share one and its records
+ * can be counted as DECLINED when it completes.  When that pool is out
+ * too, a shared last-resort buffer (its count may then be inexact). */
+static uint8_t *agent_discard_get(agent *a, size_t *size)
 {
-    uint32_t i = atomic_fetch_add_explicit(&a->discard_next, 1, memory_order_relaxed);
-    return a->discard[i % AGENT_DISCARD_N];
-}
-
-static bool agent_is_discard(agent *a, const uint8_t *buf)
-{
-    for (int i = 0; i < AGENT_DISCARD_N; i++)
-        if (a->discard[i] && a->discard[i] == buf)
-            return true;
-    return false;
+    uint8_t *b = NULL;
+    *size = AGENT_DISCARD_SIZE;
+    if (a->discard.slots && agent_pool_get(&a->discard, &b) >= 0)
+        return b;
+    return a->discard_last;
 }
 
 int agent_session_start(agent *a);
@@ -198,9 +194,8 @@ static void CUPTIAPI agent_buffer_requested(uint8_t **buffer, size_t *size, size
     } else {
         agent_count(a, C_BUF_DECLINED, 1);
         atomic_fetch_or_explicit(&a->flags_seen, AGENT_SEEN_DECLINED, memory_order_relaxed);
-        if (a->use_discard && a->discard[0]) {
-            *buffer = agent_discard_get(a);
-            *size = AGENT_DISCARD_SIZE;
+        if (a->use_discard && a->discard_last) {
+            *buffer = agent_discard_get(a, size);
         } else {
             *buffer = NULL;
             *size = 0;
@@ -223,11 +218,14 @@ static void CUPTIAPI agent_buffer_completed(CUcontext ctx, uint32_t stream, uint
         (void)agent_session_start(a);   /* forked child: a session of its own */
     agent_count(a, C_BUF_COMPLETED, 1);
     agent_count(a, C_BYTES, valid);
-    if (agent_is_discard(a, buffer)) {
+    int dslot = a->discard.slots ? agent_pool_find(&a->discard, buffer) : -1;
+    if (dslot >= 0 || (a->discard_last && buffer == a->discard_last)) {
         /* API < 27: records CUPTI wrote into a declined (discard) buffer */
         agent_count_lost(a, buffer, valid > AGENT_DISCARD_SIZE ? AGENT_DISCARD_SIZE : valid,
                          CUPSTORE_LOSS_DECLINED);
         agent_count(a, C_BUF_CONSUMED, 1);
+        if (dslot >= 0)
+            agent_pool_put(&a->discard, dslot);
         goto out;
     }
     int slot = a->pool_ready ? agent_pool_find(&a->pool, buffer) : -1;
@@ -517,9 +515,18 @@ int agent_session_start(agent *a)
         }
         a->pool_ready = true;
     }
-    if (a->use_discard && !a->discard[0])
-        for (int i = 0; i < AGENT_DISCARD_N; i++)
-            a->discard[i] = aligned_alloc(AGENT_POOL_ALIGN, AGENT_DISCARD_SIZE);
+    if (a->use_discard && !a->discard_last) {
+        /* allocated up front: the decline path must not allocate */
+        if (agent_pool_init(&a->discard, AGENT_DISCARD_SIZE, AGENT_DISCARD_N, AGENT_DISCARD_N) == 0) {
+            uint8_t *b;
+            int slots[AGENT_DISCARD_N], n = 0;
+            while (n < AGENT_DISCARD_N && (slots[n] = agent_pool_get(&a->discard, &b)) >= 0)
+                n++;
+            while (n > 0)
+                agent_pool_put(&a->discard, slots[--n]);
+        }
+        a->discard_last = aligned_alloc(AGENT_POOL_ALIGN, AGENT_DISCARD_SIZE);
+    }
     agent_queue_free(&a->queue);
     uint32_t qcap = a->cfg.queue ? a->cfg.queue : a->pool.max_slots;
     if (agent_queue_init(&a->queue, qcap)) {

@@ -1,0 +1,132 @@
+#!/bin/sh
+# sim_loss.sh - the agent over the simulated CUPTI (src/sim), against the
+# simulator's ground truth: a clean run stores exactly what was delivered,
+# per kind and device; each loss class is provoked and its counters equal
+# the truth; every exit path leaves the right final status; fork; a low
+# API version takes the discard-buffer path with the application unharmed.
+# Checks: tests/agent/check_truth.py.  Exits 77 when the simulator or
+# python3 is missing.
+set -u
+b=${top_builddir:?}
+s=${top_srcdir:?}
+sim=$b/libcuptop-simcupti.so
+agent=$b/libcuptop-agent.so
+drive=$b/simdrive
+ctl=$b/agentctl
+for f in "$sim" "$agent" "$drive" "$ctl"; do
+    [ -e "$f" ] || { echo "missing $f: skipped"; exit 77; }
+done
+command -v python3 >/dev/null || { echo "no python3: skipped"; exit 77; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuptop-simloss.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+export CUPTOP_STOP_TIMEOUT_MS=${CUPTOP_STOP_TIMEOUT_MS:-20000}
+export CUPTOPSIM_SEED=7
+
+# case NAME WORK EXIT WANT_RC CHECK-ARGS... -- ENV...
+case_() {
+    name=$1 work=$2 how=$3 want_rc=$4
+    shift 4
+    checks=""
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do checks="$checks $1"; shift; done
+    [ $# -gt 0 ] && shift
+    d=$tmp/$name
+    mkdir -p "$d"
+    env CUPTOP_STORE="$d/store" "$@" "$drive" "$sim" "$agent" "$d/truth" "$work" "$how" \
+        >"$d/out" 2>"$d/err"
+    rc=$?
+    if [ "$rc" != "$want_rc" ]; then
+        echo "FAIL $name: exit status $rc, want $want_rc"; cat "$d/err"; fail=1
+    fi
+    if [ -s "$d/out" ]; then
+        echo "FAIL $name: something was printed on stdout"; fail=1
+    fi
+    # the first session: the process's own (a forked child's comes later)
+    "$ctl" dump "$d/store" "$("$ctl" sessions "$d/store" | head -1)" >"$d/dump" 2>&1
+    if [ -e "$d/truth" ]; then
+        if python3 "$s/tests/agent/check_truth.py" "$d/dump" "$d/truth" $checks >"$d/check"; then
+            echo "ok   $name"
+        else
+            echo "FAIL $name:"; grep FAIL "$d/check"; fail=1
+        fi
+    fi
+}
+val() { sed -n "s/^$2=//p" "$1" | head -1; }
+
+# clean, 3 devices: exact per kind and device
+case_ clean emit:3000 return 0 --exit return -- CUPTOPSIM_SCENARIO=clean CUPTOPSIM_DEVICES=3 \
+    CUPTOP_KINDS=all
+# loss classes
+case_ drops run:1.5 return 0 --exit return --expect cupti_dropped -- \
+    CUPTOPSIM_SCENARIO=clean CUPTOPSIM_DEVICES=2 CUPTOPSIM_THREADS=4 CUPTOP_POOL=1 \
+    CUPTOP_BUFFER_SIZE=64K
+case_ declined-discard run:1.5 return 0 --exit return --expect declined -- \
+    CUPTOPSIM_SCENARIO=clean CUPTOPSIM_DEVICES=2 CUPTOPSIM_THREADS=4 CUPTOP_POOL=1 \
+    CUPTOP_BUFFER_SIZE=64K CUPTOPSIM_API_VERSION=20
+# (at the simulator's maximum rate CUPTI may drop records as well: allowed,
+# still checked against what CUPTI reported)
+case_ overflow run:1.5 return 0 --exit return --expect queue_overflow --allow cupti_dropped -- \
+    CUPTOPSIM_SCENARIO=clean CUPTOPSIM_DEVICES=2 CUPTOPSIM_MAX_RATE=1 CUPTOP_QUEUE=1 \
+    CUPTOP_BUFFER_SIZE=64K
+case_ parse-error emit:3000 return 0 --exit return --expect parse_error -- \
+    CUPTOPSIM_SCENARIO=invalid CUPTOPSIM_DEVICES=2
+case_ zero-ts emit:3000 return 0 --exit return --expect zero_ts -- \
+    CUPTOPSIM_SCENARIO=zero-ts CUPTOPSIM_DEVICES=2
+case_ store-refused run:1.5 return 0 --exit return --expect store_refused --allow cupti_dropped -- \
+    CUPTOPSIM_SCENARIO=clean CUPTOPSIM_MAX_RATE=1 CUPTOP_MAP_MAX=1M
+case_ conflict emit:3000 return 0 --exit return --expect conflict -- \
+    CUPTOPSIM_SCENARIO=conflict CUPTOPSIM_DEVICES=2
+# exit paths (the host's own handler, installed first, is still called)
+case_ exit emit:1000 exit 0 --exit return -- CUPTOPSIM_SCENARIO=clean
+case_ sigterm emit:1000 term 143 --exit signal --host-handler 15 -- CUPTOPSIM_SCENARIO=clean
+case_ sigint emit:1000 int 130 --exit signal --host-handler 2 -- CUPTOPSIM_SCENARIO=clean
+case_ sighup emit:1000 hup 129 --exit signal --host-handler 1 -- CUPTOPSIM_SCENARIO=clean
+case_ abort emit:1000 abort 134 --exit abort --host-handler 6 -- CUPTOPSIM_SCENARIO=clean
+case_ ctxdestroy emit:1000 ctxdestroy 0 --exit ctx_destroy -- CUPTOPSIM_SCENARIO=clean
+# no host handler: the process still dies of the signal, with a final status
+case_ sigterm-dfl emit:1000 term-dfl 143 -- CUPTOPSIM_SCENARIO=clean
+check() { if [ "$2" = "$3" ]; then echo "ok   $1"; else echo "FAIL $1: got '$2' want '$3'"; fail=1; fi; }
+check "sigterm-dfl final" "$(val "$tmp/sigterm-dfl/dump" final.exit_path)" signal
+# no stop protocol possible: no final status (the verdict says crashed)
+case_ sigkill emit:1000 kill 137 --exit none -- CUPTOPSIM_SCENARIO=clean
+case_ _exit emit:1000 _exit 0 --exit none -- CUPTOPSIM_SCENARIO=clean
+# fork: the child gets a session of its own; the parent's is untouched
+case_ fork emit:1000 fork 0 --exit return -- CUPTOPSIM_SCENARIO=clean
+n=$("$ctl" sessions "$tmp/fork/store" | wc -l | tr -d ' ')
+check "fork: two sessions" "$n" 2
+child=$("$ctl" sessions "$tmp/fork/store" | tail -1)
+"$ctl" dump "$tmp/fork/store" "$child" >"$tmp/fork/child.dump"
+if [ -e "$tmp/fork/truth.child" ] &&
+    python3 "$s/tests/agent/check_truth.py" "$tmp/fork/child.dump" "$tmp/fork/truth.child" \
+        --exit return >"$tmp/fork/child.check"; then
+    echo "ok   fork child"
+else
+    echo "FAIL fork child:"; grep FAIL "$tmp/fork/child.check" 2>/dev/null; fail=1
+fi
+# runtime control: dormant start, a request turns kinds on while the
+# simulated application runs; acknowledged (generous deadline: loaded
+# machines), a new epoch, and still every delivered record accounted for
+d=$tmp/toggle
+mkdir -p "$d"
+CUPTOP_STORE=$d/store CUPTOP_DORMANT=1 CUPTOPSIM_SCENARIO=clean \
+    "$drive" "$sim" "$agent" "$d/truth" run:4 return >"$d/out" 2>"$d/err" &
+pid=$!
+id=$("$ctl" wait-session "$d/store" 1 30)
+gen=$("$ctl" control "$d/store" "$id" kernel,runtime)
+if ack=$("$ctl" wait-ack "$d/store" "$id" "$gen" 30); then
+    echo "ok   toggle acknowledged ($ack ms from request to apply)"
+else
+    echo "FAIL toggle: generation $gen not acknowledged"; fail=1
+fi
+wait $pid
+"$ctl" dump "$d/store" "$id" >"$d/dump"
+check "toggle: two epochs" "$(val "$d/dump" epochs)" 2
+check "toggle: epoch 2" "$(val "$d/dump" epoch.2)" "kinds:kernel,runtime ctl_gen:$gen open:0"
+check "toggle: ack in a health row" "$(val "$d/dump" health.ctl_gen_applied)" "$gen"
+check "toggle: kernel records after" "$([ "$(val "$d/dump" records.total)" -gt 0 ] && echo yes)" yes
+if python3 "$s/tests/agent/check_truth.py" "$d/dump" "$d/truth" --exit return >"$d/check"; then
+    echo "ok   toggle accounting"
+else
+    echo "FAIL toggle accounting:"; grep FAIL "$d/check"; fail=1
+fi
+exit $fail
