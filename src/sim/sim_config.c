@@ -204,8 +204,23 @@ int sim_config_load(sim_config *c, char *why, size_t whylen)
         sim_env_u("CUPTOPSIM_STREAMS", 1, SIM_STREAM_MAX, &c->streams, why, whylen) ||
         sim_env_u("CUPTOPSIM_THREADS", 0, SIM_THREAD_MAX, &c->threads, why, whylen))
         return -1;
-    if ((v = sim_env("CUPTOPSIM_RATES")) && sim_parse_rates(c, v, why, whylen))
-        return -1;
+    if ((v = sim_env("CUPTOPSIM_RATES"))) {
+        /* replaces the scenario's rates: a kind not named is not produced */
+        memset(c->rate, 0, sizeof c->rate);
+        if (sim_parse_rates(c, v, why, whylen))
+            return -1;
+    }
+    if ((v = sim_env("CUPTOPSIM_SCALE"))) {
+        char *end;
+        errno = 0;
+        double f = strtod(v, &end);
+        if (errno || *end || !(f >= 0 && f <= 1e6)) {
+            snprintf(why, whylen, "CUPTOPSIM_SCALE=\"%.40s\": not a factor from 0 to 1e6", v);
+            return -1;
+        }
+        for (unsigned k = 0; k < SIM_KINDS; k++)
+            c->rate[k] *= f;
+    }
     if ((v = sim_env("CUPTOPSIM_FAULTS")) && sim_parse_faults(c, v, why, whylen))
         return -1;
     u = 0;

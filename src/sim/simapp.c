@@ -49,7 +49,7 @@ static void usage(FILE *f)
             "         [--destroy before|atexit|never] [--handler [--handler-file FILE]]\n"
             "         [--fork [--exec] [--child-scenario NAME]] [--ready-file FILE]\n"
             "         [--threads T] [--devices N] [--streams M] [--rate R] [--rates SPEC]\n"
-            "         [--max-rate] [--ops N] [--faults SPEC] [--truth FILE]\n"
+            "         [--scale F] [--max-rate] [--ops N] [--faults SPEC] [--truth FILE]\n"
             "         [--api-version V] [--seed N]\n"
             "PATH: return exit _exit sigterm sigint sighup abort kill\n"
             "Plays a CUDA application on the simulated CUPTI; the agent is loaded from\n"
@@ -223,6 +223,7 @@ static int simapp_parse(int argc, char **argv)
         {"--scenario", "CUPTOPSIM_SCENARIO"}, {"--threads", "CUPTOPSIM_THREADS"},
         {"--devices", "CUPTOPSIM_DEVICES"},   {"--streams", "CUPTOPSIM_STREAMS"},
         {"--rates", "CUPTOPSIM_RATES"},       {"--ops", "CUPTOPSIM_OPS"},
+        {"--scale", "CUPTOPSIM_SCALE"},
         {"--faults", "CUPTOPSIM_FAULTS"},     {"--truth", "CUPTOPSIM_TRUTH"},
         {"--api-version", "CUPTOPSIM_API_VERSION"}, {"--seed", "CUPTOPSIM_SEED"},
     };
