@@ -135,7 +135,8 @@ int cupstore_dir_prepare(const char *dir);
  *  @param[out] ids   malloc'ed array of malloc'ed strings; free with
  *                    cupstore_ids_free.  Entries that are not sessions
  *                    are skipped.
- *  @return 0, errno (ENOENT: no such store), CUPSTORE_EPERM. */
+ *  @return 0, errno (ENOENT: no such store), CUPSTORE_EPERM (not owned
+ *  by the caller's euid, or group/world writable). */
 int cupstore_dir_sessions(const char *dir, char ***ids, size_t *n);
 void cupstore_ids_free(char **ids, size_t n);
 
@@ -167,7 +168,9 @@ int cupstore_session_create(cupstore_env **out, char **id, const char *dir,
  *  control requests and marks.
  *  @return 0, CUPSTORE_ENOTFOUND, CUPSTORE_ENOTSTORE (not a cuptop
  *  session, e.g. a foreign LMDB or garbage), CUPSTORE_ENEWER,
- *  CUPSTORE_ECORRUPT, CUPSTORE_EINVAL (ambiguous prefix), errno. */
+ *  CUPSTORE_ECORRUPT, CUPSTORE_EINVAL (ambiguous prefix), CUPSTORE_EPERM
+ *  (store dir not owned by the caller's euid or group/world writable),
+ *  errno. */
 int cupstore_session_open(cupstore_env **out, const char *dir, const char *id,
                           unsigned flags);
 

@@ -66,6 +66,14 @@ static int dir_check(const struct stat *st)
     return 0;
 }
 
+int cupstore_dir_check(const char *dir)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return errno;
+    return dir_check(&st);
+}
+
 int cupstore_dir_prepare(const char *dir)
 {
     struct stat st;
@@ -154,12 +162,8 @@ int cupstore_dir_sessions(const char *dir, char ***ids, size_t *n)
         return CUPSTORE_EINVAL;
     *ids = NULL;
     *n = 0;
-    if (stat(dir, &st) != 0)
-        return errno;
-    if (!S_ISDIR(st.st_mode))
-        return ENOTDIR;
-    if (st.st_mode & (S_IWGRP | S_IWOTH))
-        return CUPSTORE_EPERM;
+    if ((rc = cupstore_dir_check(dir)) != 0)
+        return rc;
     if (!(d = opendir(dir)))
         return errno;
     while ((de = readdir(d)) != NULL) {

@@ -320,6 +320,8 @@ static int session_find(const char *dir, const char *id, char **path)
     *path = NULL;
     if (!dir || !id || !*id || strchr(id, '/') || strcmp(id, ".") == 0 || strcmp(id, "..") == 0)
         return CUPSTORE_EINVAL;
+    if ((rc = cupstore_dir_check(dir)) != 0)
+        return rc == ENOENT ? CUPSTORE_ENOTFOUND : rc;
     char *p = cupstore_path_join(dir, id);
     if (!p)
         return ENOMEM;

@@ -219,6 +219,10 @@ int cupstore_chunk_count(const void *buf, size_t len, uint64_t *count);
 bool cupstore_id_valid(const char *s);
 /* malloc'ed "a/b". */
 char *cupstore_path_join(const char *a, const char *b);
+/* An existing store directory: a directory owned by the caller's euid and
+ * not group/world writable (readers trust nothing else).  0, errno,
+ * ENOTDIR or CUPSTORE_EPERM. */
+int cupstore_dir_check(const char *dir);
 
 /* ---- Session files ------------------------------------------------------ */
 /* Check a data.mdb before LMDB maps it: 0, CUPSTORE_ENOTSTORE (not LMDB),
