@@ -39,8 +39,11 @@ static void demo_usage(FILE *f)
             "Without --headless: the live monitor on it (scenario \"demo\": drops that clear\n"
             "when you narrow the activity kinds).  With --headless: run N seconds, print\n"
             "the verdict, exit 0 when COMPLETE and 1 when INCOMPLETE.\n\n"
-            "scenarios: clean, drops, slow-consumer, crash, conflict, demo\n"
-            "  --rate R       records per second per kind (the simulator's default otherwise)\n"
+            "scenarios: clean (no loss), drops (CUPTI drops: the agent's pool is too small),\n"
+            "  slow-consumer (declined buffers and queue overflow, CUPTI API < 27),\n"
+            "  crash (the application is killed), conflict (a second CUPTI client),\n"
+            "  demo (drops that clear when the kinds are narrowed)\n"
+            "  --rate R       kernel launches per second per device (the scenario's otherwise)\n"
             "  --devices N    simulated devices (1..16)\n");
 }
 
@@ -82,19 +85,53 @@ static pid_t demo_spawn(const char *store, const char *agent, const char *sim, c
     setenv("CUPTOP_STORE", store, 1);
     setenv("CUPTOP_CUPTI_LIBRARY", sim, 1);
     setenv("CUDA_INJECTION64_PATH", agent, 1);
-    setenv("CUPTOPSIM_SCENARIO", scenario, 1);
-    setenv("CUPTOPSIM_SECONDS", secs, 1);
-    if (rate)
-        setenv("CUPTOPSIM_RATE", rate, 1);
-    if (devices)
-        setenv("CUPTOPSIM_DEVICES", devices, 1);
+    /* The loss scenarios need an agent that is short of something; the
+     * user's own CUPTOP_* settings win (setenv without overwrite). */
+    bool slow = !strcmp(scenario, "slow-consumer");
+    if (!strcmp(scenario, "demo")) {
+        /* drops with every kind on, none once kernel records are off */
+        setenv("CUPTOP_POOL", "4", 0);
+        setenv("CUPTOP_BUFFER_SIZE", "64K", 0);
+    }
+    if (!strcmp(scenario, "drops") || slow)
+        setenv("CUPTOP_POOL", slow ? "4" : "2", 0);   /* too small a pool */
+    if (slow) {
+        setenv("CUPTOP_QUEUE", "1", 0);               /* a queue of one */
+        setenv("CUPTOP_BUFFER_SIZE", "64K", 0);
+    }
     if (quiet) {
         /* the TUI owns the terminal: the simulator's output goes nowhere */
         FILE *n = freopen("/dev/null", "w", stdout);
         n = freopen("/dev/null", "w", stderr);
         (void)n;
     }
-    execl(app, app, "--scenario", scenario, "--seconds", secs, (char *)NULL);
+    /* "crash": the application is killed mid-run (no stop protocol) */
+    const char *exit_path = strcmp(scenario, "crash") ? "return" : "kill";
+    const char *args[16];
+    int n = 0;
+    args[n++] = app;
+    args[n++] = "--scenario";
+    args[n++] = scenario;
+    args[n++] = "--seconds";
+    args[n++] = secs;
+    args[n++] = "--exit";
+    args[n++] = exit_path;
+    if (rate) {
+        args[n++] = "--rate";
+        args[n++] = rate;
+    }
+    if (devices) {
+        args[n++] = "--devices";
+        args[n++] = devices;
+    }
+    if (slow) {
+        /* a CUPTI older than API version 27: declined requests get discard
+         * buffers, so the loss shows as "declined", not as CUPTI drops */
+        args[n++] = "--api-version";
+        args[n++] = "26";
+    }
+    args[n] = NULL;
+    execv(app, (char *const *)args);
     _exit(127);
 }
 
@@ -213,8 +250,9 @@ static int demo_live(const char *cmd, const char *store_opt, bool ascii, bool mo
         .session = id,
         .ascii = ascii,
         .mono = mono,
-        .demo_hint = "demo: records are being dropped. Open the kind panel and turn off "
-                     "driver and runtime records: the drops stop, in a new epoch.",
+        .demo_hint = "demo: CUPTI is dropping records (the agent's pool is too small for "
+                     "this rate). Open the kind panel and turn kernel records off: the drops "
+                     "stop, in a new epoch.",
     };
     rc = tui_main(&o, &cause);
     if (pid > 0) {
