@@ -142,11 +142,18 @@ static int simapp_load_sim(void)
         fprintf(stderr, "cuptop-simapp: %s\n", dlerror());
         return 1;
     }
-    if (simapp_sym(h, "cuptopsim_contexts_create", &app.contexts_create) ||
+    cuptopsim_reset_fn reset;
+    if (simapp_sym(h, "cuptopsim_reset", &reset) ||
+        simapp_sym(h, "cuptopsim_contexts_create", &app.contexts_create) ||
         simapp_sym(h, "cuptopsim_contexts_destroy", &app.contexts_destroy) ||
         simapp_sym(h, "cuptopsim_app_run", &app.app_run) ||
         simapp_sym(h, "cuptopsim_truth_write", &app.truth_write))
         return 1;
+    /* Validates CUPTOPSIM_* (the library prints the reason). */
+    if (reset()) {
+        fprintf(stderr, "cuptop-simapp: bad simulator configuration\n");
+        return 2;
+    }
     return 0;
 }
 
