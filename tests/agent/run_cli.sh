@@ -1,0 +1,40 @@
+#!/bin/sh
+# run_cli.sh - cuptop run: the environment it sets, the exit status it
+# passes through, misuse (one line, exit 2), and a whole run of
+# cuptop-simapp under it.
+set -u
+b=${top_builddir:?}
+[ -e "$b/cuptop" ] && [ -e "$b/libcuptop-agent.so" ] || { echo "not built: skipped"; exit 77; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuptop-run-test.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+check() { if [ "$2" = "$3" ]; then echo "ok   $1"; else echo "FAIL $1: got '$2' want '$3'"; fail=1; fi; }
+
+"$b/cuptop" run -- sh -c 'exit 7'
+check "exit status passed through" "$?" 7
+out=$(cd "$tmp" && "$b/cuptop" run --store rel --kinds kernel,runtime --pool 8 --queue 16 \
+    --buffer-size 1M --dormant --count-only --log -- \
+    sh -c 'echo "$CUPTOP_STORE|$CUPTOP_KINDS|$CUPTOP_POOL|$CUPTOP_QUEUE|$CUPTOP_BUFFER_SIZE|$CUPTOP_DORMANT|$CUPTOP_SINK|$CUPTOP_LOG|${CUDA_INJECTION64_PATH##*/}"')
+check "environment" "$out" "$tmp/rel|kernel,runtime|8|16|1M|1|null|1|libcuptop-agent.so"
+for bad in "--kinds nope -- true" "--pool 0 -- true" "--buffer-size 1X -- true" "--frobnicate -- true" \
+           "--pool" ""; do
+    "$b/cuptop" run $bad >/dev/null 2>"$tmp/err"
+    rc=$?
+    check "misuse '$bad': exit 2, one line" "$rc/$(wc -l <"$tmp/err" | tr -d ' ')" "2/1"
+done
+"$b/cuptop" run --help | grep -q "usage: cuptop run"
+check "--help" "$?" 0
+"$b/cuptop" run -- /nonexistent/program 2>/dev/null
+check "missing program" "$?" 127
+
+# a whole run: the simulated application under cuptop run
+if [ -e "$b/cuptop-simapp" ] && [ -e "$b/libcuptop-simcupti.so" ]; then
+    CUPTOP_CUPTI_LIBRARY=$b/libcuptop-simcupti.so "$b/cuptop" run --store "$tmp/store" \
+        --kinds kernel,memcpy -- "$b/cuptop-simapp" --seconds 1 --scenario clean >"$tmp/app.out" 2>&1
+    check "simapp under cuptop run" "$?" 0
+    "$b/cuptop" check --store "$tmp/store" --all >"$tmp/check" 2>&1
+    check "its session is COMPLETE" "$?" 0
+    "$b/agentctl" dump "$tmp/store" >"$tmp/dump"
+    check "kinds from --kinds" "$(sed -n 's/^epoch.1=//p' "$tmp/dump")" "kinds:kernel,memcpy ctl_gen:0 open:0"
+fi
+exit $fail
