@@ -284,7 +284,7 @@ static int simapp_parse(int argc, char **argv)
             char spec[64];
             if (!v)
                 return misuse("%s needs a value", a);
-            snprintf(spec, sizeof spec, "kernel=%s", v);
+            snprintf(spec, sizeof spec, "+kernel=%s", v);
             simapp_setenv_opt("CUPTOPSIM_RATES", spec);
             i++;
         } else if (!strcmp(a, "--max-rate")) {

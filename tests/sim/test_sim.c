@@ -354,14 +354,20 @@ static const CUpti_ActivityKind all_kinds[] = {
 };
 static const CUpti_ActivityKind kernel_only[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL};
 
-/* produced == delivered + dropped + held + stolen, everywhere. */
+/* produced == delivered + dropped + held + stolen, everywhere; a device's
+ * drops are either reported or still unreported. */
 static void assert_sums(const cuptopsim_truth *t)
 {
-    for (unsigned d = 0; d < CUPTOPSIM_DEV_MAX; d++)
-        for (unsigned k = 0; k < CUPTOPSIM_KINDS; k++)
+    for (unsigned d = 0; d < CUPTOPSIM_DEV_MAX; d++) {
+        uint64_t dropped = 0;
+        for (unsigned k = 0; k < CUPTOPSIM_KINDS; k++) {
             assert_int_equal(t->produced[d][k],
                              t->delivered[d][k] + t->dropped[d][k] + t->held[d][k] +
                                  t->stolen[d][k]);
+            dropped += t->dropped[d][k];
+        }
+        assert_int_equal(dropped, t->reported_dropped[d] + t->unreported_dropped[d]);
+    }
 }
 
 /* ---- tests ----------------------------------------------------------- */
