@@ -215,3 +215,88 @@ is_crash_rc() {
     case $1 in 132 | 134 | 135 | 136 | 139) return 0 ;; esac
     return 1
 }
+
+# ---- the simulated application with the agent ---------------------------
+CHECK_TRUTH=$top_srcdir/tests/agent/check_truth.py
+# Generous stop watchdog: a loaded 2-core machine must not turn into tail loss.
+export CUPTOP_STOP_TIMEOUT_MS=${CUPTOP_STOP_TIMEOUT_MS:-20000}
+export CUPTOPSIM_SEED=${CUPTOPSIM_SEED:-7}
+
+# A background job of a non-interactive shell starts with SIGINT ignored
+# (and the agent rightly leaves an ignored signal alone): give the
+# application the default disposition, as a program started from a
+# terminal has.
+SIM_DFL=
+env --default-signal=INT true 2>/dev/null && SIM_DFL=--default-signal=INT,QUIT
+
+# sim_start NAME [ENV=VAL...] -- [SIMAPP ARGS...]: start cuptop-simapp with
+# the agent in the background, store $WORK/NAME/store, truth
+# $WORK/NAME/truth; sets SIM_PID, SIM_DIR.
+sim_start() {
+    SIM_DIR=$WORK/$1
+    shift
+    mkdir -p "$SIM_DIR"
+    sim_env=""
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do sim_env="$sim_env $1"; shift; done
+    [ $# -gt 0 ] && shift
+    # shellcheck disable=SC2086
+    env $SIM_DFL CUPTOP_STORE="$SIM_DIR/store" CUDA_INJECTION64_PATH="$AGENT" \
+        CUPTOP_CUPTI_LIBRARY="$SIMLIB" $sim_env \
+        "$SIMAPP" --truth "$SIM_DIR/truth" "$@" >"$SIM_DIR/out" 2>"$SIM_DIR/err" &
+    SIM_PID=$!
+    track "$SIM_PID"
+}
+
+# sim_run NAME [ENV...] -- [ARGS...]: sim_start, then wait (deadline 300 s);
+# SIM_RC = exit status.
+sim_run() {
+    sim_start "$@"
+    wait_pid "$SIM_PID" 300
+    SIM_RC=$WAIT_RC
+}
+
+# sessions STORE: session ids, oldest first
+sessions() { "$CTL" sessions "$1" 2>/dev/null; }
+
+# truth_kv TRUTH > KV: the simapp truth file ("delivered D KIND N") in the
+# key=value form tests/agent/check_truth.py reads ("delivered.KIND.D=N")
+truth_kv() {
+    awk 'NF == 4 { print $1 "." $3 "." $2 "=" $4; next }
+         NF == 3 && $1 ~ /dropped|via_null/ { print $1 "." $2 "=" $3; next }
+         NF == 2 { print $1 "=" $2 }' "$1"
+}
+
+# truth_check NAME STORE SESSION TRUTH [check_truth.py options]: every
+# record the simulator delivered is accounted for exactly once
+truth_check() {
+    tn=$1 ts=$2 tid=$3 tt=$4
+    shift 4
+    "$CTL" dump "$ts" "$tid" >"$WORK/$tn.dump" 2>&1
+    truth_kv "$tt" >"$WORK/$tn.truth"
+    if python3 "$CHECK_TRUTH" "$WORK/$tn.dump" "$WORK/$tn.truth" "$@" >"$WORK/$tn.check" 2>&1; then
+        pass "$tn: stored + counted losses == simulator truth ($(grep -c '^ok' "$WORK/$tn.check") checks)"
+    else
+        fail "$tn: accounting against the truth:"
+        grep -v '^ok' "$WORK/$tn.check" | head -20 | sed 's/^/    /'
+    fi
+}
+
+# verdict STORE SESSION: prints "RC STATE VERDICT" from cuptop check and
+# cuptop sessions --json
+verdict() {
+    "$CUPTOP" check --store "$1" "$2" >"$WORK/verdict.out" 2>"$WORK/verdict.err"
+    vrc=$?
+    "$CUPTOP" sessions --store "$1" --json >"$WORK/verdict.json" 2>/dev/null
+    python3 - "$WORK/verdict.json" "$2" "$vrc" <<'PY'
+import json, sys
+for s in json.load(open(sys.argv[1])):
+    if s["id"] == sys.argv[2]:
+        print(sys.argv[3], s["state"], s["verdict"])
+        break
+else:
+    print(sys.argv[3], "missing", "missing")
+PY
+}
+
+# final_field DUMP KEY
+final_field() { val "$1" "final.$2"; }
