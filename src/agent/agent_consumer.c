@@ -250,7 +250,9 @@ int agent_consumer_stop(agent *a, uint32_t timeout_ms)
         return 0;
     atomic_store_explicit(&a->consumer_abandon, 1, memory_order_release);
     agent_queue_kick(&a->queue);
-    if (consumer_join(a, timeout_ms) != 0)
+    /* a commit in progress gets at least a second more: past it, the tail
+     * count becomes uncertain */
+    if (consumer_join(a, timeout_ms > 1000 ? timeout_ms : 1000) != 0)
         return EBUSY;
     /* joined: its batch was never stored; the buffer it was parsing when
      * told to abandon is partly in that batch, so count by the batch's

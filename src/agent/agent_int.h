@@ -198,7 +198,8 @@ int agent_consumer_start(agent *a);
 /** Ask the consumer to finish (drain the queue, commit its batch) and join
  *  it, waiting at most timeout_ms.  If it does not finish in time it is told
  *  to abandon the rest (exit at the next buffer or batch boundary, without
- *  committing) and waited for once more; then its unstored batch is counted
+ *  committing) and waited for once more (at least 1 s: a commit in
+ *  progress may finish); then its unstored batch is counted
  *  as tail loss by kind and device.
  *  @return 0 (finished), ETIMEDOUT (abandoned in time: the queue and batch
  *  left are exact tail), or EBUSY (still stuck, e.g. in a commit: thread

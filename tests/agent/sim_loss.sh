@@ -76,6 +76,14 @@ case_ store-refused run:1.5 return 0 --exit return --expect store_refused --allo
     CUPTOPSIM_SCENARIO=clean CUPTOPSIM_MAX_RATE=1 CUPTOP_MAP_MAX=1M
 case_ conflict emit:3000 return 0 --exit return --expect conflict -- \
     CUPTOPSIM_SCENARIO=conflict CUPTOPSIM_DEVICES=2
+# tail: a slow store disk (tests/faults/faultio.so) and a 50 ms stop
+# watchdog: the consumer is abandoned; what it had not stored is tail loss,
+# exactly, by kind and device; the protocol is reported incomplete
+if [ -e "$b/faultio.so" ] && [ -z "${CUPTOP_TEST_SANITIZER:-}" -o "${CUPTOP_TEST_SANITIZER:-}" = no ]; then
+    case_ tail run:1 return 0 --exit return --protocol 0 --expect tail --allow cupti_dropped -- \
+        LD_PRELOAD="$b/faultio.so" FAULTIO_DELAY_US=2000 CUPTOP_STOP_TIMEOUT_MS=50 \
+        CUPTOPSIM_SCENARIO=clean CUPTOPSIM_MAX_RATE=1
+fi
 # exit paths (the host's own handler, installed first, is still called)
 case_ exit emit:1000 exit 0 --exit return -- CUPTOPSIM_SCENARIO=clean
 case_ sigterm emit:1000 term 143 --exit signal --host-handler 15 -- CUPTOPSIM_SCENARIO=clean

@@ -100,6 +100,10 @@ static void write_truth(const char *path)
         put_u64(&p, d);
         put_s(&p, "=");
         put_u64(&p, t.reported_dropped[d]);
+        put_s(&p, "\nreported_via_null.");
+        put_u64(&p, d);
+        put_s(&p, "=");
+        put_u64(&p, t.reported_via_null[d]);
         put_s(&p, "\nunreported_dropped.");
         put_u64(&p, d);
         put_s(&p, "=");
