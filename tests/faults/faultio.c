@@ -5,7 +5,10 @@
  * goes straight through.
  *
  *   FAULTIO_DELAY_US=N     sleep N microseconds before each write/sync
- *   FAULTIO_ENOSPC_AFTER=B fail writes with ENOSPC once B bytes were written
+ *   FAULTIO_ENOSPC_AFTER=B a disk of B bytes for data.mdb: a write that would
+ *                          reach past offset B fails with ENOSPC (writes
+ *                          inside the file, e.g. LMDB reusing pages, and
+ *                          syncs still succeed, as on a real full disk)
  *
  * LMDB writes pages with pwrite/pwritev (without MDB_WRITEMAP) and syncs
  * with fdatasync/fsync, all through the PLT, so interposing them here sees
@@ -28,7 +31,6 @@
 
 static struct {
     _Atomic unsigned char fd_state[FD_CACHE]; /* 0 unknown, 1 store, 2 other */
-    _Atomic long long written;
     long long enospc_after;                   /* -1: never                  */
     long delay_us;
     atomic_int ready;
@@ -67,8 +69,9 @@ static int faultio_is_store(int fd)
     return is;
 }
 
-/* Returns -1 (errno set) when the write must fail. */
-static int faultio_before(int fd, size_t len)
+/* Returns -1 (errno set) when the write must fail.  off < 0: the file
+ * offset (write/writev); len 0: a sync. */
+static int faultio_before(int fd, size_t len, off_t off)
 {
     faultio_init();
     if (!faultio_is_store(fd))
@@ -77,9 +80,10 @@ static int faultio_before(int fd, size_t len)
         struct timespec ts = {faultio.delay_us / 1000000, (faultio.delay_us % 1000000) * 1000};
         nanosleep(&ts, NULL);
     }
-    if (faultio.enospc_after >= 0) {
-        long long before = atomic_fetch_add(&faultio.written, (long long)len);
-        if (before + (long long)len > faultio.enospc_after) {
+    if (faultio.enospc_after >= 0 && len > 0) {
+        if (off < 0)
+            off = lseek(fd, 0, SEEK_CUR);
+        if (off >= 0 && (long long)off + (long long)len > faultio.enospc_after) {
             errno = ENOSPC;
             return -1;
         }
@@ -91,21 +95,21 @@ static int faultio_before(int fd, size_t len)
 
 ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 {
-    if (faultio_before(fd, n) < 0)
+    if (faultio_before(fd, n, off) < 0)
         return -1;
     return NEXT("pwrite", ssize_t (*)(int, const void *, size_t, off_t))(fd, buf, n, off);
 }
 
 ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off)
 {
-    if (faultio_before(fd, n) < 0)
+    if (faultio_before(fd, n, off) < 0)
         return -1;
     return NEXT("pwrite64", ssize_t (*)(int, const void *, size_t, off_t))(fd, buf, n, off);
 }
 
 ssize_t write(int fd, const void *buf, size_t n)
 {
-    if (faultio_before(fd, n) < 0)
+    if (faultio_before(fd, n, -1) < 0)
         return -1;
     return NEXT("write", ssize_t (*)(int, const void *, size_t))(fd, buf, n);
 }
@@ -120,35 +124,35 @@ static size_t iov_len(const struct iovec *iov, int cnt)
 
 ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
-    if (faultio_before(fd, iov_len(iov, cnt)) < 0)
+    if (faultio_before(fd, iov_len(iov, cnt), -1) < 0)
         return -1;
     return NEXT("writev", ssize_t (*)(int, const struct iovec *, int))(fd, iov, cnt);
 }
 
 ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
 {
-    if (faultio_before(fd, iov_len(iov, cnt)) < 0)
+    if (faultio_before(fd, iov_len(iov, cnt), off) < 0)
         return -1;
     return NEXT("pwritev", ssize_t (*)(int, const struct iovec *, int, off_t))(fd, iov, cnt, off);
 }
 
 ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off_t off)
 {
-    if (faultio_before(fd, iov_len(iov, cnt)) < 0)
+    if (faultio_before(fd, iov_len(iov, cnt), off) < 0)
         return -1;
     return NEXT("pwritev64", ssize_t (*)(int, const struct iovec *, int, off_t))(fd, iov, cnt, off);
 }
 
 int fdatasync(int fd)
 {
-    if (faultio_before(fd, 0) < 0)
+    if (faultio_before(fd, 0, 0) < 0)
         return -1;
     return NEXT("fdatasync", int (*)(int))(fd);
 }
 
 int fsync(int fd)
 {
-    if (faultio_before(fd, 0) < 0)
+    if (faultio_before(fd, 0, 0) < 0)
         return -1;
     return NEXT("fsync", int (*)(int))(fd);
 }

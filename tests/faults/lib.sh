@@ -124,11 +124,10 @@ now_ms() { date +%s%3N; }
 
 # wait_until TIMEOUT_S CMD...: poll CMD every 50 ms until it succeeds
 wait_until() {
-    t=$1
+    _uend=$(($(now_ms) + $1 * 1000))
     shift
-    end=$(($(now_ms) + t * 1000))
     while ! "$@" >/dev/null 2>&1; do
-        [ "$(now_ms)" -ge "$end" ] && return 1
+        [ "$(now_ms)" -ge "$_uend" ] && return 1
         sleep 0.05
     done
     return 0
@@ -138,11 +137,11 @@ wait_until() {
 # WAIT_RC to its status; on timeout kill -9 it, WAIT_RC=timeout, return 1.
 # (Call it directly, not in $(...): a subshell cannot wait for our child.)
 wait_pid() {
-    end=$(($(now_ms) + $2 * 1000))
+    _wend=$(($(now_ms) + $2 * 1000))
     while kill -0 "$1" 2>/dev/null; do
-        st=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$1/status" 2>/dev/null)
-        [ "$st" = Z ] && break
-        if [ "$(now_ms)" -ge "$end" ]; then
+        _wst=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$1/status" 2>/dev/null)
+        [ "$_wst" = Z ] && break
+        if [ "$(now_ms)" -ge "$_wend" ]; then
             kill -9 "$1" 2>/dev/null
             wait "$1" 2>/dev/null
             WAIT_RC=timeout
@@ -192,20 +191,19 @@ has_raw_controls() {
 # one_line_error NAME RC_FILE ERR_FILE OUT_FILE: exit 2, one stderr line
 # starting with "cuptop", nothing on stdout
 one_line_error() {
-    name=$1 rc=$2 err=$3 out=$4
-    lines=$(wc -l <"$err" | tr -d ' ')
-    if [ "$rc" != 2 ]; then
-        fail "$name: exit $rc, want 2 ($(head -c 200 "$err"))"
-    elif [ "$lines" != 1 ]; then
-        fail "$name: $lines lines on stderr, want one: $(head -c 300 "$err")"
-    elif ! grep -q '^cuptop' "$err"; then
-        fail "$name: message does not start with 'cuptop': $(cat "$err")"
-    elif [ -s "$out" ]; then
-        fail "$name: wrote to stdout: $(head -c 200 "$out")"
-    elif has_raw_controls "$err"; then
-        fail "$name: raw control bytes in the message"
+    _lines=$(wc -l <"$3" | tr -d ' ')
+    if [ "$2" != 2 ]; then
+        fail "$1: exit $2, want 2 ($(head -c 200 "$3"))"
+    elif [ "$_lines" != 1 ]; then
+        fail "$1: $_lines lines on stderr, want one: $(head -c 300 "$3")"
+    elif ! grep -q '^cuptop' "$3"; then
+        fail "$1: message does not start with 'cuptop': $(cat "$3")"
+    elif [ -s "$4" ]; then
+        fail "$1: wrote to stdout: $(head -c 200 "$4")"
+    elif has_raw_controls "$3"; then
+        fail "$1: raw control bytes in the message"
     else
-        pass "$name: exit 2, '$(cat "$err")'"
+        pass "$1: exit 2, '$(cat "$3")'"
     fi
 }
 
@@ -269,15 +267,15 @@ truth_kv() {
 # truth_check NAME STORE SESSION TRUTH [check_truth.py options]: every
 # record the simulator delivered is accounted for exactly once
 truth_check() {
-    tn=$1 ts=$2 tid=$3 tt=$4
+    _tn=$1
+    "$CTL" dump "$2" "$3" >"$WORK/$_tn.dump" 2>&1
+    truth_kv "$4" >"$WORK/$_tn.truth"
     shift 4
-    "$CTL" dump "$ts" "$tid" >"$WORK/$tn.dump" 2>&1
-    truth_kv "$tt" >"$WORK/$tn.truth"
-    if python3 "$CHECK_TRUTH" "$WORK/$tn.dump" "$WORK/$tn.truth" "$@" >"$WORK/$tn.check" 2>&1; then
-        pass "$tn: stored + counted losses == simulator truth ($(grep -c '^ok' "$WORK/$tn.check") checks)"
+    if python3 "$CHECK_TRUTH" "$WORK/$_tn.dump" "$WORK/$_tn.truth" "$@" >"$WORK/$_tn.check" 2>&1; then
+        pass "$_tn: stored + counted losses == simulator truth ($(grep -c '^ok' "$WORK/$_tn.check") checks)"
     else
-        fail "$tn: accounting against the truth:"
-        grep -v '^ok' "$WORK/$tn.check" | head -20 | sed 's/^/    /'
+        fail "$_tn: accounting against the truth:"
+        grep -v '^ok' "$WORK/$_tn.check" | head -20 | sed 's/^/    /'
     fi
 }
 
@@ -285,9 +283,9 @@ truth_check() {
 # cuptop sessions --json
 verdict() {
     "$CUPTOP" check --store "$1" "$2" >"$WORK/verdict.out" 2>"$WORK/verdict.err"
-    vrc=$?
+    _vrc=$?
     "$CUPTOP" sessions --store "$1" --json >"$WORK/verdict.json" 2>/dev/null
-    python3 - "$WORK/verdict.json" "$2" "$vrc" <<'PY'
+    python3 - "$WORK/verdict.json" "$2" "$_vrc" <<'PY'
 import json, sys
 for s in json.load(open(sys.argv[1])):
     if s["id"] == sys.argv[2]:

@@ -1,0 +1,51 @@
+#!/bin/sh
+# test_store_full.sh - fault row 6: the store's map full (a tiny
+# CUPTOP_MAP_MAX) and the disk full (a 2 MiB tmpfs when root may mount
+# one, else faultio.so failing data.mdb writes with ENOSPC - the output
+# says which ran).  Checked: refused writes are counted (store_refused,
+# exactly: every delivered record stored or counted, simulator truth); the
+# application runs to its normal end (exit 0, final truth); the verdict is
+# INCOMPLETE and names store_refused with its time window.
+. "${top_srcdir:?}/tests/faults/lib.sh"
+need_sim
+need_tools python3
+
+# full_case NAME STORE-DIR [ENV...]
+full_case() {
+    name=$1 st=$2
+    shift 2
+    sim_run "$name" CUPTOP_STORE="$st" "$@" -- --seconds 1.5 --exit return --max-rate
+    check "$name: the application ends normally" "$SIM_RC" 0
+    check "$name: the application finished its work" "$(sed -n 's/^final //p' "$SIM_DIR/truth")" 1
+    id=$(sessions "$st" | head -1)
+    [ -n "$id" ] || { fail "$name: no session"; return; }
+    "$CTL" dump "$st" "$id" >"$WORK/$name.d"
+    check_ge "$name: refused records counted" "$(val "$WORK/$name.d" loss.store_refused)" 1
+    check "$name: verdict" "$(verdict "$st" "$id")" "1 ended INCOMPLETE"
+    if grep -q 'store_refused: [0-9]* records lost in [0-9]* s \(between\|at\)' "$WORK/verdict.out"; then
+        pass "$name: the verdict names store_refused with its window"
+    else
+        fail "$name: the verdict does not name store_refused with a window: $(cat "$WORK/verdict.out")"
+    fi
+    truth_check "$name" "$st" "$id" "$SIM_DIR/truth" --expect store_refused \
+        --allow cupti_dropped,queue_overflow,declined,tail
+}
+
+# map full: the map may not grow past 1 MiB
+full_case mapfull "$WORK/mapfull.store" CUPTOP_MAP_MAX=1M
+
+# disk full
+mnt=$WORK/tmpfs
+mkdir -p "$mnt"
+if [ "${CUPTOP_FAULTS_NO_TMPFS:-0}" != 1 ] && [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=2m,mode=0700 cuptop-faults "$mnt" 2>/dev/null; then
+    FAULT_CLEANUP_HOOK="umount '$mnt' 2>/dev/null"
+    echo "disk full: a 2 MiB tmpfs"
+    full_case diskfull "$mnt/store"
+    umount "$mnt" && FAULT_CLEANUP_HOOK=
+else
+    echo "disk full: no tmpfs (not root or mount refused): faultio.so, data.mdb capped at 2 MiB"
+    fenv=$(faultio_env)
+    # shellcheck disable=SC2086
+    full_case diskfull "$WORK/diskfull.store" $fenv FAULTIO_ENOSPC_AFTER=2097152
+fi
+finish
