@@ -59,7 +59,7 @@ one() {
     full) envs=(CUDA_INJECTION64_PATH="$AGENT" CUPTOP_STORE="$store" CUPTOP_KINDS=$KINDS) ;;
     esac
     t0=$(date +%s.%N)
-    line=$(env "${envs[@]}" "$STORM" -n "$n" -s "$s" 2>"$OUT/err-$mode-$n-$rep.log")
+    line=$(env ${envs[@]+"${envs[@]}"} "$STORM" -n "$n" -s "$s" 2>"$OUT/err-$mode-$n-$rep.log")
     rc=$?
     t1=$(date +%s.%N)
     wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
