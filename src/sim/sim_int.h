@@ -171,6 +171,7 @@ typedef struct sim_state {
     uint64_t b_completed, b_dup, b_foreign, b_stolen, flushes, flushes_forced;
 
     /* producers */
+    char exit_path[32];           /* last one given to truth_write         */
     pthread_t prod[SIM_THREAD_MAX];
     unsigned nprod;
     _Atomic bool prod_stop;

@@ -142,6 +142,11 @@ SIM_EXPORT int cuptopsim_truth_write(const char *path, int final, const char *ex
         snprintf(target, sizeof target, "%s", path);
     }
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", target, (long)getpid());
+    /* Writes the library makes itself (forced flushes) keep the exit path
+     * the application announced last. */
+    if (exit_path && *exit_path)
+        snprintf(sim.exit_path, sizeof sim.exit_path, "%s", exit_path);
+    exit_path = sim.exit_path;
     sim_truth_collect(&t);
     o.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (o.fd < 0)

@@ -83,6 +83,7 @@ run _exit 0 --seconds 0.3 --exit _exit --destroy never
 # truth after each forced flush), then the process dies of the signal
 run sigterm 143 --seconds 0.3 --exit sigterm && check_sums sigterm
 [ "$(sum "$tmp/sigterm/truth" held)" = 0 ] || fail "sigterm: held after the handler's flush"
+grep -q '^exit_path sigterm$' "$tmp/sigterm/truth" || fail "sigterm: exit_path lost by the flush"
 run sigint 130 --seconds 0.2 --exit sigint
 run sighup 129 --seconds 0.2 --exit sighup
 grep -q '^exit_path sighup$' "$tmp/sighup/truth" || fail "sighup: exit_path missing"
