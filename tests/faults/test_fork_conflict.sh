@@ -1,0 +1,71 @@
+#!/bin/sh
+# test_fork_conflict.sh - fault rows 3 and 12.
+# Row 3: the application forks a worker that uses CUDA, without and with
+# exec.  The parent's session holds exactly the parent's records
+# (simulator truth: a child's records in it would break the equality);
+# the child gets a session of its own with its own pid, holding exactly
+# the child's records; both COMPLETE.
+# Row 12: a second CUPTI client in the process (the simulator's conflict
+# fault: a subscriber already registered, foreign buffers): the conflict is
+# counted, a note names the other subscriber, the verdict is INCOMPLETE and
+# names the conflict.
+. "${top_srcdir:?}/tests/faults/lib.sh"
+need_sim
+need_tools python3
+
+for mode in fork exec; do
+    args="--fork"
+    [ "$mode" = exec ] && args="--fork --exec"
+    # shellcheck disable=SC2086
+    sim_run "$mode" -- --seconds 0.6 --exit return $args
+    check "$mode: the application's exit status" "$SIM_RC" 0
+    st=$SIM_DIR/store
+    sessions "$st" >"$WORK/$mode.ids"
+    check "$mode: sessions (parent, child)" "$(wc -l <"$WORK/$mode.ids" | tr -d ' ')" 2
+    ppid=$(sed -n 's/^pid //p' "$SIM_DIR/truth")
+    cpid=$(sed -n 's/^pid //p' "$SIM_DIR/truth.child")
+    pid_of() { "$CTL" dump "$st" "$1" | sed -n 's/^meta.pid=//p'; }
+    parent="" child=""
+    while read -r id; do
+        p=$(pid_of "$id")
+        [ "$p" = "$ppid" ] && parent=$id
+        [ "$p" = "$cpid" ] && child=$id
+    done <"$WORK/$mode.ids"
+    if [ -z "$parent" ] || [ -z "$child" ]; then
+        fail "$mode: sessions do not match the pids (parent $ppid, child $cpid): $(cat "$WORK/$mode.ids")"
+        continue
+    fi
+    pass "$mode: parent $ppid and child $cpid have a session each"
+    truth_check "$mode-parent" "$st" "$parent" "$SIM_DIR/truth" --exit ctx_destroy
+    check "$mode: parent verdict" "$(verdict "$st" "$parent")" "0 ended COMPLETE"
+    # the forked child (no exec) ends with exit() after destroying its
+    # contexts; the exec'd one is a fresh simapp returning from main
+    truth_check "$mode-child" "$st" "$child" "$SIM_DIR/truth.child" --exit ctx_destroy
+    check "$mode: child verdict" "$(verdict "$st" "$child")" "0 ended COMPLETE"
+done
+
+# row 12: a second CUPTI client
+sim_run conflict -- --seconds 0.6 --exit return --scenario conflict
+check "conflict: the application is unharmed" "$SIM_RC" 0
+st=$SIM_DIR/store
+id=$(sessions "$st" | head -1)
+"$CTL" dump "$st" "$id" >"$WORK/conflict.d"
+check_ge "conflict: conflict loss counted" "$(val "$WORK/conflict.d" loss.conflict)" 1
+check "conflict: verdict" "$(verdict "$st" "$id")" "1 ended INCOMPLETE"
+grep -q 'conflict' "$WORK/verdict.out" ||
+    fail "conflict: the verdict does not name the conflict: $(cat "$WORK/verdict.out")"
+if grep -q '^note\..*subscriber conflict.*torch.profiler (simulated)' "$WORK/conflict.d"; then
+    pass "conflict: a note in the session names the other subscriber"
+else
+    fail "conflict: no note naming the other subscriber 'torch.profiler (simulated)'"
+fi
+"$CUPTOP" report --store "$st" "$id" >"$WORK/conflict.report" 2>&1
+grep -q 'torch.profiler (simulated)' "$WORK/conflict.report" ||
+    echo "note: cuptop report shows no session notes, so it does not name the other subscriber"
+# after a refused subscription there is no context-destroy flush: the stop
+# runs from atexit (exit path return)
+check "conflict: final exit path" "$(final_field "$WORK/conflict.d" exit_path)" return
+check "conflict: stop protocol complete" "$(final_field "$WORK/conflict.d" protocol_complete)" 1
+# (no --exit: the foreign buffer is counted completed but never consumed)
+truth_check conflict "$st" "$id" "$SIM_DIR/truth" --expect conflict
+finish
