@@ -44,7 +44,7 @@ SIM_EXPORT int cuptopsim_contexts_create(void)
         }
         pthread_mutex_lock(&sim.reg_lock);
         c->magic = SIM_CTX_MAGIC;
-        c->device = d;
+        c->device = d; /* internal index; reported as d + device_base */
         c->id = ++sim.next_ctx_id;
         for (unsigned s = 0; s < SIM_STREAM_MAX; s++)
             atomic_store(&c->stream_end[s], 0);

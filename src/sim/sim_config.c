@@ -225,6 +225,25 @@ int sim_config_load(sim_config *c, char *why, size_t whylen)
         for (unsigned k = 0; k < SIM_KINDS; k++)
             c->rate[k] *= f;
     }
+    for (unsigned d = 0; d < SIM_DEV_MAX; d++)
+        c->dev_scale[d] = 1.0;
+    if ((v = sim_env("CUPTOPSIM_DEVICE_SCALE"))) {
+        /* "F0,F1,...": device d's rates are multiplied by Fd (missing: 1). */
+        const char *p = v;
+        for (unsigned d = 0; d < SIM_DEV_MAX && *p; d++) {
+            char *end;
+            errno = 0;
+            double f = strtod(p, &end);
+            if (errno || end == p || (*end && *end != ',') || !(f >= 0 && f <= 1e6)) {
+                snprintf(why, whylen, "CUPTOPSIM_DEVICE_SCALE=\"%.40s\": not a list of factors", v);
+                return -1;
+            }
+            c->dev_scale[d] = f;
+            p = *end ? end + 1 : end;
+        }
+    }
+    if (sim_env_u("CUPTOPSIM_DEVICE_BASE", 0, SIM_DEV_MAX - 1, &c->device_base, why, whylen))
+        return -1;
     if ((v = sim_env("CUPTOPSIM_FAULTS")) && sim_parse_faults(c, v, why, whylen))
         return -1;
     u = 0;

@@ -234,7 +234,7 @@ SIM_EXPORT CUptiResult CUPTIAPI cuptiGetDeviceId(CUcontext context, uint32_t *de
         return CUPTI_ERROR_INVALID_PARAMETER;
     if (!c || !atomic_load(&c->live))
         return CUPTI_ERROR_INVALID_CONTEXT;
-    *deviceId = c->device;
+    *deviceId = c->device + sim.cfg.device_base;
     return CUPTI_SUCCESS;
 }
 

@@ -50,6 +50,8 @@ typedef struct sim_rec_invalid {
 typedef struct sim_config {
     unsigned devices, streams, threads;
     double rate[SIM_KINDS];       /* operations per second per device      */
+    double dev_scale[SIM_DEV_MAX]; /* per-device rate factor (default 1)   */
+    unsigned device_base;         /* device index of the first context     */
     bool max_rate;                /* produce as fast as possible           */
     uint64_t ops;                 /* per device and kind quota; 0 = none   */
     uint32_t api_version;

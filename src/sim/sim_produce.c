@@ -154,7 +154,7 @@ static void sim_kernel(sim_thread *t, uint64_t *rng, struct CUctx_st *c, unsigne
         sim_stream_slot(c, s, launch, sim_dur(rng, SIM_K_KERNEL), &r.start, &r.end);
         r.completed = r.end;
     }
-    r.deviceId = c->device;
+    r.deviceId = c->device + sim.cfg.device_base;
     r.contextId = c->id;
     r.streamId = 7 + s;
     r.gridX = (int32_t)(1 + sim_rand(rng) % 65535);
@@ -201,7 +201,7 @@ static void sim_memcpy(sim_thread *t, uint64_t *rng, struct CUctx_st *c, unsigne
     r.bytes = (1ull << (2 + sim_rand(rng) % 21)) + sim_rand(rng) % 4096;
     if (!zero)
         sim_stream_slot(c, s, launch, 1000 + r.bytes / 25, &r.start, &r.end);
-    r.deviceId = c->device;
+    r.deviceId = c->device + sim.cfg.device_base;
     r.contextId = c->id;
     r.streamId = 7 + s;
     r.correlationId = corr;
@@ -223,7 +223,7 @@ static void sim_memset(sim_thread *t, uint64_t *rng, struct CUctx_st *c, unsigne
     r.bytes = 1ull << (6 + sim_rand(rng) % 20);
     if (!zero)
         sim_stream_slot(c, s, launch, 1000 + r.bytes / 100, &r.start, &r.end);
-    r.deviceId = c->device;
+    r.deviceId = c->device + sim.cfg.device_base;
     r.contextId = c->id;
     r.streamId = 7 + s;
     r.correlationId = corr;
@@ -261,7 +261,7 @@ static void sim_overhead(sim_thread *t, uint64_t *rng, struct CUctx_st *c, uint6
     r.kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
     r.overheadKind = kinds[sim_rand(rng) % 4];
     r.objectKind = CUPTI_ACTIVITY_OBJECT_CONTEXT;
-    r.objectId.dcs.deviceId = c->device;
+    r.objectId.dcs.deviceId = c->device + sim.cfg.device_base;
     r.objectId.dcs.contextId = c->id;
     r.start = t0;
     r.end = t0 + 2000 + sim_rand(rng) % 50000;
@@ -277,7 +277,7 @@ static void sim_marker(sim_thread *t, uint64_t *rng, struct CUctx_st *c, uint64_
     r.timestamp = t0;
     r.id = id;
     r.objectKind = CUPTI_ACTIVITY_OBJECT_CONTEXT;
-    r.objectId.dcs.deviceId = c->device;
+    r.objectId.dcs.deviceId = c->device + sim.cfg.device_base;
     r.objectId.dcs.contextId = c->id;
     r.name = sim_marker_names[sim_rand(rng) % SIM_NMARKER];
     r.domain = NULL;
@@ -374,7 +374,7 @@ void *sim_produce_main(void *arg)
                 if (c->max_rate) {
                     n = (uint64_t)(c->rate[k] / 10000) + 1;
                 } else {
-                    acc[d][k] += c->rate[k] * mult * dt / T;
+                    acc[d][k] += c->rate[k] * c->dev_scale[d] * mult * dt / T;
                     n = (uint64_t)acc[d][k];
                     acc[d][k] -= (double)n;
                 }

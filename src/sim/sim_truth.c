@@ -123,7 +123,7 @@ static void sim_out_table(sim_out *o, const char *what, unsigned devices,
 {
     for (unsigned d = 0; d < devices; d++)
         for (unsigned k = 0; k < SIM_KINDS; k++)
-            sim_out_line(o, "%s %u %s %llu\n", what, d, sim_kind_name(k),
+            sim_out_line(o, "%s %u %s %llu\n", what, d + sim.cfg.device_base, sim_kind_name(k),
                          (unsigned long long)v[d][k]);
 }
 
@@ -169,8 +169,9 @@ SIM_EXPORT int cuptopsim_truth_write(const char *path, int final, const char *ex
     for (unsigned d = 0; d < t.devices; d++)
         sim_out_line(&o, "reported_dropped %u %llu\nreported_via_null %u %llu\n"
                          "unreported_dropped %u %llu\n",
-                     d, (unsigned long long)t.reported_dropped[d], d,
-                     (unsigned long long)t.reported_via_null[d], d,
+                     d + sim.cfg.device_base, (unsigned long long)t.reported_dropped[d],
+                     d + sim.cfg.device_base, (unsigned long long)t.reported_via_null[d],
+                     d + sim.cfg.device_base,
                      (unsigned long long)t.unreported_dropped[d]);
     sim_out_line(&o,
                  "buffers_requested %llu\nbuffers_null %llu\nbuffers_small %llu\n"
