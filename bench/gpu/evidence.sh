@@ -5,6 +5,8 @@
 # (tools/build.sh, then `make -C BUILD_DIR faultio.so agentctl` and
 # bench/gpu/prepare_carry.sh BUILD_DIR), carried to the GPU machine.
 # Results go to $OUT (default ./gpu-out): evidence.md plus raw logs.
+# SKIP_STORM=1, SKIP_FS=1, SKIP_TORCH=1 leave a part out (to split the work
+# over calls that must each end within a time limit).
 #
 #   1. launch storm, no tracing / count-only / full agent, and drops
 #      provoked then cleared by a control request (bench/gpu/run_all.sh);
@@ -39,6 +41,7 @@ STORM=$OUT/launch_storm
 [ -x "$STORM" ] || nvcc -O2 -std=c++17 -o "$STORM" "$here/launch_storm.cu"
 
 # ---- 2. slow and nearly full store filesystems ---------------------------
+if [ "${SKIP_FS:-0}" != 1 ]; then
 log "2. slow / nearly full store filesystem"
 near=/tmp/cuptop-nearfull
 mkdir -p "$near"
@@ -95,8 +98,10 @@ for (n, s), modes in sorted(by.items()):
         print(f"| {n} / {s} | {m} | {t:.3f} | {t / c:.3f} | {', '.join(x[1] for x in v)} | {', '.join(x[3] for x in v)} | {v[-1][2]} |")
 PY
 mountpoint -q "$near" && umount "$near"
+fi
 
 # ---- 3. PyTorch ------------------------------------------------------------
+if [ "${SKIP_TORCH:-0}" != 1 ]; then
 log "3. PyTorch"
 : >"$OUT/torch.tsv"
 for rep in $(seq 1 "$REPS"); do
@@ -145,5 +150,6 @@ for w, modes in by.items():
         l = st.median(x[0] for x in v); t = st.median(x[1] for x in v); p = st.median(x[2] for x in v)
         print(f"| {w} | {m} | {l:.3f} | {l / base:.2f} | {t:.3f} | {p:.2f} | {', '.join(x[3] for x in v)} | {v[-1][4]} | {', '.join(x[5] for x in v)} |")
 PY
+fi
 log "done: $EV"
 cat "$EV"
