@@ -328,7 +328,11 @@ static int payload_decode(const chunk_hdr *h, const uint8_t *p, size_t len, cups
             GET32(s->stream);
         if (mask & M_CORR) {
             GET(v);
-            int64_t c = (int64_t)s->corr + 1 + cupstore_unzigzag(v);
+            int64_t d = cupstore_unzigzag(v);
+            /* bound the delta first: corr + 1 + d must not overflow */
+            if (d < -(int64_t)UINT32_MAX - 1 || d > (int64_t)UINT32_MAX)
+                return CUPSTORE_ECORRUPT;
+            int64_t c = (int64_t)s->corr + 1 + d;
             if (c < 0 || c > UINT32_MAX)
                 return CUPSTORE_ECORRUPT;
             s->corr = (uint32_t)c;
