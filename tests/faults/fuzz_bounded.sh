@@ -25,8 +25,12 @@ if command -v "$cc" >/dev/null 2>&1 &&
     check "libFuzzer exit status" "$rc" 0
     check "libFuzzer finished its time budget" "$runs" yes
     if [ "$rc" != 0 ]; then
+        # keep the reproducers beside the build (CI artifacts); add them to
+        # tests/faults/fuzz-regress/ once fixed
+        mkdir -p "$B/fuzz-artifacts"
         ls "$WORK"/crash-* "$WORK"/timeout-* "$WORK"/oom-* 2>/dev/null | while read -r f; do
-            echo "reproducer: $f ($(wc -c <"$f") bytes), hex:"
+            cp "$f" "$B/fuzz-artifacts/"
+            echo "reproducer: $B/fuzz-artifacts/$(basename "$f") ($(wc -c <"$f") bytes), hex:"
             od -An -tx1 "$f" | head -8
         done
     fi

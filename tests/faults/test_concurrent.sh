@@ -14,6 +14,8 @@ secs=1 scale=0.25
 [ "$LONG" = 1 ] && secs=4 scale=1
 st=$WORK/shared.store
 procs=8
+# the store exists before the readers start (as a user's store does)
+mkdir -m 700 "$st"
 
 # the readers: loop until told to stop; count polls and failures
 reader() {
@@ -38,13 +40,6 @@ reader() {
     done
     echo "$polls $bad" >"$WORK/reader-$1"
 }
-reader sessions &
-r1=$!
-track $r1
-reader check &
-r2=$!
-track $r2
-
 pids=""
 i=0
 while [ "$i" -lt "$procs" ]; do
@@ -53,6 +48,16 @@ while [ "$i" -lt "$procs" ]; do
         --scale "$scale" --exit return
     pids="$pids $SIM_PID"
 done
+# the readers start once a session exists (check --all on an empty store
+# is a usage error, exit 2)
+wait_until 60 sh -c "[ -n \"\$('$CTL' sessions '$st')\" ]"
+reader sessions &
+r1=$!
+track $r1
+reader check &
+r2=$!
+track $r2
+
 i=0
 for p in $pids; do
     i=$((i + 1))
