@@ -1,0 +1,48 @@
+#!/bin/bash
+# bench/gpu/provoke.sh BUILD_DIR - provoked loss on the GPU, then a runtime
+# control request that narrows the kinds, in several pool shapes, to show
+# which losses narrowing clears and which it cannot (per-thread buffers).
+#
+#   VARIANT "threads pool buffer_bytes narrow_to" ...
+# Prints, per variant, the per-second rows (drops per device) and the epoch
+# table.  Results to $OUT/provoke.md.
+set -u
+B=$(cd "${1:?usage: provoke.sh BUILD_DIR}" && pwd)
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+here=$(cd "$(dirname "$0")" && pwd)
+[ -d "$B/carry" ] && export LD_LIBRARY_PATH="$B/carry${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+CTL=$B/agentctl
+STORM=$OUT/launch_storm
+[ -x "$STORM" ] || nvcc -O2 -std=c++17 -o "$STORM" "$here/launch_storm.cu" || exit 2
+R=$OUT/provoke.md
+: >"$R"
+variants=${VARIANTS:-"1 2 65536 runtime|1 2 65536 kernel|1 3 262144 runtime|4 2 4194304 kernel"}
+IFS='|'
+for v in $variants; do
+    IFS=' ' read -r t pool buf narrow <<<"$v"
+    st=$OUT/provoke-$t-$pool-$buf-$narrow
+    rm -rf "$st"
+    CUDA_INJECTION64_PATH="$B/libcuptop-agent.so" CUPTOP_STORE="$st" CUPTOP_KINDS=kernel,runtime,driver \
+        CUPTOP_POOL=$pool CUPTOP_BUFFER_SIZE=$buf \
+        "$STORM" -n $((1500000 * t)) -s 4 -t "$t" >"$st.storm" 2>&1 &
+    pid=$!
+    id=$("$CTL" wait-session "$st" 1 30)
+    sleep 3
+    gen=$("$CTL" control "$st" "$id" "$narrow")
+    ack=$("$CTL" wait-ack "$st" "$id" "$gen" 20 || echo "none")
+    wait $pid
+    {
+        echo
+        echo "### threads=$t pool=$pool buffer=$buf: kernel,runtime,driver, then control -> $narrow (generation $gen, acknowledged in $ack ms)"
+        echo
+        echo "storm: $(cat "$st.storm")"
+        echo
+        echo '```'
+        "$CTL" seconds "$st" "$id" | sed 's/ req_p99_us.*queue_hw/ queue_hw/'
+        "$CTL" dump "$st" "$id" | grep -E '^(loss\.cupti_dropped\.all|epoch\.|final\.protocol|records\.total)'
+        echo '```'
+    } >>"$R"
+    IFS='|'
+done
+cat "$R"
