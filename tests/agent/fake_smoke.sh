@@ -27,7 +27,7 @@ run() {
     name=$1 nk=$2 nr=$3 how=$4
     shift 4
     store=$tmp/$name
-    env CUPTOP_STORE="$store" "$@" "$app" "$fake" "$agent" "$nk" "$nr" "$how" \
+    timeout 300 env CUPTOP_STORE="$store" "$@" "$app" "$fake" "$agent" "$nk" "$nr" "$how" \
         >"$tmp/$name.out" 2>"$tmp/$name.err"
     rc=$?
     written=$(sed -n 's/^written=//p' "$tmp/$name.err")
@@ -108,16 +108,6 @@ check "badcfg stored" "$(val "$d" records.total)" 1000
 check "badcfg notes" "$(grep -c 'using the default' "$d")" 2
 check "badcfg stderr quiet" "$(wc -c <"$tmp/badcfg.err")" "$(printf 'written=1000\n' | wc -c)"
 
-# 9. fork: the child gets a session of its own, the parent's is untouched
-run fork 10000 0 fork
-check "fork rc" "$rc" 0
-check "fork sessions" "$("$ctl" sessions "$tmp/fork" | wc -l | tr -d ' ')" 2
-first=$("$ctl" sessions "$tmp/fork" | head -1)
-"$ctl" dump "$tmp/fork" "$first" >"$tmp/fork1.dump"
-check "fork parent records" "$(val "$tmp/fork1.dump" records.total)" 10000
-check "fork child records" "$(val "$d" records.kernel.1)" 1234
-check "fork child final" "$(val "$d" final.exit_path)" return
-
 # 10. dormant, then a control request turns kernel records on
 store=$tmp/dormant
 CUPTOP_STORE=$store CUPTOP_DORMANT=1 FAKE_WAIT_ENABLED=1 \
@@ -137,5 +127,21 @@ check "dormant records after toggle" "$(val "$d" records.kernel.0)+$(val "$d" re
 check "dormant epochs" "$(val "$d" epochs)" 2
 check "dormant epoch 2 scope" "$(val "$d" epoch.2)" "kinds:kernel ctl_gen:$gen open:0"
 check "dormant ack row" "$(val "$d" health.ctl_gen_applied)" "$gen"
+
+# 9. fork: the child gets a session of its own, the parent's is untouched.
+# Not under sanitizers: their allocator lock can be inherited held by a
+# child forked from a threaded process, and the child then hangs at exit.
+case ${CUPTOP_TEST_SANITIZER:-no} in
+no|"") ;;
+*) echo "skip fork under the sanitizer build (covered by the plain build)"; exit $fail ;;
+esac
+run fork 10000 0 fork
+check "fork rc" "$rc" 0
+check "fork sessions" "$("$ctl" sessions "$tmp/fork" | wc -l | tr -d ' ')" 2
+first=$("$ctl" sessions "$tmp/fork" | head -1)
+"$ctl" dump "$tmp/fork" "$first" >"$tmp/fork1.dump"
+check "fork parent records" "$(val "$tmp/fork1.dump" records.total)" 10000
+check "fork child records" "$(val "$d" records.kernel.1)" 1234
+check "fork child final" "$(val "$d" final.exit_path)" return
 
 exit $fail

@@ -32,7 +32,7 @@ case_() {
     [ $# -gt 0 ] && shift
     d=$tmp/$name
     mkdir -p "$d"
-    env CUPTOP_STORE="$d/store" "$@" "$drive" "$sim" "$agent" "$d/truth" "$work" "$how" \
+    timeout 300 env CUPTOP_STORE="$d/store" "$@" "$drive" "$sim" "$agent" "$d/truth" "$work" "$how" \
         >"$d/out" 2>"$d/err"
     rc=$?
     if [ "$rc" != "$want_rc" ]; then
@@ -98,7 +98,14 @@ check "sigterm-dfl final" "$(val "$tmp/sigterm-dfl/dump" final.exit_path)" signa
 # no stop protocol possible: no final status (the verdict says crashed)
 case_ sigkill emit:1000 kill 137 --exit none -- CUPTOPSIM_SCENARIO=clean
 case_ _exit emit:1000 _exit 0 --exit none -- CUPTOPSIM_SCENARIO=clean
-# fork: the child gets a session of its own; the parent's is untouched
+# fork: the child gets a session of its own; the parent's is untouched.
+# Not under sanitizers (their allocator lock can be inherited held by a
+# child forked from a threaded process): covered by the plain build.
+case ${CUPTOP_TEST_SANITIZER:-no} in
+no|"") sanitized=false ;;
+*) sanitized=true; echo "skip fork under the sanitizer build (covered by the plain build)" ;;
+esac
+if ! $sanitized; then
 case_ fork emit:1000 fork 0 --exit return -- CUPTOPSIM_SCENARIO=clean
 n=$("$ctl" sessions "$tmp/fork/store" | wc -l | tr -d ' ')
 check "fork: two sessions" "$n" 2
@@ -110,6 +117,7 @@ if [ -e "$tmp/fork/truth.child" ] &&
     echo "ok   fork child"
 else
     echo "FAIL fork child:"; grep FAIL "$tmp/fork/child.check" 2>/dev/null; fail=1
+fi
 fi
 # runtime control: dormant start, a request turns kinds on while the
 # simulated application runs; acknowledged (generous deadline: loaded
