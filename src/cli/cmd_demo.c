@@ -89,7 +89,8 @@ static pid_t demo_spawn(const char *store, const char *agent, const char *sim, c
      * user's own CUPTOP_* settings win (setenv without overwrite). */
     bool slow = !strcmp(scenario, "slow-consumer");
     if (!strcmp(scenario, "demo")) {
-        /* drops with every kind on, none once kernel records are off */
+        /* drops with every kind on, none once runtime and driver records
+         * are off (they are most of the volume: tests/tui/tmux_sim.sh) */
         setenv("CUPTOP_POOL", "4", 0);
         setenv("CUPTOP_BUFFER_SIZE", "64K", 0);
     }
@@ -251,8 +252,8 @@ static int demo_live(const char *cmd, const char *store_opt, bool ascii, bool mo
         .ascii = ascii,
         .mono = mono,
         .demo_hint = "demo: CUPTI is dropping records (the agent's pool is too small for "
-                     "this rate). Open the kind panel and turn kernel records off: the drops "
-                     "stop, in a new epoch.",
+                     "this rate). Press k for the kind panel and turn runtime and driver records "
+                     "off (space): the drops stop, in a new epoch.",
     };
     rc = tui_main(&o, &cause);
     if (pid > 0) {
