@@ -106,7 +106,7 @@ log "3. PyTorch"
 : >"$OUT/torch.tsv"
 for rep in $(seq 1 "$REPS"); do
     for work in ops train; do
-        for mode in none profiler cuptop; do
+        for mode in ${TORCH_MODES:-none profiler cuptop}; do
             st=$OUT/torch-$work-$rep
             envs=()
             [ "$mode" = cuptop ] && envs=(CUDA_INJECTION64_PATH="$AGENT" CUPTOP_STORE="$st")
@@ -117,19 +117,24 @@ for rep in $(seq 1 "$REPS"); do
             total=$(echo "$line" | sed -n 's/.*total_s=\([0-9.]*\).*/\1/p')
             ev=$(echo "$line" | sed -n 's/.*gpu_events=\([-0-9]*\).*/\1/p')
             exitns=$(echo "$line" | sed -n 's/.*exit_wall_ns=\([0-9]*\).*/\1/p')
-            tail_ms=- recs=- verdict=-
+            tail_ms=- recs=- verdict=- stop_ms=-
             if [ "$mode" = cuptop ]; then
                 "$CUPTOP" sessions --store "$st" --json >"$OUT/torch-$work-$rep.json" 2>>"$OUT/torch-err.log"
                 tail_ms=$(jget "$OUT/torch-$work-$rep.json" tail_ms "$exitns" 2>/dev/null || echo "?")
                 recs=$(jget "$OUT/torch-$work-$rep.json" records 2>/dev/null || echo "?")
+                "$CUPTOP" report --store "$st" "$(jget "$OUT/torch-$work-$rep.json" id)" >"$OUT/torch-report-$work-$rep.txt" 2>&1
+                # the stop protocol's own duration: the sum of its steps
+                stop_ms=$(awk '/^Stop protocol/ { on = 1; next } /^$/ { on = 0 }
+                    on && $2 ~ /^[0-9.]+$/ && $3 == "ms" { s += $2 } END { printf "%.1f", s }' \
+                    "$OUT/torch-report-$work-$rep.txt")
                 "$CUPTOP" check --store "$st" --all >"$OUT/torch-check-$work-$rep.txt" 2>&1
                 verdict=$([ $? = 0 ] && echo COMPLETE || echo INCOMPLETE)
             elif [ "$mode" = profiler ]; then
                 recs="$ev gpu"
             fi
             proc=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
-            printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$work" "$mode" "$loop" "$total" "$proc" "$tail_ms" "$recs" "$verdict" >>"$OUT/torch.tsv"
-            log "torch $work $mode rep=$rep loop=${loop}s total=${total}s process=${proc}s exit->final=${tail_ms}ms records=$recs $verdict"
+            printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$work" "$mode" "$loop" "$total" "$proc" "$tail_ms" "$recs" "$verdict" "$stop_ms" >>"$OUT/torch.tsv"
+            log "torch $work $mode rep=$rep loop=${loop}s total=${total}s process=${proc}s exit->final=${tail_ms}ms stop=${stop_ms}ms records=$recs $verdict"
         done
     done
 done
@@ -137,18 +142,18 @@ python3 - "$OUT/torch.tsv" >>"$EV" <<'PY'
 import sys, statistics as st
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
 by = {}
-for w, m, loop, total, proc, tail, recs, v in rows:
-    by.setdefault(w, {}).setdefault(m, []).append((float(loop or "nan"), float(total or "nan"), float(proc or "nan"), tail, recs, v))
+for w, m, loop, total, proc, tail, recs, v, stop in rows:
+    by.setdefault(w, {}).setdefault(m, []).append((float(loop or "nan"), float(total or "nan"), float(proc or "nan"), tail, recs, v, stop))
 print("\nPyTorch (50,000 x.add_(1); 300 training steps of a 3-layer MLP), medians:\n")
-print("| workload | mode | loop s | / none | loop + post-processing s | process wall s | exit -> complete data ms | records captured | verdict |")
-print("|---|---|---|---|---|---|---|---|---|")
+print("| workload | mode | loop s | / none | loop + post-processing s | process wall s | script exit -> final status ms | stop protocol ms | records captured | verdict |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 for w, modes in by.items():
-    base = st.median(x[0] for x in modes["none"])
+    base = st.median(x[0] for x in modes["none"]) if "none" in modes else float("nan")
     for m in ("none", "profiler", "cuptop"):
         v = modes.get(m)
         if not v: continue
         l = st.median(x[0] for x in v); t = st.median(x[1] for x in v); p = st.median(x[2] for x in v)
-        print(f"| {w} | {m} | {l:.3f} | {l / base:.2f} | {t:.3f} | {p:.2f} | {', '.join(x[3] for x in v)} | {v[-1][4]} | {', '.join(x[5] for x in v)} |")
+        print(f"| {w} | {m} | {l:.3f} | {l / base:.2f} | {t:.3f} | {p:.2f} | {', '.join(x[3] for x in v)} | {', '.join(x[6] for x in v)} | {v[-1][4]} | {', '.join(x[5] for x in v)} |")
 PY
 fi
 log "done: $EV"

@@ -3,7 +3,9 @@
 # control request that narrows the kinds, in several pool shapes, to show
 # which losses narrowing clears and which it cannot (per-thread buffers).
 #
-#   VARIANT "threads pool buffer_bytes narrow_to" ...
+#   VARIANTS="threads pool buffer_bytes narrow_to|..."
+#   SLOW_US=N: every data.mdb write delayed N us (faultio.so from the build
+#   dir): a consumer that falls behind, the loss that narrowing can clear.
 # Prints, per variant, the per-second rows (drops per device) and the epoch
 # table.  Results to $OUT/provoke.md.
 set -u
@@ -23,7 +25,9 @@ for v in $variants; do
     IFS=' ' read -r t pool buf narrow <<<"$v"
     st=$OUT/provoke-$t-$pool-$buf-$narrow
     rm -rf "$st"
-    CUDA_INJECTION64_PATH="$B/libcuptop-agent.so" CUPTOP_STORE="$st" CUPTOP_KINDS=kernel,runtime,driver \
+    pre=()
+    [ -n "${SLOW_US:-}" ] && pre=(LD_PRELOAD="$B/faultio.so" FAULTIO_DELAY_US="$SLOW_US")
+    env "${pre[@]}" CUDA_INJECTION64_PATH="$B/libcuptop-agent.so" CUPTOP_STORE="$st" CUPTOP_KINDS=kernel,runtime,driver \
         CUPTOP_POOL=$pool CUPTOP_BUFFER_SIZE=$buf \
         "$STORM" -n $((1500000 * t)) -s 4 -t "$t" >"$st.storm" 2>&1 &
     pid=$!
@@ -34,7 +38,7 @@ for v in $variants; do
     wait $pid
     {
         echo
-        echo "### threads=$t pool=$pool buffer=$buf: kernel,runtime,driver, then control -> $narrow (generation $gen, acknowledged in $ack ms)"
+        echo "### threads=$t pool=$pool buffer=$buf${SLOW_US:+ store writes delayed ${SLOW_US} us}: kernel,runtime,driver, then control -> $narrow (generation $gen, acknowledged in $ack ms)"
         echo
         echo "storm: $(cat "$st.storm")"
         echo

@@ -13,6 +13,8 @@ elif f == "kernels":
     print(s["records_by_kind"].get("kernel", 0))
 elif f == "records":
     print(f"{gpu} gpu / {s['records']} all")
+elif f == "id":
+    print(s["id"])
 elif f == "tail_ms":
     print(f"{(s['end_ns'] - int(sys.argv[3])) / 1e6:.1f}")
 else:
