@@ -73,14 +73,19 @@ echo
 echo "| load | records/s offered | stored / produced | queue high-water / capacity | pool high-water / limit | losses (by class) | exit -> final ms | verdict |"
 echo "|---|---|---|---|---|---|---|---|"
 for mult in 0.5 1 2 5; do
-    scale=$(awk -v s="$sus" -v b="$base" -v m="$mult" 'BEGIN { printf "%.3f", b > 0 ? s * m / b : 1 }')
+    scale=$(awk -v s="$sus" -v b="$base" -v m="$mult" 'BEGIN { printf "%.3f", (b > 0 ? s * m / b : 1) }')
     for rep in $(seq 1 "$REPS"); do
         st=$tmp/x$mult-$rep
         sim "$st" 3 --scenario clean --scale "$scale"
         prod=$(awk '$1 == "produced" { n += $4 } END { print n + 0 }' "$st.truth" 2>/dev/null)
         stored=$(val "$st.dump" records.total)
-        qhw=$(val "$st.dump" health.queue_high_water); qcap=$(val "$st.dump" health.queue_capacity)
-        phw=$(val "$st.dump" health.pool_high_water); plim=$(val "$st.dump" health.pool_limit)
+        qhw=$(val "$st.dump" health.queue_high_water); phw=$(val "$st.dump" health.pool_high_water)
+        # capacity and limit from the health rows (csv export), largest seen
+        "$B/cuptop" export --store "$st" "$(sed -n 's/^session=//p' "$st.dump")" --from start --to end \
+            --format csv -o "$st.csv" --force >/dev/null 2>&1
+        colmax() { awk -F, -v c="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) k = i; next }
+            k && $k + 0 > m { m = $k + 0 } END { print m + 0 }' "$st.csv" 2>/dev/null; }
+        qcap=$(colmax queue_capacity); plim=$(colmax pool_limit)
         losses=$(for l in cupti_dropped declined queue_overflow parse_error store_refused zero_ts tail conflict; do
             v=$(val "$st.dump" loss.$l); [ "${v:-0}" != 0 ] && printf '%s=%s ' "$l" "$v"; done)
         stop=$(grep '^step\.' "$st.dump" | sed -n 's/.* us:\([0-9]*\)$/\1/p' | awk '{ s += $1 } END { printf "%.1f", s / 1000 }')
