@@ -17,13 +17,16 @@
 
 #include "export_int.h"
 
+#define CHECK_NOTES_MAX 8   /* notes shown under one verdict */
+
 static void usage(FILE *f)
 {
     fputs("usage: cuptop check [--store DIR] (SESSION... | --all) [--from T --to T] [--json]\n\n"
           "Judge sessions: COMPLETE only if every buffer CUPTI completed was consumed,\n"
           "every loss counter is zero, the stop protocol ran to the end and the final\n"
           "flush succeeded.  Each reason is listed with its loss class, count and the\n"
-          "seconds affected.  A running session is judged on what has happened so far.\n\n"
+          "seconds affected, then the agent's warnings that explain them.  A running\n"
+          "session is judged on what has happened so far.\n\n"
           "  --all          every session in the store\n"
           "  --from T --to T  judge only this window (T: unix seconds, +N after the\n"
           "                 start, -N before the end, start, end, YYYY-mm-ddTHH:MM:SSZ)\n"
@@ -31,6 +34,40 @@ static void usage(FILE *f)
           "Exit status: 0 all COMPLETE, 1 any INCOMPLETE, 2 usage error, unknown\n"
           "session, empty or inverted window, or unreadable store.\n",
           f);
+}
+
+/* Is the note's text already quoted in a reason (the model names the
+ * detach reason itself)? */
+static bool note_in_reasons(const model_summary *s, const model_note *n)
+{
+    char esc[4 * sizeof n->text];
+    model_escape(esc, sizeof esc, n->text, strlen(n->text));
+    for (size_t i = 0; i < s->nreasons; i++)
+        if (*esc && strstr(s->reasons[i].text, esc))
+            return true;
+    return false;
+}
+
+/* Warnings and errors the agent noted explain an INCOMPLETE verdict: the
+ * conflicting subscriber's name, why the agent stepped aside, a setting it
+ * refused.  Info notes and notes already quoted in a reason are left to
+ * cuptop report. */
+static void print_notes(const model_summary *s)
+{
+    unsigned shown = 0, more = 0;
+    for (size_t i = 0; i < s->nnotes; i++) {
+        const model_note *n = &s->notes[i];
+        if (n->level < 1 || note_in_reasons(s, n))
+            continue;
+        if (shown < CHECK_NOTES_MAX) {
+            cli_print_note(stdout, "  note: ", n);
+            shown++;
+        } else {
+            more++;
+        }
+    }
+    if (more || s->notes_total > s->nnotes)
+        printf("  note: more notes: cuptop report %s\n", s->id);
 }
 
 static void print_verdict(const model_summary *s, const char *window)
@@ -48,6 +85,8 @@ static void print_verdict(const model_summary *s, const char *window)
         fputs(s->reasons[i].text, stdout); /* made safe by the model */
         fputc('\n', stdout);
     }
+    if (!s->complete)
+        print_notes(s);
 }
 
 int cmd_check(int argc, char **argv)

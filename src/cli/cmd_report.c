@@ -331,8 +331,8 @@ static void usage(FILE *f)
 {
     fputs("usage: cuptop report [--store DIR] SESSION\n\n"
           "A human summary of a session: epochs, rates and losses per kind and device,\n"
-          "buffers and queue, the stop-protocol steps, the longest loss window, and\n"
-          "advice on where the pressure is.\n"
+          "buffers and queue, the stop-protocol steps, the longest loss window, the\n"
+          "agent's notes (warnings, errors), and advice on where the pressure is.\n"
           "Exit status: 0 COMPLETE, 1 INCOMPLETE (or crashed), 2 usage error, unknown\n"
           "session or unreadable store.\n",
           f);
@@ -476,6 +476,14 @@ static int report(cupstore_env *env, model_summary *s)
     } else {
         printf("  not yet: the session is running\n");
     }
+    printf("\nNotes (from the agent)\n");
+    if (!s->notes_total)
+        printf("  none\n");
+    for (size_t i = 0; i < s->nnotes; i++)
+        cli_print_note(stdout, "  ", &s->notes[i]);
+    if (s->notes_total > s->nnotes)
+        printf("  ... and %" PRIu64 " more (only the first %d are shown)\n",
+               s->notes_total - s->nnotes, MODEL_NOTES_MAX);
     advise(r, s, have_final, &f);
 out:
     cupstore_txn_abort(txn);

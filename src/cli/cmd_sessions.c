@@ -19,7 +19,8 @@ static void usage(FILE *f)
     fputs("usage: cuptop sessions [--store DIR] [--json]\n\n"
           "List the sessions in a store, oldest first: id, pid, state, start (UTC),\n"
           "duration, records, losses, verdict and command.  --json prints a JSON\n"
-          "array with records per kind and device, every loss class and the reasons.\n"
+          "array with records per kind and device, every loss class, the reasons and\n"
+          "the agent's notes.\n"
           "Exit status: 0, or 2 when the store (or a session in it) cannot be read.\n",
           f);
 }
@@ -68,7 +69,16 @@ void sessions_json(xout *o, const model_summary *s)
         xout_json_str(o, r->text, strlen(r->text));
         xout_putc(o, '}');
     }
-    xout_puts(o, "]}");
+    /* The agent's notes: raw text, JSON-escaped (any bytes are safe). */
+    xout_puts(o, "],\"notes\":[");
+    for (size_t i = 0; i < s->nnotes; i++) {
+        const model_note *n = &s->notes[i];
+        xout_printf(o, "%s{\"level\":\"%s\",\"time_ns\":%" PRIu64 ",\"text\":", i ? "," : "",
+                    model_note_level_name(n->level), n->time_ns);
+        xout_json_str(o, n->text, strlen(n->text));
+        xout_putc(o, '}');
+    }
+    xout_printf(o, "],\"notes_total\":%" PRIu64 "}", s->notes_total);
 }
 
 static void fmt_duration(uint64_t ns, char *buf, size_t len)

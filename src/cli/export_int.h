@@ -70,6 +70,10 @@ const char *cli_open_error(int rc);
  *  UTF-8 shown as \xHH). */
 void cli_print_safe(FILE *f, const char *s, size_t n);
 
+/** One note as "INDENT<level> <UTC time>  <text>" + newline, the text
+ *  escaped for a terminal (model_escape). */
+void cli_print_note(FILE *f, const char *indent, const model_note *n);
+
 /** The JSON object for one summary (sessions --json, check --json). */
 void sessions_json(xout *o, const model_summary *s);
 

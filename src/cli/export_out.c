@@ -353,3 +353,12 @@ void cli_print_safe(FILE *f, const char *s, size_t n)
         n -= take;
     }
 }
+
+void cli_print_note(FILE *f, const char *indent, const model_note *n)
+{
+    char when[32];
+    model_format_second(n->time_ns / 1000000000u, when, sizeof when);
+    fprintf(f, "%s%-7s %s  ", indent, model_note_level_name(n->level), when);
+    cli_print_safe(f, n->text, strlen(n->text));
+    fputc('\n', f);
+}

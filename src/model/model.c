@@ -305,6 +305,30 @@ static int note_row(const cupstore_note *n, void *arg)
     return 0;
 }
 
+const char *model_note_level_name(uint32_t level)
+{
+    static const char *const names[] = {"info", "warning", "error"};
+    return level < 3 ? names[level] : "unknown";
+}
+
+/* Keep the first MODEL_NOTES_MAX notes; count them all. */
+static int note_keep(const cupstore_note *n, void *arg)
+{
+    model_summary *s = arg;
+    s->notes_total++;
+    if (s->nnotes >= MODEL_NOTES_MAX)
+        return 0;
+    if (!s->notes && !(s->notes = calloc(MODEL_NOTES_MAX, sizeof *s->notes)))
+        return ENOMEM;
+    model_note *m = &s->notes[s->nnotes++];
+    size_t len = strnlen(n->text, sizeof n->text);
+    m->time_ns = n->time_ns;
+    m->level = n->level;
+    memcpy(m->text, n->text, len);
+    m->text[len] = '\0';
+    return 0;
+}
+
 static uint64_t now_ns(void)
 {
     struct timespec ts;
@@ -532,7 +556,7 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
                         "disabled: the agent stepped aside (see its notes)");
     else
         rc = judge_end(txn, c, covers_end, have_final, &f);
-    if (rc)
+    if (rc || (rc = cupstore_note_scan(txn, note_keep, out)) != 0)
         goto out;
     out->complete = out->nreasons == 0;
     out->seconds = c->rows;
@@ -554,6 +578,10 @@ void model_summary_free(model_summary *s)
     free(s->reasons);
     s->reasons = NULL;
     s->nreasons = 0;
+    free(s->notes);
+    s->notes = NULL;
+    s->nnotes = 0;
+    s->notes_total = 0;
 }
 
 int model_summarize_id(const char *dir, const char *id, uint64_t from_s, uint64_t to_s,

@@ -67,7 +67,23 @@ typedef struct model_summary {
     model_reason *reasons;          /* malloc'ed; model_summary_free       */
     size_t nreasons;
     uint64_t seconds;               /* health rows in the window (added)   */
+    struct model_note *notes;       /* the session's notes, oldest first,  */
+    size_t nnotes;                  /*   at most MODEL_NOTES_MAX (added)   */
+    uint64_t notes_total;           /* notes in the store (may be more)    */
 } model_summary;
+
+/* A note the agent left in the session (cupstore_note): a warning about a
+ * bad setting, a CUPTI load failure, the name of a conflicting subscriber.
+ * The text is raw bytes: escape it (model_escape) before printing. */
+#define MODEL_NOTES_MAX 64
+typedef struct model_note {
+    uint64_t time_ns;
+    uint32_t level;             /* 0 info, 1 warning, 2 error              */
+    char text[241];             /* NUL-terminated copy of the store's text */
+} model_note;
+
+/** "info", "warning" or "error" ("level N" beyond). */
+const char *model_note_level_name(uint32_t level);
 
 /** Summarise one open session over the window [from_s, to_s] (unix
  *  seconds; 0 and UINT64_MAX for the whole session) and judge it.

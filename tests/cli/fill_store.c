@@ -297,6 +297,22 @@ static void fill_session(const char *dir, const sess *s, bool running)
                            : "agent started");
         CK(cupstore_note_put(txn, &note));
     }
+    /* Notes as the agent writes them: a refused setting (warning) and the
+     * name of a conflicting CUPTI subscriber (error, hostile bytes in it). */
+    if (s->loss == CUPSTORE_LOSS_DECLINED) {
+        cupstore_note note = {.time_ns = t0 * NS, .level = 1};
+        snprintf(note.text, sizeof note.text, "%s",
+                 "CUPTOP_BUFFER_SIZE=\"1\": not a size from 64K to 256M, multiple of 8; "
+                 "using the default");
+        CK(cupstore_note_put(txn, &note));
+    }
+    if (s->loss == CUPSTORE_LOSS_CONFLICT) {
+        cupstore_note note = {.time_ns = (t0 + 2) * NS, .level = 2};
+        snprintf(note.text, sizeof note.text, "%s",
+                 "subscriber conflict: another CUPTI client is active (torch.profiler "
+                 "\x1b]0;x\x07\"sim\"); continuing with activity records only");
+        CK(cupstore_note_put(txn, &note));
+    }
     if (s->final && !running) {
         for (unsigned st = 0; st < CUPSTORE_STEP_MAX; st++) {
             cupstore_step step = {.step = st, .start_mono_ns = 5000000000ull + st * 1000000ull,

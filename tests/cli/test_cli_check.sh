@@ -88,4 +88,34 @@ grep -q 'Do not use this trace for timing attribution' "$WORK/report_20250101T12
     fail "timing attribution warning"
 grep -q '(tail)' "$WORK/report_20250101T120204.out" || fail "tail advice for a crash"
 
+# notes: the agent's warnings, in report (all levels), in check (warnings and
+# errors that explain an INCOMPLETE verdict) and in sessions --json; hostile
+# bytes in a note escaped on the terminal, intact in JSON
+report 20250101T120107 report_conflict.txt 1
+grep -q '^Notes (from the agent)$' "$WORK/report_20250101T120107.out" || fail "report: no Notes section"
+grep -q '^  error   2025-01-01T12:00:02Z  subscriber conflict: .*torch.profiler \\x1b\]0;x\\x07' \
+    "$WORK/report_20250101T120107.out" || fail "report: conflict note not named/escaped"
+grep -q '^  info    2025-01-01T12:00:01Z  agent started$' "$WORK/report_20250101T120000.out" ||
+    fail "report: info note missing"
+grep -q '^  warning 2025-01-01T12:00:00Z  CUPTOP_BUFFER_SIZE="1"' \
+    "$WORK/report_20250101T120101.out" || fail "report: warning note missing"
+grep -q '^  note: error .*torch.profiler' "$WORK/check_20250101T120107.out" ||
+    fail "check: the conflicting subscriber is not named: $(cat "$WORK/check_20250101T120107.out")"
+no_raw_escapes "$WORK/check_20250101T120107.out"
+grep -q 'note:' "$WORK/check_20250101T120000-1001.out" && fail "check: notes under a COMPLETE verdict"
+# the detach reason already quotes its note: not repeated
+[ "$(grep -c 'CUPTI could not be loaded' "$WORK/check_20250101T120203.out")" = 1 ] ||
+    fail "check: detach note repeated: $(cat "$WORK/check_20250101T120203.out")"
+python3 - "$WORK/sessions_json.out" <<'PY' || fail "sessions --json notes"
+import json, sys
+by_id = {s["id"]: s for s in json.load(open(sys.argv[1]))}
+c = by_id["20250101T120107-2007"]
+assert c["notes_total"] == 1 and c["notes"][0]["level"] == "error", c["notes"]
+assert "torch.profiler \x1b]0;x\x07\"sim\"" in c["notes"][0]["text"], c["notes"]
+assert c["notes"][0]["time_ns"] == 1735732802000000000
+assert by_id["20250101T120101-2001"]["notes"][0]["level"] == "warning"
+assert by_id["20250101T120100-2000"]["notes"] == []
+assert all(isinstance(s["notes"], list) for s in by_id.values())
+PY
+
 finish
