@@ -51,7 +51,6 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++)
         if (strcmp(argv[1], subcommands[i].name) == 0)
             return subcommands[i].fn(argc - 1, argv + 1);
-    fprintf(stderr, "cuptop: unknown subcommand '%s'\n", argv[1]);
-    usage(stderr);
+    fprintf(stderr, "cuptop: unknown subcommand '%s' (try 'cuptop --help')\n", argv[1]);
     return CUPTOP_EXIT_USAGE;
 }

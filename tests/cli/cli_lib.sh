@@ -36,7 +36,7 @@ usage_error() {
     lines=$(wc -l <"$WORK/$name.err")
     [ "$lines" = 1 ] || fail "$name: $lines lines on stderr, expected one: $(cat "$WORK/$name.err")"
     [ -s "$WORK/$name.out" ] && fail "$name: wrote to stdout"
-    grep -q '^cuptop ' "$WORK/$name.err" || fail "$name: message does not start with 'cuptop '"
+    grep -q '^cuptop[ :]' "$WORK/$name.err" || fail "$name: message does not start with 'cuptop'"
 }
 
 # golden NAME FILE: compare with tests/cli/golden/NAME (CUPTOP_UPDATE_GOLDEN=1 rewrites)

@@ -78,4 +78,13 @@ grep -q "^$C: COMPLETE" "$WORK/bad_all.out" || fail "check --all skipped the rea
 printf x >"$WORK/file"
 usage_error notdir "$CUPTOP" sessions --store "$WORK/file"
 
+# the top level: an unknown subcommand or option is one line, not the
+# whole subcommand list (finding F)
+usage_error unknown_sub "$CUPTOP" frobnicate
+grep -qx "cuptop: unknown subcommand 'frobnicate' (try 'cuptop --help')" "$WORK/unknown_sub.err" ||
+    fail "unknown subcommand message: $(cat "$WORK/unknown_sub.err")"
+usage_error unknown_sub_args "$CUPTOP" frobnicate --store "$S"
+TERM=dumb usage_error top_bogus_opt "$CUPTOP" --bogus-option </dev/null
+TERM=dumb usage_error top_bogus "$CUPTOP" top --bogus </dev/null
+
 finish
