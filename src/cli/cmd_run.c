@@ -2,15 +2,18 @@
  * cmd_run.c - cuptop run: start a program with the agent injected.
  *
  *   cuptop run [--store DIR] [--kinds LIST] [--pool N] [--buffer-size B]
- *              [--queue N] [--config FILE] [--dormant] [--count-only] [--log]
- *              -- CMD [ARGS...]
+ *              [--queue N] [--device-buffer-size B] [--device-buffer-pool-limit N]
+ *              [--flush-period MS] [--stop-timeout MS] [--config FILE]
+ *              [--dormant] [--count-only] [--log] -- CMD [ARGS...]
  *
+ * Every value is checked with the agent's own parser (agent_config.c):
+ * what the agent would refuse (and replace by its default) is a usage
+ * error here, one line and exit 2.
  * Sets CUDA_INJECTION64_PATH to libcuptop-agent.so and the CUPTOP_*
  * variables, then execs CMD: the exit status is CMD's own.
  */
 #include "config.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -18,8 +21,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent_config.h"
 #include "cupstore.h"
 #include "cuptop.h"
+#include "model.h"
 
 static void run_usage(FILE *f)
 {
@@ -29,32 +34,85 @@ static void run_usage(FILE *f)
             "  --store DIR        store directory (default $CUPTOP_STORE or ~/.local/state/cuptop)\n"
             "  --kinds LIST       activity kinds: kernel,memcpy,memset,runtime,driver,sync,\n"
             "                     overhead,marker, or all / none / default\n"
-            "  --pool N           most buffers handed to CUPTI at once (default: grows with threads)\n"
-            "  --buffer-size B    bytes per buffer, e.g. 4M (64K..256M)\n"
-            "  --queue N          completed-buffer queue capacity\n"
-            "  --config FILE      key=value settings (the environment wins)\n"
+            "  --pool N           most buffers handed to CUPTI at once, 1..4096\n"
+            "                     (default: grows with threads)\n"
+            "  --buffer-size B    bytes per buffer, e.g. 4M (64K..256M, a multiple of 8)\n"
+            "  --queue N          completed-buffer queue capacity, 1..1048576\n"
+            "  --device-buffer-size B        CUPTI's device buffer size, 0..4G (0: CUPTI's)\n"
+            "  --device-buffer-pool-limit N  CUPTI's device buffer count, 0..1048576\n"
+            "  --flush-period MS  periodic flush, 0..60000 ms (0: off; default 200)\n"
+            "  --stop-timeout MS  time limit of each stop step, 10..600000 ms (default 3000)\n"
+            "  --config FILE      key=value settings, checked like the options\n"
+            "                     (the environment wins)\n"
             "  --dormant          start with no kinds on; turn them on from the monitor\n"
             "  --count-only       parse and count records but store none (CUPTOP_SINK=null)\n"
             "  --log              agent messages on stderr\n\n"
             "The exit status is CMD's.  See man cuptop (ENVIRONMENT) for every CUPTOP_* variable.\n");
 }
 
-/* A count or a size with an optional K/M/G suffix. */
-static bool run_valid_number(const char *s, bool size)
+/* Options that set one agent variable.  The value is checked by the
+ * agent's own parser (agent_config_set), so cuptop run refuses exactly
+ * what the agent would refuse (and silently replace by its default). */
+typedef struct run_opt {
+    const char *opt, *var, *what;
+} run_opt;
+
+static const run_opt run_opts[] = {
+    {"--kinds", "CUPTOP_KINDS", "a comma list of kernel, memcpy, memset, runtime, driver, "
+                                "sync, overhead, marker, other, or all, none, default"},
+    {"--pool", "CUPTOP_POOL", "a buffer count from 1 to 4096"},
+    {"--buffer-size", "CUPTOP_BUFFER_SIZE", "a size from 64K to 256M, a multiple of 8"},
+    {"--queue", "CUPTOP_QUEUE", "a queue capacity from 1 to 1048576"},
+    {"--device-buffer-size", "CUPTOP_DEVICE_BUFFER_SIZE", "a size from 0 to 4G"},
+    {"--device-buffer-pool-limit", "CUPTOP_DEVICE_BUFFER_POOL_LIMIT", "a count from 0 to 1048576"},
+    {"--flush-period", "CUPTOP_FLUSH_PERIOD_MS", "a period from 0 to 60000 ms"},
+    {"--stop-timeout", "CUPTOP_STOP_TIMEOUT_MS", "a timeout from 10 to 600000 ms"},
+};
+
+static const run_opt *run_opt_find(const char *o)
 {
-    const char *p = s;
-    if (!isdigit((unsigned char)*p))
+    for (size_t i = 0; i < sizeof run_opts / sizeof run_opts[0]; i++)
+        if (!strcmp(o, run_opts[i].opt))
+            return &run_opts[i];
+    return NULL;
+}
+
+/* Would the agent take value v for var?  (Its parser warns when not.) */
+static bool run_agent_accepts(const char *var, const char *v)
+{
+    agent_config *c = malloc(sizeof *c);
+    bool ok;
+    if (!c)
         return false;
-    while (isdigit((unsigned char)*p))
-        p++;
-    if (size && *p && strchr("kKmMgG", *p)) {
-        p++;
-        if (*p == 'i' || *p == 'I')
-            p++;
-        if (*p == 'b' || *p == 'B')
-            p++;
+    agent_config_defaults(c);
+    ok = *v && agent_config_set(c, var, v) && c->nwarn == 0;
+    free(c);
+    return ok;
+}
+
+static const char *run_config_get(const char *name, void *arg)
+{
+    return !strcmp(name, "CUPTOP_CONFIG") ? arg : NULL;
+}
+
+/* Read the --config file as the agent will; the first thing it would
+ * ignore or replace by a default, as one line (NULL: the file is good). */
+static char *run_config_check(const char *path)
+{
+    agent_config *c = malloc(sizeof *c);
+    char *bad = NULL;
+    if (!c)
+        return strdup("out of memory");
+    agent_config_load(c, run_config_get, (void *)path);
+    if (c->nwarn) {
+        char *w = c->warn[0], *tail;
+        /* The agent says what it does instead; cuptop run refuses. */
+        if ((tail = strstr(w, "; using the default")) || (tail = strstr(w, "; ignored")))
+            *tail = '\0';
+        bad = strdup(w);
     }
-    return *p == '\0' && strtoull(s, NULL, 10) > 0;
+    free(c);
+    return bad;
 }
 
 /* Absolute form of a path (the program may chdir before CUDA starts). */
@@ -101,35 +159,34 @@ int cmd_run(int argc, char **argv)
         if (!v)
             return cli_usage_error(cmd, "%s needs a value", o);
         i++;
-        if (!strcmp(o, "--store")) {
+        const run_opt *ro = run_opt_find(o);
+        if (ro) {
+            if (!run_agent_accepts(ro->var, v)) {
+                char esc[160];
+                model_escape(esc, sizeof esc, v, strlen(v));
+                return cli_usage_error(cmd, "%s: \"%s\" is not %s", o, esc, ro->what);
+            }
+            setenv(ro->var, v, 1);
+        } else if (!strcmp(o, "--store")) {
             char *abs = run_abspath(v);
             if (!abs)
                 return cli_usage_error(cmd, "--store: out of memory");
             setenv("CUPTOP_STORE", abs, 1);
             free(abs);
-        } else if (!strcmp(o, "--kinds")) {
-            uint32_t mask;
-            const char *bad = NULL;
-            if (cupstore_kinds_parse(v, &mask, &bad))
-                return cli_usage_error(cmd, "--kinds: unknown kind at \"%s\"", bad ? bad : v);
-            setenv("CUPTOP_KINDS", v, 1);
-        } else if (!strcmp(o, "--pool")) {
-            if (!run_valid_number(v, false) || strtoul(v, NULL, 10) > 4096)
-                return cli_usage_error(cmd, "--pool: \"%s\" is not a count from 1 to 4096", v);
-            setenv("CUPTOP_POOL", v, 1);
-        } else if (!strcmp(o, "--buffer-size")) {
-            if (!run_valid_number(v, true))
-                return cli_usage_error(cmd, "--buffer-size: \"%s\" is not a size (e.g. 4M)", v);
-            setenv("CUPTOP_BUFFER_SIZE", v, 1);
-        } else if (!strcmp(o, "--queue")) {
-            if (!run_valid_number(v, false))
-                return cli_usage_error(cmd, "--queue: \"%s\" is not a positive count", v);
-            setenv("CUPTOP_QUEUE", v, 1);
         } else if (!strcmp(o, "--config")) {
             char *abs = run_abspath(v);
             if (!abs || access(abs, R_OK) != 0) {
                 free(abs);
                 return cli_usage_error(cmd, "--config: cannot read \"%s\"", v);
+            }
+            char *bad = run_config_check(abs);
+            if (bad) {
+                char esc[600];
+                model_escape(esc, sizeof esc, bad, strlen(bad));
+                int rc = cli_usage_error(cmd, "--config: %s", esc);
+                free(bad);
+                free(abs);
+                return rc;
             }
             setenv("CUPTOP_CONFIG", abs, 1);
             free(abs);

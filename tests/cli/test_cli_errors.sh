@@ -78,6 +78,47 @@ grep -q "^$C: COMPLETE" "$WORK/bad_all.out" || fail "check --all skipped the rea
 printf x >"$WORK/file"
 usage_error notdir "$CUPTOP" sessions --store "$WORK/file"
 
+# cuptop run: every value checked against the ranges the agent accepts
+# (its own parser), one line and exit 2 (finding D); the bounds themselves
+# are accepted and reach the program's environment
+for bad in "--buffer-size 1" "--buffer-size 512M" "--buffer-size 65537" "--buffer-size 63K" \
+    "--buffer-size 257M" "--buffer-size 4X" "--pool 0" "--pool 4097" "--pool -3" \
+    "--queue 0" "--queue 1048577" "--device-buffer-size 5G" "--device-buffer-size x" \
+    "--device-buffer-pool-limit 1048577" "--flush-period 60001" "--flush-period -1" \
+    "--stop-timeout 9" "--stop-timeout 600001" "--kinds kernel,bogus" "--kinds ="; do
+    n=$(echo "$bad" | tr -c 'a-z0-9\n' _)
+    # shellcheck disable=SC2086 # word splitting intended: option and value
+    usage_error "run_$n" "$CUPTOP" run $bad -- true
+    grep -q "^cuptop run: ${bad%% *}: .* is not " "$WORK/run_$n.err" ||
+        fail "run $bad: message does not name the option and range: $(cat "$WORK/run_$n.err")"
+done
+usage_error run_empty "$CUPTOP" run --buffer-size "" -- true
+usage_error run_hostile "$CUPTOP" run --pool "$(printf '\033]0;x\007')" -- true
+no_raw_escapes "$WORK/run_hostile.err"
+if [ -x "$top_builddir/libcuptop-agent.so" ] || [ -n "${CUPTOP_AGENT:-}" ]; then
+    run 0 run_bounds "$CUPTOP" run --buffer-size 64K --pool 1 --queue 1048576 \
+        --device-buffer-size 0 --device-buffer-pool-limit 1048576 --flush-period 0 \
+        --stop-timeout 600000 --kinds kernel,runtime -- env
+    for kv in CUPTOP_BUFFER_SIZE=64K CUPTOP_POOL=1 CUPTOP_QUEUE=1048576 \
+        CUPTOP_DEVICE_BUFFER_SIZE=0 CUPTOP_DEVICE_BUFFER_POOL_LIMIT=1048576 \
+        CUPTOP_FLUSH_PERIOD_MS=0 CUPTOP_STOP_TIMEOUT_MS=600000 CUPTOP_KINDS=kernel,runtime; do
+        grep -qx "$kv" "$WORK/run_bounds.out" || fail "run: $kv not passed to the program"
+    done
+    run 0 run_bounds2 "$CUPTOP" run --buffer-size 256M --pool 4096 --flush-period 60000 \
+        --stop-timeout 10 --device-buffer-size 4G -- true
+    # the --config file is read as the agent reads it
+    printf '# ok\nbuffer_size = 8M\nkinds=kernel\n' >"$WORK/good.cfg"
+    run 0 run_cfg_good "$CUPTOP" run --config "$WORK/good.cfg" -- true
+fi
+printf 'buffer_size=4M\npool=9999\n' >"$WORK/bad.cfg"
+usage_error run_cfg_range "$CUPTOP" run --config "$WORK/bad.cfg" -- true
+grep -q 'POOL="9999": not a buffer count from 1 to 4096' "$WORK/run_cfg_range.err" ||
+    fail "run --config range: $(cat "$WORK/run_cfg_range.err")"
+printf 'no_such_setting=1\n' >"$WORK/unknown.cfg"
+usage_error run_cfg_unknown "$CUPTOP" run --config "$WORK/unknown.cfg" -- true
+printf 'just words\n' >"$WORK/words.cfg"
+usage_error run_cfg_words "$CUPTOP" run --config "$WORK/words.cfg" -- true
+
 # the top level: an unknown subcommand or option is one line, not the
 # whole subcommand list (finding F)
 usage_error unknown_sub "$CUPTOP" frobnicate

@@ -1,9 +1,9 @@
 #!/bin/sh
-# test_misuse_bugs.sh - fault row 11, the misuse cuptop does not refuse
-# yet (XFAIL until fixed; doc/reliability.md):
-#  - cuptop run --buffer-size 1: the help says 64K..256M, only the syntax is
-#    checked, so the command runs and the agent silently falls back to its
-#    default (src/cli/cmd_run.c).
+# test_misuse_bugs.sh - fault row 11, misuse cuptop once did not refuse
+# (doc/reliability.md, CLI bug D, fixed): out-of-range agent settings given
+# to cuptop run (the help says 64K..256M) ran, and the agent silently fell
+# back to its default.  cuptop run now checks every value with the agent's
+# own parser.  Every option's bounds: tests/cli/test_cli_errors.sh.
 . "${top_srcdir:?}/tests/faults/lib.sh"
 n=0
 misuse() {
@@ -13,4 +13,8 @@ misuse() {
 }
 misuse run --buffer-size 1 -- true
 misuse run --buffer-size 512M -- true
+misuse run --pool 4097 -- true
+misuse run --queue 0 -- true
+misuse run --flush-period 60001 -- true
+misuse run --device-buffer-size 5G -- true
 finish
