@@ -40,6 +40,10 @@ static void consumer_commit(agent *a)
 
     if (c->n == 0)
         return;
+    /* told to abandon: the batch stays unstored, the stop path counts it
+     * as tail once this thread has yielded */
+    if (atomic_load_explicit(&a->consumer_abandon, memory_order_acquire))
+        return;
     if (a->cfg.sink == AGENT_SINK_NULL || !a->env) {
         agent_names_batch_end(&c->names, true);
         goto done;
@@ -93,10 +97,11 @@ done:
     agent_hist_add(&a->batch_size, c->n);
     c->n = 0;
     memset(c->counts, 0, sizeof c->counts);
-    atomic_store_explicit(&a->batch_pending, 0, memory_order_relaxed);
 }
 
-/* Parse one buffer into the batch; publish its counts once at the end. */
+/* Parse one buffer into the batch; publish its counts once at the end.
+ * Told to abandon at a full batch, the rest of the buffer is counted as
+ * tail here (exactly, by kind and device) instead of being committed. */
 static void consumer_parse(agent *a, const agent_qitem *it)
 {
     agent_consumer *c = &a->cons;
@@ -126,10 +131,15 @@ static void consumer_parse(agent *a, const agent_qitem *it)
             continue;
         }
         if (c->n == AGENT_BATCH_MAX && !to_tail) {
-            if (atomic_load_explicit(&a->consumer_abandon, memory_order_acquire))
-                to_tail = true;   /* stop gave up: the rest is tail loss */
-            else
+            if (!atomic_load_explicit(&a->consumer_abandon, memory_order_acquire))
                 consumer_commit(a);
+            if (c->n == AGENT_BATCH_MAX) {
+                /* abandoned (before or during that commit, which then did
+                 * not start): the rest of this buffer is tail loss */
+                to_tail = true;
+            }
+            if (atomic_load_explicit(&a->cons_state, memory_order_acquire) == AGENT_CONS_ORPHANED)
+                break;   /* the stop wrote its final status without us */
         }
         cupstore_record tmp, *r = to_tail ? &tmp : &c->batch[c->n];
         agent_norm_record(rec, r, &name, agent_ctx_device, a);
@@ -167,7 +177,27 @@ static void consumer_parse(agent *a, const agent_qitem *it)
         atomic_fetch_or(&a->flags_seen, AGENT_SEEN_PARSE_ERROR);
     }
     agent_count(a, C_RECORDS_PARSED, parsed);
-    atomic_store_explicit(&a->batch_pending, c->n, memory_order_relaxed);
+}
+
+/* Consumer: IDLE -> BUSY for a step; false when the stop path has taken
+ * the work over (TAKEN) - then nothing may be touched. */
+static bool consumer_enter(agent *a)
+{
+    int s = AGENT_CONS_IDLE;
+    return atomic_compare_exchange_strong(&a->cons_state, &s, AGENT_CONS_BUSY);
+}
+
+/* Consumer: end a step in state `to` (IDLE, or DONE); false when the stop
+ * path gave up on the step (ORPHANED) - then exit without touching more. */
+static bool consumer_leave(agent *a, int to)
+{
+    int s = AGENT_CONS_BUSY;
+    return atomic_compare_exchange_strong(&a->cons_state, &s, to);
+}
+
+static bool consumer_batch_due(agent *a)
+{
+    return a->cons.n && agent_mono_ns() - a->cons.first_mono >= AGENT_BATCH_NS;
 }
 
 static void *consumer_main(void *arg)
@@ -177,33 +207,41 @@ static void *consumer_main(void *arg)
 
     agent_thread_enter();
     for (;;) {
-        if (atomic_load_explicit(&a->consumer_abandon, memory_order_acquire))
-            return NULL;   /* stop gave up waiting: its caller counts the rest */
-        if (agent_queue_pop(&a->queue, &it)) {
+        if (atomic_load_explicit(&a->consumer_abandon, memory_order_acquire)) {
+            /* stop gave up waiting: hand it the batch and the queue */
+            int s = AGENT_CONS_IDLE;
+            (void)atomic_compare_exchange_strong(&a->cons_state, &s, AGENT_CONS_YIELDED);
+            return NULL;
+        }
+        if (!consumer_enter(a))
+            return NULL;   /* taken over between steps */
+        bool got = agent_queue_pop(&a->queue, &it);
+        bool quit = !got && atomic_load_explicit(&a->consumer_quit, memory_order_acquire);
+        if (got) {
             atomic_store_explicit(&a->consumer_busy, 1, memory_order_relaxed);
             consumer_parse(a, &it);
             agent_pool_put(&a->pool, (int)it.slot);
             agent_count(a, C_BUF_CONSUMED, 1);
             atomic_store_explicit(&a->consumer_busy, 0, memory_order_release);
-        } else if (atomic_load_explicit(&a->consumer_quit, memory_order_acquire)) {
-            break;
-        } else {
-            if (a->cons.n && agent_mono_ns() - a->cons.first_mono >= AGENT_BATCH_NS)
-                consumer_commit(a);
-            /* short: a single completed buffer does not wake us */
-            agent_queue_wait(&a->queue, a->cons.n ? 5000000u : 10000000u);
-            continue;
         }
-        if (a->cons.n && agent_mono_ns() - a->cons.first_mono >= AGENT_BATCH_NS)
-            consumer_commit(a);
+        if (quit || consumer_batch_due(a))
+            consumer_commit(a);   /* no-op once told to abandon */
+        if (quit && !atomic_load_explicit(&a->consumer_abandon, memory_order_acquire)) {
+            (void)consumer_leave(a, AGENT_CONS_DONE);
+            return NULL;
+        }
+        if (!consumer_leave(a, AGENT_CONS_IDLE))
+            return NULL;   /* orphaned: the stop path did not wait for us */
+        if (!got && !quit)   /* short: a single completed buffer does not wake us */
+            agent_queue_wait(&a->queue, a->cons.n ? 5000000u : 10000000u);
     }
-    consumer_commit(a);
-    return NULL;
 }
 
 int agent_consumer_start(agent *a)
 {
     agent_consumer *c = &a->cons;
+    if (a->consumer_orphaned)
+        return EBUSY;   /* a consumer left in a commit still owns a->cons */
     if (!c->batch) {
         c->batch = malloc(AGENT_BATCH_MAX * sizeof *c->batch);
         if (!c->batch || agent_names_init(&c->names))
@@ -218,6 +256,8 @@ int agent_consumer_start(agent *a)
     c->refused_noted = false;
     memset(c->counts, 0, sizeof c->counts);
     atomic_store(&a->consumer_quit, 0);
+    atomic_store(&a->consumer_abandon, 0);
+    atomic_store(&a->cons_state, AGENT_CONS_IDLE);
     int rc = pthread_create(&a->consumer_th, NULL, consumer_main, a);
     a->consumer_up = rc == 0;
     return rc;
@@ -241,29 +281,59 @@ static int consumer_join(agent *a, uint32_t timeout_ms)
 
 int agent_consumer_stop(agent *a, uint32_t timeout_ms)
 {
+    agent_consumer *c = &a->cons;
+    int rc = ETIMEDOUT;
+
     if (!a->consumer_up)
         return 0;
     atomic_store(&a->consumer_abandon, 0);
     atomic_store_explicit(&a->consumer_quit, 1, memory_order_release);
     agent_queue_kick(&a->queue);
     if (consumer_join(a, timeout_ms) == 0)
-        return 0;
+        return 0;   /* DONE: its batch is stored (or counted refused) */
     atomic_store_explicit(&a->consumer_abandon, 1, memory_order_release);
     agent_queue_kick(&a->queue);
-    /* a commit in progress gets at least a second more: past it, the tail
-     * count becomes uncertain */
-    if (consumer_join(a, timeout_ms > 1000 ? timeout_ms : 1000) != 0)
-        return EBUSY;
-    /* joined: its batch was never stored; the buffer it was parsing when
-     * told to abandon is partly in that batch, so count by the batch's
-     * own per-kind, per-device counts */
-    agent_consumer *c = &a->cons;
+    /* Wait for it to yield at a boundary, or take its work over between
+     * two steps.  A step in progress (a commit on a slow disk) gets the
+     * grace period: the final status needs the store's write lock that the
+     * commit holds anyway.  Past it, the step is orphaned. */
+    uint32_t grace = timeout_ms > AGENT_STOP_GRACE_MS ? timeout_ms : AGENT_STOP_GRACE_MS;
+    uint64_t deadline = agent_mono_ns() + (uint64_t)grace * 1000000u;
+    for (;;) {
+        int s = atomic_load_explicit(&a->cons_state, memory_order_acquire);
+        if (s == AGENT_CONS_DONE) {
+            rc = 0;   /* it finished after all */
+            break;
+        }
+        if (s == AGENT_CONS_YIELDED)
+            break;
+        if (s == AGENT_CONS_IDLE &&
+            atomic_compare_exchange_strong(&a->cons_state, &s, AGENT_CONS_TAKEN))
+            break;
+        if (s == AGENT_CONS_BUSY && agent_mono_ns() >= deadline &&
+            atomic_compare_exchange_strong(&a->cons_state, &s, AGENT_CONS_ORPHANED)) {
+            /* its batch and the buffer it parses are lost uncounted, or
+             * stored after the final status: the caller notes it */
+            pthread_detach(a->consumer_th);
+            a->consumer_up = false;
+            a->consumer_orphaned = true;   /* it still uses a->cons */
+            return EBUSY;
+        }
+        agent_queue_kick(&a->queue);
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    /* YIELDED, TAKEN or DONE: the thread touches nothing any more and
+     * exits at once (TAKEN: at most its 10 ms queue wait). */
+    pthread_join(a->consumer_th, NULL);
+    a->consumer_up = false;
+    /* its unstored batch is tail loss, by its own per-kind, per-device
+     * counts (records it counted as tail itself are not in the batch) */
     for (unsigned d = 0; d < AGENT_DEVS; d++)
         for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++)
             if (c->counts[d][k])
                 agent_count(a, agent_c_loss(CUPSTORE_LOSS_TAIL, d, k), c->counts[d][k]);
     c->n = 0;
     memset(c->counts, 0, sizeof c->counts);
-    atomic_store(&a->batch_pending, 0);
-    return ETIMEDOUT;
+    return rc;
 }

@@ -38,6 +38,7 @@
 #define AGENT_BATCH_NS 50000000ull      /* commit at least every 50 ms     */
 #define AGENT_DISCARD_N 64              /* discard buffers (API < 27)      */
 #define AGENT_DISCARD_SIZE ((size_t)64 << 10)
+#define AGENT_STOP_GRACE_MS 10000u      /* min. wait for a step in progress */
 
 /* Scalar counters (cumulative, relaxed atomics; diffed each second). */
 enum {
@@ -89,6 +90,27 @@ typedef struct agent_ctx {
     uint16_t device;
     bool live;
 } agent_ctx;
+
+/* Who owns the consumer's work (its unstored batch, the buffer it is
+ * parsing, the queue) - the hand-off between the consumer and the stop
+ * protocol, changed only by compare-and-swap:
+ *   IDLE -> BUSY -> IDLE   consumer: a step (pop + parse, or a commit)
+ *   BUSY -> DONE           consumer: finished normally (batch stored)
+ *   IDLE -> YIELDED        consumer: told to abandon, exits at a boundary
+ *   IDLE -> TAKEN          stop: took over a consumer between steps
+ *   BUSY -> ORPHANED       stop: gave up on a step that would not end
+ * In YIELDED, TAKEN and DONE the stop path owns the batch and the queue
+ * (the consumer never touches them again); in ORPHANED it owns only the
+ * queue (the consumer's step in progress ends with a store or a refusal
+ * the final status cannot include: the only uncertain case, noted). */
+enum {
+    AGENT_CONS_IDLE = 0,
+    AGENT_CONS_BUSY,
+    AGENT_CONS_DONE,
+    AGENT_CONS_YIELDED,
+    AGENT_CONS_TAKEN,
+    AGENT_CONS_ORPHANED,
+};
 
 /* Per-session state of the consumer thread (consumer-only). */
 typedef struct agent_consumer {
@@ -147,10 +169,15 @@ typedef struct agent {
     /* threads */
     pthread_t consumer_th, health_th, stop_th;
     bool consumer_up, health_up, stop_up;
+    bool consumer_orphaned;           /* a consumer left behind in a step:
+                                         no new session's consumer here   */
     _Atomic int consumer_quit, health_quit, stop_quit;
     _Atomic int consumer_abandon;     /* stop: exit now, commit nothing   */
     _Atomic int consumer_busy;        /* a buffer is being parsed         */
-    _Atomic uint64_t batch_pending;   /* records in the unstored batch     */
+    _Atomic int cons_state;           /* AGENT_CONS_*: the hand-off       */
+    _Atomic uint32_t cb_inflight;     /* bufferCompleted calls running:
+                                         the stop waits for them to end
+                                         before it walks the queue        */
     pthread_mutex_t health_lock;
     pthread_cond_t health_cond;
     agent_consumer cons;
@@ -197,13 +224,16 @@ int agent_apply_kinds(agent *a, uint32_t mask);
 int agent_consumer_start(agent *a);
 /** Ask the consumer to finish (drain the queue, commit its batch) and join
  *  it, waiting at most timeout_ms.  If it does not finish in time it is told
- *  to abandon the rest (exit at the next buffer or batch boundary, without
- *  committing) and waited for once more (at least 1 s: a commit in
- *  progress may finish); then its unstored batch is counted
- *  as tail loss by kind and device.
- *  @return 0 (finished), ETIMEDOUT (abandoned in time: the queue and batch
- *  left are exact tail), or EBUSY (still stuck, e.g. in a commit: thread
- *  left running, tail uncertain). */
+ *  to abandon the rest: it exits at the next boundary (between buffers, or
+ *  at a full batch: the rest of that buffer is counted as tail by the
+ *  consumer) without committing again; a step in progress (a commit on a
+ *  slow disk) gets AGENT_STOP_GRACE_MS more.  Once it has yielded, its
+ *  unstored batch is counted as tail loss by kind and device here.  The
+ *  queue is never touched by the consumer after this returns.
+ *  @return 0 (finished), ETIMEDOUT (abandoned: the batch is counted, the
+ *  queue left is exact tail for the caller), or EBUSY (a step never ended:
+ *  the consumer is orphaned, its batch is uncertain; the queue is still the
+ *  caller's to count). */
 int agent_consumer_stop(agent *a, uint32_t timeout_ms);
 
 /* agent_health.c */

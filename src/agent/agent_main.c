@@ -216,6 +216,9 @@ static void CUPTIAPI agent_buffer_completed(CUcontext ctx, uint32_t stream, uint
         return;
     if (atomic_load_explicit(&a->state, memory_order_acquire) == AGENT_CHILD)
         (void)agent_session_start(a);   /* forked child: a session of its own */
+    /* seq_cst with the stop's store of STOPPED: either this call sees it,
+     * or the stop waits for this call before walking the queue */
+    atomic_fetch_add(&a->cb_inflight, 1);
     agent_count(a, C_BUF_COMPLETED, 1);
     agent_count(a, C_BYTES, valid);
     int dslot = a->discard.slots ? agent_pool_find(&a->discard, buffer) : -1;
@@ -249,7 +252,7 @@ static void CUPTIAPI agent_buffer_completed(CUcontext ctx, uint32_t stream, uint
     }
     if (valid > a->pool.buf_size)
         valid = a->pool.buf_size;   /* bounds check: never read past ours */
-    int st = atomic_load_explicit(&a->state, memory_order_acquire);
+    int st = atomic_load(&a->state);
     if (st != AGENT_RUNNING && st != AGENT_STOPPING) {
         /* no consumer any more: the records are tail loss */
         agent_count_lost(a, buffer, valid, CUPSTORE_LOSS_TAIL);
@@ -268,6 +271,7 @@ static void CUPTIAPI agent_buffer_completed(CUcontext ctx, uint32_t stream, uint
         agent_pool_put(&a->pool, slot);
     }
 out:
+    atomic_fetch_sub_explicit(&a->cb_inflight, 1, memory_order_release);
     agent_hist_add(&a->cmp_lat, agent_mono_ns() - t0);
 }
 
