@@ -219,11 +219,11 @@ static void CUPTIAPI agent_buffer_completed(CUcontext ctx, uint32_t stream, uint
     /* seq_cst with the stop's store of STOPPED: either this call sees it,
      * or the stop waits for this call before walking the queue */
     atomic_fetch_add(&a->cb_inflight, 1);
-    agent_count(a, C_BUF_COMPLETED, 1);
-    agent_count(a, C_BYTES, valid);
     int dslot = a->discard.slots ? agent_pool_find(&a->discard, buffer) : -1;
     if (dslot >= 0 || (a->discard_last && buffer == a->discard_last)) {
         /* API < 27: records CUPTI wrote into a declined (discard) buffer */
+        agent_count(a, C_BUF_COMPLETED, 1);
+        agent_count(a, C_BYTES, valid);
         agent_count_lost(a, buffer, valid > AGENT_DISCARD_SIZE ? AGENT_DISCARD_SIZE : valid,
                          CUPSTORE_LOSS_DECLINED);
         agent_count(a, C_BUF_CONSUMED, 1);
@@ -234,7 +234,9 @@ static void CUPTIAPI agent_buffer_completed(CUcontext ctx, uint32_t stream, uint
     int slot = a->pool_ready ? agent_pool_find(&a->pool, buffer) : -1;
     if (slot < 0) {
         /* Another CUPTI client's buffer: count its records as a conflict;
-         * never free or reuse it (it is not ours). */
+         * never free or reuse it (it is not ours).  Counted in buf_foreign
+         * only, not in buf_completed: completed/consumed (and the bytes)
+         * are about the agent's own buffers. */
         agent_count(a, C_BUF_FOREIGN, 1);
         atomic_fetch_or_explicit(&a->flags_seen, AGENT_SEEN_FOREIGN, memory_order_relaxed);
         uint64_t n = agent_count_lost(a, buffer, valid, CUPSTORE_LOSS_CONFLICT);
@@ -244,12 +246,15 @@ static void CUPTIAPI agent_buffer_completed(CUcontext ctx, uint32_t stream, uint
     }
     if (!agent_pool_complete(&a->pool, slot)) {
         /* Completed twice (or never handed out by this pool's state): the
-         * content belongs to the first completion; count the anomaly. */
+         * content belongs to the first completion; count the anomaly (in
+         * buf_foreign, not again in buf_completed). */
         agent_count(a, C_BUF_DUPLICATE, 1);
         atomic_fetch_or_explicit(&a->flags_seen, AGENT_SEEN_DUPLICATE, memory_order_relaxed);
         agent_count(a, agent_c_loss(CUPSTORE_LOSS_CONFLICT, AGENT_DEV_NONE, AGENT_KIND_ALL), 1);
         goto out;
     }
+    agent_count(a, C_BUF_COMPLETED, 1);
+    agent_count(a, C_BYTES, valid);
     if (valid > a->pool.buf_size)
         valid = a->pool.buf_size;   /* bounds check: never read past ours */
     int st = atomic_load(&a->state);

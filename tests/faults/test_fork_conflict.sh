@@ -60,6 +60,19 @@ check_ge "conflict: conflict loss counted" "$(val "$WORK/conflict.d" loss.confli
 check "conflict: verdict" "$(verdict "$st" "$id")" "1 ended INCOMPLETE"
 grep -q 'conflict' "$WORK/verdict.out" ||
     fail "conflict: the verdict does not name the conflict: $(cat "$WORK/verdict.out")"
+# a foreign buffer is counted in buf_foreign, not as one of ours completed
+# and never consumed: no bogus "unconsumed" reason next to the conflict
+if grep -q 'unconsumed' "$WORK/verdict.out"; then
+    fail "conflict: the verdict adds an unconsumed reason: $(grep unconsumed "$WORK/verdict.out")"
+else
+    pass "conflict: no unconsumed reason next to the conflict"
+fi
+# (every 8th buffer is also delivered as a foreign copy: a slow run may
+# have fewer than 8; the count must be the simulator's, foreign + dup)
+want_foreign=$(awk '$1 == "buffers_foreign" || $1 == "buffers_dup" { n += $2 } END { print n + 0 }' \
+    "$SIM_DIR/truth")
+check "conflict: buf_foreign == foreign + duplicate buffers delivered" \
+    "$(val "$WORK/conflict.d" health.buf_foreign)" "$want_foreign"
 if grep -q '^note\..*subscriber conflict.*torch.profiler (simulated)' "$WORK/conflict.d"; then
     pass "conflict: a note in the session names the other subscriber"
 else
@@ -72,6 +85,7 @@ grep -q 'torch.profiler (simulated)' "$WORK/conflict.report" ||
 # runs from atexit (exit path return)
 check "conflict: final exit path" "$(final_field "$WORK/conflict.d" exit_path)" return
 check "conflict: stop protocol complete" "$(final_field "$WORK/conflict.d" protocol_complete)" 1
-# (no --exit: the foreign buffer is counted completed but never consumed)
-truth_check conflict "$st" "$id" "$SIM_DIR/truth" --expect conflict
+# --exit also checks buffers consumed == completed (foreign ones are in
+# neither)
+truth_check conflict "$st" "$id" "$SIM_DIR/truth" --exit return --expect conflict
 finish
