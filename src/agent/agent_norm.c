@@ -78,6 +78,32 @@ static void norm_times(cupstore_record *o, uint64_t start, uint64_t end, int gpu
         o->flags |= CUPSTORE_RF_ZERO_TS;
 }
 
+/* The fields every GPU activity record (kernel, memcpy, memset) carries
+ * under the same names; a macro because the structs differ. */
+#define NORM_GPU_COMMON(o, r)                                                  \
+    do {                                                                       \
+        (o)->device = agent_norm_device((r)->deviceId);                        \
+        (o)->context = (r)->contextId;                                         \
+        (o)->stream = (r)->streamId;                                           \
+        (o)->correlation = (r)->correlationId;                                 \
+        norm_times((o), (r)->start, (r)->end, 1);                              \
+    } while (0)
+
+/* Device/context/stream or process/thread, as the object kind says. */
+static void norm_object(cupstore_record *o, CUpti_ActivityObjectKind kind,
+                        const CUpti_ActivityObjectKindId *id)
+{
+    if (kind == CUPTI_ACTIVITY_OBJECT_DEVICE || kind == CUPTI_ACTIVITY_OBJECT_CONTEXT ||
+        kind == CUPTI_ACTIVITY_OBJECT_STREAM) {
+        o->device = agent_norm_device(id->dcs.deviceId);
+        o->context = id->dcs.contextId;
+        o->stream = id->dcs.streamId;
+    } else {
+        o->pid = id->pt.processId;
+        o->tid = id->pt.threadId;
+    }
+}
+
 void agent_norm_record(const CUpti_Activity *rec, cupstore_record *o, const char **name,
                        agent_ctx_device_fn ctx_device, void *arg)
 {
@@ -92,11 +118,7 @@ void agent_norm_record(const CUpti_Activity *rec, cupstore_record *o, const char
         /* The leading fields are the same in every CUpti_ActivityKernelN
          * since version 4; only those are read. */
         const CUpti_ActivityKernel10 *k = (const void *)rec;
-        o->device = agent_norm_device(k->deviceId);
-        o->context = k->contextId;
-        o->stream = k->streamId;
-        o->correlation = k->correlationId;
-        norm_times(o, k->start, k->end, 1);
+        NORM_GPU_COMMON(o, k);
         o->aux = k->registersPerThread;
         o->bytes = (uint64_t)k->staticSharedMemory + (uint64_t)k->dynamicSharedMemory;
         o->grid[0] = (uint32_t)k->gridX;
@@ -110,33 +132,21 @@ void agent_norm_record(const CUpti_Activity *rec, cupstore_record *o, const char
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
         const CUpti_ActivityMemcpy6 *m = (const void *)rec;
-        o->device = agent_norm_device(m->deviceId);
-        o->context = m->contextId;
-        o->stream = m->streamId;
-        o->correlation = m->correlationId;
-        norm_times(o, m->start, m->end, 1);
+        NORM_GPU_COMMON(o, m);
         o->aux = m->copyKind;
         o->bytes = m->bytes;
         break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY2: {
         const CUpti_ActivityMemcpyPtoP4 *m = (const void *)rec;
-        o->device = agent_norm_device(m->deviceId);
-        o->context = m->contextId;
-        o->stream = m->streamId;
-        o->correlation = m->correlationId;
-        norm_times(o, m->start, m->end, 1);
+        NORM_GPU_COMMON(o, m);
         o->aux = m->copyKind;
         o->bytes = m->bytes;
         break;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
         const CUpti_ActivityMemset4 *m = (const void *)rec;
-        o->device = agent_norm_device(m->deviceId);
-        o->context = m->contextId;
-        o->stream = m->streamId;
-        o->correlation = m->correlationId;
-        norm_times(o, m->start, m->end, 1);
+        NORM_GPU_COMMON(o, m);
         o->aux = m->value;
         o->bytes = m->bytes;
         break;
@@ -165,16 +175,7 @@ void agent_norm_record(const CUpti_Activity *rec, cupstore_record *o, const char
         const CUpti_ActivityOverhead3 *v = (const void *)rec;
         o->aux = agent_norm_overhead_index((uint32_t)v->overheadKind);
         o->correlation = v->correlationId;
-        if (v->objectKind == CUPTI_ACTIVITY_OBJECT_DEVICE ||
-            v->objectKind == CUPTI_ACTIVITY_OBJECT_CONTEXT ||
-            v->objectKind == CUPTI_ACTIVITY_OBJECT_STREAM) {
-            o->device = agent_norm_device(v->objectId.dcs.deviceId);
-            o->context = v->objectId.dcs.contextId;
-            o->stream = v->objectId.dcs.streamId;
-        } else {
-            o->pid = v->objectId.pt.processId;
-            o->tid = v->objectId.pt.threadId;
-        }
+        norm_object(o, v->objectKind, &v->objectId);
         /* CUPTI documents start == end == 0 as "not collected" for
          * overhead records: still a record without timing. */
         norm_times(o, v->start, v->end, 0);
@@ -185,16 +186,7 @@ void agent_norm_record(const CUpti_Activity *rec, cupstore_record *o, const char
         o->start_ns = o->end_ns = m->timestamp;
         o->aux = (uint32_t)m->flags;
         o->correlation = m->id;
-        if (m->objectKind == CUPTI_ACTIVITY_OBJECT_DEVICE ||
-            m->objectKind == CUPTI_ACTIVITY_OBJECT_CONTEXT ||
-            m->objectKind == CUPTI_ACTIVITY_OBJECT_STREAM) {
-            o->device = agent_norm_device(m->objectId.dcs.deviceId);
-            o->context = m->objectId.dcs.contextId;
-            o->stream = m->objectId.dcs.streamId;
-        } else {
-            o->pid = m->objectId.pt.processId;
-            o->tid = m->objectId.pt.threadId;
-        }
+        norm_object(o, m->objectKind, &m->objectId);
         if (m->timestamp == 0)
             o->flags |= CUPSTORE_RF_ZERO_TS;
         *name = m->name;
