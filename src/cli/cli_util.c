@@ -1,6 +1,7 @@
 /* cli_util.c - small helpers shared by the subcommands. */
 #include "config.h"
 
+#include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -29,6 +30,20 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     va_end(ap);
     fprintf(stderr, " (try 'cuptop %s --help')\n", cmd);
     return CUPTOP_EXIT_USAGE;
+}
+
+int cli_bad_option(const char *cmd, char **argv)
+{
+    return cli_usage_error(cmd, "%s '%s'",
+                           optopt ? "missing value or unknown option" : "unknown option",
+                           argv[optind - 1]);
+}
+
+int cli_one_session(const char *cmd, int argc, char **argv)
+{
+    if (optind >= argc)
+        return cli_usage_error(cmd, "no session given");
+    return cli_usage_error(cmd, "one session only (got '%s' too)", argv[optind + 1]);
 }
 
 static char *join_path(const char *dir, size_t dirlen, const char *name)

@@ -112,9 +112,7 @@ int cmd_check(int argc, char **argv)
         case 'j': json = true; break;
         case 'h': usage(stdout); return CUPTOP_EXIT_OK;
         default:
-            return cli_usage_error(cmd, "%s '%s'",
-                                   optopt ? "missing value or unknown option" : "unknown option",
-                                   argv[optind - 1]);
+            return cli_bad_option(cmd, argv);
         }
     }
     if (all && optind < argc)

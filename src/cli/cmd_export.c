@@ -546,15 +546,11 @@ int cmd_export(int argc, char **argv)
         case 'x': o.force = true; break;
         case 'h': usage(stdout); return CUPTOP_EXIT_OK;
         default:
-            return cli_usage_error(cmd, "%s '%s'",
-                                   optopt ? "missing value or unknown option" : "unknown option",
-                                   argv[optind - 1]);
+            return cli_bad_option(cmd, argv);
         }
     }
-    if (optind >= argc)
-        return cli_usage_error(cmd, "no session given");
-    if (optind + 1 < argc)
-        return cli_usage_error(cmd, "one session only (got '%s' too)", argv[optind + 1]);
+    if (optind + 1 != argc)
+        return cli_one_session(cmd, argc, argv);
     o.session = argv[optind];
     if (!o.format)
         return cli_usage_error(cmd, "--format is required (chrome, jsonl, csv or store)");

@@ -508,15 +508,11 @@ int cmd_report(int argc, char **argv)
         case 's': store = optarg; break;
         case 'h': usage(stdout); return CUPTOP_EXIT_OK;
         default:
-            return cli_usage_error(cmd, "%s '%s'",
-                                   optopt ? "missing value or unknown option" : "unknown option",
-                                   argv[optind - 1]);
+            return cli_bad_option(cmd, argv);
         }
     }
-    if (optind >= argc)
-        return cli_usage_error(cmd, "no session given");
-    if (optind + 1 < argc)
-        return cli_usage_error(cmd, "one session only (got '%s' too)", argv[optind + 1]);
+    if (optind + 1 != argc)
+        return cli_one_session(cmd, argc, argv);
 
     char *dir = cli_store_dir(cmd, store);
     cupstore_env *env;

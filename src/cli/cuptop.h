@@ -26,6 +26,12 @@ int cmd_export(int argc, char **argv);    /* src/cli/cmd_export.c           */
 /** Print "cuptop CMD: MESSAGE" and a hint to stderr; returns 2. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/** Usage error for the option getopt_long just rejected (optind/optopt
+ *  as getopt left them); returns 2. */
+int cli_bad_option(const char *cmd, char **argv);
+/** Usage error when the operands after the options are not exactly one
+ *  session (call when optind + 1 != argc); returns 2. */
+int cli_one_session(const char *cmd, int argc, char **argv);
 /** Print "cuptop CMD: MESSAGE" to stderr (one line). */
 void cli_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
