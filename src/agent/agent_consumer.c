@@ -55,6 +55,13 @@ static void consumer_commit(agent *a)
         rc = CUPSTORE_EFULL;
         goto refused;
     }
+    /* the same on the disk: a full disk must leave room for them too
+     * (bound: the batch uncompressed, plus its new names and B-tree pages) */
+    if (!agent_reserve_room(a, (uint64_t)c->n * sizeof(cupstore_record) + ((uint64_t)64 << 10),
+                            AGENT_RESERVE_KEEP)) {
+        rc = ENOSPC;
+        goto refused;
+    }
     for (int attempt = 0; attempt < 16; attempt++) {
         cupstore_txn *txn;
         const uint32_t *ids;

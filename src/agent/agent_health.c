@@ -345,8 +345,9 @@ static void health_notes(agent *a)
         }
 }
 
-/* Write the row for one second (and its loss rows). */
-static void health_write(agent *a, uint64_t second)
+/* Write the row for one second (and its loss rows).  A periodic row
+ * leaves half the disk reserve alone; the last one may use all of it. */
+static void health_write(agent *a, uint64_t second, bool last)
 {
     static struct row_arg r;   /* health thread only; too big for a stack */
     uint64_t cur[C_COUNT], *prev = health_s.prev;
@@ -429,7 +430,9 @@ static void health_write(agent *a, uint64_t second)
     if (a->cfg.sink == AGENT_SINK_NULL)
         h->flags |= CUPSTORE_HF_COUNT_ONLY;
 
-    int rc = txn_retry_put(a, put_row, &r);
+    int rc = ENOSPC;
+    if (last || agent_reserve_room(a, sizeof r, AGENT_RESERVE_KEEP / 2))
+        rc = txn_retry_put(a, put_row, &r);
     if (rc == 0) {
         memcpy(prev, now, sizeof now);
     } else {
@@ -463,7 +466,7 @@ static void *health_main(void *arg)
         if (atomic_load(&a->health_quit))
             break;
         if (next % 1000000000u == 0)
-            health_write(a, next / 1000000000u - 1);
+            health_write(a, next / 1000000000u - 1, false);
         health_poll_control(a);
         uint64_t now = agent_real_ns();
         next += HEALTH_TICK_NS;
@@ -471,7 +474,7 @@ static void *health_main(void *arg)
             next = (now / HEALTH_TICK_NS + 1) * HEALTH_TICK_NS;
     }
     /* last (partial) second: carries the stop protocol's counts */
-    health_write(a, agent_real_ns() / 1000000000u);
+    health_write(a, agent_real_ns() / 1000000000u, true);
     return NULL;
 }
 

@@ -122,6 +122,16 @@ typedef struct agent_consumer {
     bool refused_noted;
 } agent_consumer;
 
+/* Room allocated on the disk ahead of data.mdb (agent_reserve.c). */
+typedef struct agent_reserve {
+    int fd;                 /* data.mdb, for fallocate; -1: no reserve    */
+    uint64_t allocated;     /* bytes of data.mdb backed by disk blocks    */
+    bool full;              /* the disk refused a step ahead              */
+    pthread_mutex_t lock;   /* consumer and health thread                 */
+} agent_reserve;
+
+#define AGENT_RESERVE_KEEP ((uint64_t)512 << 10)   /* for the last rows  */
+
 typedef struct agent {
     agent_config cfg;
     agent_cupti cupti;
@@ -137,6 +147,7 @@ typedef struct agent {
     cupstore_env *env;
     cupstore_env *abandoned_env;      /* a parent's or an ended session's:
                                          never used or closed again       */
+    agent_reserve reserve;            /* disk room for the final status   */
     char *session_id;
     uint32_t epoch;
     uint64_t epoch_start_ns;
@@ -235,6 +246,18 @@ int agent_consumer_start(agent *a);
  *  the consumer is orphaned, its batch is uncertain; the queue is still the
  *  caller's to count). */
 int agent_consumer_stop(agent *a, uint32_t timeout_ms);
+
+/* agent_reserve.c */
+/** Open the session's data.mdb for the disk reserve and allocate the
+ *  first AGENT_RESERVE_KEEP bytes past its end (no reserve, silently, on a
+ *  filesystem without fallocate or with CUPTOP_SINK=null). */
+void agent_reserve_open(agent *a, const char *store_dir);
+void agent_reserve_close(agent *a);
+/** Make sure the disk holds blocks for `need` bytes of new pages plus
+ *  `keep` more past LMDB's last page.  False: the disk is full - refuse
+ *  the write yourself, so the blocks stay for the final status.  True
+ *  when there is no disk reserve. */
+bool agent_reserve_room(agent *a, uint64_t need, uint64_t keep);
 
 /* agent_health.c */
 int agent_health_start(agent *a);

@@ -23,6 +23,7 @@ agent agent_g = {
     .health_lock = PTHREAD_MUTEX_INITIALIZER,
     .health_cond = PTHREAD_COND_INITIALIZER,
     .stop_lock = PTHREAD_MUTEX_INITIALIZER,
+    .reserve = {.fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER},
 };
 
 /* Per-thread flag for pool sizing by threads (set once per thread);
@@ -378,6 +379,8 @@ static int agent_open_store(agent *a)
         free(a->session_id);
         a->session_id = NULL;
         rc = cupstore_session_create(&a->env, &a->session_id, dir, (int)getpid(), &o);
+        if (rc == 0)
+            agent_reserve_open(a, dir);
     }
     if (rc)
         agent_log(a, 1, "cannot open the store %s: %s; not tracing", dir ? dir : "(none)",

@@ -395,6 +395,8 @@ static void atfork_child(void)
      * parent thread: re-initialise it.  The child gets a session of its
      * own on its first buffer request or context creation. */
     pthread_mutex_init(&a->stop_lock, NULL);
+    pthread_mutex_init(&a->reserve.lock, NULL);
+    agent_reserve_close(a);   /* the parent's data.mdb: not ours */
     pthread_mutex_init(&a->health_lock, NULL);
     pthread_cond_init(&a->health_cond, NULL);
     a->consumer_up = a->health_up = a->stop_up = false;

@@ -8,7 +8,8 @@
  *   FAULTIO_ENOSPC_AFTER=B a disk of B bytes for data.mdb: a write that would
  *                          reach past offset B fails with ENOSPC (writes
  *                          inside the file, e.g. LMDB reusing pages, and
- *                          syncs still succeed, as on a real full disk)
+ *                          syncs still succeed, as on a real full disk);
+ *                          fallocate past B fails with ENOSPC too
  *
  * LMDB writes pages with pwrite/pwritev (without MDB_WRITEMAP) and syncs
  * with fdatasync/fsync, all through the PLT, so interposing them here sees
@@ -155,6 +156,23 @@ int fsync(int fd)
     if (faultio_before(fd, 0, 0) < 0)
         return -1;
     return NEXT("fsync", int (*)(int))(fd);
+}
+
+/* Blocks past B do not exist on this disk; below B they always do. */
+int fallocate(int fd, int mode, off_t off, off_t len)
+{
+    faultio_init();
+    if (faultio.enospc_after >= 0 && faultio_is_store(fd) && len > 0 &&
+        (long long)off + (long long)len > faultio.enospc_after) {
+        errno = ENOSPC;
+        return -1;
+    }
+    return NEXT("fallocate", int (*)(int, int, off_t, off_t))(fd, mode, off, len);
+}
+
+int fallocate64(int fd, int mode, off_t off, off_t len)
+{
+    return fallocate(fd, mode, off, len);
 }
 
 int close(int fd)
