@@ -315,8 +315,11 @@ static void stop_handler(int sig, siginfo_t *info, void *uctx)
         int expect = 0;
         if (atomic_compare_exchange_strong(&a->stop_signal, &expect, sig))
             sem_post(&a->stop_sem);
-        /* bounded wait: three protocol steps may each use the timeout */
-        uint64_t waited = 0, limit = ms_to_ns(a->cfg.stop_timeout_ms) * 4 + 1000000000ull;
+        /* bounded wait: the protocol steps may each use the timeout, and
+         * a consumer's commit in progress its grace (slow disk) */
+        uint32_t tmo = a->cfg.stop_timeout_ms;
+        uint64_t waited = 0, limit = ms_to_ns(tmo) * 4 +
+            ms_to_ns(tmo > AGENT_STOP_GRACE_MS ? tmo : AGENT_STOP_GRACE_MS) + 1000000000ull;
         while (!atomic_load(&a->stop_done) && waited < limit) {
             struct timespec ts = {0, 1000000};
             nanosleep(&ts, NULL);
@@ -400,6 +403,7 @@ static void atfork_child(void)
     pthread_mutex_init(&a->health_lock, NULL);
     pthread_cond_init(&a->health_cond, NULL);
     a->consumer_up = a->health_up = a->stop_up = false;
+    a->consumer_orphaned = false;   /* no orphan thread here: a->cons is free */
     a->abandoned_env = a->env;
     a->env = NULL;
     sem_init(&a->stop_sem, 0, 0);
