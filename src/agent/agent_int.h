@@ -253,6 +253,8 @@ int agent_consumer_stop(agent *a, uint32_t timeout_ms);
  *  filesystem without fallocate or with CUPTOP_SINK=null). */
 void agent_reserve_open(agent *a, const char *store_dir);
 void agent_reserve_close(agent *a);
+/** After the final status: give the blocks past data.mdb's end back. */
+void agent_reserve_release(agent *a);
 /** Make sure the disk holds blocks for `need` bytes of new pages plus
  *  `keep` more past LMDB's last page.  False: the disk is full - refuse
  *  the write yourself, so the blocks stay for the final status.  True

@@ -404,6 +404,7 @@ static void agent_detach(agent *a, const char *why)
         }
         (void)cupstore_env_sync(a->env);
     }
+    agent_reserve_release(a);
     atomic_store(&a->state, AGENT_OFF);
 }
 

@@ -16,6 +16,8 @@
  * which ask for nothing.  A failed commit does not use the blocks up:
  * LMDB only advances its last page on success.
  *
+ * The blocks still past the end when the final status is written are given
+ * back (agent_reserve_release); a crashed session keeps them (<= 1.5 MiB).
  * Filesystems without fallocate: no disk reserve (as before this file).
  */
 #include "config.h"
@@ -29,7 +31,7 @@
 
 #include "agent_int.h"
 
-#define RESERVE_STEP ((uint64_t)4 << 20)   /* allocate ahead in 4 MiB steps */
+#define RESERVE_STEP ((uint64_t)1 << 20)   /* allocate ahead in 1 MiB steps */
 
 void agent_reserve_open(agent *a, const char *store_dir)
 {
@@ -53,6 +55,25 @@ void agent_reserve_open(agent *a, const char *store_dir)
         agent_log(a, 2, "no disk reserve for the final status (fallocate not supported)");
         agent_reserve_close(a);
     }
+}
+
+void agent_reserve_release(agent *a)
+{
+    agent_reserve *r = &a->reserve;
+    struct stat st;
+    if (r->fd < 0)
+        return;
+    pthread_mutex_lock(&r->lock);
+    if (fstat(r->fd, &st) == 0) {
+        /* blocks past the end: punched (tmpfs), then a truncate to the
+         * same size (ext4 drops preallocated blocks that way) */
+        if (r->allocated > (uint64_t)st.st_size)
+            (void)fallocate(r->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, st.st_size,
+                            (off_t)(r->allocated - (uint64_t)st.st_size));
+        (void)ftruncate(r->fd, st.st_size);
+    }
+    pthread_mutex_unlock(&r->lock);
+    agent_reserve_close(a);
 }
 
 void agent_reserve_close(agent *a)

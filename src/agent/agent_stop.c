@@ -263,6 +263,7 @@ void agent_stop_run(agent *a, int exit_path, int detail)
         }
         (void)cupstore_env_sync(a->env);
     }
+    agent_reserve_release(a);
     if (rc)
         agent_log(a, 1, "final status not written: %s", cupstore_strerror(rc));
     atomic_store(&a->stop_done, 1);
