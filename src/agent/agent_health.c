@@ -31,24 +31,6 @@ typedef struct health_state {
 
 static health_state health_s;
 
-static int txn_retry_put(agent *a, int (*fn)(cupstore_txn *, void *), void *arg)
-{
-    int rc = 0;
-    for (int attempt = 0; attempt < 8; attempt++) {
-        cupstore_txn *txn;
-        rc = cupstore_txn_begin(a->env, true, &txn);
-        if (rc == 0) {
-            rc = fn(txn, arg);
-            if (rc == 0)
-                rc = cupstore_txn_commit(txn);
-            else
-                cupstore_txn_abort(txn);
-        }
-        if (rc != EAGAIN)
-            break;
-    }
-    return rc;
-}
 
 /* ---- metadata and epochs ------------------------------------------------ */
 
@@ -134,7 +116,7 @@ void agent_health_begin_session(agent *a, const char *cupti_note)
     memset(&health_s, 0, sizeof health_s);
     if (!a->env)
         return;
-    int rc = txn_retry_put(a, put_meta, &m);
+    int rc = agent_store_put(a, put_meta, &m, 8);
     if (rc)
         agent_log(a, 1, "cannot write session metadata: %s", cupstore_strerror(rc));
     if (a->cfg.dormant && a->loaded_cupti)
@@ -207,7 +189,7 @@ static void health_poll_control(agent *a)
     (void)a->cupti.ActivityFlushAll(0);
     int32_t result = agent_apply_kinds(a, c.kinds & ((1u << CUPSTORE_KIND_MAX) - 1));
     struct ctl_arg x = {a, &c, result, agent_real_ns()};
-    rc = txn_retry_put(a, put_ctl, &x);
+    rc = agent_store_put(a, put_ctl, &x, 8);
     a->epoch++;
     a->epoch_start_ns = x.now;
     a->epoch_kinds = (uint32_t)atomic_load(&a->kinds);
@@ -432,7 +414,7 @@ static void health_write(agent *a, uint64_t second, bool last)
 
     int rc = ENOSPC;
     if (last || agent_reserve_room(a, sizeof r, AGENT_RESERVE_KEEP / 2))
-        rc = txn_retry_put(a, put_row, &r);
+        rc = agent_store_put(a, put_row, &r, 8);
     if (rc == 0) {
         memcpy(prev, now, sizeof now);
     } else {
@@ -445,7 +427,7 @@ static void health_write(agent *a, uint64_t second, bool last)
     uint32_t mask = atomic_load(&a->device_mask);
     if (mask != health_s.devices_noted) {
         health_s.devices_noted = mask;
-        (void)txn_retry_put(a, put_devices, &mask);
+        (void)agent_store_put(a, put_devices, &mask, 8);
     }
     (void)cupstore_env_reader_check(a->env);
 }

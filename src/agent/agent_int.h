@@ -217,6 +217,9 @@ uint64_t agent_mono_ns(void);
 uint64_t agent_real_ns(void);
 void agent_log(agent *a, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /** Write a note to the session (own short txn; never from a callback). */
+/** One write transaction running fn, retried while the store grows its map
+ *  (EAGAIN), at most attempts times.  Returns 0 or the store's error. */
+int agent_store_put(agent *a, int (*fn)(cupstore_txn *, void *), void *arg, int attempts);
 void agent_note(agent *a, uint32_t level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 uint16_t agent_ctx_device(uint32_t ctx_id, void *arg);

@@ -58,22 +58,14 @@ void agent_log(agent *a, int level, const char *fmt, ...)
     fprintf(stderr, "cuptop-agent[%d]: %s\n", (int)getpid(), line);
 }
 
-void agent_note(agent *a, uint32_t level, const char *fmt, ...)
+int agent_store_put(agent *a, int (*fn)(cupstore_txn *, void *), void *arg, int attempts)
 {
-    cupstore_note n = {.time_ns = agent_real_ns(), .level = level};
-    cupstore_txn *txn;
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(n.text, sizeof n.text, fmt, ap);
-    va_end(ap);
-    agent_log(a, level >= 1 ? 1 : 2, "%s", n.text);
-    if (!a->env || a->session_pid != getpid())
-        return;
-    for (int attempt = 0; attempt < 4; attempt++) {
-        int rc = cupstore_txn_begin(a->env, true, &txn);
+    int rc = 0;
+    for (int attempt = 0; attempt < attempts; attempt++) {
+        cupstore_txn *txn;
+        rc = cupstore_txn_begin(a->env, true, &txn);
         if (rc == 0) {
-            rc = cupstore_note_put(txn, &n);
+            rc = fn(txn, arg);
             if (rc == 0)
                 rc = cupstore_txn_commit(txn);
             else
@@ -82,6 +74,26 @@ void agent_note(agent *a, uint32_t level, const char *fmt, ...)
         if (rc != EAGAIN)
             break;
     }
+    return rc;
+}
+
+static int put_note(cupstore_txn *txn, void *arg)
+{
+    return cupstore_note_put(txn, arg);
+}
+
+void agent_note(agent *a, uint32_t level, const char *fmt, ...)
+{
+    cupstore_note n = {.time_ns = agent_real_ns(), .level = level};
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(n.text, sizeof n.text, fmt, ap);
+    va_end(ap);
+    agent_log(a, level >= 1 ? 1 : 2, "%s", n.text);
+    if (!a->env || a->session_pid != getpid())
+        return;
+    (void)agent_store_put(a, put_note, &n, 4);
 }
 
 uint16_t agent_ctx_device(uint32_t ctx_id, void *arg)

@@ -248,19 +248,7 @@ void agent_stop_run(agent *a, int exit_path, int detail)
                                .ctl_gen = a->epoch_ctl_gen};
     rc = 0;
     if (a->env) {
-        for (int attempt = 0; attempt < 8; attempt++) {
-            cupstore_txn *txn;
-            rc = cupstore_txn_begin(a->env, true, &txn);
-            if (rc == 0) {
-                rc = put_final(txn, &x);
-                if (rc == 0)
-                    rc = cupstore_txn_commit(txn);
-                else
-                    cupstore_txn_abort(txn);
-            }
-            if (rc != EAGAIN)
-                break;
-        }
+        rc = agent_store_put(a, put_final, &x, 8);
         (void)cupstore_env_sync(a->env);
     }
     agent_reserve_release(a);
