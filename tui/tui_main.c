@@ -32,6 +32,16 @@ static uint64_t clock_ns(clockid_t c)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Defined here (not in main.c) so that programs linking the TUI library
+ * without the CLI still link; main.c's fatal-signal guard calls it. */
+void (*volatile cli_fatal_cleanup)(void);
+
+/* Restore the terminal before the guard prints its line and exits. */
+static void tui_fatal_cleanup(void)
+{
+    endwin();
+}
+
 int tui_main(const tui_opts *o, char **cause)
 {
     tui t;
@@ -54,6 +64,7 @@ int tui_main(const tui_opts *o, char **cause)
         return CUPTOP_EXIT_USAGE;
     }
     set_term(scr);
+    cli_fatal_cleanup = tui_fatal_cleanup;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = tui_on_signal;
@@ -93,6 +104,7 @@ int tui_main(const tui_opts *o, char **cause)
         if (ch != ERR)
             tui_handle_key(&t, ch);
     }
+    cli_fatal_cleanup = NULL;
     endwin();
     delscreen(scr);
     tui_free(&t);

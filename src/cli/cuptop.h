@@ -32,6 +32,10 @@ int cli_bad_option(const char *cmd, char **argv);
 /** Usage error when the operands after the options are not exactly one
  *  session (call when optind + 1 != argc); returns 2. */
 int cli_one_session(const char *cmd, int argc, char **argv);
+/** Called from the fatal-signal guard before it prints and exits (the TUI
+ *  sets it to restore the terminal); NULL for none. */
+extern void (*volatile cli_fatal_cleanup)(void);
+
 /** Print "cuptop CMD: MESSAGE" to stderr (one line). */
 void cli_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

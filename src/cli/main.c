@@ -1,8 +1,11 @@
 /* main.c - the cuptop program: dispatch to subcommands. */
 #include "config.h"
 
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cuptop.h"
 
@@ -22,6 +25,47 @@ static const struct subcommand subcommands[] = {
     {"export", cmd_export, "export a window: chrome, jsonl, csv or store"},
 };
 
+/* LMDB trusts the pages of the file it maps: damage deep inside a data page
+ * (past the meta pages the store validates before mapping) can make a read
+ * fault.  cuptop only reads the store then, so a fault ends in one line and
+ * exit 2 instead of a core dump (doc/reliability.md, row 8).  Not installed
+ * in sanitizer builds, whose own report must win. */
+static void fatal_guard(int sig)
+{
+    static const char msg_bus[] =
+        "cuptop: read fault (SIGBUS) while reading the store: the session's data.mdb is "
+        "most likely damaged or truncated (check it with mdb_stat -a); nothing was written\n";
+    static const char msg_segv[] =
+        "cuptop: memory fault (SIGSEGV) while reading the store: the session's data.mdb is "
+        "most likely damaged (check it with mdb_stat -a); nothing was written\n";
+    void (*cleanup)(void) = cli_fatal_cleanup;
+    if (cleanup) {
+        cli_fatal_cleanup = NULL;
+        cleanup();
+    }
+    if (sig == SIGBUS)
+        (void)!write(STDERR_FILENO, msg_bus, sizeof msg_bus - 1);
+    else
+        (void)!write(STDERR_FILENO, msg_segv, sizeof msg_segv - 1);
+    _exit(CUPTOP_EXIT_USAGE);
+}
+
+static void fatal_guard_install(void)
+{
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+    static char altstack[64 * 1024];
+    stack_t ss = {.ss_sp = altstack, .ss_size = sizeof altstack};
+    struct sigaction sa;
+    (void)sigaltstack(&ss, NULL);
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = fatal_guard;
+    sa.sa_flags = SA_ONSTACK | SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGBUS, &sa, NULL);
+    sigaction(SIGSEGV, &sa, NULL);
+#endif
+}
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: cuptop [--store DIR] [SUBCOMMAND [ARGS...]]\n\n"
@@ -34,6 +78,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    fatal_guard_install();
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
                       strcmp(argv[1], "help") == 0)) {
         usage(stdout);
