@@ -273,13 +273,7 @@ int agent_consumer_start(agent *a)
 static int consumer_join(agent *a, uint32_t timeout_ms)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += timeout_ms / 1000;
-    ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
+    agent_deadline(&ts, timeout_ms);
     int rc = pthread_timedjoin_np(a->consumer_th, NULL, &ts);
     if (rc == 0)
         a->consumer_up = false;

@@ -477,13 +477,7 @@ int agent_health_stop(agent *a, uint32_t timeout_ms)
     atomic_store(&a->health_quit, 1);
     pthread_cond_broadcast(&a->health_cond);
     pthread_mutex_unlock(&a->health_lock);
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += timeout_ms / 1000;
-    ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
+    agent_deadline(&ts, timeout_ms);
     int rc = pthread_timedjoin_np(a->health_th, NULL, &ts);
     if (rc == 0)
         a->health_up = false;

@@ -217,6 +217,8 @@ uint64_t agent_mono_ns(void);
 uint64_t agent_real_ns(void);
 void agent_log(agent *a, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /** Write a note to the session (own short txn; never from a callback). */
+/** CLOCK_REALTIME deadline ms from now (for pthread_timedjoin_np). */
+void agent_deadline(struct timespec *ts, uint32_t ms);
 /** One write transaction running fn, retried while the store grows its map
  *  (EAGAIN), at most attempts times.  Returns 0 or the store's error. */
 int agent_store_put(agent *a, int (*fn)(cupstore_txn *, void *), void *arg, int attempts);

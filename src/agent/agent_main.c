@@ -58,6 +58,17 @@ void agent_log(agent *a, int level, const char *fmt, ...)
     fprintf(stderr, "cuptop-agent[%d]: %s\n", (int)getpid(), line);
 }
 
+void agent_deadline(struct timespec *ts, uint32_t ms)
+{
+    clock_gettime(CLOCK_REALTIME, ts);
+    ts->tv_sec += ms / 1000;
+    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
 int agent_store_put(agent *a, int (*fn)(cupstore_txn *, void *), void *arg, int attempts)
 {
     int rc = 0;
