@@ -30,6 +30,8 @@ static const struct subcommand subcommands[] = {
  * fault.  cuptop only reads the store then, so a fault ends in one line and
  * exit 2 instead of a core dump (doc/reliability.md, row 8).  Not installed
  * in sanitizer builds, whose own report must win. */
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#define CUPTOP_FATAL_GUARD 1
 static void fatal_guard(int sig)
 {
     static const char msg_bus[] =
@@ -49,10 +51,11 @@ static void fatal_guard(int sig)
         (void)!write(STDERR_FILENO, msg_segv, sizeof msg_segv - 1);
     _exit(CUPTOP_EXIT_USAGE);
 }
+#endif
 
 static void fatal_guard_install(void)
 {
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#ifdef CUPTOP_FATAL_GUARD
     static char altstack[64 * 1024];
     stack_t ss = {.ss_sp = altstack, .ss_size = sizeof altstack};
     struct sigaction sa;
