@@ -34,6 +34,7 @@ typedef struct tui_sess {
     bool has_final;
     uint64_t drops_dev[CUPSTORE_DEVICE_MAX];  /* exact, last second       */
     char cmd[256];               /* sanitised command line                */
+    size_t cmd_prog;             /* offset of the program's base name     */
     char devices[48];            /* "0,1"                                 */
     bool seen;                   /* present in the latest directory scan  */
 } tui_sess;

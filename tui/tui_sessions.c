@@ -238,7 +238,7 @@ static void sessions_draw(tui *t)
         tui_draw_textf(w, r, X_RATE, 0, "%7s", rate);
         tui_draw_textf(w, r, X_LOSS, s->have_sum && s->sum.loss_total ? sa : 0, "%7s", loss);
         tui_draw_textf(w, r, X_VERDICT, va, "%-10.10s", verdict);
-        tui_draw_text(w, r, X_CMD, 0, s->cmd);
+        tui_draw_text(w, r, X_CMD, 0, s->cmd + s->cmd_prog);
         if (sel)
             wattroff(w, tui_color_attr(TUI_C_SELECTED));
     }

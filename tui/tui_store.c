@@ -195,6 +195,13 @@ static void sess_describe(tui_sess *s, bool ascii)
     tui_sanitize(s->sum.cmdline, strlen(s->sum.cmdline), s->cmd, sizeof s->cmd, ascii);
     if (!s->cmd[0])
         snprintf(s->cmd, sizeof s->cmd, "?");
+    /* The sessions list shows the program without its directory (as ps
+     * and htop do by default): a deep build path would push the arguments
+     * out of the column.  Filtering and the dashboard keep the full line. */
+    s->cmd_prog = 0;
+    for (size_t i = 0; s->cmd[i] && s->cmd[i] != ' '; i++)
+        if (s->cmd[i] == '/' && s->cmd[i + 1] && s->cmd[i + 1] != ' ')
+            s->cmd_prog = i + 1;
     size_t o = 0;
     s->devices[0] = '\0';
     for (unsigned d = 0; d < CUPSTORE_DEVICE_MAX && o + 4 < sizeof s->devices; d++)
