@@ -222,6 +222,7 @@ static int write_file(export_ctx *x, file_writer w, char **cause)
     umask(um);
     fchmod(fd, 0666 & ~um);
     if ((rc = xout_init(&out, fd)) == 0) {
+        xout_write_behind(&out);
         rc = w(x, &out);
         int frc = xout_flush(&out);
         if (!rc)
@@ -253,6 +254,26 @@ static int write_file(export_ctx *x, file_writer w, char **cause)
     else
         sync_parent(o->output);
     free(tmp);
+    return rc;
+}
+
+/* chrome, jsonl, csv to standard output: streamed as written; nothing to
+ * rename, and a pipe cannot be fsync'ed (a file or device still is). */
+static int write_stdout(export_ctx *x, file_writer w)
+{
+    xout out;
+    int rc = xout_init(&out, STDOUT_FILENO);
+    if (rc)
+        return rc;
+    rc = w(x, &out);
+    int frc = xout_flush(&out);
+    if (!rc)
+        rc = frc;
+    xout_free(&out);
+    struct stat st;
+    if (!rc && fstat(STDOUT_FILENO, &st) == 0 && S_ISREG(st.st_mode) &&
+        fsync(STDOUT_FILENO) != 0)
+        rc = errno;
     return rc;
 }
 
@@ -335,6 +356,10 @@ int export_run(const export_opts *o, export_progress_fn progress, void *arg, cha
     if (!w && !is_store)
         return set_cause(cause, "unknown format '%s' (chrome, jsonl, csv or store)", o->format),
                CUPTOP_EXIT_USAGE;
+    bool to_stdout = o->allow_stdout && !strcmp(o->output, "-");
+    if (to_stdout && is_store)
+        return set_cause(cause, "--format store writes a directory: give -o a path, not -"),
+               CUPTOP_EXIT_USAGE;
     if ((rc = cupstore_dir_resolve(o->store_dir, &dir)) != 0)
         return set_cause(cause, "cannot find the store: %s", cupstore_strerror(rc)),
                CUPTOP_EXIT_USAGE;
@@ -408,7 +433,7 @@ int export_run(const export_opts *o, export_progress_fn progress, void *arg, cha
         }
         x.total_hint = h.records;
     }
-    {
+    if (!to_stdout) {
         struct stat st;
         char *pdir = strdup(o->output), *slash = pdir ? strrchr(pdir, '/') : NULL;
         bool dir_ok = true;
@@ -434,15 +459,18 @@ int export_run(const export_opts *o, export_progress_fn progress, void *arg, cha
         }
     }
 
-    rc = is_store ? write_store(&x, cause) : write_file(&x, w, cause);
+    rc = to_stdout ? write_stdout(&x, w)
+         : is_store ? write_store(&x, cause)
+                    : write_file(&x, w, cause);
     if (rc == -EEXIST) {
         status = CUPTOP_EXIT_USAGE;
     } else if (rc == ECANCELED || x.cancelled) {
-        set_cause(cause, "cancelled; nothing was written");
+        set_cause(cause, to_stdout ? "cancelled; the output stream is incomplete"
+                                   : "cancelled; nothing was written");
         status = CUPTOP_EXIT_NO;
     } else if (rc) {
         if (!cause || !*cause)
-            set_cause(cause, "writing %s failed: %s", o->output,
+            set_cause(cause, "writing %s failed: %s", to_stdout ? "standard output" : o->output,
                       rc > 0 ? strerror(rc) : cupstore_strerror(rc));
         status = CUPTOP_EXIT_NO;
     } else {
@@ -496,7 +524,8 @@ static void usage(FILE *f)
           "T: unix seconds, +N (after the start), -N (before the end), start, end,\n"
           "   or YYYY-mm-ddTHH:MM:SSZ.  Both ends are inclusive.\n"
           "The output is written to a temporary file and renamed into place; an\n"
-          "existing PATH is only replaced with --force.\n"
+          "existing PATH is only replaced with --force.  -o - writes chrome, jsonl\n"
+          "or csv to standard output (e.g. | gzip > trace.json.gz).\n"
           "Exit status: 0 written, 1 writing failed or cancelled, 2 usage error,\n"
           "unknown session or mark, empty or inverted window, unreadable store.\n",
           f);
@@ -558,7 +587,10 @@ int cmd_export(int argc, char **argv)
         return cli_usage_error(cmd, "unknown format '%s' (chrome, jsonl, csv or store)",
                                o.format);
     if (!o.output || !*o.output)
-        return cli_usage_error(cmd, "-o PATH is required");
+        return cli_usage_error(cmd, "-o PATH is required (- for standard output)");
+    o.allow_stdout = true;
+    if (!strcmp(o.output, "-") && !strcmp(o.format, "store"))
+        return cli_usage_error(cmd, "--format store writes a directory: give -o a path, not -");
     if (o.mark && (from || to))
         return cli_usage_error(cmd, "give either --mark or --from/--to, not both");
     if (!o.mark && (!from || !to))

@@ -54,8 +54,10 @@ typedef struct export_opts {
     uint64_t from_ns, to_ns; /* window (CLOCK_REALTIME ns), inclusive      */
     const char *mark;        /* or a mark name (then from/to are ignored)  */
     const char *format;      /* "chrome", "jsonl", "csv", "store"          */
-    const char *output;      /* path                                       */
+    const char *output;      /* path, or "-" for standard output           */
     bool force;              /* overwrite an existing output               */
+    bool allow_stdout;       /* "-" means standard output (the CLI only:
+                                the monitor owns its terminal)             */
 } export_opts;
 
 /* Progress: records done so far (total may be 0 when unknown). Return

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,33 @@ void xout_free(xout *o)
     o->buf = NULL;
 }
 
+#define XOUT_WB_STEP (32u << 20)
+
+void xout_write_behind(xout *o)
+{
+    o->write_behind = true;
+}
+
+/* Start writeback of the last step; wait for the one before it.  Errors are
+ * ignored here (some file systems do not support it): the final fsync
+ * reports what matters. */
+static void write_behind(xout *o)
+{
+    if (o->bytes - o->wb_started < XOUT_WB_STEP)
+        return;
+    uint64_t from = o->wb_started, len = o->bytes - from;
+    if (sync_file_range(o->fd, (off_t)from, (off_t)len, SYNC_FILE_RANGE_WRITE) != 0) {
+        o->write_behind = false;
+        return;
+    }
+    if (from > o->wb_waited)
+        sync_file_range(o->fd, (off_t)o->wb_waited, (off_t)(from - o->wb_waited),
+                        SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+                            SYNC_FILE_RANGE_WAIT_AFTER);
+    o->wb_waited = from;
+    o->wb_started = o->bytes;
+}
+
 int xout_flush(xout *o)
 {
     size_t off = 0;
@@ -45,27 +73,27 @@ int xout_flush(xout *o)
         o->bytes += (uint64_t)n;
     }
     o->len = 0;
+    if (o->write_behind && !o->err)
+        write_behind(o);
     return o->err;
 }
 
-void xout_put(xout *o, const char *s, size_t n)
+void xout_put_slow(xout *o, const char *s, size_t n)
 {
-    if (o->len + n > o->cap) {
-        xout_flush(o);
-        if (n > o->cap) { /* larger than the buffer: write through */
-            while (!o->err && n) {
-                ssize_t w = write(o->fd, s, n);
-                if (w < 0) {
-                    if (errno != EINTR)
-                        o->err = errno;
-                    continue;
-                }
-                s += w;
-                n -= (size_t)w;
-                o->bytes += (uint64_t)w;
+    xout_flush(o);
+    if (n > o->cap) { /* larger than the buffer: write through */
+        while (!o->err && n) {
+            ssize_t w = write(o->fd, s, n);
+            if (w < 0) {
+                if (errno != EINTR)
+                    o->err = errno;
+                continue;
             }
-            return;
+            s += w;
+            n -= (size_t)w;
+            o->bytes += (uint64_t)w;
         }
+        return;
     }
     memcpy(o->buf + o->len, s, n);
     o->len += n;
@@ -76,24 +104,6 @@ void xout_puts(xout *o, const char *s)
     xout_put(o, s, strlen(s));
 }
 
-void xout_putc(xout *o, char c)
-{
-    if (o->len + 1 > o->cap)
-        xout_flush(o);
-    o->buf[o->len++] = c;
-}
-
-void xout_u64(xout *o, uint64_t v)
-{
-    char tmp[24];
-    char *p = tmp + sizeof tmp;
-    do {
-        *--p = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    xout_put(o, p, (size_t)(tmp + sizeof tmp - p));
-}
-
 void xout_i64(xout *o, int64_t v)
 {
     if (v < 0) {
@@ -102,18 +112,6 @@ void xout_i64(xout *o, int64_t v)
     } else {
         xout_u64(o, (uint64_t)v);
     }
-}
-
-void xout_us(xout *o, uint64_t ns)
-{
-    char frac[4];
-    uint64_t r = ns % 1000;
-    xout_u64(o, ns / 1000);
-    frac[0] = '.';
-    frac[1] = (char)('0' + r / 100);
-    frac[2] = (char)('0' + r / 10 % 10);
-    frac[3] = (char)('0' + r % 10);
-    xout_put(o, frac, 4);
 }
 
 void xout_printf(xout *o, const char *fmt, ...)

@@ -7,6 +7,11 @@
  *   fill_store --running DIR  one session with a fresh heartbeat (pid 1)
  *   fill_store --bench DIR N  one session with N records (kernels, memcpys,
  *                             runtime and driver calls) for bench/export
+ *   fill_store --shuffled DIR N  one session (20250101T120000-5151) with N
+ *                             kernel records in random order within one
+ *                             second, for the chrome writer's reordering:
+ *                             ties, zero timestamps, missing ends and one
+ *                             5 s kernel among them
  */
 #include "config.h"
 
@@ -422,11 +427,97 @@ static void fill_bench(const char *dir, uint64_t total)
     free(recs);
 }
 
+static uint64_t xorshift(uint64_t *r)
+{
+    *r ^= *r << 13, *r ^= *r >> 7, *r ^= *r << 17;
+    return *r;
+}
+
+static void fill_shuffled(const char *dir, uint64_t total)
+{
+    char path[4096];
+    cupstore_env *env;
+    cupstore_txn *txn;
+    sess s = {.id = "20250101T120000-5151", .pid = 5151, .loss = -1, .final = true};
+    enum { B = 4096 };
+    cupstore_record *recs = calloc(B, sizeof *recs);
+    uint64_t rng = 0x2545f4914f6cdd1dull, done = 0;
+    cupstore_health h = {.second = T0, .heartbeat_ns = T0 * NS + 999000000ull, .epoch = 1,
+                         .kinds_enabled = CUPSTORE_KINDS_DEFAULT};
+    if (!recs)
+        exit(1);
+    snprintf(path, sizeof path, "%s/%s", dir, s.id);
+    cupstore_open_opts o = {.map_initial = 64u << 20, .map_max = 16ull << 30};
+    CK(cupstore_env_open(&env, path, CUPSTORE_CREATE, &o));
+    CK(cupstore_txn_begin(env, true, &txn));
+    put_meta(txn, &s);
+    CK(cupstore_name_put(txn, 1, "shuffled_kernel", strlen("shuffled_kernel")));
+    cupstore_epoch e1 = {.id = 1, .kinds = CUPSTORE_KINDS_DEFAULT, .start_ns = T0 * NS};
+    CK(cupstore_epoch_put(txn, &e1));
+    CK(cupstore_txn_commit(txn));
+    while (done < total) {
+        size_t n = total - done < B ? (size_t)(total - done) : B;
+        for (size_t i = 0; i < n; i++) {
+            cupstore_record *r = &recs[i];
+            uint64_t x = xorshift(&rng);
+            memset(r, 0, sizeof *r);
+            r->kind = CUPSTORE_KIND_KERNEL;
+            r->device = 0;
+            r->context = 1;
+            r->stream = 1 + (uint32_t)(x % 8);
+            r->correlation = (uint32_t)(done + i + 1);
+            r->name_id = 1;
+            r->start_ns = T0 * NS + (x >> 20) % (NS - 200000);
+            r->end_ns = r->start_ns + (x >> 8) % 100000;
+            switch ((x >> 56) % 128) {
+            case 0: /* a tie: the same start and end as the one before */
+                if (i) {
+                    r->start_ns = recs[i - 1].start_ns;
+                    r->end_ns = recs[i - 1].end_ns;
+                }
+                break;
+            case 1:
+                r->start_ns = r->end_ns = 0;
+                r->flags = CUPSTORE_RF_ZERO_TS;
+                break;
+            case 2:
+                r->end_ns = 0; /* end missing */
+                break;
+            }
+            if (done + i == total / 2)
+                r->end_ns = r->start_ns + 5 * NS; /* longer than 2^32 ns */
+            h.records_by_kind[CUPSTORE_KIND_KERNEL]++;
+        }
+        CK(cupstore_txn_begin(env, true, &txn));
+        CK(cupstore_chunk_put(txn, recs, n));
+        CK(cupstore_txn_commit(txn));
+        done += n;
+    }
+    h.records_parsed = h.records_stored = done;
+    CK(cupstore_txn_begin(env, true, &txn));
+    CK(cupstore_health_put(txn, &h));
+    cupstore_final f = {.end_ns = (T0 + 1) * NS, .exit_path = CUPSTORE_EXIT_RETURN,
+                        .protocol_complete = 1, .flush_ok = 1};
+    for (unsigned st = 0; st < CUPSTORE_STEP_MAX; st++) {
+        cupstore_step step = {.step = st, .start_mono_ns = 1000, .end_mono_ns = 2000};
+        CK(cupstore_step_put(txn, &step));
+    }
+    CK(cupstore_final_put(txn, &f));
+    CK(cupstore_txn_commit(txn));
+    cupstore_env_close(env);
+    free(recs);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "--bench") == 0) {
         CK(cupstore_dir_prepare(argv[2]));
         fill_bench(argv[2], strtoull(argv[3], NULL, 10));
+        return 0;
+    }
+    if (argc == 4 && strcmp(argv[1], "--shuffled") == 0) {
+        CK(cupstore_dir_prepare(argv[2]));
+        fill_shuffled(argv[2], strtoull(argv[3], NULL, 10));
         return 0;
     }
     if (argc == 3 && strcmp(argv[1], "--running") == 0) {
@@ -449,7 +540,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc != 2) {
-        fprintf(stderr, "usage: fill_store DIR | --running DIR | --bench DIR N\n");
+        fprintf(stderr, "usage: fill_store DIR | --running DIR | --bench DIR N | --shuffled DIR N\n");
         return 2;
     }
     CK(cupstore_dir_prepare(argv[1]));
