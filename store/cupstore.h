@@ -364,19 +364,26 @@ int cupstore_epoch_scan(cupstore_txn *txn, cupstore_epoch_fn fn, void *arg);
 /* ---- Runtime control (DESIGN invariant 7) ---------------------------- */
 typedef struct cupstore_control {
     uint64_t gen;           /* generation: 1, 2, ... (assigned by put)     */
-    uint32_t kinds;         /* requested mask                              */
+    uint32_t kinds;         /* requested mask (every request carries one)  */
+    uint32_t pool;          /* requested buffer-pool limit; 0: unchanged   */
     uint64_t requested_ns;
     uint64_t applied_ns;    /* 0 while pending                             */
     int32_t result;         /* 0 ok; else a CUPTI/agent error code         */
+    uint32_t pool_applied;  /* pool limit in effect after applying it; 0
+                               from an agent without pool control          */
 } cupstore_control;
 /** Front end: request kinds; assigns the next generation.
  *  @param[out] gen  the generation assigned (may be NULL). */
 int cupstore_control_request(cupstore_txn *txn, uint32_t kinds, uint64_t *gen);
+/** Front end: request kinds and a buffer-pool limit (pool 0: unchanged). */
+int cupstore_control_request_pool(cupstore_txn *txn, uint32_t kinds, uint32_t pool,
+                                  uint64_t *gen);
 /** Latest request (greatest gen); CUPSTORE_ENOTFOUND when none. */
 int cupstore_control_latest(cupstore_txn *txn, cupstore_control *c);
-/** Agent: acknowledge generation gen. */
+/** Agent: acknowledge generation gen; pool_applied is the pool limit now
+ *  in effect (0 when unknown). */
 int cupstore_control_ack(cupstore_txn *txn, uint64_t gen, uint64_t applied_ns,
-                         int32_t result);
+                         int32_t result, uint32_t pool_applied);
 typedef int (*cupstore_control_fn)(const cupstore_control *c, void *arg);
 int cupstore_control_scan(cupstore_txn *txn, cupstore_control_fn fn, void *arg);
 

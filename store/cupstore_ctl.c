@@ -97,6 +97,8 @@ static const cupstore_tlv_field control_fields[] = {
     F(cupstore_control, 2, U64, 1, requested_ns),
     F(cupstore_control, 3, U64, 1, applied_ns),
     F(cupstore_control, 4, I32, 1, result),
+    F(cupstore_control, 5, U32, 1, pool),
+    F(cupstore_control, 6, U32, 1, pool_applied),
 };
 
 static int control_from(const MDB_val *k, const MDB_val *v, cupstore_control *c)
@@ -110,6 +112,12 @@ static int control_from(const MDB_val *k, const MDB_val *v, cupstore_control *c)
 
 int cupstore_control_request(cupstore_txn *txn, uint32_t kinds, uint64_t *gen)
 {
+    return cupstore_control_request_pool(txn, kinds, 0, gen);
+}
+
+int cupstore_control_request_pool(cupstore_txn *txn, uint32_t kinds, uint32_t pool,
+                                  uint64_t *gen)
+{
     cupstore_control c = {0};
     uint8_t key[8];
     int rc = cupstore_txn_writable(txn);
@@ -119,6 +127,7 @@ int cupstore_control_request(cupstore_txn *txn, uint32_t kinds, uint64_t *gen)
         return rc;
     c.gen++;
     c.kinds = kinds;
+    c.pool = pool;
     c.requested_ns = now_ns();
     cupstore_be64_put(key, c.gen);
     rc = cupstore_tlv_put(txn, CUPSTORE_DB_CONTROL, key, 8, control_fields, NF(control_fields),
@@ -144,7 +153,8 @@ int cupstore_control_latest(cupstore_txn *txn, cupstore_control *c)
     return rc;
 }
 
-int cupstore_control_ack(cupstore_txn *txn, uint64_t gen, uint64_t applied_ns, int32_t result)
+int cupstore_control_ack(cupstore_txn *txn, uint64_t gen, uint64_t applied_ns, int32_t result,
+                         uint32_t pool_applied)
 {
     cupstore_control c;
     uint8_t key[8];
@@ -159,6 +169,7 @@ int cupstore_control_ack(cupstore_txn *txn, uint64_t gen, uint64_t applied_ns, i
         return rc;
     c.applied_ns = applied_ns;
     c.result = result;
+    c.pool_applied = pool_applied;
     return cupstore_tlv_put(txn, CUPSTORE_DB_CONTROL, key, 8, control_fields,
                             NF(control_fields), &c);
 }

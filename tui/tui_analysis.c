@@ -84,8 +84,18 @@ int tui_suggest(const tui_suggest_in *in, const char *(*kind_name)(unsigned),
         snprintf(buf, len, "Losses (%s) but no records: see the session notes.", where);
         return -1;
     }
+    /* Pool starvation: CUPTI holds every buffer (outstanding = limit), so
+     * requests are declined whatever the kinds; on the H200 narrowing cut
+     * such drops by 60-65% only, a bigger pool ended them. */
+    if ((cls == CUPSTORE_LOSS_DECLINED || cls == CUPSTORE_LOSS_CUPTI_DROPPED) &&
+        in->pool_limit > 0.0 && in->buf_outstanding >= in->pool_limit) {
+        snprintf(buf, len, "Press + to double the buffer pool: CUPTI holds all %.0f buffers, "
+                           "so narrowing kinds would not free one (%s).",
+                 in->pool_limit, where);
+        return -1;
+    }
     if (enabled <= 1) {
-        snprintf(buf, len, "Only %s is left; enlarge the buffer pool instead (%s).",
+        snprintf(buf, len, "Only %s is left; enlarge the buffer pool instead (+) (%s).",
                  kind_name((unsigned)top), where);
         return -1;
     }

@@ -151,19 +151,19 @@ static int write_txn(tui *t, int (*fn)(cupstore_txn *, void *), void *arg)
 }
 
 struct ctl_arg {
-    uint32_t kinds;
+    uint32_t kinds, pool;
     uint64_t gen;
 };
 
 static int ctl_fn(cupstore_txn *txn, void *arg)
 {
     struct ctl_arg *c = arg;
-    return cupstore_control_request(txn, c->kinds, &c->gen);
+    return cupstore_control_request_pool(txn, c->kinds, c->pool, &c->gen);
 }
 
-int tui_control_kinds(tui *t, uint32_t kinds, uint64_t *gen)
+int tui_control(tui *t, uint32_t kinds, uint32_t pool, uint64_t *gen)
 {
-    struct ctl_arg c = {kinds, 0};
+    struct ctl_arg c = {kinds, pool, 0};
     int rc = write_txn(t, ctl_fn, &c);
     if (rc == 0 && gen)
         *gen = c.gen;

@@ -108,6 +108,7 @@ static const char *const help_lines[] = {
     "",
     "Kind panel",
     "  Up Down     select a kind               Space     turn it on/off",
+    "  + -         double / halve the buffer pool (CUPTI holds one per thread)",
     "  The change is sent as a control request: 'pending' until the agent",
     "  acknowledges it in a health row, then 'applied' (a new epoch starts).",
     "",

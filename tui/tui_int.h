@@ -274,7 +274,8 @@ void tui_redraw(tui *t);
 
 /* ---- Actions ---------------------------------------------------------- */
 /** Write a control request for kinds; 0 or a store error. */
-int tui_control_kinds(tui *t, uint32_t kinds, uint64_t *gen);
+/* A control request: kinds (the full mask) and pool (0: unchanged). */
+int tui_control(tui *t, uint32_t kinds, uint32_t pool, uint64_t *gen);
 /** Store a mark on the current session. */
 int tui_mark_put(tui *t, const char *name, uint64_t from_s, uint64_t to_s);
 /** Export a mark window from the current session (prompts, progress). */

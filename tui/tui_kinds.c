@@ -35,6 +35,15 @@ static uint32_t kinds_wanted(const tui_hist *h, bool *pending)
     return h->have_last ? h->last.kinds_enabled : 0;
 }
 
+/* The pool limit the agent will have once the latest request is applied. */
+static uint32_t pool_wanted(const tui_hist *h)
+{
+    bool pending = h->have_ctl && (!h->have_last || h->last.ctl_gen_applied < h->ctl.gen);
+    if (pending && h->ctl.pool)
+        return h->ctl.pool;
+    return h->have_last ? h->last.pool_limit : 0;
+}
+
 /* One letter per kind, '.' when off: compact for narrow tables. */
 static void kinds_compact(uint32_t mask, char *buf, size_t len)
 {
@@ -102,6 +111,19 @@ static void draw_kinds(tui *t, WINDOW *w)
             tui_draw_text(w, k + 1, getcurx(w), a | tui_color_attr(TUI_C_DIM), "");
     }
     int y = CUPSTORE_KIND_MAX + 2;
+    if (h->have_last && y < getmaxy(w)) {
+        uint32_t want = pool_wanted(h);
+        tui_draw_textf(w, y, 1, 0, "buffer pool: limit %u, in use up to %u, out %u",
+                       h->last.pool_limit, h->last.pool_high_water, h->last.buf_outstanding);
+        if (want != h->last.pool_limit)
+            tui_draw_textf(w, y, getcurx(w), tui_color_attr(TUI_C_WARN), "  -> %u pending",
+                           want);
+        y++;
+        if (y < getmaxy(w))
+            tui_draw_text(w, y, 1, tui_color_attr(TUI_C_DIM),
+                          "+ doubles it, - halves it (at runtime)");
+        y += 2;
+    }
     if (h->have_ctl && y < getmaxy(w)) {
         bool applied = !pending;
         tui_draw_textf(w, y, 1, tui_color_attr(applied ? TUI_C_OK : TUI_C_WARN),
@@ -195,26 +217,34 @@ static void kinds_draw(tui *t)
     draw_epochs(t, v->win_epochs);
     draw_suggest(t, v->win_suggest);
     static const char *const keys[] = {"F1", "Help  ", "Space", "On/off  ", "Up/Dn", "Kind  ",
-                                       "Esc", "Dashboard  ", "F10", "Quit "};
+                                       "+/-", "Pool  ", "Esc", "Dashboard  ", "F10", "Quit "};
     tui_draw_footer(v->win_foot, keys, sizeof keys / sizeof keys[0]);
+}
+
+/* Whether a control request can be applied now (else a status says why). */
+static bool control_possible(tui *t)
+{
+    if (!t->hist.have_last) {
+        tui_set_status(t, TUI_C_BAD, "no health row yet: the agent is not reporting");
+        return false;
+    }
+    if (t->cur >= 0 && tui_sess_state_of(&t->store.s[t->cur]) != TUI_ST_RUNNING) {
+        tui_set_status(t, TUI_C_BAD, "the session is not running: nobody would apply it");
+        return false;
+    }
+    return true;
 }
 
 static void kinds_toggle(tui *t)
 {
     tui_kinds_view *v = &t->kv;
     const tui_hist *h = &t->hist;
-    if (!h->have_last) {
-        tui_set_status(t, TUI_C_BAD, "no health row yet: the agent is not reporting");
+    if (!control_possible(t))
         return;
-    }
-    if (t->cur >= 0 && tui_sess_state_of(&t->store.s[t->cur]) != TUI_ST_RUNNING) {
-        tui_set_status(t, TUI_C_BAD, "the session is not running: nobody would apply it");
-        return;
-    }
     bool pending;
     uint32_t mask = kinds_wanted(h, &pending) ^ (1u << v->sel);
     uint64_t gen = 0;
-    int rc = tui_control_kinds(t, mask, &gen);
+    int rc = tui_control(t, mask, 0, &gen);
     if (rc != 0) {
         tui_set_status(t, TUI_C_BAD, "control request failed: %s", cupstore_strerror(rc));
         return;
@@ -222,6 +252,37 @@ static void kinds_toggle(tui *t)
     tui_set_status(t, TUI_C_WARN, "control request gen %llu sent: %s %s (pending)",
                    (unsigned long long)gen, cupstore_kind_name((unsigned)v->sel),
                    mask & (1u << v->sel) ? "on" : "off");
+    (void)kinds_sample(t);
+}
+
+/* + / -: double or halve the buffer-pool limit (1..4096, the agent's cap).
+ * The kinds of the request are the ones wanted now, so nothing else
+ * changes. */
+static void pool_change(tui *t, bool grow)
+{
+    const tui_hist *h = &t->hist;
+    if (!control_possible(t))
+        return;
+    uint32_t cur = pool_wanted(h), want = grow ? cur * 2 : cur / 2;
+    if (want < 1)
+        want = 1;
+    if (want > 4096)
+        want = 4096;
+    if (want == cur) {
+        tui_set_status(t, TUI_C_DIM, "the buffer pool is already at its %s (%u)",
+                       grow ? "maximum" : "minimum", cur);
+        return;
+    }
+    bool pending;
+    uint32_t mask = kinds_wanted(h, &pending);
+    uint64_t gen = 0;
+    int rc = tui_control(t, mask, want, &gen);
+    if (rc != 0) {
+        tui_set_status(t, TUI_C_BAD, "control request failed: %s", cupstore_strerror(rc));
+        return;
+    }
+    tui_set_status(t, TUI_C_WARN, "control request gen %llu sent: buffer pool %u -> %u (pending)",
+                   (unsigned long long)gen, cur, want);
     (void)kinds_sample(t);
 }
 
@@ -245,6 +306,13 @@ static bool kinds_on_key(tui *t, int key)
         return true;
     case ' ':
         kinds_toggle(t);
+        return true;
+    case '+':
+    case '=':
+        pool_change(t, true);
+        return true;
+    case '-':
+        pool_change(t, false);
         return true;
     case 27:
     case 'k':

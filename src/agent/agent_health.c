@@ -148,6 +148,7 @@ struct ctl_arg {
     const cupstore_control *c;
     int32_t result;
     uint64_t now;
+    uint32_t pool_applied;
 };
 
 static int put_ctl(cupstore_txn *txn, void *arg)
@@ -162,7 +163,7 @@ static int put_ctl(cupstore_txn *txn, void *arg)
     if (rc == 0)
         rc = cupstore_epoch_put(txn, &e);
     if (rc == 0)
-        rc = cupstore_control_ack(txn, x->c->gen, x->now, x->result);
+        rc = cupstore_control_ack(txn, x->c->gen, x->now, x->result, x->pool_applied);
     return rc;
 }
 
@@ -186,9 +187,17 @@ static void health_poll_control(agent *a)
     if (atomic_load(&a->state) != AGENT_RUNNING)
         return;
     uint32_t before = (uint32_t)atomic_load(&a->kinds);
+    uint32_t pool_before = atomic_load(&a->pool.limit);
     (void)a->cupti.ActivityFlushAll(0);
     int32_t result = agent_apply_kinds(a, c.kinds & ((1u << CUPSTORE_KIND_MAX) - 1));
-    struct ctl_arg x = {a, &c, result, agent_real_ns()};
+    if (c.pool && a->pool_ready) {
+        /* The operator's limit (clamped to 1..AGENT_POOL_MAX) replaces the
+         * automatic one for the rest of the session.  Lowering it hands out
+         * no buffer above the limit; buffers already allocated are kept. */
+        atomic_store(&a->pool_pinned, true);
+        agent_pool_set_limit(&a->pool, c.pool);
+    }
+    struct ctl_arg x = {a, &c, result, agent_real_ns(), atomic_load(&a->pool.limit)};
     rc = agent_store_put(a, put_ctl, &x, 8);
     a->epoch++;
     a->epoch_start_ns = x.now;
@@ -201,8 +210,12 @@ static void health_poll_control(agent *a)
     char from[128], to[128];
     cupstore_kinds_format(before, from, sizeof from);
     cupstore_kinds_format((uint32_t)atomic_load(&a->kinds), to, sizeof to);
-    agent_note(a, 0, "control generation %llu applied: kinds %s -> %s (epoch %u)%s",
-               (unsigned long long)c.gen, from, to, a->epoch, result ? " with errors" : "");
+    char pool[64] = "";
+    if (c.pool)
+        snprintf(pool, sizeof pool, ", buffer pool %u -> %u", pool_before, x.pool_applied);
+    agent_note(a, 0, "control generation %llu applied: kinds %s -> %s%s (epoch %u)%s",
+               (unsigned long long)c.gen, from, to, pool, a->epoch,
+               result ? " with errors" : "");
 }
 
 /* ---- per-second rows ------------------------------------------------------ */

@@ -159,6 +159,8 @@ typedef struct agent {
     agent_pool pool;
     agent_queue queue;
     bool pool_ready;
+    _Atomic bool pool_pinned;         /* an operator set the limit: no
+                                         automatic growth any more        */
     _Atomic uint32_t threads_seen;
     agent_pool discard;               /* discard buffers (API < 27): one
                                          per declined request, so their

@@ -203,7 +203,8 @@ static void CUPTIAPI agent_buffer_requested(uint8_t **buffer, size_t *size, size
     if (!agent_tls_seen) {
         agent_tls_seen = true;
         uint32_t t = atomic_fetch_add_explicit(&a->threads_seen, 1, memory_order_relaxed) + 1;
-        if (!a->cfg.pool_explicit && a->pool_ready) {
+        if (!a->cfg.pool_explicit && a->pool_ready &&
+            !atomic_load_explicit(&a->pool_pinned, memory_order_relaxed)) {
             uint32_t want = AGENT_DEFAULT_POOL_MIN + 2 * t;
             if (want > atomic_load_explicit(&a->pool.limit, memory_order_relaxed))
                 agent_pool_set_limit(&a->pool, want);
@@ -541,9 +542,11 @@ int agent_session_start(agent *a)
     }
     a->use_discard = a->api_version < 27;
     if (!a->pool_ready) {
+        /* Room for AGENT_POOL_MAX buffers even with CUPTOP_POOL: a control
+         * request may raise the limit at runtime (only bookkeeping is
+         * allocated here, ~100 KiB; buffers come as they are needed). */
         uint32_t limit = a->cfg.pool_explicit ? a->cfg.pool : AGENT_DEFAULT_POOL_MIN;
-        uint32_t max = a->cfg.pool_explicit ? a->cfg.pool : AGENT_POOL_MAX;
-        if (agent_pool_init(&a->pool, a->cfg.buffer_size, limit, max)) {
+        if (agent_pool_init(&a->pool, a->cfg.buffer_size, limit, AGENT_POOL_MAX)) {
             agent_health_begin_session(a, NULL);
             agent_detach(a, "out of memory for the buffer pool");
             pthread_mutex_unlock(&a->stop_lock);

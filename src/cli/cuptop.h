@@ -22,6 +22,7 @@ int cmd_sessions(int argc, char **argv);  /* src/cli/cmd_sessions.c         */
 int cmd_check(int argc, char **argv);     /* src/cli/cmd_check.c            */
 int cmd_report(int argc, char **argv);    /* src/cli/cmd_report.c           */
 int cmd_export(int argc, char **argv);    /* src/cli/cmd_export.c           */
+int cmd_control(int argc, char **argv);   /* src/cli/cmd_control.c          */
 
 /** Print "cuptop CMD: MESSAGE" and a hint to stderr; returns 2. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)

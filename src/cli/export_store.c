@@ -195,9 +195,9 @@ static int cp_control(const cupstore_control *c, void *arg)
 {
     cupstore_txn *dst = arg;
     uint64_t gen;
-    int rc = cupstore_control_request(dst, c->kinds, &gen);
+    int rc = cupstore_control_request_pool(dst, c->kinds, c->pool, &gen);
     if (!rc && c->applied_ns)
-        rc = cupstore_control_ack(dst, gen, c->applied_ns, c->result);
+        rc = cupstore_control_ack(dst, gen, c->applied_ns, c->result, c->pool_applied);
     return rc;
 }
 

@@ -23,6 +23,7 @@ static const struct subcommand subcommands[] = {
     {"check", cmd_check, "judge sessions: exit 0 only when COMPLETE"},
     {"report", cmd_report, "human summary of a session, with advice"},
     {"export", cmd_export, "export a window: chrome, jsonl, csv or store"},
+    {"control", cmd_control, "change a running session's kinds or buffer pool"},
 };
 
 /* LMDB trusts the pages of the file it maps: damage deep inside a data page

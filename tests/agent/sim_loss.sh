@@ -145,4 +145,53 @@ if python3 "$s/tests/agent/check_truth.py" "$d/dump" "$d/truth" --exit return >"
 else
     echo "FAIL toggle accounting:"; grep FAIL "$d/check"; fail=1
 fi
+
+# pool control (cuptop control --pool): pool starvation (a pool of 1 for 4
+# threads) loses records every second; raising the limit at runtime stops
+# the loss: no drop or decline from the second after next on, the new limit
+# in the health rows, a note, and every record still accounted for.
+d=$tmp/pool
+mkdir -p "$d"
+CUPTOP_STORE=$d/store CUPTOP_POOL=1 CUPTOP_BUFFER_SIZE=64K CUPTOPSIM_SCENARIO=clean \
+    CUPTOPSIM_DEVICES=2 CUPTOPSIM_THREADS=4 \
+    "$drive" "$sim" "$agent" "$d/truth" run:6 return >"$d/out" 2>"$d/err" &
+pid=$!
+id=$("$ctl" wait-session "$d/store" 1 30)
+sleep 1.5
+if "$b/cuptop" control --store "$d/store" "$id" --pool 64 --wait 30 >"$d/ctl.out" 2>"$d/ctl.err"
+then
+    echo "ok   pool control applied: $(tail -1 "$d/ctl.out")"
+else
+    echo "FAIL pool control: $(cat "$d/ctl.err")"; fail=1
+fi
+grep -q "buffer pool limit now 64" "$d/ctl.out" || { echo "FAIL pool control: no new limit"; fail=1; }
+wait $pid
+"$ctl" seconds "$d/store" "$id" >"$d/seconds"
+"$ctl" dump "$d/store" "$id" >"$d/dump"
+gen=$(sed -n 's/.*generation \([0-9]*\) requested.*/\1/p' "$d/ctl.out")
+python3 - "$d/seconds" "${gen:-0}" <<'PY' >"$d/pool.check" 2>&1
+import re, sys
+rows = [dict(re.findall(r"(\w+)=(\S+)", l), second=int(l.split()[0])) for l in open(sys.argv[1])]
+gen = int(sys.argv[2])
+acked = [r["second"] for r in rows if int(r["ctl"]) >= gen]
+assert gen and acked, "no health row carries generation %d" % gen
+before = [r for r in rows if r["second"] < acked[0]]
+after = [r for r in rows if r["second"] >= acked[0] + 2]
+assert any(int(r["dropped"]) + int(r["declined"]) for r in before), "no loss before the request"
+assert after, "no second after the request"
+bad = [r["second"] for r in after if int(r["dropped"]) + int(r["declined"])]
+assert not bad, "loss after the pool grew, seconds %s" % bad
+assert all(r["pool_hw"].endswith("/64") for r in after), [r["pool_hw"] for r in after]
+print("loss in %d seconds before, none in %d seconds after" %
+      (sum(1 for r in before if int(r["dropped"]) + int(r["declined"])), len(after)))
+PY
+if [ $? = 0 ]; then echo "ok   pool control: $(cat "$d/pool.check")"; else
+    echo "FAIL pool control: $(tail -3 "$d/pool.check")"; fail=1; fi
+grep -q "buffer pool 1 -> 64" "$d/dump" || { echo "FAIL pool control: no note"; fail=1; }
+if python3 "$s/tests/agent/check_truth.py" "$d/dump" "$d/truth" --exit return \
+    --expect cupti_dropped >"$d/check"; then
+    echo "ok   pool control accounting"
+else
+    echo "FAIL pool control accounting:"; grep FAIL "$d/check"; fail=1
+fi
 exit $fail

@@ -201,7 +201,7 @@ static void fill_session(const char *dir, const sess *s, bool running)
         CK(cupstore_mark_put(txn, &m));
         uint64_t gen;
         CK(cupstore_control_request(txn, e2.kinds, &gen));
-        CK(cupstore_control_ack(txn, gen, (t0 + 5) * NS, 0));
+        CK(cupstore_control_ack(txn, gen, (t0 + 5) * NS, 0, 0));
     }
     CK(cupstore_epoch_put(txn, &e1));
     CK(cupstore_txn_commit(txn));

@@ -7,7 +7,7 @@ S=$WORK/store
 "$FILL" "$S" || { echo "fill_store failed" >&2; exit 1; }
 C=20250101T120000-1001
 
-for cmd in sessions check report export; do
+for cmd in sessions check report export control; do
     run 0 "help_$cmd" "$CUPTOP" "$cmd" --help
     grep -q "^usage: cuptop $cmd" "$WORK/help_$cmd.out" || fail "$cmd --help"
     usage_error "badopt_$cmd" "$CUPTOP" "$cmd" --no-such-option
@@ -53,6 +53,20 @@ usage_error exp_badtime $E --from 2025-13-01T00:00:00Z --to end --format chrome 
 usage_error exp_nomark $E --mark nosuch --format chrome -o "$WORK/x"
 usage_error exp_unknown "$CUPTOP" export --store "$S" nosuch --from +1 --to +2 --format csv -o "$WORK/x"
 [ ! -e "$WORK/x" ] || fail "a failed export wrote its output"
+
+# control (a running session is needed to apply anything: tests/agent/sim_loss.sh)
+usage_error ctl_nothing "$CUPTOP" control --store "$S" "$C"
+usage_error ctl_nosess "$CUPTOP" control --store "$S" --pool 8
+usage_error ctl_pool0 "$CUPTOP" control --store "$S" "$C" --pool 0
+usage_error ctl_poolbig "$CUPTOP" control --store "$S" "$C" --pool 4097
+usage_error ctl_poolword "$CUPTOP" control --store "$S" "$C" --pool lots
+usage_error ctl_wait "$CUPTOP" control --store "$S" "$C" --pool 8 --wait -1
+usage_error ctl_kinds "$CUPTOP" control --store "$S" "$C" --kinds kernel,bogus
+grep -q "'bogus'" "$WORK/ctl_kinds.err" || fail "control: the unknown kind is not named"
+usage_error ctl_unknown "$CUPTOP" control --store "$S" nosuch --pool 8
+usage_error ctl_ended "$CUPTOP" control --store "$S" "$C" --pool 8
+grep -q "is ended: no agent would apply" "$WORK/ctl_ended.err" ||
+    fail "control on an ended session: $(cat "$WORK/ctl_ended.err")"
 
 # corrupt, foreign and empty sessions in a store: a clear line, exit 2
 B=$WORK/bad

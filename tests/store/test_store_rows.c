@@ -327,7 +327,7 @@ static void test_epochs_control_marks(void **state)
     assert_int_equal(gen, 1);
     assert_int_equal(cupstore_control_request(txn, 0x7, &gen), 0);
     assert_int_equal(gen, 2);
-    assert_int_equal(cupstore_control_request(txn, 0x1, NULL), 0);
+    assert_int_equal(cupstore_control_request_pool(txn, 0x1, 96, NULL), 0);
     strcpy(m.name, "warmup");
     m.from_ns = 100, m.to_ns = 200, m.created_ns = 300;
     assert_int_equal(cupstore_mark_put(txn, &m), 0);
@@ -349,10 +349,12 @@ static void test_epochs_control_marks(void **state)
     assert_int_equal(cupstore_control_latest(txn, &c), 0);
     assert_int_equal(c.gen, 3);
     assert_int_equal(c.kinds, 1);
+    assert_int_equal(c.pool, 96);
+    assert_int_equal(c.pool_applied, 0);
     assert_int_equal(c.applied_ns, 0);
     assert_true(c.requested_ns > 1500000000ull * 1000000000ull);
-    assert_int_equal(cupstore_control_ack(txn, 3, 777, -5), 0);
-    assert_int_equal(cupstore_control_ack(txn, 9, 777, 0), CUPSTORE_ENOTFOUND);
+    assert_int_equal(cupstore_control_ack(txn, 3, 777, -5, 48), 0);
+    assert_int_equal(cupstore_control_ack(txn, 9, 777, 0, 0), CUPSTORE_ENOTFOUND);
     assert_int_equal(cupstore_txn_commit(txn), 0);
 
     txn = rbegin(env);
@@ -366,6 +368,8 @@ static void test_epochs_control_marks(void **state)
     assert_int_equal(cupstore_control_latest(txn, &c), 0);
     assert_int_equal(c.applied_ns, 777);
     assert_int_equal(c.result, -5);
+    assert_int_equal(c.pool, 96);
+    assert_int_equal(c.pool_applied, 48);
     assert_int_equal(cupstore_control_scan(txn, control_fn, &n), 0);
     assert_int_equal(n, 3);
     assert_int_equal(cupstore_control_scan(txn, stop_fn, NULL), 99);

@@ -197,7 +197,7 @@ static int put_epochs(cupstore_txn *txn, const fill_session *s, uint64_t start_s
         if (e > 1) {
             uint64_t gen;
             rc = cupstore_control_request(txn, ep.kinds, &gen);
-            rc = rc ? rc : cupstore_control_ack(txn, gen, ep.start_ns, 0);
+            rc = rc ? rc : cupstore_control_ack(txn, gen, ep.start_ns, 0, 0);
             if (rc)
                 return rc;
         }
@@ -304,7 +304,7 @@ static int live_second(cupstore_env *env, unsigned t, struct live_state *ls)
         ls->epoch_start_ns = now;
         cupstore_epoch ne = {ls->epoch, ls->kinds, now, 0, c.gen};
         rc = rc ? rc : cupstore_epoch_put(txn, &ne);
-        rc = rc ? rc : cupstore_control_ack(txn, c.gen, now, 0);
+        rc = rc ? rc : cupstore_control_ack(txn, c.gen, now, 0, c.pool);
         ls->applied = c.gen;
     } else if (rc == CUPSTORE_ENOTFOUND) {
         rc = 0;

@@ -252,12 +252,22 @@ static void test_suggest(void **state)
     assert_int_equal(tui_suggest(&in, cupstore_kind_name, cupstore_loss_name, buf, sizeof buf), -1);
     assert_non_null(strstr(buf, "No losses"));
     in.loss_rate[CUPSTORE_LOSS_DECLINED] = 100;
-    in.buf_outstanding = 8;
+    in.buf_outstanding = 3; /* buffers wait in the queue: narrowing helps */
     in.pool_limit = 8;
     assert_int_equal(tui_suggest(&in, cupstore_kind_name, cupstore_loss_name, buf, sizeof buf),
                      CUPSTORE_KIND_RUNTIME);
     assert_non_null(strstr(buf, "Narrow runtime"));
     assert_non_null(strstr(buf, "buffer pool"));
+    in.buf_outstanding = 8; /* CUPTI holds the whole pool: only a bigger pool helps */
+    assert_int_equal(tui_suggest(&in, cupstore_kind_name, cupstore_loss_name, buf, sizeof buf), -1);
+    assert_non_null(strstr(buf, "double the buffer pool"));
+    in.loss_rate[CUPSTORE_LOSS_DECLINED] = 0;
+    in.loss_rate[CUPSTORE_LOSS_CUPTI_DROPPED] = 100; /* CUPTI >= 27 reports declines as drops */
+    assert_int_equal(tui_suggest(&in, cupstore_kind_name, cupstore_loss_name, buf, sizeof buf), -1);
+    assert_non_null(strstr(buf, "double the buffer pool"));
+    in.loss_rate[CUPSTORE_LOSS_CUPTI_DROPPED] = 0;
+    in.loss_rate[CUPSTORE_LOSS_DECLINED] = 100;
+    in.buf_outstanding = 3;
     in.loss_rate[CUPSTORE_LOSS_QUEUE_OVERFLOW] = 1000;
     in.queue_capacity = 64;
     tui_suggest(&in, cupstore_kind_name, cupstore_loss_name, buf, sizeof buf);

@@ -1,0 +1,305 @@
+/*
+ * cmd_control.c - `cuptop control SESSION [--kinds LIST] [--pool N]`: the
+ * monitor's runtime control for scripts.  Writes one control request (the
+ * kinds to collect and, optionally, the buffer-pool limit) and waits for
+ * the agent's acknowledgement, which it reads back from the same store.
+ * The agent applies only the latest request; one that a later request
+ * overtook is reported as superseded, never as applied.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "export_int.h"
+
+#define POOL_MAX 4096u /* AGENT_POOL_MAX: the agent clamps to it as well */
+
+static void usage(FILE *f)
+{
+    fputs("usage: cuptop control [--store DIR] SESSION [--kinds LIST] [--pool N]\n"
+          "                      [--wait SECONDS]\n\n"
+          "Ask the agent of a running session to change what it collects, now:\n"
+          "  --kinds LIST  the activity kinds to collect from now on: a comma list of\n"
+          "                kernel,memcpy,memset,runtime,driver,sync,overhead,marker,\n"
+          "                or all / none (default: the kinds collected now)\n"
+          "  --pool N      the buffer-pool limit from now on, 1-4096 buffers of the\n"
+          "                session's buffer size (replaces the automatic limit)\n"
+          "  --wait S      wait up to S seconds for the agent to apply it (default 5;\n"
+          "                0: only write the request)\n"
+          "Each request starts a new epoch; `cuptop report` compares the epochs.\n"
+          "Exit status: 0 applied (or written, with --wait 0), 1 not applied in time,\n"
+          "superseded by a later request or applied with an error, 2 usage error,\n"
+          "unknown or finished session, unreadable store.\n",
+          f);
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The kinds the agent collects once everything requested so far is applied:
+ * a pending request's, else the latest health row's. */
+static int kinds_now(cupstore_env *env, uint32_t *kinds)
+{
+    cupstore_txn *txn;
+    cupstore_health h;
+    cupstore_control c;
+    int rc = cupstore_txn_begin(env, false, &txn);
+    if (rc)
+        return rc;
+    int hr = cupstore_health_last(txn, &h);
+    int cr = cupstore_control_latest(txn, &c);
+    cupstore_txn_abort(txn);
+    if (hr && hr != CUPSTORE_ENOTFOUND)
+        return hr;
+    if (cr && cr != CUPSTORE_ENOTFOUND)
+        return cr;
+    if (cr == 0 && (hr || h.ctl_gen_applied < c.gen))
+        *kinds = c.kinds;
+    else if (hr == 0)
+        *kinds = h.kinds_enabled;
+    else
+        return CUPSTORE_ENOTFOUND;
+    return 0;
+}
+
+static int request(cupstore_env *env, uint32_t kinds, uint32_t pool, uint64_t *gen)
+{
+    int rc = 0;
+    for (int attempt = 0; attempt < 8; attempt++) {
+        cupstore_txn *txn;
+        if ((rc = cupstore_txn_begin(env, true, &txn)) != 0)
+            return rc;
+        if ((rc = cupstore_control_request_pool(txn, kinds, pool, gen)) != 0) {
+            cupstore_txn_abort(txn);
+            return rc;
+        }
+        if ((rc = cupstore_txn_commit(txn)) != EAGAIN)
+            break;
+    }
+    return rc;
+}
+
+struct find {
+    uint64_t gen;
+    cupstore_control c;
+    bool found;
+};
+
+static int on_control(const cupstore_control *c, void *arg)
+{
+    struct find *f = arg;
+    if (c->gen == f->gen) {
+        f->c = *c;
+        f->found = true;
+    }
+    return 0;
+}
+
+enum { ACK_PENDING, ACK_APPLIED, ACK_SUPERSEDED };
+
+/* Our row, and whether the agent has gone past it. */
+static int poll_ack(cupstore_env *env, uint64_t gen, cupstore_control *out, uint64_t *applied)
+{
+    cupstore_txn *txn;
+    cupstore_health h;
+    struct find f = {.gen = gen};
+    int rc = cupstore_txn_begin(env, false, &txn);
+    if (rc)
+        return -rc;
+    rc = cupstore_control_scan(txn, on_control, &f);
+    int hr = rc ? rc : cupstore_health_last(txn, &h);
+    cupstore_txn_abort(txn);
+    if (rc)
+        return -rc;
+    *out = f.c;
+    *applied = hr == 0 ? h.ctl_gen_applied : 0;
+    if (f.found && f.c.applied_ns)
+        return ACK_APPLIED;
+    if (hr == 0 && h.ctl_gen_applied > gen)
+        return ACK_SUPERSEDED;
+    return ACK_PENDING;
+}
+
+/* Length of the unknown name *bad points at (up to the next comma). */
+static int bad_len(const char *bad, const char *list)
+{
+    size_t n = strcspn(bad ? bad : list, ",");
+    return n > 64 ? 64 : (int)n;
+}
+
+static int parse_pool(const char *s, uint32_t *pool)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *end || s[0] == '-' || v < 1 || v > POOL_MAX)
+        return -1;
+    *pool = (uint32_t)v;
+    return 0;
+}
+
+static int parse_wait(const char *s, double *secs)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= 0.0) || v > 3600.0)
+        return -1;
+    *secs = v;
+    return 0;
+}
+
+static int control_session(const char *cmd, cupstore_env *env, const char *kinds_arg,
+                           uint32_t pool, double wait_s)
+{
+    const char *id = cupstore_env_id(env);
+    model_summary s;
+    int rc = model_summarize(env, 0, UINT64_MAX, &s, NULL);
+    if (rc) {
+        cli_error(cmd, "session %s: %s", id, cli_open_error(rc));
+        return CUPTOP_EXIT_USAGE;
+    }
+    model_state state = s.state;
+    model_summary_free(&s);
+    if (state != MODEL_STATE_RUNNING) {
+        cli_error(cmd, "session %s is %s: no agent would apply the request", id,
+                  model_state_name(state));
+        return CUPTOP_EXIT_USAGE;
+    }
+    uint32_t kinds;
+    if (kinds_arg) {
+        const char *bad = NULL;
+        if (cupstore_kinds_parse(kinds_arg, &kinds, &bad) != 0) {
+            cli_error(cmd, "unknown activity kind '%.*s' (kernel, memcpy, memset, runtime, "
+                           "driver, sync, overhead, marker, all or none)",
+                      bad_len(bad, kinds_arg), bad ? bad : kinds_arg);
+            return CUPTOP_EXIT_USAGE;
+        }
+    } else if ((rc = kinds_now(env, &kinds)) != 0) {
+        cli_error(cmd, "session %s: %s", id,
+                  rc == CUPSTORE_ENOTFOUND ? "no health row yet: the agent is not reporting"
+                                           : cli_open_error(rc));
+        return CUPTOP_EXIT_USAGE;
+    }
+    uint64_t gen = 0;
+    if ((rc = request(env, kinds, pool, &gen)) != 0) {
+        cli_error(cmd, "session %s: writing the request failed: %s", id, cupstore_strerror(rc));
+        return CUPTOP_EXIT_NO;
+    }
+    char want[160];
+    cupstore_kinds_format(kinds, want, sizeof want);
+    printf("session %s: control generation %" PRIu64 " requested: kinds %s", id, gen, want);
+    if (pool)
+        printf(", buffer pool %u", pool);
+    printf("\n");
+    fflush(stdout);
+    if (wait_s == 0.0)
+        return CUPTOP_EXIT_OK;
+
+    uint64_t t0 = mono_ns(), deadline = t0 + (uint64_t)(wait_s * 1e9);
+    for (;;) {
+        cupstore_control c = {0};
+        uint64_t applied_gen = 0;
+        int st = poll_ack(env, gen, &c, &applied_gen);
+        if (st < 0) {
+            cli_error(cmd, "session %s: %s", id, cli_open_error(-st));
+            return CUPTOP_EXIT_USAGE;
+        }
+        if (st == ACK_APPLIED) {
+            printf("session %s: generation %" PRIu64 " applied after %.0f ms", id, gen,
+                   (double)(c.applied_ns > c.requested_ns ? c.applied_ns - c.requested_ns : 0) /
+                       1e6);
+            if (c.pool_applied)
+                printf(" (buffer pool limit now %u)", c.pool_applied);
+            printf("%s\n", c.result ? " with an error: see cuptop report" : "");
+            if (pool && !c.pool_applied) {
+                cli_error(cmd, "this agent does not support pool control: only the kinds "
+                               "were applied");
+                return CUPTOP_EXIT_NO;
+            }
+            return c.result ? CUPTOP_EXIT_NO : CUPTOP_EXIT_OK;
+        }
+        if (st == ACK_SUPERSEDED) {
+            cli_error(cmd, "generation %" PRIu64 " was superseded by a later request "
+                           "(generation %" PRIu64 " is applied)", gen, applied_gen);
+            return CUPTOP_EXIT_NO;
+        }
+        if (mono_ns() >= deadline) {
+            cli_error(cmd, "generation %" PRIu64 " not applied within %g s (the agent applies "
+                           "requests once a second; it stays requested)", gen, wait_s);
+            return CUPTOP_EXIT_NO;
+        }
+        struct timespec nap = {0, 20000000};
+        nanosleep(&nap, NULL);
+    }
+}
+
+int cmd_control(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"store", required_argument, NULL, 's'}, {"kinds", required_argument, NULL, 'k'},
+        {"pool", required_argument, NULL, 'p'},  {"wait", required_argument, NULL, 'w'},
+        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
+    };
+    const char *cmd = argv[0], *store = NULL, *kinds = NULL;
+    uint32_t pool = 0;
+    double wait_s = 5.0;
+    int c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 's': store = optarg; break;
+        case 'k': kinds = optarg; break;
+        case 'p':
+            if (parse_pool(optarg, &pool) != 0)
+                return cli_usage_error(cmd, "--pool takes a buffer count from 1 to %u, not '%s'",
+                                       POOL_MAX, optarg);
+            break;
+        case 'w':
+            if (parse_wait(optarg, &wait_s) != 0)
+                return cli_usage_error(cmd, "--wait takes seconds from 0 to 3600, not '%s'",
+                                       optarg);
+            break;
+        case 'h': usage(stdout); return CUPTOP_EXIT_OK;
+        default:
+            return cli_bad_option(cmd, argv);
+        }
+    }
+    if (optind + 1 != argc)
+        return cli_one_session(cmd, argc, argv);
+    if (!kinds && !pool)
+        return cli_usage_error(cmd, "nothing to change: give --kinds LIST and/or --pool N");
+    if (kinds) {
+        uint32_t mask;
+        const char *bad = NULL;
+        if (cupstore_kinds_parse(kinds, &mask, &bad) != 0)
+            return cli_usage_error(cmd, "unknown activity kind '%.*s' (kernel, memcpy, "
+                                        "memset, runtime, driver, sync, overhead, marker, all "
+                                        "or none)",
+                                   bad_len(bad, kinds), bad ? bad : kinds);
+    }
+    char *dir = cli_store_dir(cmd, store);
+    if (!dir)
+        return CUPTOP_EXIT_USAGE;
+    cupstore_env *env;
+    int rc = cupstore_session_open(&env, dir, argv[optind], 0);
+    if (rc) {
+        cli_error(cmd, "session %s in %s: %s", argv[optind], dir, cli_open_error(rc));
+        free(dir);
+        return CUPTOP_EXIT_USAGE;
+    }
+    int status = control_session(cmd, env, kinds, pool, wait_s);
+    cupstore_env_close(env);
+    free(dir);
+    return status;
+}
