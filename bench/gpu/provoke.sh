@@ -4,6 +4,8 @@
 # which losses narrowing clears and which it cannot (per-thread buffers).
 #
 #   VARIANTS="threads pool buffer_bytes narrow_to|..."
+#   narrow_to "pool=N": instead of narrowing, raise the buffer-pool limit to
+#   N at runtime (cuptop control --pool N), the fix for pool starvation.
 #   SLOW_US=N: every data.mdb write delayed N us (faultio.so from the build
 #   dir): a consumer that falls behind, the loss that narrowing can clear.
 # Prints, per variant, the per-second rows (drops per device) and the epoch
@@ -33,8 +35,17 @@ for v in $variants; do
     pid=$!
     id=$("$CTL" wait-session "$st" 1 30)
     sleep 3
-    gen=$("$CTL" control "$st" "$id" "$narrow")
-    ack=$("$CTL" wait-ack "$st" "$id" "$gen" 20 || echo "none")
+    case $narrow in
+    pool=*)
+        "$B/cuptop" control --store "$st" "$id" --pool "${narrow#pool=}" --wait 20 \
+            >"$st.control" 2>&1
+        gen=$(sed -n 's/.*generation \([0-9]*\) requested.*/\1/p' "$st.control")
+        ack=$(sed -n 's/.*applied after \([0-9]*\) ms.*/\1/p' "$st.control")
+        ack=${ack:-none} ;;
+    *)
+        gen=$("$CTL" control "$st" "$id" "$narrow")
+        ack=$("$CTL" wait-ack "$st" "$id" "$gen" 20 || echo "none") ;;
+    esac
     wait $pid
     {
         echo
