@@ -33,6 +33,7 @@ typedef struct rep {
     /* buffers and queue, whole session */
     uint64_t requested, provided, declined, completed, consumed, foreign;
     uint32_t pool_limit, pool_hw, q_cap, q_hw;
+    uint64_t buffer_size;   /* from the collection configuration, or 0 */
     uint32_t cmp_p99_max, cmp_max, req_p99_max, commit_p99_max;
     uint64_t store_refused;
     uint64_t overhead[8];
@@ -192,6 +193,20 @@ static void print_meta(cupstore_txn *txn, const char *key, const char *label)
     free(v);
 }
 
+/* buffer_size=N from the agent's configuration row (0 when absent). */
+static uint64_t config_buffer_size(cupstore_txn *txn)
+{
+    char *v = NULL;
+    uint64_t n = 0;
+    if (cupstore_meta_get(txn, "config", &v) == 0 && v) {
+        const char *p = strstr(v, "buffer_size=");
+        if (p && (p == v || p[-1] == '\n'))
+            n = strtoull(p + strlen("buffer_size="), NULL, 10);
+    }
+    free(v);
+    return n;
+}
+
 static int on_step(const cupstore_step *st, void *arg)
 {
     (void)arg;
@@ -232,7 +247,13 @@ static void advise(const rep *r, const model_summary *s, bool have_final,
                " of %" PRIu64 " lossy seconds.\n", ++n, L[CUPSTORE_LOSS_CUPTI_DROPPED],
                r->declined, L[CUPSTORE_LOSS_DECLINED], r->pool_limit, r->pool_hw,
                r->loss_pool_hw_at_limit, r->loss_seconds);
-        if (queue_full || behind)
+        if (r->buffer_size && r->buffer_size < (1u << 20))
+            printf("     The buffers are small (%" PRIu64 " KiB): CUPTI's cost per buffer dominates.\n"
+                   "     On an H200 (CUPTI 13), 64 KiB buffers lost records at ~200k launches/s\n"
+                   "     with any pool and even with nothing stored; 1 MiB buffers lost none.\n"
+                   "     Raise CUPTOP_BUFFER_SIZE (default 4M) before anything else.\n",
+                   r->buffer_size >> 10);
+        else if (queue_full || behind)
             printf("     A bigger pool would only hide a consumer that falls behind: in the\n"
                    "     lossy seconds the queue reached %u of %u and %" PRIu64 " buffers\n"
                    "     completed against %" PRIu64 " consumed. Lighten the consumer, consume\n"
@@ -366,6 +387,7 @@ static int report(cupstore_env *env, model_summary *s)
     print_meta(txn, "cuda_version", "CUDA");
     print_meta(txn, "cupti_version", "CUPTI");
     print_meta(txn, "driver_version", "driver");
+    r->buffer_size = config_buffer_size(txn);
     bool have_final = cupstore_final_get(txn, &f) == 0;
     printf("  %-16s %s%s, %s\n", "state", model_state_name(s->state),
            s->count_only ? " (count-only: nothing stored)" : "",

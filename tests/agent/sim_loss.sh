@@ -60,6 +60,14 @@ case_ clean emit:3000 return 0 --exit return -- CUPTOPSIM_SCENARIO=clean CUPTOPS
 case_ drops run:1.5 return 0 --exit return --expect cupti_dropped -- \
     CUPTOPSIM_SCENARIO=clean CUPTOPSIM_DEVICES=2 CUPTOPSIM_THREADS=4 CUPTOP_POOL=1 \
     CUPTOP_BUFFER_SIZE=64K
+# report's advice names the small buffers (64K here) as the first fix
+"$b/cuptop" report --store "$tmp/drops/store" "$("$ctl" sessions "$tmp/drops/store" | head -1)" \
+    >"$tmp/drops/report" 2>&1
+if grep -q "The buffers are small (64 KiB)" "$tmp/drops/report"; then
+    echo "ok   drops: report advises larger buffers"
+else
+    echo "FAIL drops: report does not name the small buffers"; sed -n '/^Advice/,$p' "$tmp/drops/report"; fail=1
+fi
 case_ declined-discard run:1.5 return 0 --exit return --expect declined -- \
     CUPTOPSIM_SCENARIO=clean CUPTOPSIM_DEVICES=2 CUPTOPSIM_THREADS=4 CUPTOP_POOL=1 \
     CUPTOP_BUFFER_SIZE=64K CUPTOPSIM_API_VERSION=20
