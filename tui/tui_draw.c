@@ -89,33 +89,36 @@ void tui_draw_status(tui *t, WINDOW *w)
     wnoutrefresh(w);
 }
 
+/* At most 22 lines: the box fits an 80x24 terminal. */
 static const char *const help_lines[] = {
     "cuptop - CUPTI activity trace loss monitor",
-    "",
     "Everywhere",
     "  F1 ?        this help (Esc closes)      q F10     quit",
     "  Esc         close a dialog / go back    a         aggregate view per device",
-    "",
     "Sessions screen",
     "  Up Down     select a session            Enter     open its dashboard",
     "  F6 < >      sort column (again: invert) /         filter (Esc clears)",
-    "",
     "Session dashboard",
     "  Left Right  move the time cursor        PgUp PgDn scroll a page",
     "  Home End    oldest / follow live data   + -       zoom the time axis",
     "  m           mark window start at cursor M         mark end, name it",
     "  e           export the marked window    k         kind panel + epochs",
-    "",
     "Kind panel",
     "  Up Down     select a kind               Space     turn it on/off",
     "  + -         double / halve the buffer pool (CUPTI holds one per thread)",
-    "  The change is sent as a control request: 'pending' until the agent",
-    "  acknowledges it in a health row, then 'applied' (a new epoch starts).",
-    "",
+    "  Changes are control requests: 'pending' until the agent acknowledges",
+    "  them in a health row, then 'applied' (a new epoch starts).",
     "Plots: filled = exact counts; dotted 'est.' = per-kind estimates",
     "(CUPTI does not report drops per kind). '|' on the axis: epoch start.",
     "States: running, complete, incomplete, crashed (stale heartbeat).",
 };
+
+/* The title and the section headings ("Kind panel") are bold. */
+static bool help_heading(int i)
+{
+    const char *l = help_lines[i];
+    return i == 0 || (l[0] != ' ' && l[0] != '(' && !strchr(l, ':'));
+}
 
 void tui_help_draw(tui *t)
 {
@@ -134,7 +137,7 @@ void tui_help_draw(tui *t)
     box(win, 0, 0);
     tui_draw_text(win, 0, 2, A_BOLD, " Help ");
     for (int i = 0; i < n && i + 1 < h - 1; i++)
-        tui_draw_text(win, i + 1, 1, i == 0 ? A_BOLD : 0, help_lines[i]);
+        tui_draw_text(win, i + 1, 1, help_heading(i) ? A_BOLD : 0, help_lines[i]);
     tui_draw_text(win, h - 1, w - 16 > 0 ? w - 16 : 0, 0, " Esc: close ");
     wnoutrefresh(win);
     delwin(win);

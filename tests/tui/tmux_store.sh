@@ -72,6 +72,12 @@ tui_screen | grep -q "cupti_dropped" || fail "loss-class counters missing"
 tmux -L "$TUI_SOCK" resize-window -t tui -x 80 -y 24 2>/dev/null ||
     tmux -L "$TUI_SOCK" resize-pane -t tui -x 80 -y 24
 tui_wait "drops"
+# the whole help fits 80x24 (first and last lines shown)
+tui_keys F1
+tui_wait "States: running" "the help's last line at 80x24"
+tui_screen | grep -q "cuptop - CUPTI activity trace loss monitor" || fail "help title cut at 80x24"
+tui_keys Escape
+tui_wait_gone "States: running"
 tmux -L "$TUI_SOCK" resize-window -t tui -x 160 -y 50 2>/dev/null ||
     tmux -L "$TUI_SOCK" resize-pane -t tui -x 160 -y 50
 tui_wait "store commit" "all panels at 160x50"
