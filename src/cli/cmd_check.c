@@ -21,7 +21,8 @@
 
 static void usage(FILE *f)
 {
-    fputs("usage: cuptop check [--store DIR] (SESSION... | --all) [--from T --to T] [--json]\n\n"
+    fputs("usage: cuptop check [--store DIR] (SESSION... | --all)\n"
+          "                    [--from T --to T | --verify] [--json]\n\n"
           "Judge sessions: COMPLETE only if every buffer CUPTI completed was consumed,\n"
           "every loss counter is zero, the stop protocol ran to the end and the final\n"
           "flush succeeded.  Each reason is listed with its loss class, count and the\n"
@@ -30,6 +31,10 @@ static void usage(FILE *f)
           "  --all          every session in the store\n"
           "  --from T --to T  judge only this window (T: unix seconds, +N after the\n"
           "                 start, -N before the end, start, end, YYYY-mm-ddTHH:MM:SSZ)\n"
+          "  --verify       also read every stored record back (decoding each chunk)\n"
+          "                 and compare the count with what the agent stored: records\n"
+          "                 missing or unreadable make the session INCOMPLETE\n"
+          "                 (store_damaged); ended sessions only, whole sessions\n"
           "  --json         a JSON array of verdicts\n\n"
           "Exit status: 0 all COMPLETE, 1 any INCOMPLETE, 2 usage error, unknown\n"
           "session, empty or inverted window, or unreadable store.\n",
@@ -95,10 +100,10 @@ int cmd_check(int argc, char **argv)
         {"store", required_argument, NULL, 's'}, {"all", no_argument, NULL, 'a'},
         {"from", required_argument, NULL, 'f'},  {"to", required_argument, NULL, 't'},
         {"json", no_argument, NULL, 'j'},        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"verify", no_argument, NULL, 'v'},      {NULL, 0, NULL, 0},
     };
     const char *cmd = argv[0], *store = NULL, *from = NULL, *to = NULL;
-    bool all = false, json = false;
+    bool all = false, json = false, verify = false;
     int c;
 
     opterr = 0;
@@ -110,6 +115,7 @@ int cmd_check(int argc, char **argv)
         case 'f': from = optarg; break;
         case 't': to = optarg; break;
         case 'j': json = true; break;
+        case 'v': verify = true; break;
         case 'h': usage(stdout); return CUPTOP_EXIT_OK;
         default:
             return cli_bad_option(cmd, argv);
@@ -121,6 +127,8 @@ int cmd_check(int argc, char **argv)
         return cli_usage_error(cmd, "no session given (name sessions, or use --all)");
     if (!from != !to)
         return cli_usage_error(cmd, "--from and --to go together");
+    if (verify && from)
+        return cli_usage_error(cmd, "--verify reads whole sessions back: not with --from/--to");
 
     char *dir = cli_store_dir(cmd, store);
     char **ids = NULL;
@@ -189,7 +197,11 @@ int cmd_check(int argc, char **argv)
             snprintf(window, sizeof window, " [window %s .. %s]", a, b);
         }
         model_summary_free(&whole);
-        if ((rc = model_summarize_id(dir, ids[i], f, t, &s, &cause)) != 0) {
+        bool verified = false;
+        uint64_t read_back = 0;
+        rc = verify ? model_verify_id(dir, ids[i], &s, &verified, &read_back, &cause)
+                    : model_summarize_id(dir, ids[i], f, t, &s, &cause);
+        if (rc != 0) {
             cli_error(cmd, "session %s: %s", ids[i], cli_open_error(rc));
             free(cause);
             any_error = true;
@@ -208,6 +220,12 @@ int cmd_check(int argc, char **argv)
             sessions_json(&o, &s);
         } else if (!json) {
             print_verdict(&s, window);
+            if (verify && verified)
+                printf("  verified: %" PRIu64 " records read back\n", read_back);
+            else if (verify)
+                printf("  not verified: %s\n", s.state == MODEL_STATE_RUNNING
+                                                    ? "still running"
+                                                    : "count-only session (nothing stored)");
         }
         written++;
         model_summary_free(&s);

@@ -34,7 +34,7 @@ const char *model_state_name(model_state s)
 const char *model_reason_name(unsigned reason)
 {
     static const char *const extra[] = {"unconsumed", "no_final", "protocol", "flush",
-                                        "disabled"};
+                                        "disabled", "store_damaged"};
     if (reason < CUPSTORE_LOSS_MAX)
         return cupstore_loss_name(reason);
     if (reason < MODEL_REASON_MAX)
@@ -602,6 +602,88 @@ int model_summarize_id(const char *dir, const char *id, uint64_t from_s, uint64_
         return rc;
     }
     rc = model_summarize(env, from_s, to_s, out, cause);
+    cupstore_env_close(env);
+    return rc;
+}
+
+/* ---- Verify: read the stored records back ---------------------------------- */
+
+static int count_record(const cupstore_record *r, void *arg)
+{
+    (void)r;
+    ++*(uint64_t *)arg;
+    return 0;
+}
+
+struct stored_sum {
+    uint64_t records;
+};
+
+static int sum_stored(const cupstore_health *h, void *arg)
+{
+    ((struct stored_sum *)arg)->records += h->records_stored;
+    return 0;
+}
+
+int model_verify(cupstore_env *env, model_summary *s, bool *verified, uint64_t *records_read)
+{
+    cupstore_txn *txn;
+    cupstore_final f;
+    struct stored_sum hs = {0};
+    uint64_t n = 0;
+    char *exported = NULL;
+    *verified = false;
+    *records_read = 0;
+    if (s->state == MODEL_STATE_RUNNING || s->count_only)
+        return 0;
+    int rc = cupstore_txn_begin(env, false, &txn);
+    if (rc)
+        return rc;
+    bool have_final = cupstore_final_get(txn, &f) == 0;
+    (void)cupstore_meta_get(txn, "export_of", &exported);
+    rc = cupstore_health_scan(txn, 0, UINT64_MAX, sum_stored, &hs);
+    int scan = rc ? rc : cupstore_record_scan(txn, 0, UINT64_MAX, count_record, &n);
+    cupstore_txn_abort(txn);
+    bool is_export = exported != NULL;
+    free(exported);
+    if (rc)
+        return rc;
+    *records_read = n;
+    *verified = true;
+    uint64_t end_s = s->end_ns / 1000000000u;
+    if (scan) {
+        s->complete = false;
+        return reason_add(s, MODEL_REASON_STORE_DAMAGED, 1, end_s, end_s, 0,
+                          "store damaged: reading the records back failed after %" PRIu64
+                          " records (%s); the rest of the trace is unreadable",
+                          n, cupstore_strerror(scan));
+    }
+    if (is_export)
+        return 0; /* a window: its counts are not the session's */
+    uint64_t want = have_final ? f.records_stored : hs.records;
+    if (n >= want)
+        return 0;
+    s->complete = false;
+    return reason_add(s, MODEL_REASON_STORE_DAMAGED, want - n, end_s, end_s, 0,
+                      "store damaged: %" PRIu64 " records stored by the agent are missing "
+                      "(%" PRIu64 " read back of %" PRIu64 ")", want - n, n, want);
+}
+
+int model_verify_id(const char *dir, const char *id, model_summary *out, bool *verified,
+                    uint64_t *records_read, char **cause)
+{
+    cupstore_env *env;
+    if (cause)
+        *cause = NULL;
+    memset(out, 0, sizeof *out);
+    *verified = false;
+    *records_read = 0;
+    int rc = cupstore_session_open(&env, dir, id, CUPSTORE_RDONLY);
+    if (rc)
+        return rc;
+    rc = model_summarize(env, 0, UINT64_MAX, out, cause);
+    if (rc == 0 && (rc = model_verify(env, out, verified, records_read)) != 0)
+        model_summary_free(out);
     cupstore_env_close(env);
     return rc;
 }

@@ -31,6 +31,8 @@ enum {
     MODEL_REASON_PROTOCOL,        /* a stop step failed or timed out        */
     MODEL_REASON_FLUSH,           /* final forced flush failed              */
     MODEL_REASON_DISABLED,        /* agent stepped aside (see notes)        */
+    MODEL_REASON_STORE_DAMAGED,   /* model_verify: stored records missing or
+                                     unreadable when read back             */
     MODEL_REASON_MAX
 };
 const char *model_reason_name(unsigned reason);  /* "cupti_dropped", ...  */
@@ -93,6 +95,21 @@ const char *model_note_level_name(uint32_t level);
 int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s,
                     model_summary *out, char **cause);
 void model_summary_free(model_summary *s);
+
+/** Read every record chunk of the session back (decoding each) and
+ *  compare the count with what the agent said it stored (the final
+ *  status; without one, the health rows, as a lower bound).  A shortfall or
+ *  a chunk that does not decode adds a MODEL_REASON_STORE_DAMAGED reason
+ *  and makes s INCOMPLETE.  s must summarise the whole session.  Running
+ *  and count-only sessions are not verified (*verified = false); nor are
+ *  counts in a window export (`export --format store`), whose chunks are
+ *  still decoded.
+ *  @param[out] records_read  records decoded.
+ *  @return 0, or a cupstore error code when the store cannot be read. */
+int model_verify(cupstore_env *env, model_summary *s, bool *verified, uint64_t *records_read);
+/** model_summarize over the whole session, then model_verify. */
+int model_verify_id(const char *dir, const char *id, model_summary *out, bool *verified,
+                    uint64_t *records_read, char **cause);
 
 /** Same as model_summarize, opening session id in store dir read-only. */
 int model_summarize_id(const char *dir, const char *id, uint64_t from_s,

@@ -56,6 +56,15 @@ val() { sed -n "s/^$2=//p" "$1" | head -1; }
 # clean, 3 devices: exact per kind and device
 case_ clean emit:3000 return 0 --exit return -- CUPTOPSIM_SCENARIO=clean CUPTOPSIM_DEVICES=3 \
     CUPTOP_KINDS=all
+# the clean session reads back whole: every record the agent stored is there
+"$b/cuptop" check --store "$tmp/clean/store" --all --verify >"$tmp/clean/verify" 2>&1
+vrc=$?
+stored=$(val "$tmp/clean/dump" records.total)
+if [ "$vrc" = 0 ] && grep -q "verified: $stored records read back" "$tmp/clean/verify"; then
+    echo "ok   clean: check --verify read back all $stored records"
+else
+    echo "FAIL clean: check --verify (exit $vrc, $stored stored):"; cat "$tmp/clean/verify"; fail=1
+fi
 # loss classes
 case_ drops run:1.5 return 0 --exit return --expect cupti_dropped -- \
     CUPTOPSIM_SCENARIO=clean CUPTOPSIM_DEVICES=2 CUPTOPSIM_THREADS=4 CUPTOP_POOL=1 \

@@ -7,11 +7,13 @@
  *   fill_store --running DIR  one session with a fresh heartbeat (pid 1)
  *   fill_store --bench DIR N  one session with N records (kernels, memcpys,
  *                             runtime and driver calls) for bench/export
- *   fill_store --shuffled DIR N  one session (20250101T120000-5151) with N
+ *   fill_store --shuffled DIR N [CLAIMED]  one session (20250101T120000-5151) with N
  *                             kernel records in random order within one
  *                             second, for the chrome writer's reordering:
  *                             ties, zero timestamps, missing ends and one
- *                             5 s kernel among them
+ *                             5 s kernel among them; its final status
+ *                             claims CLAIMED records stored (default N:
+ *                             more simulates records lost from the store)
  */
 #include "config.h"
 
@@ -433,7 +435,7 @@ static uint64_t xorshift(uint64_t *r)
     return *r;
 }
 
-static void fill_shuffled(const char *dir, uint64_t total)
+static void fill_shuffled(const char *dir, uint64_t total, uint64_t claimed)
 {
     char path[4096];
     cupstore_env *env;
@@ -497,7 +499,7 @@ static void fill_shuffled(const char *dir, uint64_t total)
     CK(cupstore_txn_begin(env, true, &txn));
     CK(cupstore_health_put(txn, &h));
     cupstore_final f = {.end_ns = (T0 + 1) * NS, .exit_path = CUPSTORE_EXIT_RETURN,
-                        .protocol_complete = 1, .flush_ok = 1};
+                        .protocol_complete = 1, .flush_ok = 1, .records_stored = claimed};
     for (unsigned st = 0; st < CUPSTORE_STEP_MAX; st++) {
         cupstore_step step = {.step = st, .start_mono_ns = 1000, .end_mono_ns = 2000};
         CK(cupstore_step_put(txn, &step));
@@ -515,9 +517,10 @@ int main(int argc, char **argv)
         fill_bench(argv[2], strtoull(argv[3], NULL, 10));
         return 0;
     }
-    if (argc == 4 && strcmp(argv[1], "--shuffled") == 0) {
+    if ((argc == 4 || argc == 5) && strcmp(argv[1], "--shuffled") == 0) {
+        uint64_t n = strtoull(argv[3], NULL, 10);
         CK(cupstore_dir_prepare(argv[2]));
-        fill_shuffled(argv[2], strtoull(argv[3], NULL, 10));
+        fill_shuffled(argv[2], n, argc == 5 ? strtoull(argv[4], NULL, 10) : n);
         return 0;
     }
     if (argc == 3 && strcmp(argv[1], "--running") == 0) {
@@ -540,7 +543,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc != 2) {
-        fprintf(stderr, "usage: fill_store DIR | --running DIR | --bench DIR N | --shuffled DIR N\n");
+        fprintf(stderr, "usage: fill_store DIR | --running DIR | --bench DIR N | --shuffled DIR N [CLAIMED]\n");
         return 2;
     }
     CK(cupstore_dir_prepare(argv[1]));

@@ -118,4 +118,39 @@ assert by_id["20250101T120100-2000"]["notes"] == []
 assert all(isinstance(s["notes"], list) for s in by_id.values())
 PY
 
+# --verify: every stored record read back and counted against the final
+# status; a session whose final status claims more than the store holds
+# (records lost at rest) is INCOMPLETE (store_damaged); usage errors.
+V=$WORK/verify
+"$FILL" --shuffled "$V/ok" 5000 || fail "fill --shuffled"
+"$FILL" --shuffled "$V/missing" 5000 5007 || fail "fill --shuffled (claimed)"
+run 0 verify_ok "$CUPTOP" check --store "$V/ok" --all --verify
+grep -q "verified: 5000 records read back" "$WORK/verify_ok.out" || fail "verify: count not shown"
+run 1 verify_missing "$CUPTOP" check --store "$V/missing" --all --verify
+grep -q "store damaged: 7 records stored by the agent are missing (5000 read back of 5007)" \
+    "$WORK/verify_missing.out" || fail "verify: missing records not named: $(cat "$WORK/verify_missing.out")"
+run 0 noverify_missing "$CUPTOP" check --store "$V/missing" --all
+run 1 verify_json "$CUPTOP" check --store "$V/missing" --all --verify --json
+grep -q '"store_damaged"' "$WORK/verify_json.out" || fail "verify --json: no store_damaged class"
+# a chunk whose bytes were overwritten on disk (an overflow page of the
+# chunks table): read back, it fails to decode -> INCOMPLETE, store_damaged
+"$FILL" --shuffled "$V/bad" 20000 || fail "fill --shuffled (bad)"
+python3 - "$V/bad/20250101T120000-5151/data.mdb" <<'PY' || fail "no overflow page to damage"
+import sys
+p = sys.argv[1]
+d = bytearray(open(p, "rb").read())
+for pg in range(2, len(d) // 4096):
+    flags = int.from_bytes(d[pg * 4096 + 10:pg * 4096 + 12], "little")
+    if flags & 0x04:  # P_OVERFLOW: the first page of a large value
+        base = (pg + 1) * 4096  # its second page: payload only
+        d[base + 1000:base + 3000] = b"\x55" * 2000
+        open(p, "wb").write(d)
+        sys.exit(0)
+sys.exit(1)
+PY
+run 1 verify_bad "$CUPTOP" check --store "$V/bad" --all --verify
+grep -q "store damaged: reading the records back failed after" "$WORK/verify_bad.out" ||
+    fail "verify: damaged chunk not reported: $(cat "$WORK/verify_bad.out" "$WORK/verify_bad.err")"
+usage_error verify_window "$CUPTOP" check --store "$V/ok" --all --verify --from start --to end
+
 finish
