@@ -59,7 +59,7 @@ enum {
 const char *cupstore_strerror(int err);
 
 #define CUPSTORE_MAGIC "cuptop-store"
-#define CUPSTORE_SCHEMA_VERSION 1u
+#define CUPSTORE_SCHEMA_VERSION 2u  /* 2: checksummed chunks; 1 is still read */
 
 /* ---- Activity kinds (cuptop's own numbering, CUDA-free) ------------- */
 typedef enum cupstore_kind {

@@ -3,8 +3,11 @@
  *
  * A chunk is a header followed by a payload, raw or LZ4-compressed:
  *
- *   u8 magic 0xC5, u8 version 1, u8 flags (bit 0: LZ4),
- *   varint count, varint base_ns, [varint raw_len if LZ4], payload
+ *   u8 magic 0xC5, u8 version 2, u8 flags (bit 0: LZ4),
+ *   varint count, varint base_ns, [varint raw_len if LZ4],
+ *   u32 LE CRC-32C of everything before it and of the payload, payload
+ *
+ * Version 1 chunks (no checksum) are still read.
  *
  * Each record in the payload is delta-coded against the previous record of
  * the same kind (a "slot"; kinds are folded into 16 slots):
@@ -18,16 +21,19 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <lz4.h>
 
 #include "cupstore_int.h"
 
 #define CHUNK_MAGIC 0xC5
-#define CHUNK_VERSION 1
+#define CHUNK_VERSION 2             /* 1: the same without the checksum  */
 #define CHUNK_F_LZ4 0x01
-#define CHUNK_HDR_MAX 40            /* 3 + 3 varints                     */
+#define CHUNK_HDR_MAX 40            /* 3 + 3 varints + 4 (checksum)      */
 #define CHUNK_REC_MAX 128           /* bound on one encoded record       */
 #define CHUNK_COUNT_MAX (1u << 20)  /* records per chunk                 */
 
@@ -50,6 +56,76 @@ enum {
     M_END0 = 1u << 14,   /* end_ns == 0: no duration                     */
     M_ALL = (1u << 15) - 1
 };
+
+/* ---- CRC-32C (Castagnoli) ----------------------------------------------------
+ * Catches bytes damaged at rest that would still decode.  The SSE4.2
+ * instruction when the CPU has it, else slicing-by-8 tables; both give the
+ * standard CRC-32C (crc32c("123456789") = 0xe3069283). */
+static uint32_t crc_table[8][256];
+static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
+static bool crc_hw;
+
+static void crc_init(void)
+{
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++)
+            c = c & 1 ? (c >> 1) ^ 0x82f63b78u : c >> 1;
+        crc_table[0][i] = c;
+    }
+    for (uint32_t i = 0; i < 256; i++)
+        for (int t = 1; t < 8; t++)
+            crc_table[t][i] = (crc_table[t - 1][i] >> 8) ^ crc_table[0][crc_table[t - 1][i] & 0xff];
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    crc_hw = __builtin_cpu_supports("sse4.2");
+#endif
+}
+
+static uint32_t crc_sw(uint32_t c, const uint8_t *p, size_t n)
+{
+    while (n >= 8) {
+        uint32_t lo = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                           (uint32_t)p[3] << 24);
+        c = crc_table[7][lo & 0xff] ^ crc_table[6][(lo >> 8) & 0xff] ^
+            crc_table[5][(lo >> 16) & 0xff] ^ crc_table[4][lo >> 24] ^ crc_table[3][p[4]] ^
+            crc_table[2][p[5]] ^ crc_table[1][p[6]] ^ crc_table[0][p[7]];
+        p += 8;
+        n -= 8;
+    }
+    while (n--)
+        c = (c >> 8) ^ crc_table[0][(c ^ *p++) & 0xff];
+    return c;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("sse4.2"))) static uint32_t crc_x86(uint32_t c, const uint8_t *p, size_t n)
+{
+    uint64_t c64 = c;
+    while (n >= 8) {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        c64 = __builtin_ia32_crc32di(c64, v);
+        p += 8;
+        n -= 8;
+    }
+    c = (uint32_t)c64;
+    while (n--)
+        c = __builtin_ia32_crc32qi(c, *p++);
+    return c;
+}
+#endif
+
+/* Continue a CRC-32C (start with 0) over n more bytes. */
+uint32_t cupstore_crc32c(uint32_t crc, const void *buf, size_t n)
+{
+    pthread_once(&crc_once, crc_init);
+    uint32_t c = ~crc;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (crc_hw)
+        return ~crc_x86(c, buf, n);
+#endif
+    return ~crc_sw(c, buf, n);
+}
 
 /* Previous record of one kind slot. */
 typedef struct chunk_slot {
@@ -149,6 +225,15 @@ static size_t record_encode(chunk_slot *slots, const cupstore_record *r, uint8_t
     return o;
 }
 
+/* Append the checksum of the header so far and the payload; new length. */
+static size_t header_seal(uint8_t *hdr, size_t hl, const uint8_t *payload, size_t len)
+{
+    uint32_t c = cupstore_crc32c(cupstore_crc32c(0, hdr, hl), payload, len);
+    for (int i = 0; i < 4; i++)
+        hdr[hl + (size_t)i] = (uint8_t)(c >> (8 * i));
+    return hl + 4;
+}
+
 int cupstore_chunk_encode_buf(const cupstore_record *recs, size_t n, unsigned mode,
                               cupstore_buf *b, cupstore_buf *lz, const uint8_t **out,
                               size_t *out_len, uint64_t *key_ns, uint64_t *span)
@@ -198,6 +283,7 @@ int cupstore_chunk_encode_buf(const cupstore_record *recs, size_t n, unsigned mo
             if (cl > 0 && (size_t)cl + 5 < raw_len - raw_len / 8) {
                 hdr[2] = CHUNK_F_LZ4;
                 hl += cupstore_varint_put(hdr + hl, raw_len);
+                hl = header_seal(hdr, hl, lz->p + CHUNK_HDR_MAX, (size_t)cl);
                 memcpy(lz->p + CHUNK_HDR_MAX - hl, hdr, hl);
                 *out = lz->p + CHUNK_HDR_MAX - hl;
                 *out_len = hl + (size_t)cl;
@@ -205,6 +291,7 @@ int cupstore_chunk_encode_buf(const cupstore_record *recs, size_t n, unsigned mo
             }
         }
     }
+    hl = header_seal(hdr, hl, payload, raw_len);
     memcpy(payload - hl, hdr, hl);
     *out = payload - hl;
     *out_len = hl + raw_len;
@@ -249,8 +336,11 @@ static int header_parse(const uint8_t *p, size_t len, chunk_hdr *h)
 {
     const uint8_t *end = p + len;
 
-    if (!p || len < 5 || p[0] != CHUNK_MAGIC || p[1] != CHUNK_VERSION || (p[2] & ~CHUNK_F_LZ4))
+    const uint8_t *start = p;
+    if (!p || len < 5 || p[0] != CHUNK_MAGIC || (p[1] != 1 && p[1] != CHUNK_VERSION) ||
+        (p[2] & ~CHUNK_F_LZ4))
         return CUPSTORE_ECORRUPT;
+    unsigned version = p[1];
     h->flags = p[2];
     p += 3;
     if (!cupstore_varint_get(&p, end, &h->count) || !cupstore_varint_get(&p, end, &h->base))
@@ -265,9 +355,25 @@ static int header_parse(const uint8_t *p, size_t len, chunk_hdr *h)
             return CUPSTORE_ECORRUPT;
         h->payload = p;
         h->payload_len = (size_t)(end - p);
-        if (h->raw_len == 0 || h->raw_len > h->count * CHUNK_REC_MAX || h->payload_len == 0)
+        if (h->raw_len == 0 || h->raw_len > h->count * CHUNK_REC_MAX)
             return CUPSTORE_ECORRUPT;
     }
+    if (version >= 2) { /* the checksum, then the payload */
+        if (end - p < 4)
+            return CUPSTORE_ECORRUPT;
+        uint32_t want = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                        (uint32_t)p[3] << 24;
+        uint32_t got = cupstore_crc32c(0, start, (size_t)(p - start));
+        p += 4;
+        if (cupstore_crc32c(got, p, (size_t)(end - p)) != want)
+            return CUPSTORE_ECORRUPT;
+        h->payload = p;
+        h->payload_len = (size_t)(end - p);
+        if (!(h->flags & CHUNK_F_LZ4))
+            h->raw_len = h->payload_len;
+    }
+    if ((h->flags & CHUNK_F_LZ4) && h->payload_len == 0)
+        return CUPSTORE_ECORRUPT;
     /* Every record takes at least one byte and at most CHUNK_REC_MAX. */
     if (h->raw_len < h->count || h->raw_len > h->count * CHUNK_REC_MAX)
         return CUPSTORE_ECORRUPT;

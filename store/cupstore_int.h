@@ -129,6 +129,9 @@ static inline uint32_t cupstore_be32_get(const uint8_t *p)
     return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
 }
 
+/* CRC-32C (Castagnoli): continue crc (0 to start) over n bytes. */
+uint32_t cupstore_crc32c(uint32_t crc, const void *buf, size_t n);
+
 /* Write v as LEB128 varint at p (at most 10 bytes); returns bytes written. */
 static inline size_t cupstore_varint_put(uint8_t *p, uint64_t v)
 {

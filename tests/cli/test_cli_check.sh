@@ -132,8 +132,8 @@ grep -q "store damaged: 7 records stored by the agent are missing (5000 read bac
 run 0 noverify_missing "$CUPTOP" check --store "$V/missing" --all
 run 1 verify_json "$CUPTOP" check --store "$V/missing" --all --verify --json
 grep -q '"store_damaged"' "$WORK/verify_json.out" || fail "verify --json: no store_damaged class"
-# a chunk whose bytes were overwritten on disk (an overflow page of the
-# chunks table): read back, it fails to decode -> INCOMPLETE, store_damaged
+# one bit flipped on disk inside a chunk (an overflow page of the chunks
+# table): the chunk's CRC-32C no longer matches -> INCOMPLETE, store_damaged
 "$FILL" --shuffled "$V/bad" 20000 || fail "fill --shuffled (bad)"
 python3 - "$V/bad/20250101T120000-5151/data.mdb" <<'PY' || fail "no overflow page to damage"
 import sys
@@ -143,7 +143,7 @@ for pg in range(2, len(d) // 4096):
     flags = int.from_bytes(d[pg * 4096 + 10:pg * 4096 + 12], "little")
     if flags & 0x04:  # P_OVERFLOW: the first page of a large value
         base = (pg + 1) * 4096  # its second page: payload only
-        d[base + 1000:base + 3000] = b"\x55" * 2000
+        d[base + 1500] ^= 0x10
         open(p, "wb").write(d)
         sys.exit(0)
 sys.exit(1)
