@@ -375,7 +375,10 @@ typedef struct cupstore_control {
 /** Front end: request kinds; assigns the next generation.
  *  @param[out] gen  the generation assigned (may be NULL). */
 int cupstore_control_request(cupstore_txn *txn, uint32_t kinds, uint64_t *gen);
-/** Front end: request kinds and a buffer-pool limit (pool 0: unchanged). */
+/** Largest buffer-pool limit a request may carry (the agent's cap too). */
+#define CUPSTORE_CONTROL_POOL_MAX 4096u
+/** Front end: request kinds and a buffer-pool limit (pool 0: unchanged;
+ *  1..CUPSTORE_CONTROL_POOL_MAX). */
 int cupstore_control_request_pool(cupstore_txn *txn, uint32_t kinds, uint32_t pool,
                                   uint64_t *gen);
 /** Latest request (greatest gen); CUPSTORE_ENOTFOUND when none. */

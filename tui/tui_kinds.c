@@ -26,10 +26,16 @@ static double recent_mean(const tui_hist *h, int id)
     return n ? sum / n : 0.0;
 }
 
+/* The latest request is not applied yet. */
+static bool ctl_pending(const tui_hist *h)
+{
+    return h->have_ctl && (!h->have_last || h->last.ctl_gen_applied < h->ctl.gen);
+}
+
 /* The mask the agent will have once the latest request is applied. */
 static uint32_t kinds_wanted(const tui_hist *h, bool *pending)
 {
-    *pending = h->have_ctl && (!h->have_last || h->last.ctl_gen_applied < h->ctl.gen);
+    *pending = ctl_pending(h);
     if (*pending)
         return h->ctl.kinds;
     return h->have_last ? h->last.kinds_enabled : 0;
@@ -38,8 +44,7 @@ static uint32_t kinds_wanted(const tui_hist *h, bool *pending)
 /* The pool limit the agent will have once the latest request is applied. */
 static uint32_t pool_wanted(const tui_hist *h)
 {
-    bool pending = h->have_ctl && (!h->have_last || h->last.ctl_gen_applied < h->ctl.gen);
-    if (pending && h->ctl.pool)
+    if (ctl_pending(h) && h->ctl.pool)
         return h->ctl.pool;
     return h->have_last ? h->last.pool_limit : 0;
 }
@@ -255,7 +260,7 @@ static void kinds_toggle(tui *t)
     (void)kinds_sample(t);
 }
 
-/* + / -: double or halve the buffer-pool limit (1..4096, the agent's cap).
+/* + / -: double or halve the buffer-pool limit (1..CUPSTORE_CONTROL_POOL_MAX).
  * The kinds of the request are the ones wanted now, so nothing else
  * changes. */
 static void pool_change(tui *t, bool grow)
@@ -266,8 +271,8 @@ static void pool_change(tui *t, bool grow)
     uint32_t cur = pool_wanted(h), want = grow ? cur * 2 : cur / 2;
     if (want < 1)
         want = 1;
-    if (want > 4096)
-        want = 4096;
+    if (want > CUPSTORE_CONTROL_POOL_MAX)
+        want = CUPSTORE_CONTROL_POOL_MAX;
     if (want == cur) {
         tui_set_status(t, TUI_C_DIM, "the buffer pool is already at its %s (%u)",
                        grow ? "maximum" : "minimum", cur);

@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cupstore.h"
+
 #define AGENT_CONFIG_WARN_MAX 16
 
 typedef enum agent_sink {
@@ -49,7 +51,7 @@ typedef struct agent_config {
  * queue as large as the pool can ever be, a 200 ms flush period. */
 #define AGENT_DEFAULT_BUFFER_SIZE ((size_t)4 << 20)
 #define AGENT_DEFAULT_POOL_MIN 32u
-#define AGENT_POOL_MAX 4096u
+#define AGENT_POOL_MAX CUPSTORE_CONTROL_POOL_MAX
 #define AGENT_DEFAULT_FLUSH_MS 200u
 #define AGENT_DEFAULT_STOP_TIMEOUT_MS 3000u
 

@@ -17,7 +17,7 @@
 
 #include "export_int.h"
 
-#define POOL_MAX 4096u /* AGENT_POOL_MAX: the agent clamps to it as well */
+#define POOL_MAX CUPSTORE_CONTROL_POOL_MAX /* the agent clamps to it as well */
 
 static void usage(FILE *f)
 {
@@ -158,7 +158,8 @@ static int parse_wait(const char *s, double *secs)
     return 0;
 }
 
-static int control_session(const char *cmd, cupstore_env *env, const char *kinds_arg,
+/* kinds: the mask from --kinds, or NULL for the kinds collected now. */
+static int control_session(const char *cmd, cupstore_env *env, const uint32_t *kinds_arg,
                            uint32_t pool, double wait_s)
 {
     const char *id = cupstore_env_id(env);
@@ -177,13 +178,7 @@ static int control_session(const char *cmd, cupstore_env *env, const char *kinds
     }
     uint32_t kinds;
     if (kinds_arg) {
-        const char *bad = NULL;
-        if (cupstore_kinds_parse(kinds_arg, &kinds, &bad) != 0) {
-            cli_error(cmd, "unknown activity kind '%.*s' (kernel, memcpy, memset, runtime, "
-                           "driver, sync, overhead, marker, all or none)",
-                      bad_len(bad, kinds_arg), bad ? bad : kinds_arg);
-            return CUPTOP_EXIT_USAGE;
-        }
+        kinds = *kinds_arg;
     } else if ((rc = kinds_now(env, &kinds)) != 0) {
         cli_error(cmd, "session %s: %s", id,
                   rc == CUPSTORE_ENOTFOUND ? "no health row yet: the agent is not reporting"
@@ -279,8 +274,8 @@ int cmd_control(int argc, char **argv)
         return cli_one_session(cmd, argc, argv);
     if (!kinds && !pool)
         return cli_usage_error(cmd, "nothing to change: give --kinds LIST and/or --pool N");
+    uint32_t mask = 0;
     if (kinds) {
-        uint32_t mask;
         const char *bad = NULL;
         if (cupstore_kinds_parse(kinds, &mask, &bad) != 0)
             return cli_usage_error(cmd, "unknown activity kind '%.*s' (kernel, memcpy, "
@@ -298,7 +293,7 @@ int cmd_control(int argc, char **argv)
         free(dir);
         return CUPTOP_EXIT_USAGE;
     }
-    int status = control_session(cmd, env, kinds, pool, wait_s);
+    int status = control_session(cmd, env, kinds ? &mask : NULL, pool, wait_s);
     cupstore_env_close(env);
     free(dir);
     return status;

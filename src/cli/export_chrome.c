@@ -458,12 +458,11 @@ static int rec_cmp(const cupstore_record *a, const cupstore_record *b)
     return 0;
 }
 
-static const cupstore_record *cmp_base; /* for qsort (one export at a time) */
-
-static int skey_cmp_slow(const void *pa, const void *pb)
+static int skey_cmp_slow(const void *pa, const void *pb, void *arg)
 {
     const struct skey *a = pa, *b = pb;
-    int c = rec_cmp(&cmp_base[a->idx], &cmp_base[b->idx]);
+    const cupstore_record *in = arg;
+    int c = rec_cmp(&in[a->idx], &in[b->idx]);
     return c ? c : (a->idx < b->idx ? -1 : a->idx > b->idx);
 }
 
@@ -493,8 +492,7 @@ static struct skey *sort_block(chrome *c)
     if (!packable || (lo <= hi && hi - lo > UINT32_MAX)) {
         for (uint32_t i = 0; i < n; i++)
             k[i] = (struct skey){.key = 0, .idx = i};
-        cmp_base = in;
-        qsort(k, n, sizeof *k, skey_cmp_slow);
+        qsort_r(k, n, sizeof *k, skey_cmp_slow, (void *)in);
         return k;
     }
     uint32_t hist[8][256];

@@ -615,13 +615,9 @@ static int count_record(const cupstore_record *r, void *arg)
     return 0;
 }
 
-struct stored_sum {
-    uint64_t records;
-};
-
 static int sum_stored(const cupstore_health *h, void *arg)
 {
-    ((struct stored_sum *)arg)->records += h->records_stored;
+    *(uint64_t *)arg += h->records_stored;
     return 0;
 }
 
@@ -629,8 +625,7 @@ int model_verify(cupstore_env *env, model_summary *s, bool *verified, uint64_t *
 {
     cupstore_txn *txn;
     cupstore_final f;
-    struct stored_sum hs = {0};
-    uint64_t n = 0;
+    uint64_t n = 0, want = 0;
     char *exported = NULL;
     *verified = false;
     *records_read = 0;
@@ -639,9 +634,13 @@ int model_verify(cupstore_env *env, model_summary *s, bool *verified, uint64_t *
     int rc = cupstore_txn_begin(env, false, &txn);
     if (rc)
         return rc;
-    bool have_final = cupstore_final_get(txn, &f) == 0;
+    /* what the agent stored: its final count, else (crashed) the health
+     * rows' sum, a lower bound */
+    if (cupstore_final_get(txn, &f) == 0)
+        want = f.records_stored;
+    else
+        rc = cupstore_health_scan(txn, 0, UINT64_MAX, sum_stored, &want);
     (void)cupstore_meta_get(txn, "export_of", &exported);
-    rc = cupstore_health_scan(txn, 0, UINT64_MAX, sum_stored, &hs);
     int scan = rc ? rc : cupstore_record_scan(txn, 0, UINT64_MAX, count_record, &n);
     cupstore_txn_abort(txn);
     bool is_export = exported != NULL;
@@ -660,7 +659,6 @@ int model_verify(cupstore_env *env, model_summary *s, bool *verified, uint64_t *
     }
     if (is_export)
         return 0; /* a window: its counts are not the session's */
-    uint64_t want = have_final ? f.records_stored : hs.records;
     if (n >= want)
         return 0;
     s->complete = false;

@@ -345,10 +345,38 @@ static void fill_session(const char *dir, const sess *s, bool running)
     cupstore_env_close(env);
 }
 
+/* A session for the large fills: metadata and epoch 1 written in *txn,
+ * which is left open for the names. */
+static cupstore_env *big_session_open(const char *dir, const sess *s, size_t map_initial,
+                                      uint64_t map_max, cupstore_txn **txn)
+{
+    char path[4096];
+    cupstore_env *env;
+    snprintf(path, sizeof path, "%s/%s", dir, s->id);
+    cupstore_open_opts o = {.map_initial = map_initial, .map_max = map_max};
+    CK(cupstore_env_open(&env, path, CUPSTORE_CREATE, &o));
+    CK(cupstore_txn_begin(env, true, txn));
+    put_meta(*txn, s);
+    cupstore_epoch e1 = {.id = 1, .kinds = CUPSTORE_KINDS_DEFAULT, .start_ns = T0 * NS};
+    CK(cupstore_epoch_put(*txn, &e1));
+    return env;
+}
+
+/* Every stop step fine and a final status: returned from main, flushed. */
+static void put_clean_end(cupstore_txn *txn, uint64_t end_ns, uint64_t records_stored)
+{
+    cupstore_final f = {.end_ns = end_ns, .exit_path = CUPSTORE_EXIT_RETURN,
+                        .protocol_complete = 1, .flush_ok = 1, .records_stored = records_stored};
+    for (unsigned st = 0; st < CUPSTORE_STEP_MAX; st++) {
+        cupstore_step step = {.step = st, .start_mono_ns = 1000, .end_mono_ns = 2000};
+        CK(cupstore_step_put(txn, &step));
+    }
+    CK(cupstore_final_put(txn, &f));
+}
+
 /* N records in a realistic mix, committed 65536 at a time. */
 static void fill_bench(const char *dir, uint64_t total)
 {
-    char path[4096];
     cupstore_env *env;
     cupstore_txn *txn;
     sess s = {.id = "20250101T120000-4242", .pid = 4242, .loss = -1, .final = true};
@@ -361,15 +389,9 @@ static void fill_bench(const char *dir, uint64_t total)
     uint64_t done = 0;
     if (!recs)
         exit(1);
-    snprintf(path, sizeof path, "%s/%s", dir, s.id);
-    cupstore_open_opts o = {.map_initial = 256u << 20, .map_max = 64ull << 30};
-    CK(cupstore_env_open(&env, path, CUPSTORE_CREATE, &o));
-    CK(cupstore_txn_begin(env, true, &txn));
-    put_meta(txn, &s);
+    env = big_session_open(dir, &s, 256u << 20, 64ull << 30, &txn);
     for (unsigned i = 1; i < NNAMES; i++)
         CK(cupstore_name_put(txn, i, names[i], strlen(names[i])));
-    cupstore_epoch e1 = {.id = 1, .kinds = CUPSTORE_KINDS_DEFAULT, .start_ns = T0 * NS};
-    CK(cupstore_epoch_put(txn, &e1));
     CK(cupstore_txn_commit(txn));
     for (uint64_t sec = 0; done < total; sec++) {
         cupstore_health h = {.second = T0 + sec, .heartbeat_ns = (T0 + sec) * NS + 999000000ull,
@@ -416,13 +438,7 @@ static void fill_bench(const char *dir, uint64_t total)
         CK(cupstore_txn_commit(txn));
     }
     CK(cupstore_txn_begin(env, true, &txn));
-    cupstore_final f = {.end_ns = (T0 + done / 1000000 + 1) * NS, .exit_path = CUPSTORE_EXIT_RETURN,
-                        .protocol_complete = 1, .flush_ok = 1};
-    for (unsigned st = 0; st < CUPSTORE_STEP_MAX; st++) {
-        cupstore_step step = {.step = st, .start_mono_ns = 1000, .end_mono_ns = 2000};
-        CK(cupstore_step_put(txn, &step));
-    }
-    CK(cupstore_final_put(txn, &f));
+    put_clean_end(txn, (T0 + done / 1000000 + 1) * NS, 0);
     CK(cupstore_txn_commit(txn));
     CK(cupstore_env_sync(env));
     cupstore_env_close(env);
@@ -437,7 +453,6 @@ static uint64_t xorshift(uint64_t *r)
 
 static void fill_shuffled(const char *dir, uint64_t total, uint64_t claimed)
 {
-    char path[4096];
     cupstore_env *env;
     cupstore_txn *txn;
     sess s = {.id = "20250101T120000-5151", .pid = 5151, .loss = -1, .final = true};
@@ -448,14 +463,8 @@ static void fill_shuffled(const char *dir, uint64_t total, uint64_t claimed)
                          .kinds_enabled = CUPSTORE_KINDS_DEFAULT};
     if (!recs)
         exit(1);
-    snprintf(path, sizeof path, "%s/%s", dir, s.id);
-    cupstore_open_opts o = {.map_initial = 64u << 20, .map_max = 16ull << 30};
-    CK(cupstore_env_open(&env, path, CUPSTORE_CREATE, &o));
-    CK(cupstore_txn_begin(env, true, &txn));
-    put_meta(txn, &s);
+    env = big_session_open(dir, &s, 64u << 20, 16ull << 30, &txn);
     CK(cupstore_name_put(txn, 1, "shuffled_kernel", strlen("shuffled_kernel")));
-    cupstore_epoch e1 = {.id = 1, .kinds = CUPSTORE_KINDS_DEFAULT, .start_ns = T0 * NS};
-    CK(cupstore_epoch_put(txn, &e1));
     CK(cupstore_txn_commit(txn));
     while (done < total) {
         size_t n = total - done < B ? (size_t)(total - done) : B;
@@ -498,13 +507,7 @@ static void fill_shuffled(const char *dir, uint64_t total, uint64_t claimed)
     h.records_parsed = h.records_stored = done;
     CK(cupstore_txn_begin(env, true, &txn));
     CK(cupstore_health_put(txn, &h));
-    cupstore_final f = {.end_ns = (T0 + 1) * NS, .exit_path = CUPSTORE_EXIT_RETURN,
-                        .protocol_complete = 1, .flush_ok = 1, .records_stored = claimed};
-    for (unsigned st = 0; st < CUPSTORE_STEP_MAX; st++) {
-        cupstore_step step = {.step = st, .start_mono_ns = 1000, .end_mono_ns = 2000};
-        CK(cupstore_step_put(txn, &step));
-    }
-    CK(cupstore_final_put(txn, &f));
+    put_clean_end(txn, (T0 + 1) * NS, claimed);
     CK(cupstore_txn_commit(txn));
     cupstore_env_close(env);
     free(recs);
