@@ -259,7 +259,7 @@ void tui_export(tui *t, const char *mark)
     }
     char path[512];
     char safe[64];
-    tui_sanitize(name, strlen(name), safe, sizeof safe, true);
+    model_sanitize(name, strlen(name), safe, sizeof safe, true);
     for (char *p = safe; *p; p++)
         if (*p == '/' || *p == ' ' || *p == '?')
             *p = '_';

@@ -5,6 +5,10 @@
  *
  *   fill_store DIR            the test sessions (see sessions[] below)
  *   fill_store --running DIR  one session with a fresh heartbeat (pid 1)
+ *   fill_store --invisible DIR  one lossy session (20250101T140000-7) whose
+ *                             command line, host and an error note hold
+ *                             bidi overrides, isolates and zero-width
+ *                             characters (U+202E, U+2066, U+200B, U+FEFF)
  *   fill_store --bench DIR N  one session with N records (kernels, memcpys,
  *                             runtime and driver calls) for bench/export
  *   fill_store --shuffled DIR N [CLAIMED]  one session (20250101T120000-5151) with N
@@ -545,8 +549,29 @@ int main(int argc, char **argv)
         }
         return 0;
     }
+    if (argc == 3 && strcmp(argv[1], "--invisible") == 0) {
+        static const char bidi[] = "x\xe2\x80\xae" "exe.gpj\xe2\x81\xa6 z\xe2\x80\x8b" "w\xef\xbb\xbf";
+        char cmdline[128], path[4096];
+        snprintf(cmdline, sizeof cmdline, "./app %s", bidi);
+        sess v = {"20250101T140000-7", 7, CUPSTORE_LOSS_DECLINED, false, false, true};
+        v.cmdline = cmdline;
+        CK(cupstore_dir_prepare(argv[2]));
+        fill_session(argv[2], &v, false);
+        cupstore_env *env;
+        cupstore_txn *txn;
+        snprintf(path, sizeof path, "%s/%s", argv[2], v.id);
+        CK(cupstore_env_open(&env, path, 0, NULL));
+        CK(cupstore_txn_begin(env, true, &txn));
+        CK(cupstore_meta_put(txn, "host", bidi));
+        cupstore_note note = {.time_ns = (T0 + 3) * NS, .level = 2};
+        snprintf(note.text, sizeof note.text, "subscriber conflict: %s", bidi);
+        CK(cupstore_note_put(txn, &note));
+        CK(cupstore_txn_commit(txn));
+        cupstore_env_close(env);
+        return 0;
+    }
     if (argc != 2) {
-        fprintf(stderr, "usage: fill_store DIR | --running DIR | --bench DIR N | --shuffled DIR N [CLAIMED]\n");
+        fprintf(stderr, "usage: fill_store DIR | --running DIR | --invisible DIR | --bench DIR N | --shuffled DIR N [CLAIMED]\n");
         return 2;
     }
     CK(cupstore_dir_prepare(argv[1]));
