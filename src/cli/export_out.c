@@ -331,6 +331,9 @@ const char *cli_open_error(int rc)
         return "not a cuptop session (foreign or damaged files)";
     case CUPSTORE_ENEWER:
         return "written by a newer cuptop (schema version too new); upgrade cuptop";
+    case CUPSTORE_ELMDBNEWER:
+        return "its data file is in a newer LMDB format than this cuptop's liblmdb reads "
+               "(not a newer cuptop schema); read it with a cuptop built on that LMDB";
     case CUPSTORE_ECORRUPT:
         return "the session's store is damaged";
     default:
