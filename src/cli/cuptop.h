@@ -75,7 +75,9 @@ typedef struct export_opts {
 typedef int (*export_progress_fn)(uint64_t done, uint64_t total, void *arg);
 
 /** Write an export.  Streams; atomic (temp file + rename).
- *  @param[out] cause  malloc'ed message on failure.
+ *  @param[out] cause  malloc'ed message on failure; on success, NULL or a
+ *                     note the person must see (a count-only session's
+ *                     export holds no records); the caller frees it.
  *  @return 0, or a CUPTOP_EXIT_* status (2: bad arguments or store). */
 int export_run(const export_opts *o, export_progress_fn progress, void *arg,
                char **cause);
