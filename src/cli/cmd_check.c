@@ -245,8 +245,14 @@ int cmd_check(int argc, char **argv)
         /* Nothing to judge in the window: said so, and the other sessions'
          * verdicts stand. */
         it->no_data = from && !it->s.seconds;
-        if (it->no_data)
+        /* Keep only what will be printed: the window's judgement, or the
+         * whole session's span for a window without data. */
+        if (it->no_data) {
+            model_summary_free(&it->s);
             continue;
+        }
+        model_summary_free(&it->whole);
+        it->have_whole = false;
         judged++;
         if (!it->s.complete)
             any_incomplete = true;
@@ -270,7 +276,7 @@ int cmd_check(int argc, char **argv)
     for (size_t i = 0; items && i < n; i++) {
         struct check_item *it = &items[i];
         if (!it->have_s)
-            continue;
+            continue; /* could not be read: said on stderr already */
         if (json && !have_o)
             break;
         if (json)
