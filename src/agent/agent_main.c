@@ -177,7 +177,9 @@ int agent_apply_kinds(agent *a, uint32_t mask)
 /* A discard buffer for API < 27 (a NULL there breaks CUPTI): one of a
  * small pool, so concurrent requesters never share one and its records
  * can be counted as DECLINED when it completes.  When that pool is out
- * too, a shared last-resort buffer (its count may then be inexact). */
+ * too, a shared last-resort buffer: several threads may hold it at once,
+ * so CUPTI writes it while it completes and it is never read (its records
+ * are estimated from its bytes, agent_health.c). */
 static uint8_t *agent_discard_get(agent *a, size_t *size)
 {
     uint8_t *b = NULL;
@@ -247,10 +249,23 @@ static void CUPTIAPI agent_buffer_completed(CUcontext ctx, uint32_t stream, uint
     int dslot = a->discard.slots ? agent_pool_find(&a->discard, buffer) : -1;
     if (dslot >= 0 || (a->discard_last && buffer == a->discard_last)) {
         /* API < 27: records CUPTI wrote into a declined (discard) buffer */
+        size_t n = valid > AGENT_DISCARD_SIZE ? AGENT_DISCARD_SIZE : valid;
         agent_count(a, C_BUF_COMPLETED, 1);
         agent_count(a, C_BYTES, valid);
-        agent_count_lost(a, buffer, valid > AGENT_DISCARD_SIZE ? AGENT_DISCARD_SIZE : valid,
-                         CUPSTORE_LOSS_DECLINED);
+        if (dslot >= 0) {
+            /* ours alone until now: its records are whole, count them */
+            agent_count(a, C_DISCARD_BYTES, n);
+            agent_count(a, C_DISCARD_RECORDS,
+                        agent_count_lost(a, buffer, n, CUPSTORE_LOSS_DECLINED));
+        } else {
+            /* the shared one: other threads may be writing it right now,
+             * so its bytes are no records (a half-written one reads as a
+             * phantom device or kind): never parsed, only its size kept */
+            atomic_fetch_or_explicit(&a->flags_seen, AGENT_SEEN_SHARED_DISCARD,
+                                     memory_order_relaxed);
+            agent_count(a, C_SHARED_BUFS, 1);
+            agent_count(a, C_SHARED_BYTES, n);
+        }
         agent_count(a, C_BUF_CONSUMED, 1);
         if (dslot >= 0)
             agent_pool_put(&a->discard, dslot);

@@ -442,9 +442,13 @@ static int report(cupstore_env *env, model_summary *s)
                    r->dev_loss[d]);
 
     printf("\nLosses by class\n");
-    for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
+    for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++) {
         printf("  %-15s %12" PRIu64 "  %s\n", cupstore_loss_name(l), s->loss[l],
                cupstore_loss_describe(l));
+        if (s->loss_estimate[l])
+            printf("  %-15s %11" PRIu64 "~  more, estimated (the shared discard buffer, "
+                   "never read)\n", "", s->loss_estimate[l]);
+    }
 
     printf("\nBuffers and queue\n");
     printf("  buffers   requested %" PRIu64 ", provided %" PRIu64 ", declined %" PRIu64

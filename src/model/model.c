@@ -128,6 +128,7 @@ typedef struct class_acc {
 typedef struct sum_ctx {
     model_summary *out;
     class_acc acc[CUPSTORE_LOSS_MAX];
+    class_acc est[CUPSTORE_LOSS_MAX];   /* estimated counts of their own */
     uint64_t rows, last_second, first_second;
     bool any_disabled;
     cupstore_health last;
@@ -211,8 +212,15 @@ static int loss_flush(sum_ctx *c)
 static int loss_row(const cupstore_loss_row *r, void *arg)
 {
     sum_ctx *c = arg;
-    if (r->estimate || r->loss >= CUPSTORE_LOSS_MAX)
+    if (r->loss >= CUPSTORE_LOSS_MAX)
         return 0;
+    if (r->estimate) {
+        /* kind "all": a count estimated on its own (the shared discard
+         * buffer); other estimates split an exact count over kinds */
+        if (r->kind == CUPSTORE_KIND_ALL)
+            acc_add(&c->est[r->loss], r->second, r->count, true);
+        return 0;
+    }
     if (c->lhave && r->second != c->lsec) {
         int rc = loss_flush(c);
         if (rc)
@@ -536,16 +544,29 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
 
     /* Loss classes, in class order. */
     for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++) {
-        class_acc *a = &c->acc[l];
-        char win[128];
+        class_acc *a = &c->acc[l], *e = &c->est[l];
+        char win[128], more[160] = "";
         out->loss[l] = a->count;
         out->loss_total += a->count;
-        if (!a->count)
+        out->loss_estimate[l] = e->count;
+        if (!a->count && !e->count)
             continue;
-        window_text(win, sizeof win, a->first, a->last, a->seconds);
-        if ((rc = reason_add(out, l, a->count, a->first, a->last, a->seconds,
-                             "%s: %" PRIu64 " records lost %s (%s)", cupstore_loss_name(l),
-                             a->count, win, cupstore_loss_describe(l))) != 0)
+        /* an estimate says so, before the window (the text may be cut) */
+        if (e->count)
+            snprintf(more, sizeof more, "%sabout %" PRIu64 "%s (estimated: the shared "
+                     "discard buffer is never read)", a->count ? ", and " : "", e->count,
+                     a->count ? " more" : " records lost");
+        if (!a->count) {
+            window_text(win, sizeof win, e->first, e->last, e->seconds);
+            rc = reason_add(out, l, 0, e->first, e->last, e->seconds, "%s: %s %s (%s)",
+                            cupstore_loss_name(l), more, win, cupstore_loss_describe(l));
+        } else {
+            window_text(win, sizeof win, a->first, a->last, a->seconds);
+            rc = reason_add(out, l, a->count, a->first, a->last, a->seconds,
+                            "%s: %" PRIu64 " records lost%s %s (%s)", cupstore_loss_name(l),
+                            a->count, more, win, cupstore_loss_describe(l));
+        }
+        if (rc)
             goto out;
     }
     /* Final-status reasons apply when the window reaches the session end. */

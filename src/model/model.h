@@ -64,7 +64,11 @@ typedef struct model_summary {
     uint64_t records_total;
     double records_per_s;           /* last complete second                */
     uint64_t loss[CUPSTORE_LOSS_MAX];
-    uint64_t loss_total;
+    uint64_t loss_total;            /* exact counts only                   */
+    /* Counts that are themselves estimates (loss rows with estimate set and
+     * kind "all": records in the shared discard buffer, never read), in no
+     * exact count above and never in loss_total. */
+    uint64_t loss_estimate[CUPSTORE_LOSS_MAX];
     uint64_t buf_completed, buf_consumed;
     model_reason *reasons;          /* malloc'ed; model_summary_free       */
     size_t nreasons;
