@@ -93,8 +93,14 @@ static int put_meta(cupstore_txn *txn, void *arg)
             PUT("cuda_version", buf);
         }
     }
-    if (m->cupti_note)
+    if (m->cupti_note) {
+        /* CUPTI could not start: why, and CUPTI's code when it gave one */
         PUT("cupti_error", m->cupti_note);
+        if (a->cupti_error_rc) {
+            snprintf(buf, sizeof buf, "%d", a->cupti_error_rc);
+            PUT("cupti_error_code", buf);
+        }
+    }
     agent_config_format(&a->cfg, buf, sizeof buf);
     PUT("config", buf);
 #undef PUT

@@ -146,6 +146,10 @@ typedef struct agent {
     uint32_t api_version;
     _Atomic int state;
     _Atomic int kinds;                /* mask currently enabled           */
+    char kinds_error[256];            /* agent_apply_kinds' first error   */
+    int kinds_rc;                     /*   and its CUPTI code              */
+    int cupti_error_rc;               /* CUPTI could not start: its code,
+                                         0 when not a CUPTI result (load) */
     bool loaded_cupti;
     bool have_resource_cb;
     CUpti_SubscriberHandle subscriber;

@@ -93,6 +93,8 @@ static void print_verdict(const model_summary *s, const char *window)
         fputs(s->reasons[i].text, stdout); /* made safe by the model */
         fputc('\n', stdout);
     }
+    if (s->cupti_advice)
+        printf("  what to do: %s\n", s->cupti_advice);
     if (!s->complete)
         print_notes(s);
 }

@@ -232,6 +232,12 @@ static void advise(const rep *r, const model_summary *s, bool have_final,
     const uint64_t *L = s->loss;
     unsigned n = 0;
     printf("\nAdvice\n");
+    if (s->cupti_advice) {
+        /* nothing was traced: the rest of the advice would be about nothing */
+        printf("  %u. CUPTI could not start, so nothing was traced. What to do: %s.\n", ++n,
+               s->cupti_advice);
+        return;
+    }
     if (s->complete && s->state != MODEL_STATE_RUNNING) {
         printf("  %u. Nothing was lost: this session can serve as a zero-loss baseline. Keep its\n"
                "     workload, collection configuration and versions with it, and compare other\n"
