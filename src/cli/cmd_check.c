@@ -100,6 +100,8 @@ static void print_verdict(const model_summary *s, const char *window, uint64_t f
         fputs(s->reasons[i].text, stdout); /* made safe by the model */
         fputc('\n', stdout);
     }
+    if (s->cupti_advice)
+        printf("  what to do: %s\n", s->cupti_advice);
     if (!s->complete)
         print_notes(s, from_s, to_s);
 }

@@ -45,6 +45,8 @@ enum {
     MODEL_REASON_DISABLED,        /* agent stepped aside (see notes)        */
     MODEL_REASON_STORE_DAMAGED,   /* model_verify: stored records missing or
                                      unreadable when read back             */
+    MODEL_REASON_CUPTI_START,     /* CUPTI could not start: nothing traced
+                                     (always the first reason)             */
     MODEL_REASON_MAX
 };
 const char *model_reason_name(unsigned reason);  /* "cupti_dropped", ...  */
@@ -76,7 +78,11 @@ typedef struct model_summary {
     uint64_t records_total;
     double records_per_s;           /* last complete second                */
     uint64_t loss[CUPSTORE_LOSS_MAX];
-    uint64_t loss_total;
+    uint64_t loss_total;            /* exact counts only                   */
+    /* Counts that are themselves estimates (loss rows with estimate set and
+     * kind "all": records in the shared discard buffer, never read), in no
+     * exact count above and never in loss_total. */
+    uint64_t loss_estimate[CUPSTORE_LOSS_MAX];
     uint64_t buf_completed, buf_consumed;
     model_reason *reasons;          /* malloc'ed; model_summary_free       */
     size_t nreasons;
@@ -84,6 +90,12 @@ typedef struct model_summary {
     struct model_note *notes;       /* the session's notes, oldest first,  */
     size_t nnotes;                  /*   at most MODEL_NOTES_MAX (added)   */
     uint64_t notes_total;           /* notes in the store (may be more)    */
+    /* CUPTI could not start (the agent's cupti_error): why, CUPTI's code
+     * (0 when the library itself could not be loaded), and what to do. */
+    bool cupti_failed;
+    int cupti_error_code;
+    char cupti_error[256];          /* raw bytes: model_escape to print    */
+    const char *cupti_advice;       /* static text, NULL unless failed     */
 } model_summary;
 
 /* A note the agent left in the session (cupstore_note): a warning about a
@@ -132,6 +144,10 @@ int model_summarize_id(const char *dir, const char *id, uint64_t from_s,
  *  @return 0 or CUPSTORE_EINVAL. */
 int model_parse_time(const char *s, uint64_t session_start_s,
                      uint64_t session_end_s, uint64_t *out_s);
+
+/** What a person can do when CUPTI could not start with this code (a
+ *  CUptiResult; 0: the CUPTI library could not be loaded).  Static text. */
+const char *model_cupti_advice(int code);
 
 /** "COMPLETE" or "INCOMPLETE" for s->complete (added for the CLI). */
 const char *model_verdict_name(const model_summary *s);
