@@ -69,70 +69,6 @@ const char *model_verdict_name(const model_summary *s)
     return s->complete ? "COMPLETE" : "INCOMPLETE";
 }
 
-void model_escape(char *dst, size_t len, const char *src, size_t n)
-{
-    static const char hex[] = "0123456789abcdef";
-    size_t o = 0;
-    if (!len)
-        return;
-    for (size_t i = 0; i < n && o + 1 < len; i++) {
-        unsigned char c = (unsigned char)src[i];
-        char esc[5];
-        size_t el = 0;
-        if (c == '\\') {
-            esc[el++] = '\\';
-            esc[el++] = '\\';
-        } else if (c == '\n') {
-            esc[el++] = '\\';
-            esc[el++] = 'n';
-        } else if (c == '\t') {
-            esc[el++] = '\\';
-            esc[el++] = 't';
-        } else if (c < 0x20 || c == 0x7f) {
-            esc[el++] = '\\';
-            esc[el++] = 'x';
-            esc[el++] = hex[c >> 4];
-            esc[el++] = hex[c & 15];
-        } else if (c >= 0x80) {
-            /* Keep valid UTF-8 sequences (but not C1 controls, U+0080..9F,
-             * which some terminals obey); escape every other byte. */
-            size_t sl = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
-            bool ok = sl && sl <= 4 && c < 0xf5 && i + sl <= n;
-            for (size_t k = 1; ok && k < sl; k++)
-                ok = ((unsigned char)src[i + k] & 0xc0) == 0x80;
-            if (ok && sl == 2 && c == 0xc2 && (unsigned char)src[i + 1] < 0xa0)
-                ok = false;
-            if (ok && sl == 3 && c == 0xe0 && (unsigned char)src[i + 1] < 0xa0)
-                ok = false;
-            if (ok && sl == 3 && c == 0xed && (unsigned char)src[i + 1] >= 0xa0)
-                ok = false;
-            if (ok && sl == 4 && c == 0xf0 && (unsigned char)src[i + 1] < 0x90)
-                ok = false;
-            if (ok && sl == 4 && c == 0xf4 && (unsigned char)src[i + 1] >= 0x90)
-                ok = false;
-            if (ok) {
-                if (o + sl + 1 > len)
-                    break;
-                memcpy(dst + o, src + i, sl);
-                o += sl;
-                i += sl - 1;
-                continue;
-            }
-            esc[el++] = '\\';
-            esc[el++] = 'x';
-            esc[el++] = hex[c >> 4];
-            esc[el++] = hex[c & 15];
-        } else {
-            esc[el++] = (char)c;
-        }
-        if (o + el + 1 > len)
-            break;
-        memcpy(dst + o, esc, el);
-        o += el;
-    }
-    dst[o] = '\0';
-}
-
 void model_format_second(uint64_t second, char *buf, size_t len)
 {
     time_t t = (time_t)second;
@@ -815,6 +751,13 @@ int model_parse_time(const char *s, uint64_t session_start_s, uint64_t session_e
     if (tm.tm_year < 1970 || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 ||
         tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60)
         return CUPSTORE_EINVAL;
+    /* A day the month does not have (2026-02-30) is refused, not carried
+     * into the next month by timegm. */
+    static const int mdays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    int y = tm.tm_year;
+    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    if (tm.tm_mday > mdays[tm.tm_mon - 1] + (tm.tm_mon == 2 && leap))
+        return CUPSTORE_EINVAL;
     tm.tm_year -= 1900;
     tm.tm_mon -= 1;
     time_t t = timegm(&tm);
@@ -835,6 +778,9 @@ const char *model_strerror(int rc)
         return "not a cuptop session (foreign or damaged files)";
     case CUPSTORE_ENEWER:
         return "written by a newer cuptop (schema version too new); upgrade cuptop";
+    case CUPSTORE_ELMDBNEWER:
+        return "its data file is in a newer LMDB format than this cuptop's liblmdb reads "
+               "(not a newer cuptop schema); read it with a cuptop built on that LMDB";
     case CUPSTORE_ECORRUPT:
         return "the session's store is damaged";
     default:

@@ -152,11 +152,25 @@ const char *model_cupti_advice(int code);
 /** "COMPLETE" or "INCOMPLETE" for s->complete (added for the CLI). */
 const char *model_verdict_name(const model_summary *s);
 
+/* ---- Text from a trace, made safe for a terminal (model_text.c) ----------
+ * One decision for every front end: C0/C1 controls, DEL, zero-width
+ * characters, LRM/RLM, bidi embeddings/overrides/isolates (U+202A..E,
+ * U+2066..9), the BOM and invalid UTF-8 never reach a terminal as they are. */
+
 /** Copy n bytes of src (trace strings: any bytes) into dst as text that is
- *  harmless on a terminal: valid UTF-8 is kept, control characters, ESC,
- *  backslash and invalid bytes are written as \n, \t, \\ or \xHH.
- *  Always NUL-terminates; truncates to fit. */
+ *  harmless on a terminal, reversibly (the CLI's text output): other valid
+ *  UTF-8 is kept; newline, tab and backslash are written \n, \t and \\;
+ *  every byte of a refused character, and every invalid byte, as \xHH
+ *  (U+202E is \xe2\x80\xae).  Always NUL-terminates; truncates to fit,
+ *  never inside an escape or a character. */
 void model_escape(char *dst, size_t len, const char *src, size_t n);
+
+/** Copy at most len bytes of s (stopping at a NUL) into out (size outlen,
+ *  always terminated), each refused character or invalid byte replaced by
+ *  one '?' (the monitor: one column each).  ascii_only: also replace every
+ *  non-ASCII character.  Never splits a character.
+ *  @return the length written. */
+size_t model_sanitize(const char *s, size_t len, char *out, size_t outlen, bool ascii_only);
 
 /** Format unix seconds as "YYYY-mm-ddTHH:MM:SSZ" (UTC) into buf. */
 void model_format_second(uint64_t second, char *buf, size_t len);
