@@ -98,7 +98,10 @@ grep -qF "temporary store $t removed" "$TUI_TMP/live.err" ||
 ok "live demo: said where its store is, removed it at exit"
 
 # ---- item 7: --store: kept -----------------------------------------------
+# a tmux server of its own (a new one on the old socket can race with the
+# old one's exit: "server exited unexpectedly"); the cleanup kills this one
 tmux -L "$TUI_SOCK" kill-server >/dev/null 2>&1
+TUI_SOCK="$TUI_SOCK-2"
 rm -f "$TUI_TMP/exit"
 tui_start env $denv "$b/cuptop" demo --store "$TUI_TMP/mine" "2>$TUI_TMP/mine.err"
 dash
