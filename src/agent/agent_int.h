@@ -146,6 +146,7 @@ typedef struct agent {
     uint32_t api_version;
     _Atomic int state;
     _Atomic int kinds;                /* mask currently enabled           */
+    char run_report[512];             /* CUPTOP_RUN_REPORT (cuptop run)   */
     char kinds_error[256];            /* agent_apply_kinds' first error   */
     int kinds_rc;                     /*   and its CUPTI code              */
     int cupti_error_rc;               /* CUPTI could not start: its code,
