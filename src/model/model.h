@@ -236,6 +236,7 @@ typedef struct model_advice {
                                    ("--pool 36"); "" when none applies     */
     uint32_t pool;              /* RAISE_POOL: the limit advised           */
     uint32_t kinds;             /* NARROW: the mask advised                */
+    char brief[96];             /* the same in a few words (monitor line)  */
     char text[256];             /* what to do, one sentence                */
     char evidence[400];         /* the facts that say so                   */
 } model_advice;

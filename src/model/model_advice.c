@@ -14,7 +14,9 @@
  *  2. The pool at its own per-second limit in the lossy seconds, with a
  *     limit the buffer-holding threads can exhaust (each CUDA-calling
  *     thread holds a buffer per device on CUPTI 13): the pool starves,
- *     whatever the kinds.  Raise the pool, to what the threads need.
+ *     whatever the kinds.  Raise the pool, to what the threads need.  A
+ *     pool smaller than twice what the threads hold comes first, before
+ *     small buffers.
  *  3. The pool at its limit although it is far larger than the threads
  *     hold: the buffers wait in CUPTI for delivery, and a bigger pool
  *     only queues more of them.  Bigger buffers (fewer deliveries), else
@@ -186,6 +188,7 @@ static void advise_narrow(adv_list *l, const model_summary *s, const model_facts
     setf(a->value, sizeof a->value, "%s", kinds);
     setf(a->run_option, sizeof a->run_option, "--kinds %s", kinds);
     setf(a->control, sizeof a->control, "--kinds %s", kinds);
+    setf(a->brief, sizeof a->brief, "Narrow the kinds to %s", kinds);
     setf(a->text, sizeof a->text, "Narrow the kinds collected to %s: less to deliver, parse "
          "and store.", kinds);
     setf(a->evidence, sizeof a->evidence, "%s; %s", because, why);
@@ -202,6 +205,8 @@ static void advise_buffer(adv_list *l, const model_facts *f, uint64_t want, cons
     setf(a->setting, sizeof a->setting, "CUPTOP_BUFFER_SIZE");
     setf(a->value, sizeof a->value, "%s", to);
     setf(a->run_option, sizeof a->run_option, "--buffer-size %s", to);
+    setf(a->brief, sizeof a->brief, "Raise the buffer size to %s (rerun: %s=%s)", to,
+         a->setting, a->value);
     setf(a->text, sizeof a->text, "Raise the buffer size from %s to %s in a rerun (it cannot "
          "change at runtime): fewer, larger buffers for CUPTI to deliver.", now, to);
     setf(a->evidence, sizeof a->evidence, "%s; in the %" PRIu64 " lossy seconds CUPTI "
@@ -230,6 +235,8 @@ static void advise_pool(adv_list *l, const model_summary *s, const model_facts *
     setf(a->value, sizeof a->value, "%u", a->pool);
     setf(a->run_option, sizeof a->run_option, "--pool %u", a->pool);
     setf(a->control, sizeof a->control, "--pool %u", a->pool);
+    setf(a->brief, sizeof a->brief, "Raise the pool %u -> %u buffers (at its limit in %" PRIu64
+         "/%" PRIu64 " lossy s)", limit, a->pool, f->loss_at_limit, f->loss_seconds);
     setf(a->text, sizeof a->text, "Raise the pool from %u to %u buffers: CUPTI holds every "
          "buffer, so requests are declined whatever the kinds; narrowing would not free one.",
          limit, a->pool);
@@ -259,6 +266,20 @@ static void advise_source(adv_list *l, const model_summary *s, const model_facts
     uint32_t limit = f->loss_limit_max ? f->loss_limit_max : f->pool_limit;
     uint32_t holders = f->threads ? f->threads * (f->devices ? f->devices : 1) : 0;
     bool queued_in_cupti = holders && limit > 2 * holders + 2;
+    /* fewer buffers than the threads hold, plus one each in delivery: the
+     * pool starves whatever the buffer size */
+    bool below_holders = holders && limit < 2 * holders;
+    if (starving && below_holders) {
+        advise_pool(l, s, f);
+        if (f->buffer_size && f->buffer_size < SMALL_BUFFER) {
+            char now[32];
+            size_text(f->buffer_size, now, sizeof now);
+            setf(because, sizeof because, "then: the buffers are small (%s)", now);
+            uint64_t want = buffer_needed(f);
+            advise_buffer(l, f, want ? want : DEFAULT_BUFFER, because);
+        }
+        return;
+    }
     if (f->buffer_size && f->buffer_size < SMALL_BUFFER) {
         char now[32];
         size_text(f->buffer_size, now, sizeof now);
@@ -311,12 +332,14 @@ int model_advise(const model_summary *s, const model_facts *f, model_advice **ou
     *out = NULL;
     *n = 0;
     if (has_reason(s, MODEL_REASON_DISABLED) && (a = adv_new(&l, MODEL_ADVICE_DISABLED))) {
+        setf(a->brief, sizeof a->brief, "The agent stepped aside: read its notes");
         setf(a->text, sizeof a->text, "Read the agent's notes: it stepped aside and collected "
              "nothing after that; fix what they name and run again.");
         setf(a->evidence, sizeof a->evidence, "the session was disabled by the agent");
     }
     if (L[CUPSTORE_LOSS_CONFLICT] || f->foreign) {
         if ((a = adv_new(&l, MODEL_ADVICE_CONFLICT))) {
+            setf(a->brief, sizeof a->brief, "Another CUPTI client: run it separately");
             setf(a->text, sizeof a->text, "Run the other CUPTI client (torch.profiler, Nsight, "
                  "compute-sanitizer) separately from cuptop: only one can own the buffers.");
             setf(a->evidence, sizeof a->evidence, "%" PRIu64 " buffers completed that the agent "
@@ -336,6 +359,7 @@ int model_advise(const model_summary *s, const model_facts *f, model_advice **ou
         advise_narrow(&l, s, f, because);
         if (f->loss_commit_p99_max >= SLOW_COMMIT_NS &&
             (a = adv_new(&l, MODEL_ADVICE_FASTER_STORE))) {
+            setf(a->brief, sizeof a->brief, "Put the store on a faster local disk");
             setf(a->text, sizeof a->text, "Put the store on a faster local disk "
                  "(CUPTOP_STORE): its commits hold the consumer up.");
             setf(a->evidence, sizeof a->evidence, "commit p99 reached %.0f ms in the lossy "
@@ -345,6 +369,7 @@ int model_advise(const model_summary *s, const model_facts *f, model_advice **ou
     }
     if ((L[CUPSTORE_LOSS_STORE_REFUSED] || f->store_refused) &&
         (a = adv_new(&l, MODEL_ADVICE_FASTER_STORE))) {
+        setf(a->brief, sizeof a->brief, "The store refuses writes: free disk space");
         setf(a->text, sizeof a->text, "Give the store room: free disk space or put it on "
              "another local filesystem (CUPTOP_STORE), or raise CUPTOP_MAP_MAX.");
         setf(a->evidence, sizeof a->evidence, "%" PRIu64 " records refused by the store (%" PRIu64
@@ -362,6 +387,7 @@ int model_advise(const model_summary *s, const model_facts *f, model_advice **ou
         setf(a->setting, sizeof a->setting, "CUPTOP_DEVICE_BUFFER_SIZE");
         setf(a->value, sizeof a->value, "%s", to);
         setf(a->run_option, sizeof a->run_option, "--device-buffer-size %s", to);
+        setf(a->brief, sizeof a->brief, "Zero timestamps: device buffer size %s (rerun)", to);
         setf(a->text, sizeof a->text, "Raise CUPTI's device buffer size to %s (and its pool "
              "limit, CUPTOP_DEVICE_BUFFER_POOL_LIMIT) in a rerun.", to);
         setf(a->evidence, sizeof a->evidence, "%" PRIu64 " records came with zero timestamps: "
@@ -369,18 +395,21 @@ int model_advise(const model_summary *s, const model_facts *f, model_advice **ou
              L[CUPSTORE_LOSS_ZERO_TS], nowt);
     }
     if (L[CUPSTORE_LOSS_PARSE_ERROR] && (a = adv_new(&l, MODEL_ADVICE_PARSE))) {
+        setf(a->brief, sizeof a->brief, "Unparsable records: check the CUPTI version");
         setf(a->text, sizeof a->text, "Check the CUPTI version the agent was built for "
              "against the one loaded (cuptop report shows both).");
         setf(a->evidence, sizeof a->evidence, "%" PRIu64 " records could not be parsed",
              L[CUPSTORE_LOSS_PARSE_ERROR]);
     }
     if (has_reason(s, MODEL_REASON_STORE_DAMAGED) && (a = adv_new(&l, MODEL_ADVICE_DAMAGED))) {
+        setf(a->brief, sizeof a->brief, "Stored records are missing: check the disk");
         setf(a->text, sizeof a->text, "Do not trust this copy of the trace: records the agent "
              "stored cannot be read back; check the disk and keep the original.");
         setf(a->evidence, sizeof a->evidence, "check --verify found stored records missing or "
              "unreadable");
     }
     if (s->state == MODEL_STATE_CRASHED && (a = adv_new(&l, MODEL_ADVICE_CRASH))) {
+        setf(a->brief, sizeof a->brief, "Crashed: end the app normally or with SIGTERM");
         setf(a->text, sizeof a->text, "Let the application end normally (or with SIGTERM / "
              "SIGINT, which the agent handles): it died without the stop protocol, so the "
              "tail of the trace is missing.");
@@ -393,6 +422,7 @@ int model_advise(const model_summary *s, const model_facts *f, model_advice **ou
         setf(a->setting, sizeof a->setting, "CUPTOP_STOP_TIMEOUT_MS");
         setf(a->value, sizeof a->value, "%u", want);
         setf(a->run_option, sizeof a->run_option, "--stop-timeout %u", want);
+        setf(a->brief, sizeof a->brief, "Tail lost: stop timeout %u ms (rerun)", want);
         setf(a->text, sizeof a->text, "Give the stop protocol more time: stop timeout %u ms "
              "instead of %u, so the last buffers are flushed and drained.", want, now);
         setf(a->evidence, sizeof a->evidence, "%u stop step%s timed out; %" PRIu64 " records "
