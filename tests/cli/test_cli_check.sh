@@ -68,6 +68,13 @@ run 0 check_running "$CUPTOP" check --store "$R" --all
 grep -q 'COMPLETE so far (running' "$WORK/check_running.out" || fail "running: $(cat "$WORK/check_running.out")"
 run 0 sessions_running "$CUPTOP" sessions --store "$R"
 grep -q ' running ' "$WORK/sessions_running.out" || fail "sessions does not say running"
+# records/s: a running session's last whole second, an ended one's mean (issue 13)
+run 0 sessions_running_json "$CUPTOP" sessions --store "$R" --json
+grep -q '"records_per_s_is":"last_second"' "$WORK/sessions_running_json.out" ||
+    fail "running: records_per_s is not the last second"
+run 0 sessions_ended_json "$CUPTOP" sessions --store "$S" --json
+grep -q '"id":"20250101T120000-1001".*"records":605,"records_per_s":60,"records_per_s_is":"mean"' \
+    "$WORK/sessions_ended_json.out" || fail "ended: records_per_s is not the session's mean"
 
 # report: golden summaries with advice
 report() { # ID GOLDEN RC
