@@ -87,6 +87,12 @@ static int advise(const model_summary *s, const model_facts *f)
     if (rc)
         return rc;
     printf("\nAdvice\n");
+    if (n && adv[0].code == MODEL_ADVICE_CUPTI_START) {
+        /* one line, unwrapped: tests/agent/cupti_start.sh reads it */
+        printf("  1. %s\n", adv[0].text);
+        free(adv);
+        return 0;
+    }
     for (size_t i = 0; i < n; i++) {
         const model_advice *a = &adv[i];
         char lead[32];
@@ -211,9 +217,13 @@ static int report(cupstore_env *env, model_summary *s)
                    r->dev_loss[d]);
 
     printf("\nLosses by class\n");
-    for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
+    for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++) {
         printf("  %-15s %12" PRIu64 "  %s\n", cupstore_loss_name(l), s->loss[l],
                cupstore_loss_describe(l));
+        if (s->loss_estimate[l])
+            printf("  %-15s %11" PRIu64 "~  more, estimated (the shared discard buffer, "
+                   "never read)\n", "", s->loss_estimate[l]);
+    }
 
     printf("\nBuffers and queue\n");
     printf("  buffers   requested %" PRIu64 ", provided %" PRIu64 ", declined %" PRIu64

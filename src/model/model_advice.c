@@ -45,7 +45,7 @@
 
 static const char *const advice_names[MODEL_ADVICE_MAX] = {
     "raise_pool", "buffer_size", "narrow", "faster_store", "device_buffers",
-    "stop_timeout", "conflict", "crash", "parse", "disabled", "damaged",
+    "stop_timeout", "conflict", "crash", "parse", "disabled", "damaged", "cupti_start",
 };
 
 const char *model_advice_name(unsigned code)
@@ -331,6 +331,19 @@ int model_advise(const model_summary *s, const model_facts *f, model_advice **ou
 
     *out = NULL;
     *n = 0;
+    if (s->cupti_advice) {
+        /* nothing was traced: any other advice would be about nothing */
+        if ((a = adv_new(&l, MODEL_ADVICE_CUPTI_START))) {
+            setf(a->brief, sizeof a->brief, "CUPTI could not start: see cuptop report");
+            setf(a->text, sizeof a->text, "CUPTI could not start, so nothing was traced. What "
+                 "to do: %s.", s->cupti_advice);
+            setf(a->evidence, sizeof a->evidence, "the agent's CUPTI calls failed (the reason "
+                 "above names the call and CUPTI's error)");
+        }
+        *out = l.v;
+        *n = l.n;
+        return l.rc;
+    }
     if (has_reason(s, MODEL_REASON_DISABLED) && (a = adv_new(&l, MODEL_ADVICE_DISABLED))) {
         setf(a->brief, sizeof a->brief, "The agent stepped aside: read its notes");
         setf(a->text, sizeof a->text, "Read the agent's notes: it stepped aside and collected "
