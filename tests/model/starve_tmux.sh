@@ -22,9 +22,20 @@ for which in short sustained; do
         fail "report $which: no rerun setting"
     grep -q 'Narrow the kinds' "$TUI_TMP/$which.report" && fail "report $which: advises narrowing"
 
+    # a fresh tmux server for each session: wait until the last one is gone
     rm -f "$TUI_TMP/exit"
     tmux -L "$TUI_SOCK" kill-server >/dev/null 2>&1 || true
+    end=$(( $(date +%s) + TUI_DEADLINE ))
+    while tmux -L "$TUI_SOCK" has-session -t tui >/dev/null 2>&1; do
+        [ "$(date +%s)" -lt "$end" ] || fail "the previous tmux server does not end"
+        sleep 0.2
+    done
     tui_start "$b/cuptop" --store "$store" --session "$id"
+    until tmux -L "$TUI_SOCK" has-session -t tui >/dev/null 2>&1; do
+        [ "$(date +%s)" -lt "$end" ] || fail "tmux did not start for the $which session"
+        tui_start "$b/cuptop" --store "$store" --session "$id"
+        sleep 0.2
+    done
     tmux -L "$TUI_SOCK" resize-window -t tui -x 80 -y 24 2>/dev/null ||
         tmux -L "$TUI_SOCK" resize-pane -t tui -x 80 -y 24
     tui_wait "callback latency" "the dashboard of the $which session"
