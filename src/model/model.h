@@ -290,6 +290,12 @@ typedef struct model_advice {
  *  @return 0 or ENOMEM. */
 int model_advise(const model_summary *s, const model_facts *f, model_advice **out, size_t *n);
 
+/** model_facts_read (opening session id in store dir read-only) and
+ *  model_advise for a summary s of the same window (the CLI's check).
+ *  @return 0 or a cupstore error code; *out as for model_advise. */
+int model_advise_id(const char *dir, const char *id, uint64_t from_s, uint64_t to_s,
+                    const model_summary *s, model_advice **out, size_t *n);
+
 /** model_summarize, model_facts_read and model_advise over one window of
  *  an open session, for front ends that need all three (the monitor). */
 int model_judge(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_summary *s,

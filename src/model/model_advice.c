@@ -400,7 +400,7 @@ int model_advise(const model_summary *s, const model_facts *f, model_advice **ou
         setf(a->setting, sizeof a->setting, "CUPTOP_DEVICE_BUFFER_SIZE");
         setf(a->value, sizeof a->value, "%s", to);
         setf(a->run_option, sizeof a->run_option, "--device-buffer-size %s", to);
-        setf(a->brief, sizeof a->brief, "Zero timestamps: device buffer size %s (rerun)", to);
+        setf(a->brief, sizeof a->brief, "Zero timestamps: raise the device buffer size to %s", to);
         setf(a->text, sizeof a->text, "Raise CUPTI's device buffer size to %s (and its pool "
              "limit, CUPTOP_DEVICE_BUFFER_POOL_LIMIT) in a rerun.", to);
         setf(a->evidence, sizeof a->evidence, "%" PRIu64 " records came with zero timestamps: "
@@ -435,7 +435,7 @@ int model_advise(const model_summary *s, const model_facts *f, model_advice **ou
         setf(a->setting, sizeof a->setting, "CUPTOP_STOP_TIMEOUT_MS");
         setf(a->value, sizeof a->value, "%u", want);
         setf(a->run_option, sizeof a->run_option, "--stop-timeout %u", want);
-        setf(a->brief, sizeof a->brief, "Tail lost: stop timeout %u ms (rerun)", want);
+        setf(a->brief, sizeof a->brief, "Tail lost: a stop timeout of %u ms", want);
         setf(a->text, sizeof a->text, "Give the stop protocol more time: stop timeout %u ms "
              "instead of %u, so the last buffers are flushed and drained.", want, now);
         setf(a->evidence, sizeof a->evidence, "%u stop step%s timed out; %" PRIu64 " records "
@@ -465,5 +465,23 @@ int model_judge(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_summary
         model_facts_free(f);
         model_summary_free(s);
     }
+    return rc;
+}
+
+int model_advise_id(const char *dir, const char *id, uint64_t from_s, uint64_t to_s,
+                    const model_summary *s, model_advice **out, size_t *n)
+{
+    cupstore_env *env;
+    model_facts f;
+    *out = NULL;
+    *n = 0;
+    int rc = cupstore_session_open(&env, dir, id, CUPSTORE_RDONLY);
+    if (rc)
+        return rc;
+    if ((rc = model_facts_read(env, from_s, to_s, &f, NULL)) == 0) {
+        rc = model_advise(s, &f, out, n);
+        model_facts_free(&f);
+    }
+    cupstore_env_close(env);
     return rc;
 }

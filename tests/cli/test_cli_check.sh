@@ -22,6 +22,12 @@ cmp -s "$WORK/sessions.out" "$WORK/sessions_env.out" || fail "CUPTOP_STORE not h
 run 1 check_all "$CUPTOP" check --store "$S" --all
 golden check_all.txt "$WORK/check_all.out"
 no_raw_escapes "$WORK/check_all.out"
+# check prints the model's first recommendation, the same as report's
+grep -A3 '^20250101T120101-2001: INCOMPLETE' "$WORK/check_all.out" |
+    grep -q '^  advice: Raise the pool 8 -> 36 buffers .*(rerun: CUPTOP_POOL=36)$' ||
+    fail "check: the declined session is not told to raise the pool"
+grep -A2 '^20250101T120000-1001: COMPLETE' "$WORK/check_all.out" | grep -q 'advice:' &&
+    fail "check: advice for a COMPLETE session"
 run 1 check_json "$CUPTOP" check --store "$S" --all --json
 strict_json "$WORK/check_json.out"
 golden check_all.json "$WORK/check_json.out"
