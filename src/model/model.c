@@ -481,8 +481,6 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
     if (c->rows) {
         out->kinds_enabled = c->last.kinds_enabled;
         out->epoch = c->last.epoch;
-        for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++)
-            out->records_per_s += (double)c->last.records_by_kind[k];
     } else if (have_last) {
         out->kinds_enabled = last.kinds_enabled;
         out->epoch = last.epoch;
@@ -510,6 +508,17 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
         out->end_ns = out->heartbeat_ns;
         bool stale = out->heartbeat_ns + (uint64_t)MODEL_STALE_SECONDS * 1000000000u < now;
         out->state = stale || pid_dead_here(out) ? MODEL_STATE_CRASHED : MODEL_STATE_RUNNING;
+    }
+
+    /* Records per second: an ended (or dead) session's mean over its
+     * rows, since its last row is a partial second; a running session's
+     * last row, which is a whole second (the agent writes it after). */
+    if (c->rows && out->state == MODEL_STATE_RUNNING) {
+        for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++)
+            out->records_per_s += (double)c->last.records_by_kind[k];
+    } else if (c->rows) {
+        out->records_per_s = (double)out->records_total / (double)c->rows;
+        out->records_per_s_mean = true;
     }
 
     /* Loss classes, in class order. */
