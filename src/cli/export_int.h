@@ -132,6 +132,10 @@ void cli_print_note(FILE *f, const char *indent, const model_note *n);
 
 /** The JSON object for one summary (sessions --json, check --json). */
 void sessions_json(xout *o, const model_summary *s);
+/** The provenance fields (",\"label\":...,\"versions\":{...},\"devices\":[...]"),
+ *  starting with a comma; devices in device_mask are listed even when
+ *  nothing is known about them. */
+void prov_json(xout *o, const model_prov *p, uint32_t device_mask);
 
 /* ---- Export context ----------------------------------------------------------- */
 typedef struct export_ctx {

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "cupstore.h"
+#include "model_prov.h"
 
 /* A heartbeat older than this, with no final status, means crashed. */
 #define MODEL_STALE_SECONDS 5
@@ -72,6 +73,8 @@ typedef struct model_summary {
     struct model_note *notes;       /* the session's notes, oldest first,  */
     size_t nnotes;                  /*   at most MODEL_NOTES_MAX (added)   */
     uint64_t notes_total;           /* notes in the store (may be more)    */
+    model_prov *prov;               /* versions, devices, label (model_prov.h);
+                                       malloc'ed, NULL when out of memory  */
 } model_summary;
 
 /* A note the agent left in the session (cupstore_note): a warning about a

@@ -170,6 +170,24 @@ static void put_meta(cupstore_txn *txn, const sess *s)
     CK(cupstore_meta_put(txn, "devices", "0:Test GPU \"A\"\n1:Test GPU B"));
     CK(cupstore_meta_put(txn, "config", "kinds=kernel,memcpy,memset,runtime,driver\npool=8"));
     CK(cupstore_meta_put(txn, "sink", "store"));
+    if (!s->rich)
+        return;   /* the others read as sessions of an older agent */
+    /* provenance as the agent writes it (doc/store-format.md) */
+    CK(cupstore_meta_put(txn, "simulated", "0"));
+    CK(cupstore_meta_put(txn, "driver_version", "580.159.04"));
+    CK(cupstore_meta_put(txn, "driver_version_source", "nvml"));
+    CK(cupstore_meta_put(txn, "cuda_driver_version", "13.0"));
+    CK(cupstore_meta_put(txn, "cupti_version", "13.0.1"));
+    CK(cupstore_meta_put(txn, "cuptop_version", "test"));
+    CK(cupstore_meta_put(txn, "kernel_release", "6.8.0-test"));
+    CK(cupstore_meta_put(txn, "os", "Linux x86_64"));
+    CK(cupstore_meta_put(txn, "virt", "container (cgroup: docker)"));
+    CK(cupstore_meta_put(txn, "label", "resnet \"baseline\"\x1b[31m"));
+    CK(cupstore_meta_put(txn, "unknown",
+                         "cuda_runtime_version=no shared libcudart in the process\n"));
+    CK(cupstore_meta_put(txn, "device.0",
+                         "name=NVIDIA H200\nuuid=GPU-6d2c4e1a-0000-1111-2222-333344445555\n"
+                         "cc=9.0\nsm=132\nmemory=150754820096\nmig=0\nsource=cupti\n"));
 }
 
 static void fill_session(const char *dir, const sess *s, bool running)
