@@ -9,8 +9,8 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "cuptop.h"
-#include "export_int.h"
+#include "export.h"
+#include "model_prov.h"
 
 static void json_str_or_null(xout *o, const char *s)
 {
