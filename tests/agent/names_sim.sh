@@ -27,15 +27,19 @@ sid=$(ls "$tmp/store")
 check "jsonl export" "$?" 0
 "$b/cuptop" export --store "$tmp/store" "$sid" --from start --to end --format chrome -o "$tmp/t.json"
 check "chrome export" "$?" 0
+"$b/cuptop" export --store "$tmp/store" "$sid" --from start --to end --format chrome --mangled \
+    -o "$tmp/raw.json"
+check "chrome export --mangled" "$?" 0
 "$b/cuptop" report --store "$tmp/store" "$sid" >"$tmp/report" 2>&1
 "$b/cuptop" sessions --store "$tmp/store" --json >"$tmp/sessions.json"
 check "sessions --json" "$?" 0
 
 check "no report line says cbid" "$(grep -c 'cbid' "$tmp/report")" 0
 
-python3 - "$b/src/sim/sim_cbid_names.c" "$tmp/t.jsonl" "$tmp/t.json" "$tmp/sessions.json" <<'PY'
+python3 - "$b/src/sim/sim_cbid_names.c" "$tmp/t.jsonl" "$tmp/t.json" "$tmp/sessions.json" \
+    "$tmp/raw.json" "$tmp/report" <<'PY'
 import json, re, sys
-gen, jsonl, chrome, sessions = sys.argv[1:5]
+gen, jsonl, chrome, sessions, rawchrome, report = sys.argv[1:7]
 fails = []
 def expect(ok, what):
     print(("ok   " if ok else "FAIL ") + what)
@@ -79,6 +83,36 @@ evs = t["traceEvents"]
 cbid_ev = [e for e in evs if re.match(r'cbid \d+', str(e.get("name", "")))]
 expect(not cbid_ev, "no chrome event named 'cbid N' (%d)" % len(cbid_ev))
 expect(any(e.get("name") == "cudaLaunchKernel" for e in evs), "chrome has cudaLaunchKernel slices")
+
+# kernels: demangled for people, the raw name in args; --mangled keeps it
+VEC, VECD = "_Z6vecAddPKfS0_Pfi", "vecAdd(float const*, float const*, float*, int)"
+k = [e for e in evs if e.get("cat") == "kernel"]
+vec = [e for e in k if e.get("name") == VECD]
+expect(vec and all(e["args"].get("mangled") == VEC for e in vec), "chrome: vecAdd demangled, args.mangled raw")
+expect(not any(e.get("name") == VEC for e in k), "chrome: no raw vecAdd name")
+expect(all("mangled" not in e["args"] for e in k if e.get("name") == "ampere_sgemm_128x64_nn"),
+       "chrome: a C name carries no mangled arg")
+raw = json.load(open(rawchrome))["traceEvents"]
+expect(sum(1 for e in raw if e.get("name") == VEC) == len(vec) and not any(e.get("name") == VECD for e in raw),
+       "--mangled: the same kernels under their raw name")
+jl = [json.loads(l) for l in open(jsonl)]
+expect(jl[0]["kind"] == "session" and jl[0]["label"] == 'resnet "A"' and len(jl[0]["devices"]) == 2,
+       "jsonl: first line is the session, with label and devices")
+jv = [r for r in jl if r.get("mangled") == VEC]
+expect(jv and all(r["name"] == VECD for r in jv), "jsonl: name demangled, mangled raw")
+other = t["otherData"]
+expect(other["simulated"] is True and other["label"] == 'resnet "A"', "chrome otherData: label, simulated")
+expect(other["cuda_driver_version"] == "13.0 (simulated)" and other["cupti_version"].startswith("13.")
+       and other["cuda_runtime_version"] == "13.0 (simulated)", "chrome otherData: versions")
+dp = other["deviceProperties"]
+expect([d["id"] for d in dp] == [0, 1] and all(d["name"] == "NVIDIA H200 (simulated)" and d["computeMajor"] == 9
+       and d["numSms"] == 132 and d["totalGlobalMem"] > 0 for d in dp), "chrome otherData: deviceProperties")
+tracks = {e["args"]["name"] for e in evs if e.get("ph") == "M" and e.get("name") == "process_name"}
+expect({"GPU 0: NVIDIA H200 (simulated)", "GPU 1: NVIDIA H200 (simulated)"} <= tracks,
+       "device tracks named: %s" % sorted(tracks))
+rep = open(report).read()
+expect("NVIDIA H200 (simulated)" in rep and 'resnet "A"' in rep and "13.0 (simulated)" in rep,
+       "report header: devices, label, versions")
 
 s = json.load(open(sessions))[0]
 expect(s["label"] == 'resnet "A"', "sessions --json label")

@@ -31,10 +31,20 @@ golden export_hot.jsonl "$O/hot.jsonl"
 python3 - "$O/hot.jsonl" <<'PY' || fail "jsonl is not one strict JSON object per line"
 import json, sys
 n = 0
+lines = []
 for line in open(sys.argv[1], "rb"):
-    json.loads(line.decode("utf-8"), parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
+    lines.append(json.loads(line.decode("utf-8"),
+                            parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c))))
     n += 1
-assert n == 120, n
+assert n == 121, n   # the session line, then 120 records
+s = lines[0]
+assert s["kind"] == "session" and s["session"] == "20250101T120000-1001", s
+assert s["label"] == 'resnet "baseline"\x1b[31m' and s["versions"]["driver"] == "580.159.04", s
+assert s["versions"]["unknown"] == {"cuda_runtime": "no shared libcudart in the process"}, s
+assert [d["name"] for d in s["devices"]] == ["NVIDIA H200", "Test GPU B"], s["devices"]
+assert all(r["kind"] != "session" for r in lines[1:])
+# every named record carries the raw name beside the shown one
+assert all(("mangled" in r) and ((r["name"] is None) == (r["mangled"] is None)) for r in lines[1:])
 PY
 run 0 csv_hot "$CUPTOP" export --store "$S" "$CLEAN" --mark hot --format csv -o "$O/hot.csv"
 golden export_hot.csv "$O/hot.csv"
