@@ -55,7 +55,7 @@ static void agg_draw(tui *t)
             dev[d].rate += (double)s->last.records_by_device[d];
             dev[d].drops += (double)s->drops_dev[d];
             if (!dev[d].name[0] && s->sum.prov && s->sum.prov->dev[d].known)
-                tui_sanitize(s->sum.prov->dev[d].name, strlen(s->sum.prov->dev[d].name),
+                model_sanitize(s->sum.prov->dev[d].name, strlen(s->sum.prov->dev[d].name),
                              dev[d].name, sizeof dev[d].name, true);
             size_t l = strlen(dev[d].ids);
             snprintf(dev[d].ids + l, sizeof dev[d].ids - l, "%s%d", l ? " " : "", s->sum.pid);

@@ -295,7 +295,7 @@ static void draw_header(tui *t, WINDOW *w)
         tui_sess_state st = tui_sess_state_of(s);
         bool ok = st == TUI_ST_COMPLETE || (st == TUI_ST_RUNNING && s->sum.complete);
         char id[40];
-        tui_sanitize(s->id, strlen(s->id), id, sizeof id, true);
+        model_sanitize(s->id, strlen(s->id), id, sizeof id, true);
         tui_draw_textf(w, 0, 0, A_BOLD, "%s  pid %d  %s  %s  ", id, s->have_sum ? s->sum.pid : 0,
                        tui_sess_state_name(st),
                        ok ? (st == TUI_ST_RUNNING ? "ok so far" : "COMPLETE") : "INCOMPLETE");
@@ -303,13 +303,13 @@ static void draw_header(tui *t, WINDOW *w)
         const model_prov *p = s->have_sum ? s->sum.prov : NULL;
         char buf[96], lab[64];
         if (p && p->label) {
-            tui_sanitize(p->label, strlen(p->label), lab, sizeof lab, true);
+            model_sanitize(p->label, strlen(p->label), lab, sizeof lab, true);
             tui_draw_textf(w, 0, getcurx(w), A_BOLD, "[%s]  ", lab);
         }
         for (unsigned d = 0; p && d < CUPSTORE_DEVICE_MAX; d++)
             if (p->dev[d].known) {
                 model_prov_device_label(p, d, buf, sizeof buf);
-                tui_sanitize(buf, strlen(buf), lab, sizeof lab, true);
+                model_sanitize(buf, strlen(buf), lab, sizeof lab, true);
                 tui_draw_textf(w, 0, getcurx(w), 0, "%s  ", lab);
                 break;
             }

@@ -90,8 +90,12 @@ static void jsonl_session(export_ctx *x, xout *o)
     xout_printf(o, ",\"start_ns\":%llu,\"window\":{\"from_ns\":%llu,\"to_ns\":%llu}",
                 (unsigned long long)s->start_ns, (unsigned long long)x->from_ns,
                 (unsigned long long)x->to_ns);
-    xout_printf(o, ",\"verdict\":\"%s\",\"names\":\"%s\"", model_verdict_name(s),
+    xout_printf(o, ",\"verdict\":\"%s\",\"count_only\":%s,\"names\":\"%s\"",
+                model_verdict_name(s), s->count_only ? "true" : "false",
                 x->o->mangled ? "mangled" : "demangled");
+    if (s->count_only)
+        xout_puts(o, ",\"records_note\":\"count-only session (CUPTOP_SINK=null): the agent "
+                     "counted every record but stored none, by design; no record line follows\"");
     prov_json(o, s->prov, s->device_mask);
     xout_puts(o, ",\"config\":");
     if (s->prov && s->prov->config)
