@@ -82,18 +82,9 @@ static int put_meta(cupstore_txn *txn, void *arg)
     if (a->loaded_cupti) {
         snprintf(buf, sizeof buf, "%u", a->api_version);
         PUT("cupti_api_version", buf);
-        PUT("cupti_version", buf);
     }
-    {
-        /* cheap when libcuda is already in the process; absent otherwise */
-        int (*drv)(int *) = (int (*)(int *))dlsym(RTLD_DEFAULT, "cuDriverGetVersion");
-        int v = 0;
-        if (drv && drv(&v) == 0 && v) {
-            snprintf(buf, sizeof buf, "%d.%d", v / 1000, (v % 1000) / 10);
-            PUT("driver_version", buf);
-            PUT("cuda_version", buf);
-        }
-    }
+    if (rc == 0)
+        rc = agent_prov_put(a, txn);   /* versions, host, label, unknowns */
     if (m->cupti_note) {
         /* CUPTI could not start: why, and CUPTI's code when it gave one */
         PUT("cupti_error", m->cupti_note);

@@ -137,6 +137,8 @@ uint64_t agent_count_lost(agent *a, uint8_t *buf, size_t valid, unsigned loss)
             break;
         /* Device is only known from the record itself here: the context
          * map takes a lock, which a callback must not wait on for long. */
+        if (rec->kind == CUPTI_ACTIVITY_KIND_DEVICE)
+            continue;   /* provenance, no activity: never a loss */
         agent_norm_record(rec, &r, &name, NULL, NULL);
         agent_count(a, agent_c_loss(loss, agent_dev_slot(r.device), r.kind), 1);
         n++;
@@ -148,6 +150,9 @@ int agent_apply_kinds(agent *a, uint32_t mask)
 {
     uint32_t cur = (uint32_t)atomic_load(&a->kinds);
     int first_err = 0;
+
+    if (mask)
+        agent_prov_enable_devices(a);   /* once: the devices at attach */
 
     for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++) {
         bool want = mask & (1u << k), have = cur & (1u << k);
@@ -666,6 +671,7 @@ int agent_session_start(agent *a)
             (void)a->cupti.ActivityFlushPeriod(a->cfg.flush_period_ms);
     }
     atomic_store(&a->kinds, 0);
+    agent_prov_collect(a);   /* before any kind is on: never traced */
     if (!a->cfg.dormant && agent_apply_kinds(a, a->cfg.kinds) && a->cfg.kinds &&
         atomic_load(&a->kinds) == 0) {
         /* CUPTI refused every kind: it could not start (no privileges,

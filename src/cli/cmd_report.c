@@ -33,6 +33,83 @@ static void print_meta(cupstore_txn *txn, const char *key, const char *label)
     free(v);
 }
 
+static void print_safe_str(const char *v)
+{
+    cli_print_safe(stdout, v, strlen(v));
+}
+
+/* A version line: the value, or "unknown (why)". */
+static void report_version(const model_prov *p, unsigned i, const char *label, const char *extra)
+{
+    printf("  %-16s ", label);
+    if (p->v[i]) {
+        print_safe_str(p->v[i]);
+        if (extra)
+            print_safe_str(extra);
+    } else {
+        printf("unknown (");
+        print_safe_str(p->why[i] ? p->why[i] : "not recorded");
+        putchar(')');
+    }
+    putchar('\n');
+}
+
+/* What the session ran on: the label, the versions, the host and the
+ * devices the agent recorded (model_prov), unknowns with their reason. */
+static void report_provenance(const model_prov *p, uint32_t device_mask)
+{
+    char extra[96];
+    if (!p)
+        return;
+    if (p->label) {
+        printf("  %-16s ", "label");
+        print_safe_str(p->label);
+        putchar('\n');
+    }
+    report_version(p, MODEL_V_DRIVER, "driver", NULL);
+    report_version(p, MODEL_V_CUDA_DRIVER, "CUDA driver API", NULL);
+    report_version(p, MODEL_V_CUDA_RUNTIME, "CUDA runtime", NULL);
+    snprintf(extra, sizeof extra, " (API %s)", p->v[MODEL_V_CUPTI_API] ? p->v[MODEL_V_CUPTI_API] : "?");
+    report_version(p, MODEL_V_CUPTI, "CUPTI", p->v[MODEL_V_CUPTI_API] ? extra : NULL);
+    if (p->os || p->v[MODEL_V_KERNEL] || p->virt) {
+        printf("  %-16s ", "system");
+        print_safe_str(p->os ? p->os : "?");
+        if (p->v[MODEL_V_KERNEL]) {
+            printf(", kernel ");
+            print_safe_str(p->v[MODEL_V_KERNEL]);
+        }
+        if (p->virt) {
+            printf(", ");
+            print_safe_str(p->virt);
+        }
+        putchar('\n');
+    }
+    for (unsigned d = 0; d < CUPSTORE_DEVICE_MAX; d++) {
+        const model_device *v = &p->dev[d];
+        char label[24];
+        if (!v->known && !(device_mask & (1u << d)))
+            continue;
+        snprintf(label, sizeof label, "device %u", d);
+        printf("  %-16s ", label);
+        if (!v->known) {
+            printf("unknown (no DEVICE record from CUPTI)\n");
+            continue;
+        }
+        print_safe_str(v->name);
+        if (v->from_cupti) {
+            printf(", ");
+            print_safe_str(v->uuid);
+            printf(", CC ");
+            print_safe_str(v->cc);
+            printf(", %u SMs, %.1f GiB, MIG %s", v->sm, (double)v->memory / (1024.0 * 1024 * 1024),
+                   v->mig < 0 ? "unknown" : v->mig ? "on" : "off");
+        } else {
+            printf(" (name only: no DEVICE record)");
+        }
+        putchar('\n');
+    }
+}
+
 static int on_step(const cupstore_step *st, void *arg)
 {
     (void)arg;
@@ -158,9 +235,7 @@ static int report(cupstore_env *env, model_summary *s)
     printf("\n  %-16s %s .. %s (%" PRIu64 " s)\n", "time", a, b,
            s->end_ns > s->start_ns ? (s->end_ns - s->start_ns) / NS : 0);
     print_meta(txn, "agent_version", "agent");
-    print_meta(txn, "cuda_version", "CUDA");
-    print_meta(txn, "cupti_version", "CUPTI");
-    print_meta(txn, "driver_version", "driver");
+    report_provenance(s->prov, s->device_mask);
     bool have_final = cupstore_final_get(txn, &f) == 0;
     printf("  %-16s %s%s, %s\n", "state", model_state_name(s->state),
            s->count_only ? " (count-only: nothing stored)" : "",

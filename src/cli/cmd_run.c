@@ -3,7 +3,7 @@
  *
  *   cuptop run [--store DIR] [--kinds LIST] [--pool N] [--buffer-size B]
  *              [--queue N] [--device-buffer-size B] [--device-buffer-pool-limit N]
- *              [--flush-period MS] [--stop-timeout MS] [--config FILE]
+ *              [--flush-period MS] [--stop-timeout MS] [--config FILE] [--label NAME]
  *              [--dormant] [--count-only] [--log] -- CMD [ARGS...]
  *
  * Every value is checked with the agent's own parser (agent_config.c):
@@ -49,6 +49,8 @@ static void run_usage(FILE *f)
             "  --device-buffer-pool-limit N  CUPTI's device buffer count, 0..1048576\n"
             "  --flush-period MS  periodic flush, 0..60000 ms (0: off; default 200)\n"
             "  --stop-timeout MS  time limit of each stop step, 10..600000 ms (default 3000)\n"
+            "  --label NAME       workload label kept with the session (CUPTOP_LABEL;\n"
+            "                     at most 255 bytes), shown by sessions, report, export\n"
             "  --config FILE      key=value settings, checked like the options\n"
             "                     (the environment wins)\n"
             "  --dormant          start with no kinds on; turn them on from the monitor\n"
@@ -308,6 +310,10 @@ int cmd_run(int argc, char **argv)
                 return cli_usage_error(cmd, "%s: \"%s\" is not %s", o, esc, ro->what);
             }
             setenv(ro->var, v, 1);
+        } else if (!strcmp(o, "--label")) {
+            if (!*v || strlen(v) > 255)
+                return cli_usage_error(cmd, "--label: give 1 to 255 bytes");
+            setenv("CUPTOP_LABEL", v, 1);
         } else if (!strcmp(o, "--store")) {
             char *abs = run_abspath(v);
             if (!abs)

@@ -82,7 +82,9 @@ void sessions_json(xout *o, const model_summary *s)
         xout_json_str(o, n->text, strlen(n->text));
         xout_putc(o, '}');
     }
-    xout_printf(o, "],\"notes_total\":%" PRIu64 "}", s->notes_total);
+    xout_printf(o, "],\"notes_total\":%" PRIu64, s->notes_total);
+    prov_json(o, s->prov, s->device_mask);
+    xout_putc(o, '}');
 }
 
 static void fmt_duration(uint64_t ns, char *buf, size_t len)

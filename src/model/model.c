@@ -439,6 +439,10 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
     meta_copy(txn, "host", out->host, sizeof out->host);
     meta_copy(txn, "cmdline", out->cmdline, sizeof out->cmdline);
     out->start_ns = meta_u64(txn, "start_ns");
+    if ((out->prov = malloc(sizeof *out->prov)) != NULL && model_prov_read(txn, out->prov)) {
+        free(out->prov);
+        out->prov = NULL;
+    }
     {
         char *e = NULL;
         if (cupstore_meta_get(txn, "cupti_error", &e) == 0 && e) {
@@ -594,6 +598,9 @@ void model_summary_free(model_summary *s)
     s->notes = NULL;
     s->nnotes = 0;
     s->notes_total = 0;
+    model_prov_free(s->prov);
+    free(s->prov);
+    s->prov = NULL;
 }
 
 int model_summarize_id(const char *dir, const char *id, uint64_t from_s, uint64_t to_s,

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "cupstore.h"
+#include "model_prov.h"
 
 /* Exit statuses of every front end (cuptop's subcommands, export_run and
  * the monitor): 0 ok, 1 a negative answer (INCOMPLETE, export failed),
@@ -99,6 +100,8 @@ typedef struct model_summary {
     int cupti_error_code;
     char cupti_error[256];          /* raw bytes: model_escape to print    */
     const char *cupti_advice;       /* static text, NULL unless failed     */
+    model_prov *prov;               /* versions, devices, label (model_prov.h);
+                                       malloc'ed, NULL when out of memory  */
 } model_summary;
 
 /* A note the agent left in the session (cupstore_note): a warning about a
