@@ -137,6 +137,17 @@ static void consumer_parse(agent *a, const agent_qitem *it)
                 break;
             continue;
         }
+        if (rec->kind == CUPTI_ACTIVITY_KIND_CONTEXT || rec->kind == CUPTI_ACTIVITY_KIND_DEVICE) {
+            /* resource records (EnableAndDump at an attach, or a context
+             * created since): they map contexts to devices; not stored.
+             * contextId and deviceId sit at the same offsets in every
+             * version of the CONTEXT record. */
+            if (rec->kind == CUPTI_ACTIVITY_KIND_CONTEXT) {
+                const CUpti_ActivityContext3 *cx = (const CUpti_ActivityContext3 *)rec;
+                agent_ctx_dumped(a, cx->contextId, cx->deviceId);
+            }
+            continue;
+        }
         if (c->n == AGENT_BATCH_MAX && !to_tail) {
             if (!atomic_load_explicit(&a->consumer_abandon, memory_order_acquire))
                 consumer_commit(a);

@@ -83,6 +83,9 @@ int agent_cupti_load(agent_cupti *t, const char *explicit_path, char *why, size_
     BIND(Unsubscribe, 0);
     BIND(EnableDomain, 0);
     BIND(EnableCallback, 0);
+    BIND(ActivityEnableAndDump, 0);
+    BIND(ActivityEnableContext, 0);
+    BIND(ActivityDisableContext, 0);
     return 0;
 }
 

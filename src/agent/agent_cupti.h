@@ -38,6 +38,9 @@ typedef struct agent_cupti {
     AGENT_CUPTI_FN(Unsubscribe);
     AGENT_CUPTI_FN(EnableDomain);
     AGENT_CUPTI_FN(EnableCallback);
+    AGENT_CUPTI_FN(ActivityEnableAndDump);     /* late attach: what exists */
+    AGENT_CUPTI_FN(ActivityEnableContext);     /* device scope             */
+    AGENT_CUPTI_FN(ActivityDisableContext);
 } agent_cupti;
 
 /** Load CUPTI: explicit path (CUPTOP_CUPTI_LIBRARY) if non-empty, else

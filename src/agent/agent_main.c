@@ -113,7 +113,7 @@ uint16_t agent_ctx_device(uint32_t ctx_id, void *arg)
     uint16_t dev = CUPSTORE_DEVICE_NONE;
     pthread_mutex_lock(&a->ctx_lock);
     for (int i = 0; i < AGENT_CTX_MAX; i++)
-        if (a->ctx[i].cu && a->ctx[i].id == ctx_id) {
+        if ((a->ctx[i].cu || a->ctx[i].live) && a->ctx[i].id == ctx_id) {
             dev = a->ctx[i].device;
             break;
         }
@@ -143,25 +143,65 @@ uint64_t agent_count_lost(agent *a, uint8_t *buf, size_t valid, unsigned loss)
     return n;
 }
 
+/* Enable or disable one cuptop kind: globally, or - for a device kind
+ * under a device scope - on every known context of a device in scope
+ * (contexts without a handle, learned at a late attach, cannot be). */
+static CUptiResult apply_one(agent *a, unsigned k, bool want, bool *skipped)
+{
+    CUpti_ActivityKind ck[2];
+    size_t n = agent_norm_cupti_kinds((cupstore_kind)k, ck);
+    CUptiResult first = CUPTI_SUCCESS;
+    bool per_ctx = a->cfg.devices && (AGENT_CTX_KINDS & (1u << k)) &&
+                   a->cupti.ActivityEnableContext && a->cupti.ActivityDisableContext;
+
+    for (size_t i = 0; i < n; i++) {
+        CUptiResult r = CUPTI_SUCCESS;
+        if (!per_ctx) {
+            r = want ? a->cupti.ActivityEnable(ck[i]) : a->cupti.ActivityDisable(ck[i]);
+        } else {
+            pthread_mutex_lock(&a->ctx_lock);
+            for (int c = 0; c < AGENT_CTX_MAX; c++) {
+                agent_ctx *x = &a->ctx[c];
+                if (!x->live || x->device >= CUPSTORE_DEVICE_MAX ||
+                    !(a->cfg.devices & (1u << x->device)))
+                    continue;
+                if (!x->cu) {
+                    *skipped = true;
+                    continue;
+                }
+                CUptiResult rc = want ? a->cupti.ActivityEnableContext(x->cu, ck[i])
+                                      : a->cupti.ActivityDisableContext(x->cu, ck[i]);
+                if (rc != CUPTI_SUCCESS && r == CUPTI_SUCCESS)
+                    r = rc;
+            }
+            pthread_mutex_unlock(&a->ctx_lock);
+        }
+        /* MEMCPY2 (peer copies) is optional: not every CUPTI has it. */
+        if (i == 0)
+            first = r;
+    }
+    return first;
+}
+
 int agent_apply_kinds(agent *a, uint32_t mask)
 {
     uint32_t cur = (uint32_t)atomic_load(&a->kinds);
     int first_err = 0;
+    bool skipped = false;
 
+    if (!atomic_load(&a->attached)) {
+        atomic_store(&a->kinds, 0);   /* nothing on without CUPTI */
+        return 0;
+    }
     for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++) {
         bool want = mask & (1u << k), have = cur & (1u << k);
-        CUpti_ActivityKind ck[2];
-        size_t n = agent_norm_cupti_kinds((cupstore_kind)k, ck);
         if (want == have)
             continue;
-        for (size_t i = 0; i < n; i++) {
-            CUptiResult r = want ? a->cupti.ActivityEnable(ck[i]) : a->cupti.ActivityDisable(ck[i]);
-            /* MEMCPY2 (peer copies) is optional: not every CUPTI has it. */
-            if (r != CUPTI_SUCCESS && i == 0 && !first_err) {
-                first_err = (int)r;
-                agent_note(a, 1, "cuptiActivity%s(%s): %s", want ? "Enable" : "Disable",
-                           cupstore_kind_name(k), agent_cupti_strerror(&a->cupti, r));
-            }
+        CUptiResult r = apply_one(a, k, want, &skipped);
+        if (r != CUPTI_SUCCESS && !first_err) {
+            first_err = (int)r;
+            agent_note(a, 1, "cuptiActivity%s(%s): %s", want ? "Enable" : "Disable",
+                       cupstore_kind_name(k), agent_cupti_strerror(&a->cupti, r));
         }
         if (want)
             cur |= 1u << k;
@@ -169,7 +209,26 @@ int agent_apply_kinds(agent *a, uint32_t mask)
             cur &= ~(1u << k);
     }
     atomic_store(&a->kinds, (int)cur);
+    if (skipped)
+        agent_note(a, 1, "device scope: contexts that existed before the attach have no "
+                   "handle, so their device kinds cannot be enabled per context: they are "
+                   "not collected");
     return first_err;
+}
+
+void agent_apply_ctx_kinds(agent *a, CUcontext cu, uint16_t device, uint32_t mask)
+{
+    if (!a->cfg.devices || device >= CUPSTORE_DEVICE_MAX || !(a->cfg.devices & (1u << device)) ||
+        !a->cupti.ActivityEnableContext)
+        return;
+    for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++) {
+        CUpti_ActivityKind ck[2];
+        if (!(mask & AGENT_CTX_KINDS & (1u << k)))
+            continue;
+        size_t n = agent_norm_cupti_kinds((cupstore_kind)k, ck);
+        for (size_t i = 0; i < n; i++)
+            (void)a->cupti.ActivityEnableContext(cu, ck[i]);
+    }
 }
 
 /* ---- CUPTI buffer callbacks ------------------------------------------- */
@@ -189,7 +248,7 @@ static uint8_t *agent_discard_get(agent *a, size_t *size)
 
 int agent_session_start(agent *a);
 
-static void CUPTIAPI agent_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+void CUPTIAPI agent_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
     agent *a = &agent_g;
     uint64_t t0 = agent_mono_ns();
@@ -229,8 +288,8 @@ static void CUPTIAPI agent_buffer_requested(uint8_t **buffer, size_t *size, size
     agent_hist_add(&a->req_lat, agent_mono_ns() - t0);
 }
 
-static void CUPTIAPI agent_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer,
-                                            size_t size, size_t valid)
+void CUPTIAPI agent_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer,
+                                     size_t size, size_t valid)
 {
     agent *a = &agent_g;
     uint64_t t0 = agent_mono_ns();
@@ -317,8 +376,28 @@ static void agent_ctx_created(agent *a, CUcontext cu)
     uint16_t d = agent_norm_device(dev);
     pthread_mutex_lock(&a->ctx_lock);
     for (int i = 0; i < AGENT_CTX_MAX; i++)
-        if (!a->ctx[i].cu) {
+        if (!a->ctx[i].cu && !a->ctx[i].live) {
             a->ctx[i] = (agent_ctx){.cu = cu, .id = id, .device = d, .live = true};
+            break;
+        }
+    pthread_mutex_unlock(&a->ctx_lock);
+    if (d != CUPSTORE_DEVICE_NONE)
+        atomic_fetch_or(&a->device_mask, 1u << d);
+    /* device scope: the new context gets the device kinds now on */
+    agent_apply_ctx_kinds(a, cu, d, (uint32_t)atomic_load(&a->kinds));
+}
+
+void agent_ctx_dumped(agent *a, uint32_t ctx_id, uint32_t device_id)
+{
+    uint16_t d = agent_norm_device(device_id);
+    bool known = false;
+    pthread_mutex_lock(&a->ctx_lock);
+    for (int i = 0; i < AGENT_CTX_MAX && !known; i++)
+        known = (a->ctx[i].cu || a->ctx[i].live) && a->ctx[i].id == ctx_id;
+    for (int i = 0; i < AGENT_CTX_MAX && !known; i++)
+        if (!a->ctx[i].cu && !a->ctx[i].live) {
+            a->ctx[i] = (agent_ctx){.id = ctx_id, .device = d, .live = true, .dumped = true};
+            atomic_fetch_add(&a->pre_contexts, 1);
             break;
         }
     pthread_mutex_unlock(&a->ctx_lock);
@@ -331,9 +410,13 @@ static bool agent_ctx_destroying(agent *a, CUcontext cu)
 {
     int live = 0;
     size_t n = 0;
+    uint32_t id = 0;
+    if (a->cupti.GetContextId)
+        (void)a->cupti.GetContextId(cu, &id);
     pthread_mutex_lock(&a->ctx_lock);
     for (int i = 0; i < AGENT_CTX_MAX; i++) {
-        if (a->ctx[i].cu == cu) {
+        if (a->ctx[i].cu == cu || (a->ctx[i].dumped && a->ctx[i].live && id &&
+                                   a->ctx[i].id == id)) {
             /* Collect its drop count now: the context will be gone when
              * the health thread next asks. */
             if (a->cupti.ActivityGetNumDroppedRecords &&
@@ -341,7 +424,8 @@ static bool agent_ctx_destroying(agent *a, CUcontext cu)
                 a->dropped_at_destroy[agent_dev_slot(a->ctx[i].device)] += n;
             a->ctx[i].cu = NULL;
             a->ctx[i].live = false;
-        } else if (a->ctx[i].cu) {
+            a->ctx[i].dumped = false;
+        } else if (a->ctx[i].cu || a->ctx[i].live) {
             live++;
         }
     }
@@ -349,8 +433,8 @@ static bool agent_ctx_destroying(agent *a, CUcontext cu)
     return live == 0;
 }
 
-static void CUPTIAPI agent_resource_cb(void *userdata, CUpti_CallbackDomain domain,
-                                       CUpti_CallbackId cbid, const void *data)
+void CUPTIAPI agent_resource_cb(void *userdata, CUpti_CallbackDomain domain,
+                                CUpti_CallbackId cbid, const void *data)
 {
     agent *a = userdata;
     const CUpti_ResourceData *rd = data;
@@ -432,70 +516,12 @@ static void agent_detach(agent *a, const char *why)
     atomic_store(&a->state, AGENT_OFF);
 }
 
-/* Set the attributes CUPTI reads before callbacks are registered. */
-static void agent_set_attributes(agent *a)
-{
-    if (!a->cupti.ActivitySetAttribute)
-        return;
-    if (a->cfg.device_buffer_size) {
-        size_t v = a->cfg.device_buffer_size, sz = sizeof v;
-        CUptiResult r = a->cupti.ActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &sz, &v);
-        if (r != CUPTI_SUCCESS)
-            agent_note(a, 1, "CUPTOP_DEVICE_BUFFER_SIZE not applied: %s",
-                       agent_cupti_strerror(&a->cupti, r));
-    }
-    if (a->cfg.device_buffer_pool_limit) {
-        size_t v = a->cfg.device_buffer_pool_limit, sz = sizeof v;
-        CUptiResult r = a->cupti.ActivitySetAttribute(
-            CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT, &sz, &v);
-        if (r != CUPTI_SUCCESS)
-            agent_note(a, 1, "CUPTOP_DEVICE_BUFFER_POOL_LIMIT not applied: %s",
-                       agent_cupti_strerror(&a->cupti, r));
-    }
-}
-
-/* Subscribe for resource callbacks; a refusal names the other client. */
-static void agent_subscribe(agent *a)
-{
-    CUptiResult r = CUPTI_ERROR_NOT_SUPPORTED;
-    char other[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = "";
-
-    a->have_resource_cb = false;
-    if (a->cupti.Subscribe_v2) {
-        CUpti_SubscriberParams p = {.structSize = CUpti_SubscriberParams_STRUCT_SIZE,
-                                    .subscriberName = "cuptop",
-                                    .oldSubscriberName = other,
-                                    .oldSubscriberSize = sizeof other - 1};
-        r = a->cupti.Subscribe_v2(&a->subscriber, agent_resource_cb, a, &p);
-    } else if (a->cupti.Subscribe) {
-        r = a->cupti.Subscribe(&a->subscriber, agent_resource_cb, a);
-    }
-    if (r == CUPTI_SUCCESS) {
-        if (a->cupti.EnableDomain &&
-            a->cupti.EnableDomain(1, a->subscriber, CUPTI_CB_DOMAIN_RESOURCE) == CUPTI_SUCCESS)
-            a->have_resource_cb = true;
-        return;
-    }
-    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-        other[sizeof other - 1] = '\0';
-        agent_count(a, agent_c_loss(CUPSTORE_LOSS_CONFLICT, AGENT_DEV_NONE, AGENT_KIND_ALL), 1);
-        agent_note(a, 2,
-                   "subscriber conflict: another CUPTI client is active (%s); continuing "
-                   "with activity records only (no per-device drops, no context-destroy flush)",
-                   other[0] ? other : "not named");
-    } else if (a->cupti.Subscribe || a->cupti.Subscribe_v2) {
-        agent_note(a, 1, "cuptiSubscribe failed: %s; no resource callbacks",
-                   agent_cupti_strerror(&a->cupti, r));
-    }
-}
-
 /* Start a session: store, CUPTI, buffers, threads, kinds.  Used by
  * InitializeInjection, by a forked child on its first CUDA use, and after
  * a device reset ended the previous session.  Serialised by stop_lock. */
 int agent_session_start(agent *a)
 {
     char why[640];
-    int rc;
 
     pthread_mutex_lock(&a->stop_lock);
     int st = atomic_load(&a->state);
@@ -522,25 +548,6 @@ int agent_session_start(agent *a)
         agent_log(a, 1, "%s", a->cfg.warn[i]);
         agent_note(a, 1, "%s", a->cfg.warn[i]);
     }
-    if (!a->loaded_cupti) {
-        if (agent_cupti_load(&a->cupti, a->cfg.cupti_library, why, sizeof why)) {
-            agent_health_begin_session(a, why);
-            agent_detach(a, why);
-            pthread_mutex_unlock(&a->stop_lock);
-            return -1;
-        }
-        a->loaded_cupti = true;
-        rc = (int)a->cupti.GetVersion(&a->api_version);
-        if (rc != CUPTI_SUCCESS) {
-            snprintf(why, sizeof why, "cuptiGetVersion: %s",
-                     agent_cupti_strerror(&a->cupti, (CUptiResult)rc));
-            agent_health_begin_session(a, why);
-            agent_detach(a, why);
-            pthread_mutex_unlock(&a->stop_lock);
-            return -1;
-        }
-    }
-    a->use_discard = a->api_version < 27;
     if (!a->pool_ready) {
         /* Room for AGENT_POOL_MAX buffers even with CUPTOP_POOL: a control
          * request may raise the limit at runtime (only bookkeeping is
@@ -554,18 +561,6 @@ int agent_session_start(agent *a)
         }
         a->pool_ready = true;
     }
-    if (a->use_discard && !a->discard_last) {
-        /* allocated up front: the decline path must not allocate */
-        if (agent_pool_init(&a->discard, AGENT_DISCARD_SIZE, AGENT_DISCARD_N, AGENT_DISCARD_N) == 0) {
-            uint8_t *b;
-            int slots[AGENT_DISCARD_N], n = 0;
-            while (n < AGENT_DISCARD_N && (slots[n] = agent_pool_get(&a->discard, &b)) >= 0)
-                n++;
-            while (n > 0)
-                agent_pool_put(&a->discard, slots[--n]);
-        }
-        a->discard_last = aligned_alloc(AGENT_POOL_ALIGN, AGENT_DISCARD_SIZE);
-    }
     agent_queue_free(&a->queue);
     uint32_t qcap = a->cfg.queue ? a->cfg.queue : a->pool.max_slots;
     if (agent_queue_init(&a->queue, qcap)) {
@@ -574,10 +569,20 @@ int agent_session_start(agent *a)
         pthread_mutex_unlock(&a->stop_lock);
         return -1;
     }
-    bool first = a->subscriber == NULL;
-    if (first) {
-        agent_set_attributes(a);
-        agent_subscribe(a);
+    /* Lazy attach: CUPTI is loaded and attached only when kinds are to
+     * be on; a dormant session makes no CUPTI call at all. */
+    uint32_t want = a->cfg.dormant ? 0 : a->cfg.kinds;
+    atomic_store(&a->kinds, 0);
+    a->epoch_attach_ns = a->epoch_attach_cost_ns = 0;
+    if (want && !atomic_load(&a->attached)) {
+        if (agent_attach(a, false, why, sizeof why)) {
+            agent_health_begin_session(a, why);
+            agent_detach(a, why);
+            pthread_mutex_unlock(&a->stop_lock);
+            return -1;
+        }
+        a->epoch_attach_ns = a->attach_ns;
+        a->epoch_attach_cost_ns = a->attach_cost_ns;
     }
     atomic_store(&a->state, AGENT_RUNNING);
     if (agent_consumer_start(a) || agent_health_start(a)) {
@@ -586,27 +591,34 @@ int agent_session_start(agent *a)
         pthread_mutex_unlock(&a->stop_lock);
         return -1;
     }
-    if (first) {
-        CUptiResult r = a->cupti.ActivityRegisterCallbacks(agent_buffer_requested,
-                                                           agent_buffer_completed);
-        if (r != CUPTI_SUCCESS) {
-            snprintf(why, sizeof why, "cuptiActivityRegisterCallbacks: %s",
-                     agent_cupti_strerror(&a->cupti, r));
-            agent_health_begin_session(a, why);
-            pthread_mutex_unlock(&a->stop_lock);
-            agent_stop_run(a, CUPSTORE_EXIT_DETACH, 0);
-            return -1;
-        }
-        if (a->cfg.flush_period_ms && a->cupti.ActivityFlushPeriod)
-            (void)a->cupti.ActivityFlushPeriod(a->cfg.flush_period_ms);
-    }
-    atomic_store(&a->kinds, 0);
-    if (!a->cfg.dormant)
-        (void)agent_apply_kinds(a, a->cfg.kinds);
+    if (want)
+        (void)agent_apply_kinds(a, want);
+    a->session_ok = true;
     agent_health_begin_session(a, NULL);
     pthread_mutex_unlock(&a->stop_lock);
     agent_stop_install(a);
     return 0;
+}
+
+/* --only-if did not match: step aside before touching CUPTI, leaving a
+ * session with one note, a "skipped" meta key and a DETACH final status,
+ * so a listing shows which processes were skipped and why. */
+static void agent_skip(agent *a, const char *why)
+{
+    a->session_pid = (int)getpid();
+    if (agent_open_store(a))
+        return;
+    agent_health_begin_session(a, NULL);
+    if (a->env) {
+        cupstore_txn *txn;
+        if (cupstore_txn_begin(a->env, true, &txn) == 0) {
+            if (cupstore_meta_put(txn, "skipped", why) == 0)
+                (void)cupstore_txn_commit(txn);
+            else
+                cupstore_txn_abort(txn);
+        }
+    }
+    agent_detach(a, why);
 }
 
 /** Entry point called by the CUDA driver (CUDA_INJECTION64_PATH) or by
@@ -621,6 +633,11 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
     if (atomic_exchange(&once, 1))
         return 1;
     agent_config_load(&a->cfg, agent_getenv, NULL);
+    char why[256];
+    if (agent_config_skip(&a->cfg, agent_getenv, NULL, why, sizeof why)) {
+        agent_skip(a, why);   /* before any CUPTI call */
+        return 1;
+    }
     (void)agent_session_start(a);
     return 1;
 }

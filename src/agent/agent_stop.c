@@ -176,7 +176,7 @@ void agent_stop_run(agent *a, int exit_path, int detail)
 
     /* 2. forced flush under the watchdog */
     t0 = agent_mono_ns();
-    rc = stop_flush(a, tmo, &flush_to);
+    rc = atomic_load(&a->attached) ? stop_flush(a, tmo, &flush_to) : 0;   /* dormant: none */
     step_record(&x.steps[x.nsteps++], CUPSTORE_STEP_FLUSH, t0, rc, flush_to, a);
     x.f.flush_ok = rc == 0;
     ok &= rc == 0;
@@ -243,9 +243,10 @@ void agent_stop_run(agent *a, int exit_path, int detail)
     step_record(&x.steps[x.nsteps], CUPSTORE_STEP_CLOSE, t0, 0, false, a);
     x.nsteps++;
     x.f.protocol_complete = (uint32_t)ok;
-    x.epoch = (cupstore_epoch){.id = a->epoch, .kinds = a->epoch_kinds,
-                               .start_ns = a->epoch_start_ns, .end_ns = x.f.end_ns,
-                               .ctl_gen = a->epoch_ctl_gen};
+    if (atomic_load(&a->attached))   /* contexts the consumer learned last */
+        a->epoch_pre_written = atomic_load(&a->pre_contexts);
+    agent_epoch_fill(a, &x.epoch);
+    x.epoch.end_ns = x.f.end_ns;
     rc = 0;
     if (a->env) {
         rc = agent_store_put(a, put_final, &x, 8);

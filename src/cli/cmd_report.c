@@ -418,6 +418,36 @@ static int report(cupstore_env *env, model_summary *s)
         printf("  %5zu %-20s %8" PRIu64 " %12.0f %10" PRIu64 "  %s\n", i, e->have ? a : "?",
                e->seconds, rate(e->records, e->seconds), e->loss, e->have ? kinds : "?");
     }
+    /* what each epoch's scope was (lazy attach, device scope) */
+    for (size_t i = 0; i < r->nepochs; i++) {
+        const cupstore_epoch *e = &r->epochs[i].e;
+        if (!r->epochs[i].have)
+            continue;
+        if (e->flags & CUPSTORE_EPOCH_OUT_OF_SCOPE)
+            printf("  epoch %zu: out of scope (dormant: CUPTI not attached); its time is "
+                   "neither loss nor evidence\n", i);
+        if (e->attach_ns)
+            printf("  epoch %zu: CUPTI attached %s (attach took %.1f ms)\n", i,
+                   e->flags & CUPSTORE_EPOCH_LATE_ATTACH ? "late, by a control request"
+                                                         : "at the start",
+                   (double)e->attach_cost_ns / 1e6);
+        if (e->flags & CUPSTORE_EPOCH_DROPS_UNATTRIBUTED)
+            printf("  epoch %zu: %u context(s) existed before the attach: CUPTI's drops for "
+                   "them are under device none, not attributed per device\n", i,
+                   e->pre_contexts);
+        if (e->flags & CUPSTORE_EPOCH_NO_CALLBACKS)
+            printf("  epoch %zu: another CUPTI client held the subscriber slot: activity "
+                   "records only, no per-device drops\n", i);
+        if (e->devices) {
+            char list[80] = "";
+            size_t off = 0;
+            for (unsigned d = 0; d < CUPSTORE_DEVICE_MAX; d++)
+                if (e->devices & (1u << d))
+                    off += (size_t)snprintf(list + off, sizeof list - off, "%s%u",
+                                            off ? "," : "", d);
+            printf("  epoch %zu: device scope %s (other devices out of scope)\n", i, list);
+        }
+    }
 
     printf("\nRecords and losses per kind (%" PRIu64 " s of health rows)\n", r->rows);
     printf("  %-9s %14s %12s %12s %12s\n", "KIND", "RECORDS", "AVG/S", "PEAK/S", "LOST");

@@ -204,6 +204,7 @@ SIM_EXPORT int cuptopsim_reset(void)
     sim.flushes = sim.flushes_forced = sim.n_completed = 0;
     sim.flush_period_ms = 0;
     pthread_mutex_unlock(&sim.q_lock);
+    sim_calls_clear();
     sim.exit_path[0] = '\0';
 
     sim.cfg_ok = sim_config_load(&sim.cfg, why, sizeof why) == 0;
