@@ -386,6 +386,10 @@ enum {
     /** Another CUPTI client held the subscriber slot at the attach:
      *  activity records only, no resource callbacks. */
     CUPSTORE_EPOCH_NO_CALLBACKS = 1u << 4,
+    /** The session collects by capture range (cudaProfilerStart/Stop):
+     *  an attached epoch is one range, an out-of-scope one the time
+     *  between ranges. */
+    CUPSTORE_EPOCH_CAPTURE = 1u << 5,
 };
 /** Epoch flags as a comma list ("attached,late_attach"; "-" for none). */
 void cupstore_epoch_flags_format(uint32_t flags, char *buf, size_t len);

@@ -60,7 +60,7 @@ static const cupstore_tlv_field epoch_fields[] = {
 void cupstore_epoch_flags_format(uint32_t flags, char *buf, size_t len)
 {
     static const char *const names[] = {"attached", "late_attach", "drops_unattributed",
-                                        "out_of_scope", "no_callbacks"};
+                                        "out_of_scope", "no_callbacks", "capture"};
     size_t off = 0;
     if (!len)
         return;

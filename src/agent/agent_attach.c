@@ -50,13 +50,14 @@ static void attach_set_attributes(agent *a)
 }
 
 /* Subscribe for resource callbacks; a refusal names the other client. */
-static void attach_subscribe(agent *a)
+void agent_attach_subscribe(agent *a)
 {
     CUptiResult r = CUPTI_ERROR_NOT_SUPPORTED;
     char other[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = "";
 
+    if (a->subscriber)
+        return;
     a->have_resource_cb = false;
-    a->subscriber = NULL;
     if (a->cupti.Subscribe_v2) {
         CUpti_SubscriberParams p = {.structSize = CUpti_SubscriberParams_STRUCT_SIZE,
                                     .subscriberName = "cuptop",
@@ -102,7 +103,7 @@ static int put_cupti_meta(cupstore_txn *txn, void *arg)
 /* Load CUPTI and its version (the first attach only), and what depends on
  * the version: the discard buffers of API < 27, allocated up front
  * because the decline path must not allocate. */
-static int attach_load(agent *a, char *why, size_t len)
+int agent_attach_load(agent *a, char *why, size_t len)
 {
     if (a->loaded_cupti)
         return 0;
@@ -139,13 +140,13 @@ int agent_attach(agent *a, bool late, char *why, size_t len)
         why[0] = '\0';
     if (atomic_load(&a->attached))
         return 0;
-    if (attach_load(a, why, len))
+    if (agent_attach_load(a, why, len))
         return -1;
     if (!a->attrs_set) {
         attach_set_attributes(a);
         a->attrs_set = true;
     }
-    attach_subscribe(a);
+    agent_attach_subscribe(a);
     CUptiResult r = a->cupti.ActivityRegisterCallbacks(agent_buffer_requested,
                                                        agent_buffer_completed);
     if (r != CUPTI_SUCCESS) {
@@ -161,6 +162,7 @@ int agent_attach(agent *a, bool late, char *why, size_t len)
         (void)a->cupti.ActivityFlushPeriod(a->cfg.flush_period_ms);
     atomic_store(&a->pre_contexts, 0);
     a->epoch_pre_written = 0;
+    atomic_store(&a->attached, true);   /* before the dump: its records count */
     if (a->cupti.ActivityEnableAndDump) {
         /* What exists already (a late attach): DEVICE and CONTEXT records
          * arrive in the next buffers; the consumer learns the contexts. */
@@ -169,14 +171,13 @@ int agent_attach(agent *a, bool late, char *why, size_t len)
         a->dump_on = true;
         /* deliver them now (no kind is on yet: nothing else is held), so
          * the contexts are known before the first drop query */
-        if (late)
+        if (late && !a->watching)   /* (not inside the profiler callback) */
             (void)a->cupti.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     }
     a->attaches++;
     a->attach_late = late;
     a->attach_ns = agent_real_ns();
     a->attach_cost_ns = agent_mono_ns() - t0;
-    atomic_store(&a->attached, true);
     return 0;
 }
 
@@ -212,8 +213,9 @@ void agent_detach_cupti(agent *a)
      * The next attach learns them again (as dumped contexts). */
     pthread_mutex_lock(&a->ctx_lock);
     memset(a->ctx, 0, sizeof a->ctx);
+    atomic_store(&a->attached, false);   /* late CONTEXT records: ignored */
+    atomic_store(&a->pre_contexts, 0);
     pthread_mutex_unlock(&a->ctx_lock);
-    atomic_store(&a->attached, false);
     agent_note(a, 0,
                "detached from CUPTI in %.1f ms: kinds disabled, buffers flushed%s%s; not "
                "released: the activity buffer callbacks stay registered with CUPTI (it has no "
@@ -230,6 +232,8 @@ void agent_epoch_fill(agent *a, cupstore_epoch *e)
     uint32_t f = a->epoch_flags;
     if (pre)
         f |= CUPSTORE_EPOCH_DROPS_UNATTRIBUTED;
+    if (a->cfg.capture)
+        f |= CUPSTORE_EPOCH_CAPTURE;
     *e = (cupstore_epoch){.id = a->epoch, .kinds = a->epoch_kinds,
                           .start_ns = a->epoch_start_ns, .ctl_gen = a->epoch_ctl_gen,
                           .flags = f, .attach_ns = a->epoch_attach_ns,

@@ -154,7 +154,7 @@ void agent_health_begin_session(agent *a, const char *cupti_note)
     int rc = agent_store_put(a, put_meta, &m, 8);
     if (rc)
         agent_log(a, 1, "cannot write session metadata: %s", cupstore_strerror(rc));
-    if (a->session_ok && !atomic_load(&a->attached))
+    if (a->session_ok && !atomic_load(&a->attached) && !a->cfg.capture)
         agent_note(a, 0, "dormant: CUPTI not attached (no CUPTI call) until a control "
                    "request turns kinds on");
 }
@@ -231,6 +231,7 @@ static void health_poll_control(agent *a)
 
     if (!a->env)
         return;
+    agent_scope_poll(a);
     health_epoch_refresh(a);
     if (cupstore_txn_begin(a->env, false, &txn))
         return;
@@ -253,7 +254,15 @@ static void health_poll_control(agent *a)
     int32_t result = 0;
     bool attached_now = false;
     char why[640] = "";
-    if (want && !atomic_load(&a->attached)) {
+    if (a->cfg.capture) {
+        /* capture range: the request sets the kinds of the ranges; they
+         * apply now only inside one */
+        pthread_mutex_lock(&a->range_lock);
+        a->range_kinds = want;
+        if (a->in_range)
+            result = agent_apply_kinds(a, want);
+        pthread_mutex_unlock(&a->range_lock);
+    } else if (want && !atomic_load(&a->attached)) {
         /* the first kind on: attach (late) */
         if (agent_attach(a, true, why, sizeof why) == 0) {
             attached_now = true;
@@ -262,7 +271,7 @@ static void health_poll_control(agent *a)
             agent_note(a, 1, "cannot attach to CUPTI: %s; staying dormant", why);
         }
     }
-    if (atomic_load(&a->attached)) {
+    if (atomic_load(&a->attached) && !a->cfg.capture) {
         (void)a->cupti.ActivityFlushAll(0);
         result = agent_apply_kinds(a, want);
         if (!want)
@@ -527,6 +536,16 @@ static void health_write(agent *a, uint64_t second, bool last)
     health_notes(a);
     uint32_t mask = atomic_load(&a->device_mask);
     if (mask != health_s.devices_noted) {
+        uint32_t fresh = mask & ~health_s.devices_noted;
+        char list[64] = "";
+        size_t off = 0;
+        for (unsigned d = 0; d < CUPSTORE_DEVICE_MAX; d++)
+            if (a->cfg.devices & (1u << d))
+                off += (size_t)snprintf(list + off, sizeof list - off, "%s%u", off ? "," : "", d);
+        for (unsigned d = 0; d < CUPSTORE_DEVICE_MAX && a->cfg.devices; d++)
+            if ((fresh & (1u << d)) && !(a->cfg.devices & (1u << d)))
+                agent_note(a, 0, "device %u: out of scope (--devices %s): its kernel, memcpy, "
+                           "memset and sync records are not collected", d, list);
         health_s.devices_noted = mask;
         (void)agent_store_put(a, put_devices, &mask, 8);
     }

@@ -158,6 +158,21 @@ typedef struct agent {
     uint32_t epoch_pre_written;       /* pre_contexts in the stored epoch */
     uint32_t epoch_flags;             /* CUPSTORE_EPOCH_* of the open one */
     uint64_t epoch_attach_ns, epoch_attach_cost_ns;
+    /* capture range (agent_scope.c), under range_lock: the application's
+     * threads (profiler callbacks), the health thread and the stop */
+    pthread_mutex_t range_lock;
+    bool watching;                    /* subscribed for cudaProfilerStart */
+    bool in_range, range_done;
+    uint32_t ranges;                  /* ranges entered                   */
+    uint32_t range_kinds;             /* kinds on inside a range          */
+    struct agent_range_ev {
+        uint64_t ns;                  /* CLOCK_REALTIME of the call       */
+        uint32_t kinds;               /* on from then (0: out of range)   */
+        bool attach;                  /* the first attach happened here   */
+    } range_ev[64];
+    uint32_t ev_head, ev_tail;        /* ring of range_ev                 */
+    uint32_t ev_lost;                 /* transitions the ring had no room
+                                         for (the health thread was late) */
     int session_pid;                  /* process that owns the session    */
 
     /* store */
@@ -271,7 +286,27 @@ void CUPTIAPI agent_resource_cb(void *userdata, CUpti_CallbackDomain domain,
 /** A context learned from a CONTEXT record (consumer thread). */
 void agent_ctx_dumped(agent *a, uint32_t ctx_id, uint32_t device_id);
 
+/* agent_scope.c: capture ranges (cudaProfilerStart/Stop) */
+/** At the start with CUPTOP_CAPTURE_RANGE: load CUPTI and subscribe to the
+ *  profiler API callbacks (and the resource domain), nothing else.
+ *  @return 0, or -1 with the reason (CUPTI cannot be loaded). */
+int agent_scope_watch(agent *a, char *why, size_t len);
+/** A runtime/driver API callback (cudaProfilerStart/Stop, cuProfiler*),
+ *  on the application's thread: enter or leave the range. */
+void agent_scope_api(agent *a, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                     const CUpti_CallbackData *cd);
+/** Health thread (and the stop, alone): turn the range transitions into
+ *  epochs; detach for good after the last range. */
+void agent_scope_poll(agent *a);
+/** Stop: no range any more; kinds off. */
+void agent_scope_end(agent *a);
+
 /* agent_attach.c */
+/** Load CUPTI and its version (first time only).  @return 0 or -1. */
+int agent_attach_load(agent *a, char *why, size_t len);
+/** Subscribe to the resource domain (a refusal is noted).  No-op when
+ *  subscribed. */
+void agent_attach_subscribe(agent *a);
 /** Attach to CUPTI: load it (first time), set the attributes (first
  *  time), subscribe to the resource domain (a refusal is noted, not
  *  fatal), register the buffer callbacks, set the flush period, and

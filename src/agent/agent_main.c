@@ -23,6 +23,7 @@ agent agent_g = {
     .health_lock = PTHREAD_MUTEX_INITIALIZER,
     .health_cond = PTHREAD_COND_INITIALIZER,
     .stop_lock = PTHREAD_MUTEX_INITIALIZER,
+    .range_lock = PTHREAD_MUTEX_INITIALIZER,
     .reserve = {.fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER},
 };
 
@@ -390,8 +391,9 @@ static void agent_ctx_created(agent *a, CUcontext cu)
 void agent_ctx_dumped(agent *a, uint32_t ctx_id, uint32_t device_id)
 {
     uint16_t d = agent_norm_device(device_id);
-    bool known = false;
     pthread_mutex_lock(&a->ctx_lock);
+    /* detached (the flag changes under this lock): a record of a past attach */
+    bool known = !atomic_load(&a->attached);
     for (int i = 0; i < AGENT_CTX_MAX && !known; i++)
         known = (a->ctx[i].cu || a->ctx[i].live) && a->ctx[i].id == ctx_id;
     for (int i = 0; i < AGENT_CTX_MAX && !known; i++)
@@ -438,6 +440,10 @@ void CUPTIAPI agent_resource_cb(void *userdata, CUpti_CallbackDomain domain,
 {
     agent *a = userdata;
     const CUpti_ResourceData *rd = data;
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+        agent_scope_api(a, domain, cbid, data);   /* capture range */
+        return;
+    }
     if (domain != CUPTI_CB_DOMAIN_RESOURCE || !rd)
         return;
     if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
@@ -571,9 +577,15 @@ int agent_session_start(agent *a)
     }
     /* Lazy attach: CUPTI is loaded and attached only when kinds are to
      * be on; a dormant session makes no CUPTI call at all. */
-    uint32_t want = a->cfg.dormant ? 0 : a->cfg.kinds;
+    uint32_t want = a->cfg.dormant || a->cfg.capture ? 0 : a->cfg.kinds;
     atomic_store(&a->kinds, 0);
     a->epoch_attach_ns = a->epoch_attach_cost_ns = 0;
+    if (a->cfg.capture && !a->watching && agent_scope_watch(a, why, sizeof why)) {
+        agent_health_begin_session(a, why);
+        agent_detach(a, why);
+        pthread_mutex_unlock(&a->stop_lock);
+        return -1;
+    }
     if (want && !atomic_load(&a->attached)) {
         if (agent_attach(a, false, why, sizeof why)) {
             agent_health_begin_session(a, why);

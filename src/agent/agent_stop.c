@@ -170,7 +170,11 @@ void agent_stop_run(agent *a, int exit_path, int detail)
 
     /* 1. disable kinds: no new records */
     t0 = agent_mono_ns();
+    if (a->cfg.capture)
+        agent_scope_end(a);   /* no range opens any more */
+    pthread_mutex_lock(&a->range_lock);
     rc = agent_apply_kinds(a, 0);
+    pthread_mutex_unlock(&a->range_lock);
     step_record(&x.steps[x.nsteps++], CUPSTORE_STEP_DISABLE, t0, rc, false, a);
     ok &= rc == 0;
 
@@ -243,6 +247,7 @@ void agent_stop_run(agent *a, int exit_path, int detail)
     step_record(&x.steps[x.nsteps], CUPSTORE_STEP_CLOSE, t0, 0, false, a);
     x.nsteps++;
     x.f.protocol_complete = (uint32_t)ok;
+    agent_scope_poll(a);   /* range transitions not yet written (alone now) */
     if (atomic_load(&a->attached))   /* contexts the consumer learned last */
         a->epoch_pre_written = atomic_load(&a->pre_contexts);
     agent_epoch_fill(a, &x.epoch);
@@ -388,6 +393,7 @@ static void atfork_child(void)
      * parent thread: re-initialise it.  The child gets a session of its
      * own on its first buffer request or context creation. */
     pthread_mutex_init(&a->stop_lock, NULL);
+    pthread_mutex_init(&a->range_lock, NULL);
     pthread_mutex_init(&a->reserve.lock, NULL);
     agent_reserve_close(a);   /* the parent's data.mdb: not ours */
     pthread_mutex_init(&a->health_lock, NULL);

@@ -209,7 +209,7 @@ bool agent_config_set(agent_config *c, const char *key, const char *value)
         if (!*value || !strcasecmp(value, "none"))
             c->capture = AGENT_CAPTURE_NONE;
         else if (!strcmp(value, "cudaProfilerApi"))
-            BAD("capture ranges are not implemented yet");
+            c->capture = AGENT_CAPTURE_PROFILER;
         else if (!strncmp(value, "nvtx:", 5))
             BAD("NVTX capture ranges need NVTX routing, which this cuptop lacks; "
                 "use cudaProfilerApi");

@@ -216,7 +216,7 @@ int cmd_check(int argc, char **argv)
             any_error = true;
             continue;
         }
-        if (!s.complete)
+        if (!s.complete && !s.skipped[0])   /* skipped by --only-if: by design */
             any_incomplete = true;
         if (json && have_o) {
             xout_puts(&o, written ? ",\n" : "\n");

@@ -426,12 +426,19 @@ static int report(cupstore_env *env, model_summary *s)
         const cupstore_epoch *e = &r->epochs[i].e;
         if (!r->epochs[i].have)
             continue;
-        if (e->flags & CUPSTORE_EPOCH_OUT_OF_SCOPE)
+        if ((e->flags & CUPSTORE_EPOCH_OUT_OF_SCOPE) && (e->flags & CUPSTORE_EPOCH_CAPTURE))
+            printf("  epoch %zu: out of scope (outside the capture range); its time is "
+                   "neither loss nor evidence\n", i);
+        else if (e->flags & CUPSTORE_EPOCH_OUT_OF_SCOPE)
             printf("  epoch %zu: out of scope (dormant: CUPTI not attached); its time is "
                    "neither loss nor evidence\n", i);
+        else if (e->flags & CUPSTORE_EPOCH_CAPTURE)
+            printf("  epoch %zu: in scope: a capture range (cudaProfilerStart to "
+                   "cudaProfilerStop)\n", i);
         if (e->attach_ns)
             printf("  epoch %zu: CUPTI attached %s (attach took %.1f ms)\n", i,
-                   e->flags & CUPSTORE_EPOCH_LATE_ATTACH ? "late, by a control request"
+                   e->flags & CUPSTORE_EPOCH_CAPTURE       ? "at the first capture range"
+                   : e->flags & CUPSTORE_EPOCH_LATE_ATTACH ? "late, by a control request"
                                                          : "at the start",
                    (double)e->attach_cost_ns / 1e6);
         if (e->flags & CUPSTORE_EPOCH_DROPS_UNATTRIBUTED)

@@ -44,7 +44,7 @@ const char *model_reason_name(unsigned reason)
 
 const char *model_verdict_name(const model_summary *s)
 {
-    return s->complete ? "COMPLETE" : "INCOMPLETE";
+    return s->skipped[0] ? "SKIPPED" : s->complete ? "COMPLETE" : "INCOMPLETE";
 }
 
 void model_escape(char *dst, size_t len, const char *src, size_t n)
@@ -470,6 +470,7 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
     out->pid = (int)meta_u64(txn, "pid");
     meta_copy(txn, "host", out->host, sizeof out->host);
     meta_copy(txn, "cmdline", out->cmdline, sizeof out->cmdline);
+    meta_copy(txn, "skipped", out->skipped, sizeof out->skipped);
     out->start_ns = meta_u64(txn, "start_ns");
     {
         char *sink = NULL;

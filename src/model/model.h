@@ -68,6 +68,8 @@ typedef struct model_summary {
     model_state state;
     bool complete;                  /* the verdict (so far, if running)    */
     bool count_only;                /* CUPTOP_SINK=null session            */
+    char skipped[192];              /* the agent stepped aside by design
+                                       (--only-if): why; "" otherwise      */
     uint32_t kinds_enabled;         /* at the last health row              */
     uint32_t epoch;                 /* current/last epoch                  */
     uint32_t device_mask;           /* devices seen (bit = index)          */
@@ -133,7 +135,8 @@ int model_summarize_id(const char *dir, const char *id, uint64_t from_s,
 int model_parse_time(const char *s, uint64_t session_start_s,
                      uint64_t session_end_s, uint64_t *out_s);
 
-/** "COMPLETE" or "INCOMPLETE" for s->complete (added for the CLI). */
+/** "COMPLETE", "INCOMPLETE", or "SKIPPED" (the agent stepped aside by design:
+ *  --only-if did not match; not a failure) for the CLI. */
 const char *model_verdict_name(const model_summary *s);
 
 /** Copy n bytes of src (trace strings: any bytes) into dst as text that is

@@ -101,6 +101,12 @@ CUPTOPSIM_API void cuptopsim_truth_get(cuptopsim_truth *t);
  *  @return 0 or an errno value.  Uses only open/write/rename. */
 CUPTOPSIM_API int cuptopsim_truth_write(const char *path, int final, const char *exit_path);
 
+/** The application calls cudaProfilerStart (start != 0) or
+ *  cudaProfilerStop: the subscriber's runtime-API callback for it (enter,
+ *  exit) when enabled, then the driver's (cuProfilerStart/Stop), as the
+ *  runtime calls the driver. */
+CUPTOPSIM_API void cuptopsim_profiler(int start);
+
 /** The CUcontext of a device (NULL when not live), for tests. */
 CUPTOPSIM_API void *cuptopsim_context(unsigned device);
 
@@ -122,5 +128,6 @@ typedef void (*cuptopsim_truth_get_fn)(cuptopsim_truth *);
 typedef int (*cuptopsim_truth_write_fn)(const char *, int, const char *);
 typedef void *(*cuptopsim_context_fn)(unsigned);
 typedef const char *(*cuptopsim_call_name_fn)(unsigned);
+typedef void (*cuptopsim_profiler_fn)(int);
 
 #endif /* CUPTOPSIM_H */

@@ -670,6 +670,16 @@ SIM_EXPORT CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable,
     sim_call(SIM_C_EnableCallback);
     if (subscriber != &sim.sub || !sim.sub_used)
         return CUPTI_ERROR_INVALID_PARAMETER;
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+        bool rt = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+        if (cbid == (rt ? CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000
+                        : CUPTI_DRIVER_TRACE_CBID_cuProfilerStart))
+            atomic_store(rt ? &sim.sub.rt_start : &sim.sub.drv_start, enable != 0);
+        else if (cbid == (rt ? CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000
+                             : CUPTI_DRIVER_TRACE_CBID_cuProfilerStop))
+            atomic_store(rt ? &sim.sub.rt_stop : &sim.sub.drv_stop, enable != 0);
+        return CUPTI_SUCCESS; /* other API callbacks never fire here */
+    }
     if (domain != CUPTI_CB_DOMAIN_RESOURCE)
         return CUPTI_ERROR_NOT_SUPPORTED;
     if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED)

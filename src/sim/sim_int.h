@@ -112,6 +112,9 @@ struct CUpti_Subscriber_st {
     char name[CUPTI_SUBSCRIBER_NAME_MAX_LEN + 1];
     _Atomic bool resource_domain;
     _Atomic bool created, destroy_starting;  /* per-cbid enables */
+    /* runtime/driver API callbacks for cudaProfilerStart/Stop and
+     * cuProfilerStart/Stop (the only API callbacks modelled) */
+    _Atomic bool rt_start, rt_stop, drv_start, drv_stop;
 };
 
 /** The CUPTI entry points the simulator exports, for the call log in the

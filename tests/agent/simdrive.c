@@ -22,6 +22,9 @@
  *                     sub        subscribe as a second CUPTI client; the
  *                                result code goes to DIR/sub.N (N = 1, 2..)
  *                     unsub      unsubscribe it
+ *                     sleep:MS   sleep MS milliseconds
+ *                     pstart     cudaProfilerStart (cuptopsim_profiler)
+ *                     pstop      cudaProfilerStop
  * EXIT: return, exit, _exit, term, int, hup (the host's own handler is
  *       installed first: it writes the truth, notes "host_handler=SIG" and
  *       _exits 128+SIG), term-dfl (no host handler: dies of the signal),
@@ -226,6 +229,7 @@ static int seq_run(void *sim, const char *steps, cuptopsim_emit_fn emit,
     __typeof__(cuptiSubscribe) *sub = (__typeof__(cuptiSubscribe) *)SYM(sim, "cuptiSubscribe");
     __typeof__(cuptiUnsubscribe) *unsub =
         (__typeof__(cuptiUnsubscribe) *)SYM(sim, "cuptiUnsubscribe");
+    cuptopsim_profiler_fn prof = (cuptopsim_profiler_fn)SYM(sim, "cuptopsim_profiler");
     CUpti_SubscriberHandle other = NULL;
     char buf[4096], *save = NULL;
     unsigned nsub = 0;
@@ -264,6 +268,12 @@ static int seq_run(void *sim, const char *steps, cuptopsim_emit_fn emit,
             seq_write(name, (unsigned long long)r);
             if (r != CUPTI_SUCCESS)
                 other = NULL;
+        } else if (!strncmp(st, "sleep:", 6)) {
+            long ms = atol(st + 6);
+            struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+            nanosleep(&ts, NULL);
+        } else if ((!strcmp(st, "pstart") || !strcmp(st, "pstop")) && prof) {
+            prof(!strcmp(st, "pstart"));
         } else if (!strcmp(st, "unsub") && unsub) {
             if (other)
                 (void)unsub(other);
