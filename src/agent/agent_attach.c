@@ -111,7 +111,10 @@ int agent_attach_load(agent *a, char *why, size_t len)
         return -1;
     CUptiResult r = a->cupti.GetVersion(&a->api_version);
     if (r != CUPTI_SUCCESS) {
-        snprintf(why, len, "cuptiGetVersion: %s", agent_cupti_strerror(&a->cupti, r));
+        char e[200];
+        agent_cupti_describe(&a->cupti, r, e, sizeof e);
+        snprintf(why, len, "cuptiGetVersion: %s", e);
+        a->cupti_error_rc = (int)r;
         return -1;
     }
     a->loaded_cupti = true;
@@ -150,8 +153,10 @@ int agent_attach(agent *a, bool late, char *why, size_t len)
     CUptiResult r = a->cupti.ActivityRegisterCallbacks(agent_buffer_requested,
                                                        agent_buffer_completed);
     if (r != CUPTI_SUCCESS) {
-        snprintf(why, len, "cuptiActivityRegisterCallbacks: %s",
-                 agent_cupti_strerror(&a->cupti, r));
+        char e[200];
+        agent_cupti_describe(&a->cupti, r, e, sizeof e);
+        snprintf(why, len, "cuptiActivityRegisterCallbacks: %s", e);
+        a->cupti_error_rc = (int)r;
         if (a->subscriber && a->cupti.Unsubscribe)
             (void)a->cupti.Unsubscribe(a->subscriber);
         a->subscriber = NULL;

@@ -199,14 +199,21 @@ int agent_apply_kinds(agent *a, uint32_t mask)
         if (want == have)
             continue;
         CUptiResult r = apply_one(a, k, want, &skipped);
+        bool enable_failed = want && r != CUPTI_SUCCESS;
         if (r != CUPTI_SUCCESS && !first_err) {
+            char e[200];
             first_err = (int)r;
-            agent_note(a, 1, "cuptiActivity%s(%s): %s", want ? "Enable" : "Disable",
-                       cupstore_kind_name(k), agent_cupti_strerror(&a->cupti, r));
+            a->kinds_rc = (int)r;
+            agent_cupti_describe(&a->cupti, r, e, sizeof e);
+            snprintf(a->kinds_error, sizeof a->kinds_error, "cuptiActivity%s(%s): %s",
+                     want ? "Enable" : "Disable", cupstore_kind_name(k), e);
+            agent_note(a, 1, "%s", a->kinds_error);
         }
-        if (want)
+        /* a kind CUPTI refused to enable is not on: never recorded as
+         * enabled (nor disabled at stop, which would fail the same way) */
+        if (want && !enable_failed)
             cur |= 1u << k;
-        else
+        else if (!want)
             cur &= ~(1u << k);
     }
     atomic_store(&a->kinds, (int)cur);
@@ -237,7 +244,9 @@ void agent_apply_ctx_kinds(agent *a, CUcontext cu, uint16_t device, uint32_t mas
 /* A discard buffer for API < 27 (a NULL there breaks CUPTI): one of a
  * small pool, so concurrent requesters never share one and its records
  * can be counted as DECLINED when it completes.  When that pool is out
- * too, a shared last-resort buffer (its count may then be inexact). */
+ * too, a shared last-resort buffer: several threads may hold it at once,
+ * so CUPTI writes it while it completes and it is never read (its records
+ * are estimated from its bytes, agent_health.c). */
 static uint8_t *agent_discard_get(agent *a, size_t *size)
 {
     uint8_t *b = NULL;
@@ -307,10 +316,23 @@ void CUPTIAPI agent_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *bu
     int dslot = a->discard.slots ? agent_pool_find(&a->discard, buffer) : -1;
     if (dslot >= 0 || (a->discard_last && buffer == a->discard_last)) {
         /* API < 27: records CUPTI wrote into a declined (discard) buffer */
+        size_t n = valid > AGENT_DISCARD_SIZE ? AGENT_DISCARD_SIZE : valid;
         agent_count(a, C_BUF_COMPLETED, 1);
         agent_count(a, C_BYTES, valid);
-        agent_count_lost(a, buffer, valid > AGENT_DISCARD_SIZE ? AGENT_DISCARD_SIZE : valid,
-                         CUPSTORE_LOSS_DECLINED);
+        if (dslot >= 0) {
+            /* ours alone until now: its records are whole, count them */
+            agent_count(a, C_DISCARD_BYTES, n);
+            agent_count(a, C_DISCARD_RECORDS,
+                        agent_count_lost(a, buffer, n, CUPSTORE_LOSS_DECLINED));
+        } else {
+            /* the shared one: other threads may be writing it right now,
+             * so its bytes are no records (a half-written one reads as a
+             * phantom device or kind): never parsed, only its size kept */
+            atomic_fetch_or_explicit(&a->flags_seen, AGENT_SEEN_SHARED_DISCARD,
+                                     memory_order_relaxed);
+            agent_count(a, C_SHARED_BUFS, 1);
+            agent_count(a, C_SHARED_BYTES, n);
+        }
         agent_count(a, C_BUF_CONSUMED, 1);
         if (dslot >= 0)
             agent_pool_put(&a->discard, dslot);
@@ -537,6 +559,7 @@ int agent_session_start(agent *a)
         return 0;
     }
     agent_reset_counters(a);
+    a->cupti_error_rc = 0;
     atomic_store(&a->stop_done, 0);
     atomic_store(&a->stop_signal, 0);
     a->exit_path = CUPSTORE_EXIT_UNKNOWN;
@@ -603,8 +626,18 @@ int agent_session_start(agent *a)
         pthread_mutex_unlock(&a->stop_lock);
         return -1;
     }
-    if (want)
-        (void)agent_apply_kinds(a, want);
+    if (want && agent_apply_kinds(a, want) && atomic_load(&a->kinds) == 0) {
+        /* CUPTI refused every kind: it could not start (no privileges,
+         * another profiler, a library that does not match the driver).
+         * Say so first, with CUPTI's error, and step aside. */
+        snprintf(why, sizeof why, "%s", a->kinds_error);
+        a->cupti_error_rc = a->kinds_rc;
+        agent_health_begin_session(a, why);
+        agent_note(a, 2, "CUPTI could not start: %s", why);
+        pthread_mutex_unlock(&a->stop_lock);
+        agent_stop_run(a, CUPSTORE_EXIT_DETACH, 0);
+        return -1;
+    }
     a->session_ok = true;
     agent_health_begin_session(a, NULL);
     pthread_mutex_unlock(&a->stop_lock);

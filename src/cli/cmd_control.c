@@ -29,7 +29,7 @@ static void usage(FILE *f)
           "Ask the agent of a running session to change what it collects, now:\n"
           "  --kinds LIST  the activity kinds to collect from now on: a comma list of\n"
           "                kernel,memcpy,memset,runtime,driver,sync,overhead,marker,\n"
-          "                or all / none (default: the kinds collected now)\n"
+          "                other, or all / none (default: the kinds collected now)\n"
           "  --attach      attach the agent to CUPTI: turn the kinds the session was\n"
           "                started with on (the default kinds if it started with none)\n"
           "  --detach      turn every kind off: the agent detaches from CUPTI (no CUPTI\n"
