@@ -250,7 +250,7 @@ int cmd_check(int argc, char **argv)
         if (it->no_data)
             continue;
         judged++;
-        if (!it->s.complete)
+        if (!it->s.complete && !it->s.skipped[0])   /* skipped by --only-if: by design */
             any_incomplete = true;
     }
     if (!any_error && !judged) {
