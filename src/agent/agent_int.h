@@ -173,7 +173,8 @@ typedef struct agent {
     /* capture range (agent_scope.c), under range_lock: the application's
      * threads (profiler callbacks), the health thread and the stop */
     pthread_mutex_t range_lock;
-    bool watching;                    /* subscribed for cudaProfilerStart */
+    _Atomic bool watching;            /* subscribed for cudaProfilerStart:
+                                         read by the profiler callbacks */
     bool in_range, range_done;
     uint32_t ranges;                  /* ranges entered                   */
     uint32_t range_kinds;             /* kinds on inside a range          */
