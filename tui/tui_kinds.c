@@ -164,6 +164,16 @@ static void draw_kinds(tui *t, WINDOW *w)
             tui_draw_text(w, k + 1, getcurx(w), a | tui_color_attr(TUI_C_DIM), "");
     }
     int y = CUPSTORE_KIND_MAX + 2;
+    if (h->have_last && y + 1 < getmaxy(w)) {
+        char l1[96], l2[96];
+        const cupstore_epoch *open = h->nepochs ? &h->epochs[h->nepochs - 1] : NULL;
+        tui_scope_text(h->last.flags, open, l1, sizeof l1, l2, sizeof l2);
+        tui_draw_text(w, y, 1, tui_color_attr(h->last.flags & CUPSTORE_HF_ATTACHED ? TUI_C_OK
+                                                                                   : TUI_C_DIM),
+                      l1);
+        tui_draw_text(w, y + 1, 1, 0, l2);
+        y += 3;
+    }
     if (h->have_last && y < getmaxy(w)) {
         uint32_t want = pool_wanted(h);
         tui_draw_textf(w, y, 1, 0, "buffer pool: limit %u, in use up to %u, out %u",
@@ -294,9 +304,12 @@ static void kinds_toggle(tui *t)
         tui_set_status(t, TUI_C_BAD, "control request failed: %s", cupstore_strerror(rc));
         return;
     }
-    tui_set_status(t, TUI_C_WARN, "control request gen %llu sent: %s %s (pending)",
+    uint32_t before = mask ^ (1u << v->sel);
+    tui_set_status(t, TUI_C_WARN, "control request gen %llu sent: %s %s (pending)%s",
                    (unsigned long long)gen, cupstore_kind_name((unsigned)v->sel),
-                   mask & (1u << v->sel) ? "on" : "off");
+                   mask & (1u << v->sel) ? "on" : "off",
+                   !before && mask ? ": the agent attaches to CUPTI"
+                   : before && !mask ? ": the agent detaches from CUPTI" : "");
     (void)kinds_sample(t);
 }
 
