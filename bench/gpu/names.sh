@@ -104,6 +104,14 @@ print("\nversions: %s\n" % json.dumps(v))
 print("| kernel (demangled, first 100 chars) | cuptop | torch.profiler |\n|---|---:|---:|")
 for n in sorted(set(ck) | set(tk), key=lambda n: -(ck[n] + tk[n])):
     print("| `%s` | %d | %d |" % (n[:100].replace("|", "/"), ck[n], tk[n]))
+diff = sorted(n for n in set(ck) | set(tk) if ck[n] != tk[n])
+if diff:
+    print("\nnames counted differently (length; the whole name, mangled where cuptop has it):\n")
+    mangled = {e["name"]: e.get("args", {}).get("mangled") for e in cev if e.get("cat") == "kernel"}
+    for n in diff:
+        print("- cuptop %d, torch %d, %d chars: `%s`" % (ck[n], tk[n], len(n), n.replace("|", "/")))
+        if mangled.get(n):
+            print("  mangled: `%s`" % mangled[n])
 print("\nALL: %s" % ("PASS" if ok_all else "FAIL"))
 sys.exit(0 if ok_all else 1)
 PY

@@ -382,6 +382,7 @@ void agent_health_begin_session(agent *a, const char *cupti_note);
 
 /* agent_stop.c */
 void agent_stop_install(agent *a);
+void agent_stop_atexit_late(void);   /* at a late attach: before CUDA's exit */
 /** Run the stop protocol once (later callers wait for the first). */
 void agent_stop_run(agent *a, int exit_path, int detail);
 /** Mark this thread as one of the agent's (signal handlers skip waits). */

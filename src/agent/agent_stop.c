@@ -489,6 +489,20 @@ static void atfork_child(void)
         atomic_store(&a->state, AGENT_CHILD);
 }
 
+/* A late attach (a control request, a capture range): CUDA registered its
+ * own exit handlers after ours, so at exit they would run first and tear
+ * CUPTI down before our protocol disables and flushes it (seen on the H200:
+ * cuptiActivityDisable from the atexit protocol crashed inside libcupti).
+ * atexit runs handlers last-in first-out: registering ours again now puts
+ * the stop protocol before CUDA's teardown.  Once per process; the
+ * protocol runs once whichever registration comes first. */
+void agent_stop_atexit_late(void)
+{
+    static atomic_int again;
+    if (!atomic_exchange(&again, 1))
+        atexit(stop_atexit);
+}
+
 void agent_stop_install(agent *a)
 {
     static bool once;

@@ -137,7 +137,7 @@ long json_escape_dup(const char *s, size_t n, char **out);
 
 /* ---- Kernel names ---------------------------------------------------------- */
 #define EXPORT_DEMANGLE_IN_MAX 8192u   /* longer mangled names stay raw        */
-#define EXPORT_DEMANGLE_MAX 4096u      /* demangled output is cut here, "..."  */
+#define EXPORT_DEMANGLE_MAX 16384u     /* demangled output is cut here, "..." (real PyTorch kernels reach 5 KB) */
 
 /** Demangle an Itanium C++ name ("_Z...", n bytes, not NUL-terminated)
  *  into out (cap bytes, NUL-terminated; use EXPORT_DEMANGLE_MAX).  A result
