@@ -208,11 +208,24 @@ void cupstore_txn_abort(cupstore_txn *txn);
 /* Well-known keys: "pid", "host", "cmdline", "start_ns", "cuda_version",
  * "cupti_version", "cupti_api_version", "driver_version", "devices"
  * (one "index:name" per line), "config" (the agent configuration, one
- * "key=value" per line), "agent_version", "sink" ("store"/"null"),
- * "cupti_library". Values are NUL-free strings. */
+ * "key=value" per line, for people), "config.KEY" (the same settings one
+ * key each, for programs: "config.buffer_size", "config.pool",
+ * "config.kinds", ...; doc/store-format.md), "agent_version", "sink"
+ * ("store"/"null"), "cupti_library". Values are NUL-free strings. */
 int cupstore_meta_put(cupstore_txn *txn, const char *key, const char *value);
+/** Prefix of the structured configuration keys ("config.buffer_size"). */
+#define CUPSTORE_META_CONFIG "config."
 /** @param[out] value  malloc'ed copy; caller frees. CUPSTORE_ENOTFOUND. */
 int cupstore_meta_get(cupstore_txn *txn, const char *key, char **value);
+
+/** Called per metadata key; return non-zero to stop the scan with it.
+ *  key and value are NUL-terminated and valid during the call only. */
+typedef int (*cupstore_meta_fn)(const char *key, const char *value, void *arg);
+/** Every metadata key that starts with prefix, in key order (the store's
+ *  own '.' rows never).
+ *  @param[in] prefix  non-empty, not starting with '.'
+ *  @return 0, fn's non-zero return, CUPSTORE_EINVAL, ENOMEM, errno. */
+int cupstore_meta_scan(cupstore_txn *txn, const char *prefix, cupstore_meta_fn fn, void *arg);
 
 /* ---- Per-second health rows ----------------------------------------- */
 /* Encoded as (field-id, value) pairs: readers skip unknown fields, and

@@ -55,6 +55,14 @@ struct meta_arg {
     const char *cupti_note;
 };
 
+/* One setting as the structured key config.KEY (agent_config_each). */
+static int put_config_key(const char *key, const char *value, void *arg)
+{
+    char k[64];
+    snprintf(k, sizeof k, AGENT_CONFIG_META_PREFIX "%s", key);
+    return cupstore_meta_put(arg, k, value);
+}
+
 static int put_meta(cupstore_txn *txn, void *arg)
 {
     struct meta_arg *m = arg;
@@ -98,6 +106,8 @@ static int put_meta(cupstore_txn *txn, void *arg)
     agent_config_format(&a->cfg, buf, sizeof buf);
     PUT("config", buf);
 #undef PUT
+    if (rc == 0)
+        rc = agent_config_each(&a->cfg, put_config_key, txn);
     if (rc == 0 && a->loaded_cupti) {
         cupstore_epoch e = {.id = a->epoch, .kinds = a->epoch_kinds,
                             .start_ns = a->epoch_start_ns};

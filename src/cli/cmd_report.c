@@ -196,11 +196,20 @@ static void print_meta(cupstore_txn *txn, const char *key, const char *label)
     free(v);
 }
 
-/* buffer_size=N from the agent's configuration row (0 when absent). */
+/* The agent's buffer size: the config.buffer_size key; stores written
+ * before the structured keys have only the free-text "config" row, read
+ * for buffer_size=N (0 when absent). */
 static uint64_t config_buffer_size(cupstore_txn *txn)
 {
     char *v = NULL;
     uint64_t n = 0;
+    if (cupstore_meta_get(txn, CUPSTORE_META_CONFIG "buffer_size", &v) == 0 && v) {
+        n = strtoull(v, NULL, 10);
+        free(v);
+        return n;
+    }
+    free(v);
+    v = NULL;
     if (cupstore_meta_get(txn, "config", &v) == 0 && v) {
         const char *p = strstr(v, "buffer_size=");
         if (p && (p == v || p[-1] == '\n'))

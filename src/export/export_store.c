@@ -148,6 +148,12 @@ static const char *const meta_keys[] = {
     "cupti_library",
 };
 
+/* The structured configuration keys (config.KEY), whatever they are. */
+static int cp_meta(const char *key, const char *value, void *arg)
+{
+    return cupstore_meta_put(arg, key, value);
+}
+
 static int cp_health(const cupstore_health *h, void *arg)
 {
     return cupstore_health_put(arg, h);
@@ -219,6 +225,8 @@ static int copy_small(cupstore_txn *dst, void *arg)
         if (rc && rc != CUPSTORE_ENOTFOUND)
             return rc;
     }
+    if ((rc = cupstore_meta_scan(src, CUPSTORE_META_CONFIG, cp_meta, dst)) != 0)
+        return rc;
     if ((rc = cupstore_meta_put(dst, "export_of", cupstore_env_id(x->env))) != 0)
         return rc;
     snprintf(buf, sizeof buf, "%llu %llu", (unsigned long long)x->from_ns,
