@@ -204,6 +204,27 @@ int cupstore_txn_begin(cupstore_env *env, bool write, cupstore_txn **out);
 int cupstore_txn_commit(cupstore_txn *txn);
 void cupstore_txn_abort(cupstore_txn *txn);
 
+/** Writes one transaction's worth; called again from the start on a retry. */
+typedef int (*cupstore_write_fn)(cupstore_txn *txn, void *arg);
+/* Transactions cupstore_write tries when its caller gives 0. */
+#define CUPSTORE_WRITE_ATTEMPTS 8
+
+/** Run fn in a write transaction and commit it, by the rules above: when
+ *  begin, fn or commit returns EAGAIN (the map grew or is being remapped:
+ *  nothing of the txn was written) or CUPSTORE_EBUSY (readers held up the
+ *  remap, or a table of LMDB's was full), the txn is aborted and the whole
+ *  of fn runs again in a new one, at most attempts times.  Any other
+ *  failure ends it at once (the txn aborted), CUPSTORE_EFULL (the map is at
+ *  its cap) included.  Every writer of the project goes through here.
+ *  @param[in] fn        the writes; must be safe to run more than once
+ *                       (it may see its earlier attempts' writes gone)
+ *  @param[in] attempts  transactions at most (0: CUPSTORE_WRITE_ATTEMPTS)
+ *  @return 0 (committed), fn's own non-zero return, or begin's / commit's
+ *          code (EAGAIN or CUPSTORE_EBUSY once the attempts are used up).
+ *  @note fn must not begin another transaction on env; the txn is valid
+ *        during the call only. */
+int cupstore_write(cupstore_env *env, cupstore_write_fn fn, void *arg, unsigned attempts);
+
 /* ---- Metadata (write once at session start; key/value strings) ------ */
 /* Well-known keys: "pid", "host", "cmdline", "start_ns", "cuda_version",
  * "cupti_version", "cupti_api_version", "driver_version", "devices"

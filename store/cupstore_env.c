@@ -604,6 +604,27 @@ void cupstore_txn_abort(cupstore_txn *txn)
     free(txn);
 }
 
+int cupstore_write(cupstore_env *env, cupstore_write_fn fn, void *arg, unsigned attempts)
+{
+    if (!env || !fn)
+        return CUPSTORE_EINVAL;
+    int rc = 0;
+    for (unsigned a = 0; a < (attempts ? attempts : CUPSTORE_WRITE_ATTEMPTS); a++) {
+        cupstore_txn *txn;
+        rc = cupstore_txn_begin(env, true, &txn);
+        if (rc == 0) {
+            rc = fn(txn, arg);
+            if (rc == 0)
+                rc = cupstore_txn_commit(txn);
+            else
+                cupstore_txn_abort(txn); /* grows the map when it was full */
+        }
+        if (rc != EAGAIN && rc != CUPSTORE_EBUSY)
+            break;
+    }
+    return rc;
+}
+
 int cupstore_txn_fail(cupstore_txn *txn, int mdbrc)
 {
     if (mdbrc == MDB_MAP_FULL) {

@@ -175,8 +175,10 @@ static int tui_check_store(tui *t, const tui_opts *o, char **cause)
                 first_bad = &st->s[i];
         }
     if (st->n > 0 && bad == st->n) {
-        *cause = xstrdupf("cannot read the store: session %s: %s", first_bad->id,
-                          cupstore_strerror(first_bad->open_err));
+        *cause = first_bad->cause
+                     ? xstrdupf("cannot read the store: %s", first_bad->cause)
+                     : xstrdupf("cannot read the store: session %s: %s", first_bad->id,
+                                model_strerror(first_bad->open_err));
         return CUPTOP_EXIT_USAGE;
     }
     if (o->session) {
@@ -187,8 +189,10 @@ static int tui_check_store(tui *t, const tui_opts *o, char **cause)
             return CUPTOP_EXIT_USAGE;
         }
         if (st->s[i].open_err) {
-            *cause = xstrdupf("cannot read session %s: %s", st->s[i].id,
-                              cupstore_strerror(st->s[i].open_err));
+            *cause = st->s[i].cause
+                         ? xstrdupf("cannot read %s", st->s[i].cause)
+                         : xstrdupf("cannot read session %s: %s", st->s[i].id,
+                                    model_strerror(st->s[i].open_err));
             return CUPTOP_EXIT_USAGE;
         }
         t->cur = i;

@@ -25,6 +25,7 @@ typedef struct tui_sess {
     cupstore_env *env;           /* open between frames; no txn held      */
     bool writable;
     int open_err;                /* != 0: unreadable (shown as such)      */
+    char *cause;                 /* the model's words for it, or NULL     */
     model_summary sum;           /* the model's state and verdict         */
     bool have_sum;
     uint64_t sum_at;             /* wall second when summarised           */

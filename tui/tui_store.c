@@ -40,6 +40,7 @@ static void sess_clear(tui_sess *s)
     if (s->have_sum)
         model_summary_free(&s->sum);
     free(s->id);
+    free(s->cause);
     memset(s, 0, sizeof *s);
 }
 
@@ -215,13 +216,12 @@ static void sess_describe(tui_sess *s, bool ascii)
 static int sess_refresh(tui_store *st, tui_sess *s, uint64_t now_ns, int *periodic_budget)
 {
     int rc = sess_open(s, st->dir, false);
+    if (rc == 0)
+        rc = sess_peek(s);
     if (rc != 0) {
         s->open_err = rc;
-        return rc;
-    }
-    rc = sess_peek(s);
-    if (rc != 0) {
-        s->open_err = rc;
+        free(s->cause); /* the code says it all (model_strerror) */
+        s->cause = NULL;
         return rc;
     }
     s->open_err = 0;
@@ -241,8 +241,9 @@ static int sess_refresh(tui_store *st, tui_sess *s, uint64_t now_ns, int *period
     char *cause = NULL;
     memset(&sum, 0, sizeof sum);
     rc = model_summarize(s->env, 0, UINT64_MAX, &sum, &cause);
-    free(cause);
     st->summaries++;
+    free(s->cause);
+    s->cause = cause; /* shown when the session cannot be read */
     if (rc != 0) {
         s->open_err = rc;
         return rc;

@@ -174,9 +174,8 @@ int cmd_check(int argc, char **argv)
         char *cause = NULL, window[128] = "";
         uint64_t f = 0, t = UINT64_MAX;
         int rc = model_summarize_id(dir, ids[i], 0, UINT64_MAX, &whole, &cause);
-        free(cause);
         if (rc) {
-            cli_error(cmd, "session %s in %s: %s", ids[i], dir, cli_open_error(rc));
+            cli_model_error(cmd, ids[i], rc, cause);
             any_error = true;
             continue;
         }
@@ -205,8 +204,7 @@ int cmd_check(int argc, char **argv)
         rc = verify ? model_verify_id(dir, ids[i], &s, &verified, &read_back, &cause)
                     : model_summarize_id(dir, ids[i], f, t, &s, &cause);
         if (rc != 0) {
-            cli_error(cmd, "session %s: %s", ids[i], cli_open_error(rc));
-            free(cause);
+            cli_model_error(cmd, ids[i], rc, cause);
             any_error = true;
             continue;
         }

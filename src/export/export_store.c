@@ -36,27 +36,10 @@ typedef struct st_copy {
     size_t seen_bytes;
 } st_copy;
 
-/* Run fn in a write txn on dst, retrying when the map had to grow. */
-typedef int (*write_fn)(cupstore_txn *txn, void *arg);
-
-static int write_retry(cupstore_env *dst, write_fn fn, void *arg)
+/* Run fn in a write txn on dst, retried by the store's rules. */
+static int write_retry(cupstore_env *dst, cupstore_write_fn fn, void *arg)
 {
-    for (int tries = 0; tries < 8; tries++) {
-        cupstore_txn *txn;
-        int rc = cupstore_txn_begin(dst, true, &txn);
-        if (rc)
-            return rc;
-        if ((rc = fn(txn, arg)) != 0) {
-            cupstore_txn_abort(txn);
-            if (rc == EAGAIN)
-                continue;
-            return rc;
-        }
-        rc = cupstore_txn_commit(txn);
-        if (rc != EAGAIN)
-            return rc;
-    }
-    return CUPSTORE_EFULL;
+    return cupstore_write(dst, fn, arg, 0);
 }
 
 static int put_batch(cupstore_txn *txn, void *arg)

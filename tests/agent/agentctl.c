@@ -321,10 +321,20 @@ static int seconds(const char *store, const char *id)
     return 0;
 }
 
+struct ctl_req {
+    uint32_t kinds;
+    uint64_t *gen;
+};
+
+static int put_ctl_req(cupstore_txn *txn, void *arg)
+{
+    struct ctl_req *r = arg;
+    return cupstore_control_request(txn, r->kinds, r->gen);
+}
+
 static int control(const char *store, const char *id, const char *kinds)
 {
     cupstore_env *env;
-    cupstore_txn *txn;
     uint32_t mask;
     uint64_t gen = 0;
     const char *bad;
@@ -338,18 +348,8 @@ static int control(const char *store, const char *id, const char *kinds)
         fprintf(stderr, "agentctl: %s: %s\n", id, cupstore_strerror(rc));
         return 2;
     }
-    for (int attempt = 0; attempt < 8; attempt++) {
-        rc = cupstore_txn_begin(env, true, &txn);
-        if (rc == 0) {
-            rc = cupstore_control_request(txn, mask, &gen);
-            if (rc == 0)
-                rc = cupstore_txn_commit(txn);
-            else
-                cupstore_txn_abort(txn);
-        }
-        if (rc != EAGAIN)
-            break;
-    }
+    struct ctl_req r = {mask, &gen};
+    rc = cupstore_write(env, put_ctl_req, &r, 0);
     cupstore_env_close(env);
     if (rc) {
         fprintf(stderr, "agentctl: control: %s\n", cupstore_strerror(rc));
