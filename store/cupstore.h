@@ -184,9 +184,10 @@ int cupstore_env_open(cupstore_env **out, const char *path, unsigned flags,
 const char *cupstore_env_id(const cupstore_env *env);
 /** Flush to disk (used for the final commit).  */
 int cupstore_env_sync(cupstore_env *env);
-/** Clear reader slots of dead processes; returns how many were cleared
- *  (>= 0), or a negative CUPSTORE_E* code / negated errno on failure. */
-int cupstore_env_reader_check(cupstore_env *env);
+/** Clear reader slots of dead processes.
+ *  @param[out] cleared  how many were cleared (may be NULL)
+ *  @return 0, CUPSTORE_EINVAL, errno. */
+int cupstore_env_reader_check(cupstore_env *env, int *cleared);
 /** Bytes used in the map and the current map size. */
 int cupstore_env_usage(cupstore_env *env, uint64_t *used, uint64_t *mapsize);
 void cupstore_env_close(cupstore_env *env);
@@ -258,6 +259,10 @@ typedef struct cupstore_lat {
     uint32_t p50_ns, p99_ns, max_ns;
 } cupstore_lat;
 
+/* Overhead types counted per second (cupstore_health.overhead_by_type,
+ * named by cupstore_overhead_name); fixed by the health row's field 21. */
+#define CUPSTORE_OVERHEAD_MAX 8
+
 typedef struct cupstore_health {
     uint64_t second;            /* unix seconds (UTC): the key            */
     uint64_t heartbeat_ns;      /* CLOCK_REALTIME ns when written          */
@@ -276,8 +281,8 @@ typedef struct cupstore_health {
     uint64_t records_by_kind[CUPSTORE_KIND_MAX];
     uint64_t records_by_device[CUPSTORE_DEVICE_MAX];
     uint64_t loss[CUPSTORE_LOSS_MAX];   /* per class, this second          */
-    uint64_t overhead_by_type[8];       /* CUPTI OVERHEAD records by type:
-                                           see cupstore_overhead_name      */
+    uint64_t overhead_by_type[CUPSTORE_OVERHEAD_MAX]; /* CUPTI OVERHEAD records
+                                           by type: cupstore_overhead_name */
     /* queue */
     uint32_t queue_depth, queue_high_water, queue_capacity;
     /* latencies */

@@ -463,15 +463,19 @@ int cupstore_env_sync(cupstore_env *env)
     return cupstore_mdb_err(mdb_env_sync(env->mdb, 1));
 }
 
-int cupstore_env_reader_check(cupstore_env *env)
+int cupstore_env_reader_check(cupstore_env *env, int *cleared)
 {
     int dead = 0;
+    if (cleared)
+        *cleared = 0;
     if (!env)
         return CUPSTORE_EINVAL;
     int rc = mdb_reader_check(env->mdb, &dead);
     if (rc)
-        return rc > 0 ? -rc : cupstore_mdb_err(rc);
-    return dead;
+        return cupstore_mdb_err(rc);
+    if (cleared)
+        *cleared = dead;
+    return 0;
 }
 
 int cupstore_env_usage(cupstore_env *env, uint64_t *used, uint64_t *mapsize)

@@ -117,7 +117,7 @@ static const cupstore_tlv_field health_fields[] = {
     HF(18, U64, CUPSTORE_KIND_MAX, records_by_kind),
     HF(19, U64, CUPSTORE_DEVICE_MAX, records_by_device),
     HF(20, U64, CUPSTORE_LOSS_MAX, loss),
-    HF(21, U64, 8, overhead_by_type),
+    HF(21, U64, CUPSTORE_OVERHEAD_MAX, overhead_by_type),
     HF(22, U32, 1, queue_depth),
     HF(23, U32, 1, queue_high_water),
     HF(24, U32, 1, queue_capacity),

@@ -9,25 +9,13 @@
 
 #include "tui_int.h"
 
-static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *xasprintf(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char *s = NULL;
-    if (vasprintf(&s, fmt, ap) < 0)
-        s = NULL;
-    va_end(ap);
-    return s;
-}
-
 int tui_store_init(tui_store *st, const char *dir, bool ascii, char **cause)
 {
     memset(st, 0, sizeof *st);
     st->ascii = ascii;
     int rc = cupstore_dir_resolve(dir, &st->dir);
     if (rc != 0) {
-        *cause = xasprintf("cannot find the store directory: %s", cupstore_strerror(rc));
+        *cause = tui_strdupf("cannot find the store directory: %s", cupstore_strerror(rc));
         return rc;
     }
     return 0;
@@ -290,7 +278,7 @@ int tui_store_refresh(tui_store *st, uint64_t now_ns, char **cause)
         return 0;
     }
     if (rc != 0) {
-        *cause = xasprintf("cannot read the store %s: %s", st->dir, cupstore_strerror(rc));
+        *cause = tui_strdupf("cannot read the store %s: %s", st->dir, cupstore_strerror(rc));
         return rc;
     }
     st->missing = false;
@@ -305,7 +293,7 @@ int tui_store_refresh(tui_store *st, uint64_t now_ns, char **cause)
             st->s[i].seen = true;
         } else if ((rc = sess_add(st, ids[k])) != 0) {
             cupstore_ids_free(ids, nids);
-            *cause = xasprintf("out of memory");
+            *cause = tui_strdupf("out of memory");
             return rc;
         }
     }

@@ -112,7 +112,7 @@ static void consumer_parse(agent *a, const agent_qitem *it)
     uint64_t rec_counts[AGENT_DEVS][CUPSTORE_KIND_MAX];
     uint64_t zero[AGENT_DEVS][CUPSTORE_KIND_MAX];
     uint64_t tail[AGENT_DEVS][CUPSTORE_KIND_MAX];
-    uint64_t ovh[8] = {0}, parsed = 0, errors = 0;
+    uint64_t ovh[CUPSTORE_OVERHEAD_MAX] = {0}, parsed = 0, errors = 0;
     bool to_tail = false;
     const char *name;
 
@@ -160,7 +160,7 @@ static void consumer_parse(agent *a, const agent_qitem *it)
         if (r->flags & CUPSTORE_RF_ZERO_TS)
             zero[d][r->kind]++;
         if (r->kind == CUPSTORE_KIND_OVERHEAD)
-            ovh[r->aux & 7]++;
+            ovh[r->aux % CUPSTORE_OVERHEAD_MAX]++;
         parsed++;
     }
     for (unsigned d = 0; d < AGENT_DEVS; d++)
@@ -172,7 +172,7 @@ static void consumer_parse(agent *a, const agent_qitem *it)
             if (tail[d][k])
                 agent_count(a, agent_c_loss(CUPSTORE_LOSS_TAIL, d, k), tail[d][k]);
         }
-    for (unsigned i = 0; i < 8; i++)
+    for (unsigned i = 0; i < CUPSTORE_OVERHEAD_MAX; i++)
         if (ovh[i])
             agent_count(a, C_OVH + i, ovh[i]);
     if (errors) {

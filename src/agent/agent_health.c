@@ -450,7 +450,7 @@ static void health_write(agent *a, uint64_t second, bool last)
             }
     if (cur[C_SHARED_BYTES])
         health_shared_estimate(&r, second, cur[C_SHARED_BYTES], now);
-    for (unsigned i = 0; i < 8; i++)
+    for (unsigned i = 0; i < CUPSTORE_OVERHEAD_MAX; i++)
         h->overhead_by_type[i] = cur[C_OVH + i];
     h->queue_depth = (uint32_t)agent_queue_depth(&a->queue);
     h->queue_high_water = (uint32_t)atomic_load(&a->queue.high_water);
@@ -490,7 +490,7 @@ static void health_write(agent *a, uint64_t second, bool last)
         health_s.devices_noted = mask;
         (void)agent_store_put(a, put_devices, &mask, 8);
     }
-    (void)cupstore_env_reader_check(a->env);
+    (void)cupstore_env_reader_check(a->env, NULL);
 }
 
 static void *health_main(void *arg)

@@ -39,7 +39,7 @@ typedef struct rep {
     uint64_t buffer_size;   /* from the collection configuration, or 0 */
     uint32_t cmp_p99_max, cmp_max, req_p99_max, commit_p99_max;
     uint64_t store_refused;
-    uint64_t overhead[8];
+    uint64_t overhead[CUPSTORE_OVERHEAD_MAX];
     /* seconds with loss */
     uint64_t loss_seconds;
     uint64_t loss_completed, loss_consumed, loss_declined;
@@ -133,7 +133,7 @@ static int on_health(const cupstore_health *h, void *arg)
     if (h->commit_lat.p99_ns > r->commit_p99_max)
         r->commit_p99_max = h->commit_lat.p99_ns;
     r->store_refused += h->store_refused;
-    for (unsigned i = 0; i < 8; i++)
+    for (unsigned i = 0; i < CUPSTORE_OVERHEAD_MAX; i++)
         r->overhead[i] += h->overhead_by_type[i];
     for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
         loss += h->loss[l];
@@ -478,11 +478,11 @@ static int report(cupstore_env *env, model_summary *s)
            "commit p99 %.2f ms\n", r->req_p99_max / 1e3, r->cmp_p99_max / 1e3, r->cmp_max / 1e3,
            r->commit_p99_max / 1e6);
     bool any_oh = false;
-    for (unsigned i = 0; i < 8; i++)
+    for (unsigned i = 0; i < CUPSTORE_OVERHEAD_MAX; i++)
         any_oh |= r->overhead[i] != 0;
     if (any_oh) {
         printf("  overhead ");
-        for (unsigned i = 0; i < 8; i++)
+        for (unsigned i = 0; i < CUPSTORE_OVERHEAD_MAX; i++)
             if (r->overhead[i])
                 printf(" %s %" PRIu64, cupstore_overhead_name(i), r->overhead[i]);
         putchar('\n');

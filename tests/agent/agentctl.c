@@ -125,7 +125,7 @@ static int on_health(const cupstore_health *h, void *arg)
         d->sum.loss[l] += h->loss[l];
     for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++)
         d->sum.records_by_kind[k] += h->records_by_kind[k];
-    for (unsigned i = 0; i < 8; i++)
+    for (unsigned i = 0; i < CUPSTORE_OVERHEAD_MAX; i++)
         d->sum.overhead_by_type[i] += h->overhead_by_type[i];
     d->sum.store_refused += h->store_refused;
 #define MAXOF(f, v) if ((v) > d->f) d->f = (v)
@@ -266,7 +266,7 @@ static int dump(const char *store, const char *id)
     for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++)
         printf("health.records.%s=%llu\n", cupstore_kind_name(k),
                (unsigned long long)d.sum.records_by_kind[k]);
-    for (unsigned i = 0; i < 8; i++)
+    for (unsigned i = 0; i < CUPSTORE_OVERHEAD_MAX; i++)
         if (d.sum.overhead_by_type[i])
             printf("health.overhead.%s=%llu\n", cupstore_overhead_name(i),
                    (unsigned long long)d.sum.overhead_by_type[i]);

@@ -750,7 +750,7 @@ static void test_env_open_path(void **state)
     assert_int_equal(cupstore_env_usage(env, &used, &mapsize), 0);
     assert_true(used > 0 && used <= mapsize);
     assert_int_equal(mapsize, 64ull << 20);
-    assert_true(cupstore_env_reader_check(env) >= 0);
+    assert_int_equal(cupstore_env_reader_check(env, NULL), 0);
     cupstore_env_close(env);
     assert_int_equal(cupstore_env_open(&env, path, CUPSTORE_CREATE, NULL), CUPSTORE_EEXIST);
     assert_int_equal(cupstore_env_open(&env, path, CUPSTORE_CREATE | CUPSTORE_RDONLY, NULL),
