@@ -234,8 +234,12 @@ int cupstore_write(cupstore_env *env, cupstore_write_fn fn, void *arg, unsigned 
  * (one "index:name" per line), "config" (the agent configuration, one
  * "key=value" per line, for people), "config.KEY" (the same settings one
  * key each, for programs: "config.buffer_size", "config.pool",
- * "config.kinds", ...; doc/store-format.md), "agent_version", "sink"
- * ("store"/"null"), "cupti_library". Values are NUL-free strings. */
+ * "config.kinds", ...), "agent_version", "sink" ("store"/"null"),
+ * "cupti_library"; provenance: "simulated", "driver_version_source",
+ * "cuda_driver_version", "cuda_runtime_version", "kernel_release", "os",
+ * "virt", "label", "cuptop_version", "unknown" (key=reason lines) and
+ * "device.N" (key=value lines from CUPTI's DEVICE record); see
+ * doc/store-format.md.  Values are NUL-free strings. */
 int cupstore_meta_put(cupstore_txn *txn, const char *key, const char *value);
 /** Prefix of the structured configuration keys ("config.buffer_size"). */
 #define CUPSTORE_META_CONFIG "config."

@@ -133,6 +133,9 @@ static const char *const meta_keys[] = {
     "pid", "host", "cmdline", "start_ns", "cuda_version", "cupti_version",
     "cupti_api_version", "driver_version", "devices", "config", "agent_version", "sink",
     "cupti_library",
+    /* provenance (doc/store-format.md); device.N are copied beside */
+    "simulated", "driver_version_source", "cuda_driver_version", "cuda_runtime_version",
+    "kernel_release", "os", "virt", "label", "cuptop_version", "unknown",
 };
 
 /* The structured configuration keys (config.KEY), whatever they are. */
@@ -228,6 +231,16 @@ static int copy_small(cupstore_txn *dst, void *arg)
     }
     if ((rc = cupstore_meta_scan(src, CUPSTORE_META_CONFIG, cp_meta, dst)) != 0)
         return rc;
+    for (unsigned d = 0; d < CUPSTORE_DEVICE_MAX; d++) {
+        char key[32], *v = NULL;
+        snprintf(key, sizeof key, "device.%u", d);
+        rc = cupstore_meta_get(src, key, &v);
+        if (rc == 0)
+            rc = cupstore_meta_put(dst, key, v);
+        free(v);
+        if (rc && rc != CUPSTORE_ENOTFOUND)
+            return rc;
+    }
     snprintf(buf, sizeof buf, "%llu %llu", (unsigned long long)span_start,
              (unsigned long long)span_end);
     if ((rc = cupstore_meta_put(dst, "export_session_span", buf)) != 0)

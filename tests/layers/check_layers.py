@@ -2,7 +2,7 @@
 """check_layers.py - the layer graph of doc/design.md, checked on the tree.
 
     store <- model <- {export, agent_config} <- tui, exporter <- cli
-    agent -> store, agent_config        sim: on its own
+    agent -> store, agent_config        sim, cli -> sim_args
 
 1. Includes: every `#include "X"` in a layered directory must name a header
    of its own directory or the public header of a layer below it (never a
@@ -31,7 +31,7 @@ import tempfile
 # directory -> (layer, public headers)
 DIRS = {
     "store": ("store", {"cupstore.h"}),
-    "src/model": ("model", {"model.h"}),
+    "src/model": ("model", {"model.h", "model_prov.h"}),
     "src/export": ("export", {"export.h"}),
     "src/agent_config": ("agent_config", {"agent_config.h"}),
     "tui": ("tui", {"tui_main.h"}),
@@ -39,6 +39,7 @@ DIRS = {
     "src/cli": ("cli", {"cuptop.h"}),
     "src/agent": ("agent", set()),
     "src/sim": ("sim", {"cuptopsim.h"}),
+    "src/sim_args": ("sim_args", {"sim_args.h"}),
 }
 
 # layer -> the layers it may use (itself included)
@@ -49,9 +50,10 @@ BELOW = {
     "agent_config": {"store", "agent_config"},
     "tui": {"store", "model", "export", "tui"},
     "exporter": {"store", "model", "export", "exporter"},
-    "cli": {"store", "model", "export", "agent_config", "tui", "exporter", "cli"},
+    "cli": {"store", "model", "export", "agent_config", "tui", "exporter", "sim_args", "cli"},
     "agent": {"store", "agent_config", "agent"},
-    "sim": {"sim"},
+    "sim": {"sim", "sim_args"},
+    "sim_args": {"sim_args"},
 }
 
 # Libraries (in the build tree) and the layer each belongs to; a program's
@@ -64,6 +66,7 @@ LIBS = {
     "libagentconfig.a": "agent_config",
     "libcuptoptui.a": "tui",
     "libcuptopexporter.a": "exporter",
+    "libsimargs.a": "sim_args",
 }
 PROGRAMS = {"cuptop": "cli"}
 AGENT_SO = "libcuptop-agent.so"
