@@ -184,9 +184,10 @@ int cupstore_env_open(cupstore_env **out, const char *path, unsigned flags,
 const char *cupstore_env_id(const cupstore_env *env);
 /** Flush to disk (used for the final commit).  */
 int cupstore_env_sync(cupstore_env *env);
-/** Clear reader slots of dead processes; returns how many were cleared
- *  (>= 0), or a negative CUPSTORE_E* code / negated errno on failure. */
-int cupstore_env_reader_check(cupstore_env *env);
+/** Clear reader slots of dead processes.
+ *  @param[out] cleared  how many were cleared (may be NULL)
+ *  @return 0, CUPSTORE_EINVAL, errno. */
+int cupstore_env_reader_check(cupstore_env *env, int *cleared);
 /** Bytes used in the map and the current map size. */
 int cupstore_env_usage(cupstore_env *env, uint64_t *used, uint64_t *mapsize);
 void cupstore_env_close(cupstore_env *env);
@@ -206,19 +207,53 @@ int cupstore_txn_begin(cupstore_env *env, bool write, cupstore_txn **out);
 int cupstore_txn_commit(cupstore_txn *txn);
 void cupstore_txn_abort(cupstore_txn *txn);
 
+/** Writes one transaction's worth; called again from the start on a retry. */
+typedef int (*cupstore_write_fn)(cupstore_txn *txn, void *arg);
+/* Transactions cupstore_write tries when its caller gives 0. */
+#define CUPSTORE_WRITE_ATTEMPTS 8
+
+/** Run fn in a write transaction and commit it, by the rules above: when
+ *  begin, fn or commit returns EAGAIN (the map grew or is being remapped:
+ *  nothing of the txn was written) or CUPSTORE_EBUSY (readers held up the
+ *  remap, or a table of LMDB's was full), the txn is aborted and the whole
+ *  of fn runs again in a new one, at most attempts times.  Any other
+ *  failure ends it at once (the txn aborted), CUPSTORE_EFULL (the map is at
+ *  its cap) included.  Every writer of the project goes through here.
+ *  @param[in] fn        the writes; must be safe to run more than once
+ *                       (it may see its earlier attempts' writes gone)
+ *  @param[in] attempts  transactions at most (0: CUPSTORE_WRITE_ATTEMPTS)
+ *  @return 0 (committed), fn's own non-zero return, or begin's / commit's
+ *          code (EAGAIN or CUPSTORE_EBUSY once the attempts are used up).
+ *  @note fn must not begin another transaction on env; the txn is valid
+ *        during the call only. */
+int cupstore_write(cupstore_env *env, cupstore_write_fn fn, void *arg, unsigned attempts);
+
 /* ---- Metadata (write once at session start; key/value strings) ------ */
 /* Well-known keys: "pid", "host", "cmdline", "start_ns", "cuda_version",
  * "cupti_version", "cupti_api_version", "driver_version", "devices"
  * (one "index:name" per line), "config" (the agent configuration, one
- * "key=value" per line), "agent_version", "sink" ("store"/"null"),
+ * "key=value" per line, for people), "config.KEY" (the same settings one
+ * key each, for programs: "config.buffer_size", "config.pool",
+ * "config.kinds", ...), "agent_version", "sink" ("store"/"null"),
  * "cupti_library"; provenance: "simulated", "driver_version_source",
  * "cuda_driver_version", "cuda_runtime_version", "kernel_release", "os",
  * "virt", "label", "cuptop_version", "unknown" (key=reason lines) and
  * "device.N" (key=value lines from CUPTI's DEVICE record); see
  * doc/store-format.md.  Values are NUL-free strings. */
 int cupstore_meta_put(cupstore_txn *txn, const char *key, const char *value);
+/** Prefix of the structured configuration keys ("config.buffer_size"). */
+#define CUPSTORE_META_CONFIG "config."
 /** @param[out] value  malloc'ed copy; caller frees. CUPSTORE_ENOTFOUND. */
 int cupstore_meta_get(cupstore_txn *txn, const char *key, char **value);
+
+/** Called per metadata key; return non-zero to stop the scan with it.
+ *  key and value are NUL-terminated and valid during the call only. */
+typedef int (*cupstore_meta_fn)(const char *key, const char *value, void *arg);
+/** Every metadata key that starts with prefix, in key order (the store's
+ *  own '.' rows never).
+ *  @param[in] prefix  non-empty, not starting with '.'
+ *  @return 0, fn's non-zero return, CUPSTORE_EINVAL, ENOMEM, errno. */
+int cupstore_meta_scan(cupstore_txn *txn, const char *prefix, cupstore_meta_fn fn, void *arg);
 
 /* ---- Per-second health rows ----------------------------------------- */
 /* Encoded as (field-id, value) pairs: readers skip unknown fields, and
@@ -227,6 +262,10 @@ typedef struct cupstore_lat {
     uint32_t count;
     uint32_t p50_ns, p99_ns, max_ns;
 } cupstore_lat;
+
+/* Overhead types counted per second (cupstore_health.overhead_by_type,
+ * named by cupstore_overhead_name); fixed by the health row's field 21. */
+#define CUPSTORE_OVERHEAD_MAX 8
 
 typedef struct cupstore_health {
     uint64_t second;            /* unix seconds (UTC): the key            */
@@ -246,8 +285,8 @@ typedef struct cupstore_health {
     uint64_t records_by_kind[CUPSTORE_KIND_MAX];
     uint64_t records_by_device[CUPSTORE_DEVICE_MAX];
     uint64_t loss[CUPSTORE_LOSS_MAX];   /* per class, this second          */
-    uint64_t overhead_by_type[8];       /* CUPTI OVERHEAD records by type:
-                                           see cupstore_overhead_name      */
+    uint64_t overhead_by_type[CUPSTORE_OVERHEAD_MAX]; /* CUPTI OVERHEAD records
+                                           by type: cupstore_overhead_name */
     /* queue */
     uint32_t queue_depth, queue_high_water, queue_capacity;
     /* latencies */

@@ -463,15 +463,19 @@ int cupstore_env_sync(cupstore_env *env)
     return cupstore_mdb_err(mdb_env_sync(env->mdb, 1));
 }
 
-int cupstore_env_reader_check(cupstore_env *env)
+int cupstore_env_reader_check(cupstore_env *env, int *cleared)
 {
     int dead = 0;
+    if (cleared)
+        *cleared = 0;
     if (!env)
         return CUPSTORE_EINVAL;
     int rc = mdb_reader_check(env->mdb, &dead);
     if (rc)
-        return rc > 0 ? -rc : cupstore_mdb_err(rc);
-    return dead;
+        return cupstore_mdb_err(rc);
+    if (cleared)
+        *cleared = dead;
+    return 0;
 }
 
 int cupstore_env_usage(cupstore_env *env, uint64_t *used, uint64_t *mapsize)
@@ -602,6 +606,27 @@ void cupstore_txn_abort(cupstore_txn *txn)
     mdb_txn_abort(txn->mdb);
     pthread_rwlock_unlock(&txn->env->maplock);
     free(txn);
+}
+
+int cupstore_write(cupstore_env *env, cupstore_write_fn fn, void *arg, unsigned attempts)
+{
+    if (!env || !fn)
+        return CUPSTORE_EINVAL;
+    int rc = 0;
+    for (unsigned a = 0; a < (attempts ? attempts : CUPSTORE_WRITE_ATTEMPTS); a++) {
+        cupstore_txn *txn;
+        rc = cupstore_txn_begin(env, true, &txn);
+        if (rc == 0) {
+            rc = fn(txn, arg);
+            if (rc == 0)
+                rc = cupstore_txn_commit(txn);
+            else
+                cupstore_txn_abort(txn); /* grows the map when it was full */
+        }
+        if (rc != EAGAIN && rc != CUPSTORE_EBUSY)
+            break;
+    }
+    return rc;
 }
 
 int cupstore_txn_fail(cupstore_txn *txn, int mdbrc)

@@ -184,14 +184,14 @@ const char *cupstore_loss_describe(unsigned loss)
     return loss < CUPSTORE_LOSS_MAX ? loss_texts[loss] : "unknown loss class";
 }
 
-static const char *const overhead_names[8] = {
+static const char *const overhead_names[CUPSTORE_OVERHEAD_MAX] = {
     "driver_compiler",  "cupti_buffer_flush",      "cupti_instrumentation", "cupti_resource",
     "command_buffer_full", "activity_buffer_request", "other",             "module_loading",
 };
 
 const char *cupstore_overhead_name(unsigned idx)
 {
-    return idx < 8 ? overhead_names[idx] : "?";
+    return idx < CUPSTORE_OVERHEAD_MAX ? overhead_names[idx] : "?";
 }
 
 static const char *const step_names[CUPSTORE_STEP_MAX] = {

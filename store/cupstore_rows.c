@@ -51,6 +51,44 @@ int cupstore_meta_get(cupstore_txn *txn, const char *key, char **value)
     return 0;
 }
 
+struct meta_walk {
+    const char *prefix;
+    size_t plen;
+    cupstore_meta_fn fn;
+    void *arg;
+};
+
+static int meta_step(const MDB_val *k, const MDB_val *v, void *arg, bool *done)
+{
+    struct meta_walk *w = arg;
+    if (k->mv_size < w->plen || memcmp(k->mv_data, w->prefix, w->plen) != 0) {
+        *done = true;
+        return 0;
+    }
+    char *key = malloc(k->mv_size + 1 + v->mv_size + 1);
+    if (!key)
+        return ENOMEM;
+    char *val = key + k->mv_size + 1;
+    memcpy(key, k->mv_data, k->mv_size);
+    key[k->mv_size] = '\0';
+    memcpy(val, v->mv_data, v->mv_size);
+    val[v->mv_size] = '\0';
+    int rc = w->fn(key, val, w->arg);
+    free(key);
+    return rc;
+}
+
+int cupstore_meta_scan(cupstore_txn *txn, const char *prefix, cupstore_meta_fn fn, void *arg)
+{
+    int rc = meta_key_check(prefix);
+    if (rc)
+        return rc;
+    if (!fn || !txn)
+        return CUPSTORE_EINVAL;
+    struct meta_walk w = {prefix, strlen(prefix), fn, arg};
+    return cupstore_walk(txn, CUPSTORE_DB_META, prefix, w.plen, meta_step, &w);
+}
+
 /* ---- Health rows ------------------------------------------------------- */
 
 #define HF(id_, type_, count_, field_)                                                           \
@@ -79,7 +117,7 @@ static const cupstore_tlv_field health_fields[] = {
     HF(18, U64, CUPSTORE_KIND_MAX, records_by_kind),
     HF(19, U64, CUPSTORE_DEVICE_MAX, records_by_device),
     HF(20, U64, CUPSTORE_LOSS_MAX, loss),
-    HF(21, U64, 8, overhead_by_type),
+    HF(21, U64, CUPSTORE_OVERHEAD_MAX, overhead_by_type),
     HF(22, U32, 1, queue_depth),
     HF(23, U32, 1, queue_high_water),
     HF(24, U32, 1, queue_capacity),

@@ -123,8 +123,7 @@ int tui_choose(tui *t, const char *title, const char *const *items, int n)
     return result;
 }
 
-/* A short write txn on the current session, retried once when the map
- * was grown under us. */
+/* A short write txn on the current session (cupstore_write's retries). */
 static int write_txn(tui *t, int (*fn)(cupstore_txn *, void *), void *arg)
 {
     if (t->cur < 0)
@@ -133,21 +132,7 @@ static int write_txn(tui *t, int (*fn)(cupstore_txn *, void *), void *arg)
     cupstore_env *env = tui_store_env(&t->store, (size_t)t->cur, true, &rc);
     if (!env)
         return rc ? rc : CUPSTORE_EINVAL;
-    for (int attempt = 0; attempt < 2; attempt++) {
-        cupstore_txn *txn;
-        rc = cupstore_txn_begin(env, true, &txn);
-        if (rc != 0)
-            return rc;
-        rc = fn(txn, arg);
-        if (rc != 0) {
-            cupstore_txn_abort(txn);
-            return rc;
-        }
-        rc = cupstore_txn_commit(txn);
-        if (rc != EAGAIN)
-            break;
-    }
-    return rc;
+    return cupstore_write(env, fn, arg, 0);
 }
 
 struct ctl_arg {

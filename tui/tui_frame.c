@@ -11,7 +11,7 @@
 
 #include "tui_int.h"
 
-static uint64_t clock_ns(clockid_t c)
+uint64_t tui_clock_ns(clockid_t c)
 {
     struct timespec ts;
     clock_gettime(c, &ts);
@@ -80,7 +80,7 @@ void tui_redraw(tui *t)
  * own data.  Every read txn is begun and ended inside. */
 int tui_frame_sample(tui *t, char **cause)
 {
-    t->now_ns = clock_ns(CLOCK_REALTIME);
+    t->now_ns = tui_clock_ns(CLOCK_REALTIME);
     char *cur_id = t->cur >= 0 ? strdup(t->store.s[t->cur].id) : NULL;
     int rc = tui_store_refresh(&t->store, t->now_ns, cause);
     if (rc != 0) {
@@ -144,8 +144,7 @@ static bool locale_is_utf8(void)
     return cs && (strcmp(cs, "UTF-8") == 0 || strcmp(cs, "utf8") == 0);
 }
 
-static char *xstrdupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *xstrdupf(const char *fmt, ...)
+char *tui_strdupf(const char *fmt, ...)
 {
     va_list ap;
     char *s = NULL;
@@ -164,7 +163,7 @@ static int tui_check_store(tui *t, const tui_opts *o, char **cause)
         return CUPTOP_EXIT_USAGE;
     tui_store *st = &t->store;
     if (st->missing && o->store_dir) {
-        *cause = xstrdupf("no store at %s", st->dir);
+        *cause = tui_strdupf("no store at %s", st->dir);
         return CUPTOP_EXIT_USAGE;
     }
     size_t bad = 0;
@@ -176,20 +175,24 @@ static int tui_check_store(tui *t, const tui_opts *o, char **cause)
                 first_bad = &st->s[i];
         }
     if (st->n > 0 && bad == st->n) {
-        *cause = xstrdupf("cannot read the store: session %s: %s", first_bad->id,
-                          cupstore_strerror(first_bad->open_err));
+        *cause = first_bad->cause
+                     ? tui_strdupf("cannot read the store: %s", first_bad->cause)
+                     : tui_strdupf("cannot read the store: session %s: %s", first_bad->id,
+                                model_strerror(first_bad->open_err));
         return CUPTOP_EXIT_USAGE;
     }
     if (o->session) {
         long i = tui_store_find(st, o->session);
         if (i < 0) {
-            *cause = xstrdupf("no session '%s' in %s (or the prefix is ambiguous)", o->session,
+            *cause = tui_strdupf("no session '%s' in %s (or the prefix is ambiguous)", o->session,
                               st->dir);
             return CUPTOP_EXIT_USAGE;
         }
         if (st->s[i].open_err) {
-            *cause = xstrdupf("cannot read session %s: %s", st->s[i].id,
-                              cupstore_strerror(st->s[i].open_err));
+            *cause = st->s[i].cause
+                         ? tui_strdupf("cannot read %s", st->s[i].cause)
+                         : tui_strdupf("cannot read session %s: %s", st->s[i].id,
+                                    model_strerror(st->s[i].open_err));
             return CUPTOP_EXIT_USAGE;
         }
         t->cur = i;

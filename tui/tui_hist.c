@@ -140,7 +140,7 @@ static int health_cb(const cupstore_health *r, void *arg)
         tui_hist_set(h, TUI_S_DROP_DEV + d, s, 0.0);
     tui_hist_set(h, TUI_S_DROP_HOST, s, 0.0);
     double ovh = 0.0;
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < CUPSTORE_OVERHEAD_MAX; i++)
         ovh += (double)r->overhead_by_type[i];
     tui_hist_set(h, TUI_S_BUF_OUT, s, r->buf_outstanding);
     tui_hist_set(h, TUI_S_POOL_LIMIT, s, r->pool_limit);

@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "cupstore.h"
 #include "export.h"
@@ -25,6 +26,7 @@ typedef struct tui_sess {
     cupstore_env *env;           /* open between frames; no txn held      */
     bool writable;
     int open_err;                /* != 0: unreadable (shown as such)      */
+    char *cause;                 /* the model's words for it, or NULL     */
     model_summary sum;           /* the model's state and verdict         */
     bool have_sum;
     uint64_t sum_at;             /* wall second when summarised           */
@@ -261,6 +263,12 @@ void tui_set_screen(tui *t, tui_screen s);
 void tui_open_session(tui *t, size_t i);
 void tui_set_status(tui *t, tui_color c, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* ---- Small helpers (tui_frame.c) ---------------------------------------- */
+/** Nanoseconds on clock c. */
+uint64_t tui_clock_ns(clockid_t c);
+/** A malloc'ed formatted string, or NULL when out of memory. */
+char *tui_strdupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- Shared drawing helpers (tui_draw.c) ----------------------------- */
 /** Draw the footer key bar: pairs of "key", "label". */

@@ -24,13 +24,6 @@ static void tui_on_signal(int sig)
     tui_signals.quit = 1;
 }
 
-static uint64_t clock_ns(clockid_t c)
-{
-    struct timespec ts;
-    clock_gettime(c, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Restore the terminal before the guard prints its line and exits. */
 static void tui_fatal_cleanup(void)
 {
@@ -82,9 +75,9 @@ int tui_main(const tui_opts *o, char **cause)
     else
         tui_set_screen(&t, TUI_SCR_SESSIONS);
 
-    uint64_t next = clock_ns(CLOCK_MONOTONIC) + 1000000000u;
+    uint64_t next = tui_clock_ns(CLOCK_MONOTONIC) + 1000000000u;
     while (!t.quit && !tui_signals.quit) {
-        uint64_t now = clock_ns(CLOCK_MONOTONIC);
+        uint64_t now = tui_clock_ns(CLOCK_MONOTONIC);
         if (now >= next) {
             if (tui_frame_sample(&t, cause) != 0) {
                 rc = CUPTOP_EXIT_USAGE;
@@ -93,7 +86,7 @@ int tui_main(const tui_opts *o, char **cause)
             next = now + 1000000000u;
         }
         tui_frame_draw(&t);
-        now = clock_ns(CLOCK_MONOTONIC);
+        now = tui_clock_ns(CLOCK_MONOTONIC);
         int ms = now >= next ? 0 : (int)((next - now) / 1000000u) + 1;
         timeout(ms);
         int ch = getch();

@@ -29,7 +29,7 @@ static const char *sess_verdict(const tui_sess *s, attr_t *a)
     *a = tui_color_attr(TUI_C_BAD);
     switch (st) {
     case TUI_ST_UNREADABLE:
-        return cupstore_strerror(s->open_err ? s->open_err : CUPSTORE_ECORRUPT);
+        return model_strerror(s->open_err ? s->open_err : CUPSTORE_ECORRUPT);
     case TUI_ST_RUNNING:
         if (s->sum.complete) {
             *a = tui_color_attr(TUI_C_OK);

@@ -9,25 +9,13 @@
 
 #include "tui_int.h"
 
-static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *xasprintf(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char *s = NULL;
-    if (vasprintf(&s, fmt, ap) < 0)
-        s = NULL;
-    va_end(ap);
-    return s;
-}
-
 int tui_store_init(tui_store *st, const char *dir, bool ascii, char **cause)
 {
     memset(st, 0, sizeof *st);
     st->ascii = ascii;
     int rc = cupstore_dir_resolve(dir, &st->dir);
     if (rc != 0) {
-        *cause = xasprintf("cannot find the store directory: %s", cupstore_strerror(rc));
+        *cause = tui_strdupf("cannot find the store directory: %s", cupstore_strerror(rc));
         return rc;
     }
     return 0;
@@ -40,6 +28,7 @@ static void sess_clear(tui_sess *s)
     if (s->have_sum)
         model_summary_free(&s->sum);
     free(s->id);
+    free(s->cause);
     memset(s, 0, sizeof *s);
 }
 
@@ -215,13 +204,12 @@ static void sess_describe(tui_sess *s, bool ascii)
 static int sess_refresh(tui_store *st, tui_sess *s, uint64_t now_ns, int *periodic_budget)
 {
     int rc = sess_open(s, st->dir, false);
+    if (rc == 0)
+        rc = sess_peek(s);
     if (rc != 0) {
         s->open_err = rc;
-        return rc;
-    }
-    rc = sess_peek(s);
-    if (rc != 0) {
-        s->open_err = rc;
+        free(s->cause); /* the code says it all (model_strerror) */
+        s->cause = NULL;
         return rc;
     }
     s->open_err = 0;
@@ -241,8 +229,9 @@ static int sess_refresh(tui_store *st, tui_sess *s, uint64_t now_ns, int *period
     char *cause = NULL;
     memset(&sum, 0, sizeof sum);
     rc = model_summarize(s->env, 0, UINT64_MAX, &sum, &cause);
-    free(cause);
     st->summaries++;
+    free(s->cause);
+    s->cause = cause; /* shown when the session cannot be read */
     if (rc != 0) {
         s->open_err = rc;
         return rc;
@@ -289,7 +278,7 @@ int tui_store_refresh(tui_store *st, uint64_t now_ns, char **cause)
         return 0;
     }
     if (rc != 0) {
-        *cause = xasprintf("cannot read the store %s: %s", st->dir, cupstore_strerror(rc));
+        *cause = tui_strdupf("cannot read the store %s: %s", st->dir, cupstore_strerror(rc));
         return rc;
     }
     st->missing = false;
@@ -304,7 +293,7 @@ int tui_store_refresh(tui_store *st, uint64_t now_ns, char **cause)
             st->s[i].seen = true;
         } else if ((rc = sess_add(st, ids[k])) != 0) {
             cupstore_ids_free(ids, nids);
-            *cause = xasprintf("out of memory");
+            *cause = tui_strdupf("out of memory");
             return rc;
         }
     }

@@ -30,8 +30,23 @@ static bool consumer_near_cap(agent *a)
     return used + reserve + (uint64_t)a->cons.n * sizeof(cupstore_record) >= cap;
 }
 
+/* One attempt at the batch: its new names, then the records. */
+static int put_batch(cupstore_txn *txn, void *arg)
+{
+    agent_consumer *c = arg;
+    const uint32_t *ids;
+    size_t np = agent_names_pending(&c->names, &ids);
+    int rc = 0;
+    for (size_t i = 0; i < np && rc == 0; i++) {
+        const agent_name *nm = agent_names_get(&c->names, ids[i]);
+        rc = cupstore_name_put(txn, ids[i], nm->str, nm->len);
+    }
+    return rc ? rc : cupstore_chunk_put(txn, c->batch, c->n);
+}
+
 /* Commit the current batch: names first used by it go in the same txn.
- * EAGAIN (the map grew) retries the whole batch; anything else counts the
+ * EAGAIN (the map grew) and CUPSTORE_EBUSY retry the whole batch
+ * (cupstore_write, at most 16 times); anything else counts the
  * batch's records as STORE_REFUSED by device and kind. */
 static void consumer_commit(agent *a)
 {
@@ -62,26 +77,7 @@ static void consumer_commit(agent *a)
         rc = ENOSPC;
         goto refused;
     }
-    for (int attempt = 0; attempt < 16; attempt++) {
-        cupstore_txn *txn;
-        const uint32_t *ids;
-        size_t np = agent_names_pending(&c->names, &ids);
-        rc = cupstore_txn_begin(a->env, true, &txn);
-        if (rc == 0) {
-            for (size_t i = 0; i < np && rc == 0; i++) {
-                const agent_name *nm = agent_names_get(&c->names, ids[i]);
-                rc = cupstore_name_put(txn, ids[i], nm->str, nm->len);
-            }
-            if (rc == 0)
-                rc = cupstore_chunk_put(txn, c->batch, c->n);
-            if (rc == 0)
-                rc = cupstore_txn_commit(txn);
-            else
-                cupstore_txn_abort(txn);
-        }
-        if (rc != EAGAIN && rc != CUPSTORE_EBUSY)
-            break;
-    }
+    rc = agent_store_put(a, put_batch, c, 16);
 refused:
     agent_hist_add(&a->commit_lat, agent_mono_ns() - t0);
     if (rc == 0) {
@@ -139,7 +135,7 @@ static void consumer_parse(agent *a, const agent_qitem *it)
     uint64_t rec_counts[AGENT_DEVS][CUPSTORE_KIND_MAX];
     uint64_t zero[AGENT_DEVS][CUPSTORE_KIND_MAX];
     uint64_t tail[AGENT_DEVS][CUPSTORE_KIND_MAX];
-    uint64_t ovh[8] = {0}, parsed = 0, errors = 0;
+    uint64_t ovh[CUPSTORE_OVERHEAD_MAX] = {0}, parsed = 0, errors = 0;
     bool to_tail = false;
     const char *name;
 
@@ -207,7 +203,7 @@ static void consumer_parse(agent *a, const agent_qitem *it)
         if (r->flags & CUPSTORE_RF_ZERO_TS)
             zero[d][r->kind]++;
         if (r->kind == CUPSTORE_KIND_OVERHEAD)
-            ovh[r->aux & 7]++;
+            ovh[r->aux % CUPSTORE_OVERHEAD_MAX]++;
         parsed++;
     }
     for (unsigned d = 0; d < AGENT_DEVS; d++)
@@ -219,7 +215,7 @@ static void consumer_parse(agent *a, const agent_qitem *it)
             if (tail[d][k])
                 agent_count(a, agent_c_loss(CUPSTORE_LOSS_TAIL, d, k), tail[d][k]);
         }
-    for (unsigned i = 0; i < 8; i++)
+    for (unsigned i = 0; i < CUPSTORE_OVERHEAD_MAX; i++)
         if (ovh[i])
             agent_count(a, C_OVH + i, ovh[i]);
     if (errors) {

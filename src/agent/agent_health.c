@@ -56,6 +56,14 @@ struct meta_arg {
     const char *cupti_note;
 };
 
+/* One setting as the structured key config.KEY (agent_config_each). */
+static int put_config_key(const char *key, const char *value, void *arg)
+{
+    char k[64];
+    snprintf(k, sizeof k, AGENT_CONFIG_META_PREFIX "%s", key);
+    return cupstore_meta_put(arg, k, value);
+}
+
 static int put_meta(cupstore_txn *txn, void *arg)
 {
     struct meta_arg *m = arg;
@@ -96,6 +104,8 @@ static int put_meta(cupstore_txn *txn, void *arg)
     agent_config_format(&a->cfg, buf, sizeof buf);
     PUT("config", buf);
 #undef PUT
+    if (rc == 0)
+        rc = agent_config_each(&a->cfg, put_config_key, txn);
     if (rc == 0 && a->session_ok) {
         cupstore_epoch e;
         agent_epoch_fill(a, &e);
@@ -532,7 +542,7 @@ static void health_write(agent *a, uint64_t second, bool last)
             }
     if (cur[C_SHARED_BYTES])
         health_shared_estimate(&r, second, cur[C_SHARED_BYTES], now);
-    for (unsigned i = 0; i < 8; i++)
+    for (unsigned i = 0; i < CUPSTORE_OVERHEAD_MAX; i++)
         h->overhead_by_type[i] = cur[C_OVH + i];
     h->queue_depth = (uint32_t)agent_queue_depth(&a->queue);
     h->queue_high_water = (uint32_t)atomic_load(&a->queue.high_water);
@@ -590,7 +600,7 @@ static void health_write(agent *a, uint64_t second, bool last)
     uint32_t threads = atomic_load_explicit(&a->threads_seen, memory_order_relaxed);
     if (threads != health_s.threads_noted && agent_store_put(a, put_threads, &threads, 8) == 0)
         health_s.threads_noted = threads;
-    (void)cupstore_env_reader_check(a->env);
+    (void)cupstore_env_reader_check(a->env, NULL);
 }
 
 static void *health_main(void *arg)

@@ -68,7 +68,7 @@ enum {
     /* loss by class, device slot, kind slot (AGENT_KIND_ALL = all kinds) */
     C_LOSS = C_REC + AGENT_DEVS * CUPSTORE_KIND_MAX,
     C_OVH = C_LOSS + CUPSTORE_LOSS_MAX * AGENT_DEVS * AGENT_KINDS,
-    C_COUNT = C_OVH + 8,
+    C_COUNT = C_OVH + CUPSTORE_OVERHEAD_MAX,
 };
 
 static inline unsigned agent_c_rec(unsigned dev, unsigned kind)

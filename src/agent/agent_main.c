@@ -76,21 +76,7 @@ void agent_deadline(struct timespec *ts, uint32_t ms)
 
 int agent_store_put(agent *a, int (*fn)(cupstore_txn *, void *), void *arg, int attempts)
 {
-    int rc = 0;
-    for (int attempt = 0; attempt < attempts; attempt++) {
-        cupstore_txn *txn;
-        rc = cupstore_txn_begin(a->env, true, &txn);
-        if (rc == 0) {
-            rc = fn(txn, arg);
-            if (rc == 0)
-                rc = cupstore_txn_commit(txn);
-            else
-                cupstore_txn_abort(txn);
-        }
-        if (rc != EAGAIN)
-            break;
-    }
-    return rc;
+    return cupstore_write(a->env, fn, arg, attempts > 0 ? (unsigned)attempts : 1u);
 }
 
 static int put_note(cupstore_txn *txn, void *arg)
@@ -563,19 +549,18 @@ static int agent_open_store(agent *a)
     return rc;
 }
 
+static int put_detach(cupstore_txn *txn, void *arg)
+{
+    return cupstore_final_put(txn, arg);
+}
+
 /* Step aside for good: record why, write a final status (DETACH). */
 static void agent_detach(agent *a, const char *why)
 {
     agent_note(a, 2, "agent disabled: %s", why);
     if (a->env) {
-        cupstore_txn *txn;
         cupstore_final f = {.end_ns = agent_real_ns(), .exit_path = CUPSTORE_EXIT_DETACH};
-        if (cupstore_txn_begin(a->env, true, &txn) == 0) {
-            if (cupstore_final_put(txn, &f) == 0)
-                (void)cupstore_txn_commit(txn);
-            else
-                cupstore_txn_abort(txn);
-        }
+        (void)agent_store_put(a, put_detach, &f, 8);
         (void)cupstore_env_sync(a->env);
     }
     agent_reserve_release(a);

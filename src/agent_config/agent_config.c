@@ -381,3 +381,46 @@ void agent_config_format(const agent_config *c, char *buf, size_t len)
              c->only_if, c->capture == AGENT_CAPTURE_PROFILER ? "cudaProfilerApi" : "none",
              end);
 }
+
+int agent_config_each(const agent_config *c, agent_config_kv_fn fn, void *arg)
+{
+    char kinds[128], n[11][24];
+    cupstore_kinds_format(c->kinds, kinds, sizeof kinds);
+    snprintf(n[0], sizeof n[0], "%zu", c->buffer_size);
+    snprintf(n[1], sizeof n[1], "%u", c->pool);
+    snprintf(n[2], sizeof n[2], "%d", c->pool_explicit ? 1 : 0);
+    snprintf(n[3], sizeof n[3], "%u", c->queue);
+    snprintf(n[4], sizeof n[4], "%zu", c->device_buffer_size);
+    snprintf(n[5], sizeof n[5], "%zu", c->device_buffer_pool_limit);
+    snprintf(n[6], sizeof n[6], "%u", c->flush_period_ms);
+    snprintf(n[7], sizeof n[7], "%d", c->dormant ? 1 : 0);
+    snprintf(n[8], sizeof n[8], "%d", c->log);
+    snprintf(n[9], sizeof n[9], "%u", c->stop_timeout_ms);
+    snprintf(n[10], sizeof n[10], "%llu", (unsigned long long)c->map_max);
+    const struct {
+        const char *key, *value;
+    } kv[] = {
+        {"store", c->store},
+        {"kinds", kinds},
+        {"buffer_size", n[0]},
+        {"pool", n[1]},
+        {"pool_explicit", n[2]},
+        {"queue", n[3]},
+        {"device_buffer_size", n[4]},
+        {"device_buffer_pool_limit", n[5]},
+        {"flush_period_ms", n[6]},
+        {"dormant", n[7]},
+        {"log", n[8]},
+        {"sink", c->sink == AGENT_SINK_NULL ? "null" : "store"},
+        {"cupti_library", c->cupti_library},
+        {"stop_timeout_ms", n[9]},
+        {"map_max", n[10]},
+        {"config_file", c->config_file},
+    };
+    for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++) {
+        int rc = fn(kv[i].key, kv[i].value, arg);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}

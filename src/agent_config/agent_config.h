@@ -92,7 +92,25 @@ int agent_config_parse_devices(const char *s, uint32_t *mask);
 bool agent_config_skip(const agent_config *c, agent_getenv_fn get, void *arg, char *why,
                        size_t len);
 
-/** Format as "key=value" lines (the session's "config" metadata). */
+/** Format as "key=value" lines (the session's "config" metadata, for
+ *  people; programs read the config.KEY keys of agent_config_each). */
 void agent_config_format(const agent_config *c, char *buf, size_t len);
+
+/** Prefix of the session's structured configuration keys in the store's
+ *  metadata: AGENT_CONFIG_META_PREFIX "buffer_size" and so on. */
+#define AGENT_CONFIG_META_PREFIX CUPSTORE_META_CONFIG
+
+/** Called per setting by agent_config_each; non-zero stops with it. */
+typedef int (*agent_config_kv_fn)(const char *key, const char *value, void *arg);
+
+/** Every setting as (key, value), values in their plain form: numbers in
+ *  decimal bytes or counts, booleans 0/1, kinds as cupstore_kinds_format
+ *  writes them.  Keys: store, kinds, buffer_size, pool (0: automatic),
+ *  pool_explicit, queue, device_buffer_size, device_buffer_pool_limit,
+ *  flush_period_ms, dormant, log, sink, cupti_library, stop_timeout_ms,
+ *  map_max, config_file.  The agent stores each as
+ *  AGENT_CONFIG_META_PREFIX key (doc/store-format.md).
+ *  @return 0 or fn's first non-zero return. */
+int agent_config_each(const agent_config *c, agent_config_kv_fn fn, void *arg);
 
 #endif /* AGENT_CONFIG_H */

@@ -135,6 +135,15 @@ char *cli_store_dir(const char *cmd, const char *opt)
     return dir;
 }
 
+void cli_model_error(const char *cmd, const char *id, int rc, char *cause)
+{
+    if (cause)
+        cli_error(cmd, "%s", cause);
+    else
+        cli_error(cmd, "session %s: %s", id, model_strerror(rc));
+    free(cause);
+}
+
 void cli_print_safe(FILE *f, const char *s, size_t n)
 {
     char buf[2048];

@@ -216,9 +216,8 @@ int cmd_check(int argc, char **argv)
         char *cause = NULL;
         it->t = UINT64_MAX;
         int rc = model_summarize_id(dir, ids[i], 0, UINT64_MAX, &it->whole, &cause);
-        free(cause);
         if (rc) {
-            cli_error(cmd, "session %s in %s: %s", ids[i], dir, cli_open_error(rc));
+            cli_model_error(cmd, ids[i], rc, cause);
             any_error = true;
             continue;
         }
@@ -243,9 +242,8 @@ int cmd_check(int argc, char **argv)
         }
         rc = verify ? model_verify_id(dir, ids[i], &it->s, &it->verified, &it->read_back, &cause)
                     : model_summarize_id(dir, ids[i], it->f, it->t, &it->s, &cause);
-        free(cause);
         if (rc != 0) {
-            cli_error(cmd, "session %s: %s", ids[i], cli_open_error(rc));
+            cli_model_error(cmd, ids[i], rc, cause);
             any_error = true;
             continue;
         }

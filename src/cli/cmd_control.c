@@ -78,21 +78,21 @@ static int kinds_now(cupstore_env *env, uint32_t *kinds)
     return 0;
 }
 
+struct request_arg {
+    uint32_t kinds, pool;
+    uint64_t *gen;
+};
+
+static int put_request(cupstore_txn *txn, void *arg)
+{
+    struct request_arg *r = arg;
+    return cupstore_control_request_pool(txn, r->kinds, r->pool, r->gen);
+}
+
 static int request(cupstore_env *env, uint32_t kinds, uint32_t pool, uint64_t *gen)
 {
-    int rc = 0;
-    for (int attempt = 0; attempt < 8; attempt++) {
-        cupstore_txn *txn;
-        if ((rc = cupstore_txn_begin(env, true, &txn)) != 0)
-            return rc;
-        if ((rc = cupstore_control_request_pool(txn, kinds, pool, gen)) != 0) {
-            cupstore_txn_abort(txn);
-            return rc;
-        }
-        if ((rc = cupstore_txn_commit(txn)) != EAGAIN)
-            break;
-    }
-    return rc;
+    struct request_arg r = {kinds, pool, gen};
+    return cupstore_write(env, put_request, &r, 0);
 }
 
 struct find {
@@ -197,9 +197,10 @@ static int control_session(const char *cmd, cupstore_env *env, const uint32_t *k
 {
     const char *id = cupstore_env_id(env);
     model_summary s;
-    int rc = model_summarize(env, 0, UINT64_MAX, &s, NULL);
+    char *cause = NULL;
+    int rc = model_summarize(env, 0, UINT64_MAX, &s, &cause);
     if (rc) {
-        cli_error(cmd, "session %s: %s", id, cli_open_error(rc));
+        cli_model_error(cmd, id, rc, cause);
         return CUPTOP_EXIT_USAGE;
     }
     model_state state = s.state;

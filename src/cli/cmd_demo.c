@@ -177,8 +177,7 @@ static int demo_verdict(const char *cmd, const char *store, const char *id)
     char *cause = NULL;
     int rc = model_summarize_id(store, id, 0, UINT64_MAX, &s, &cause);
     if (rc) {
-        cli_error(cmd, "cannot judge session %s: %s", id, cause ? cause : cupstore_strerror(rc));
-        free(cause);
+        cli_model_error(cmd, id, rc, cause);
         return CUPTOP_EXIT_USAGE;
     }
     printf("session %s: %s (%s), %llu records, %llu lost\n", s.id,

@@ -71,12 +71,9 @@ static int session_bounds(const char *dir, const char *id, uint64_t *start_s, ui
                           char **cause)
 {
     model_summary s;
-    int rc = model_summarize_id(dir, id, 0, UINT64_MAX, &s, NULL);
-    if (rc) {
-        if (asprintf(cause, "session %s in %s: %s", id, dir, cli_open_error(rc)) < 0)
-            *cause = NULL;
-        return rc;
-    }
+    int rc = model_summarize_id(dir, id, 0, UINT64_MAX, &s, cause);
+    if (rc)
+        return rc; /* cause: "session ID in DIR: why" */
     *start_s = s.start_ns / NS;
     *end_s = s.end_ns / NS;
     model_summary_free(&s);

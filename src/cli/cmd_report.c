@@ -441,13 +441,16 @@ int cmd_report(int argc, char **argv)
         free(dir);
         return CUPTOP_EXIT_USAGE;
     }
-    if ((rc = model_summarize(env, 0, UINT64_MAX, &s, NULL)) == 0) {
-        rc = report(env, &s);
+    char *cause = NULL;
+    if ((rc = model_summarize(env, 0, UINT64_MAX, &s, &cause)) != 0) {
+        cli_model_error(cmd, argv[optind], rc, cause);
+    } else if ((rc = report(env, &s)) != 0) {
+        fflush(stdout);
+        cli_error(cmd, "session %s: %s", argv[optind], cli_open_error(rc));
+    } else {
         fflush(stdout);
     }
     int status = rc ? CUPTOP_EXIT_USAGE : s.complete ? CUPTOP_EXIT_OK : CUPTOP_EXIT_NO;
-    if (rc)
-        cli_error(cmd, "session %s: %s", argv[optind], cli_open_error(rc));
     model_summary_free(&s);
     cupstore_env_close(env);
     free(dir);

@@ -187,8 +187,7 @@ int cmd_sessions(int argc, char **argv)
         char *cause = NULL;
         rc = model_summarize_id(dir, ids[i], 0, UINT64_MAX, &s, &cause);
         if (rc) {
-            cli_error(cmd, "session %s: %s", ids[i], cli_open_error(rc));
-            free(cause);
+            cli_model_error(cmd, ids[i], rc, cause);
             status = CUPTOP_EXIT_USAGE;
             continue;
         }

@@ -66,6 +66,9 @@ static inline const char *cli_open_error(int rc)
 {
     return model_strerror(rc);
 }
+/** Print why a model_* call failed for session id: its cause (then freed)
+ *  or, when it has none (out of memory), the words for rc. */
+void cli_model_error(const char *cmd, const char *id, int rc, char *cause);
 /** Print s escaped for a terminal (control characters, ESC, invalid
  *  UTF-8 shown as \xHH). */
 void cli_print_safe(FILE *f, const char *s, size_t n);

@@ -406,9 +406,14 @@ int export_run(const export_opts *o, export_progress_fn progress, void *arg, cha
         }
         rc = cupstore_mark_get(txn, o->mark, &m);
         cupstore_txn_abort(txn);
-        if (rc) {
+        if (rc == CUPSTORE_ENOTFOUND) {
             set_cause(cause, "session %s has no mark named '%s'", cupstore_env_id(x.env),
                       o->mark);
+            goto out;
+        }
+        if (rc) {
+            set_cause(cause, "session %s: cannot read the mark '%s': %s",
+                      cupstore_env_id(x.env), o->mark, model_strerror(rc));
             goto out;
         }
         x.from_ns = m.from_ns;
@@ -418,10 +423,8 @@ int export_run(const export_opts *o, export_progress_fn progress, void *arg, cha
         set_cause(cause, "the window is inverted (from is after to)");
         goto out;
     }
-    if ((rc = model_summarize(x.env, x.from_ns / NS, x.to_ns / NS, &x.sum, NULL)) != 0) {
-        set_cause(cause, "session %s: %s", cupstore_env_id(x.env), model_strerror(rc));
+    if ((rc = model_summarize(x.env, x.from_ns / NS, x.to_ns / NS, &x.sum, cause)) != 0)
         goto out;
-    }
     /* Clamp an open-ended window to the data (the scan walks seconds). */
     uint64_t start = x.sum.start_ns, end = x.sum.end_ns;
     struct timespec ts;

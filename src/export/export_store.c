@@ -40,27 +40,10 @@ typedef struct st_copy {
     size_t seen_bytes;
 } st_copy;
 
-/* Run fn in a write txn on dst, retrying when the map had to grow. */
-typedef int (*write_fn)(cupstore_txn *txn, void *arg);
-
-static int write_retry(cupstore_env *dst, write_fn fn, void *arg)
+/* Run fn in a write txn on dst, retried by the store's rules. */
+static int write_retry(cupstore_env *dst, cupstore_write_fn fn, void *arg)
 {
-    for (int tries = 0; tries < 8; tries++) {
-        cupstore_txn *txn;
-        int rc = cupstore_txn_begin(dst, true, &txn);
-        if (rc)
-            return rc;
-        if ((rc = fn(txn, arg)) != 0) {
-            cupstore_txn_abort(txn);
-            if (rc == EAGAIN)
-                continue;
-            return rc;
-        }
-        rc = cupstore_txn_commit(txn);
-        if (rc != EAGAIN)
-            return rc;
-    }
-    return CUPSTORE_EFULL;
+    return cupstore_write(dst, fn, arg, 0);
 }
 
 static int put_batch(cupstore_txn *txn, void *arg)
@@ -155,6 +138,12 @@ static const char *const meta_keys[] = {
     "kernel_release", "os", "virt", "label", "cuptop_version", "unknown",
 };
 
+/* The structured configuration keys (config.KEY), whatever they are. */
+static int cp_meta(const char *key, const char *value, void *arg)
+{
+    return cupstore_meta_put(arg, key, value);
+}
+
 static int cp_health(const cupstore_health *h, void *arg)
 {
     return cupstore_health_put(arg, h);
@@ -240,6 +229,8 @@ static int copy_small(cupstore_txn *dst, void *arg)
         if (rc && rc != CUPSTORE_ENOTFOUND)
             return rc;
     }
+    if ((rc = cupstore_meta_scan(src, CUPSTORE_META_CONFIG, cp_meta, dst)) != 0)
+        return rc;
     for (unsigned d = 0; d < CUPSTORE_DEVICE_MAX; d++) {
         char key[32], *v = NULL;
         snprintf(key, sizeof key, "device.%u", d);

@@ -137,7 +137,7 @@ static void csv_header(xout *o)
         xout_printf(o, ",records_device%u", d);
     for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
         xout_printf(o, ",loss_%s", cupstore_loss_name(l));
-    for (unsigned i = 0; i < 8; i++)
+    for (unsigned i = 0; i < CUPSTORE_OVERHEAD_MAX; i++)
         xout_printf(o, ",overhead_%s", cupstore_overhead_name(i));
     xout_puts(o, ",queue_depth,queue_high_water,queue_capacity");
     csv_lat_head(o, "req_lat");
@@ -174,7 +174,7 @@ static int csv_row(const cupstore_health *h, void *arg)
         xout_putc(o, ',');
         xout_u64(o, h->loss[l]);
     }
-    for (unsigned i = 0; i < 8; i++) {
+    for (unsigned i = 0; i < CUPSTORE_OVERHEAD_MAX; i++) {
         xout_putc(o, ',');
         xout_u64(o, h->overhead_by_type[i]);
     }

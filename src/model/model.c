@@ -332,9 +332,18 @@ static uint64_t meta_u64(cupstore_txn *txn, const char *key)
     return x;
 }
 
-static int fail(char **cause, int rc, const char *what)
+/* The cause of a failure on an open session: "session ID: words". */
+static int fail(char **cause, int rc, const char *id)
 {
-    if (cause && asprintf(cause, "%s: %s", what, cupstore_strerror(rc)) < 0)
+    if (cause && asprintf(cause, "session %s: %s", id, model_strerror(rc)) < 0)
+        *cause = NULL;
+    return rc;
+}
+
+/* The cause of a failure to open session id in dir. */
+static int fail_open(char **cause, int rc, const char *dir, const char *id)
+{
+    if (cause && asprintf(cause, "session %s in %s: %s", id, dir, model_strerror(rc)) < 0)
         *cause = NULL;
     return rc;
 }
@@ -613,14 +622,8 @@ int model_summarize_id(const char *dir, const char *id, uint64_t from_s, uint64_
     if (out)
         memset(out, 0, sizeof *out);
     int rc = cupstore_session_open(&env, dir, id, CUPSTORE_RDONLY);
-    if (rc) {
-        if (cause && asprintf(cause, "session %s: %s", id,
-                              rc == CUPSTORE_EINVAL ? "ambiguous or invalid session id"
-                              : rc == CUPSTORE_ENOTFOUND ? "no such session"
-                                                         : cupstore_strerror(rc)) < 0)
-            *cause = NULL;
-        return rc;
-    }
+    if (rc)
+        return fail_open(cause, rc, dir, id);
     rc = model_summarize(env, from_s, to_s, out, cause);
     cupstore_env_close(env);
     return rc;
@@ -698,10 +701,14 @@ int model_verify_id(const char *dir, const char *id, model_summary *out, bool *v
     *records_read = 0;
     int rc = cupstore_session_open(&env, dir, id, CUPSTORE_RDONLY);
     if (rc)
-        return rc;
+        return fail_open(cause, rc, dir, id);
     rc = model_summarize(env, 0, UINT64_MAX, out, cause);
-    if (rc == 0 && (rc = model_verify(env, out, verified, records_read)) != 0)
+    if (rc == 0 && (rc = model_verify(env, out, verified, records_read)) != 0) {
+        if (cause && asprintf(cause, "session %s: reading the records back: %s", out->id,
+                              model_strerror(rc)) < 0)
+            *cause = NULL;
         model_summary_free(out);
+    }
     cupstore_env_close(env);
     return rc;
 }

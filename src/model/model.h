@@ -122,7 +122,8 @@ const char *model_note_level_name(uint32_t level);
 /** Summarise one open session over the window [from_s, to_s] (unix
  *  seconds; 0 and UINT64_MAX for the whole session) and judge it.
  *  @param[out] out    filled; release with model_summary_free.
- *  @param[out] cause  on error, a malloc'ed message (caller frees).
+ *  @param[out] cause  on error, a malloc'ed message for the user, "session
+ *                     ID: what went wrong" (caller prints and frees it).
  *  @return 0 or a cupstore error code. */
 int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s,
                     model_summary *out, char **cause);
@@ -139,11 +140,13 @@ void model_summary_free(model_summary *s);
  *  @param[out] records_read  records decoded.
  *  @return 0, or a cupstore error code when the store cannot be read. */
 int model_verify(cupstore_env *env, model_summary *s, bool *verified, uint64_t *records_read);
-/** model_summarize over the whole session, then model_verify. */
+/** model_summarize over the whole session, then model_verify; cause as
+ *  for model_summarize_id. */
 int model_verify_id(const char *dir, const char *id, model_summary *out, bool *verified,
                     uint64_t *records_read, char **cause);
 
-/** Same as model_summarize, opening session id in store dir read-only. */
+/** Same as model_summarize, opening session id in store dir read-only;
+ *  when that fails, cause is "session ID in DIR: what went wrong". */
 int model_summarize_id(const char *dir, const char *id, uint64_t from_s,
                        uint64_t to_s, model_summary *out, char **cause);
 
@@ -210,7 +213,7 @@ typedef struct model_window {
     uint64_t by_class[CUPSTORE_LOSS_MAX];
 } model_window;
 
-#define MODEL_OVERHEAD_TYPES 8  /* entries of cupstore_health.overhead_by_type */
+#define MODEL_OVERHEAD_TYPES CUPSTORE_OVERHEAD_MAX /* entries of overhead_by_type */
 
 typedef struct model_facts {
     uint64_t rows, first_s, last_s;

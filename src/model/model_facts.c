@@ -311,7 +311,7 @@ static uint64_t config_u64(cupstore_txn *txn, const char *key)
 {
     char *v = NULL, name[64];
     uint64_t n = 0;
-    snprintf(name, sizeof name, "config.%s", key);
+    snprintf(name, sizeof name, CUPSTORE_META_CONFIG "%s", key);
     if ((cupstore_meta_get(txn, name, &v) == 0 && v) ||
         (free(v), v = NULL, cupstore_meta_get(txn, key, &v) == 0 && v)) {
         n = strtoull(v, NULL, 10);

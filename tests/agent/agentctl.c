@@ -125,7 +125,7 @@ static int on_health(const cupstore_health *h, void *arg)
         d->sum.loss[l] += h->loss[l];
     for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++)
         d->sum.records_by_kind[k] += h->records_by_kind[k];
-    for (unsigned i = 0; i < 8; i++)
+    for (unsigned i = 0; i < CUPSTORE_OVERHEAD_MAX; i++)
         d->sum.overhead_by_type[i] += h->overhead_by_type[i];
     d->sum.store_refused += h->store_refused;
 #define MAXOF(f, v) if ((v) > d->f) d->f = (v)
@@ -274,7 +274,7 @@ static int dump(const char *store, const char *id)
     for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++)
         printf("health.records.%s=%llu\n", cupstore_kind_name(k),
                (unsigned long long)d.sum.records_by_kind[k]);
-    for (unsigned i = 0; i < 8; i++)
+    for (unsigned i = 0; i < CUPSTORE_OVERHEAD_MAX; i++)
         if (d.sum.overhead_by_type[i])
             printf("health.overhead.%s=%llu\n", cupstore_overhead_name(i),
                    (unsigned long long)d.sum.overhead_by_type[i]);
@@ -329,10 +329,20 @@ static int seconds(const char *store, const char *id)
     return 0;
 }
 
+struct ctl_req {
+    uint32_t kinds;
+    uint64_t *gen;
+};
+
+static int put_ctl_req(cupstore_txn *txn, void *arg)
+{
+    struct ctl_req *r = arg;
+    return cupstore_control_request(txn, r->kinds, r->gen);
+}
+
 static int control(const char *store, const char *id, const char *kinds)
 {
     cupstore_env *env;
-    cupstore_txn *txn;
     uint32_t mask;
     uint64_t gen = 0;
     const char *bad;
@@ -346,18 +356,8 @@ static int control(const char *store, const char *id, const char *kinds)
         fprintf(stderr, "agentctl: %s: %s\n", id, cupstore_strerror(rc));
         return 2;
     }
-    for (int attempt = 0; attempt < 8; attempt++) {
-        rc = cupstore_txn_begin(env, true, &txn);
-        if (rc == 0) {
-            rc = cupstore_control_request(txn, mask, &gen);
-            if (rc == 0)
-                rc = cupstore_txn_commit(txn);
-            else
-                cupstore_txn_abort(txn);
-        }
-        if (rc != EAGAIN)
-            break;
-    }
+    struct ctl_req r = {mask, &gen};
+    rc = cupstore_write(env, put_ctl_req, &r, 0);
     cupstore_env_close(env);
     if (rc) {
         fprintf(stderr, "agentctl: control: %s\n", cupstore_strerror(rc));

@@ -400,6 +400,20 @@ static void test_config_scope(void **state)
     assert_non_null(strstr(c.warn[2], "NVTX routing"));
 }
 
+static int collect_kv(const char *key, const char *value, void *arg)
+{
+    char *buf = arg;
+    size_t l = strlen(buf);
+    snprintf(buf + l, 4096 - l, ";%s=%s;", key, value);
+    return 0;
+}
+
+static int stop_kv(const char *key, const char *value, void *arg)
+{
+    (void)key, (void)value, (void)arg;
+    return 7;
+}
+
 static void test_config_file(void **state)
 {
     static agent_config c;
@@ -423,6 +437,16 @@ static void test_config_file(void **state)
     agent_config_format(&c, buf, sizeof buf);
     assert_non_null(strstr(buf, "pool=16\n"));
     assert_non_null(strstr(buf, "kinds=kernel\n"));
+    /* the same settings as structured keys, one each */
+    char kv[4096] = "";
+    assert_int_equal(agent_config_each(&c, collect_kv, kv), 0);
+    assert_non_null(strstr(kv, ";pool=16;"));
+    assert_non_null(strstr(kv, ";pool_explicit=1;"));
+    assert_non_null(strstr(kv, ";kinds=kernel;"));
+    assert_non_null(strstr(kv, ";buffer_size=2097152;"));
+    assert_non_null(strstr(kv, ";queue=8;"));
+    assert_non_null(strstr(kv, ";sink=store;"));
+    assert_int_equal(agent_config_each(&c, stop_kv, NULL), 7);
 
     struct kv missing[] = {{"CUPTOP_CONFIG", "/nonexistent/cuptop.conf"}, {NULL, NULL}};
     agent_config_load(&c, kv_get, missing);

@@ -10,6 +10,9 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/cuptop-cli.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT INT TERM
 unset CUPTOP_STORE
 failures=0
+# assertions made (run, golden, no_raw_escapes, strict_json): finish() fails
+# when none ran, as tests/faults/lib.sh does
+checks=0
 
 fail() {
     echo "FAIL: $*" >&2
@@ -22,6 +25,7 @@ run() {
     shift 2
     "$@" >"$WORK/$name.out" 2>"$WORK/$name.err"
     got=$?
+    checks=$((checks + 1))
     if [ "$got" != "$want" ]; then
         fail "$name: exit $got, expected $want: $*"
         sed 's/^/    stderr: /' "$WORK/$name.err" | head -5 >&2
@@ -41,6 +45,7 @@ usage_error() {
 
 # golden NAME FILE: compare with tests/cli/golden/NAME (CUPTOP_UPDATE_GOLDEN=1 rewrites)
 golden() {
+    checks=$((checks + 1))
     if [ "${CUPTOP_UPDATE_GOLDEN:-0}" = 1 ]; then
         cp "$2" "$GOLDEN/$1"
         return
@@ -53,12 +58,14 @@ golden() {
 
 # no raw control characters (ESC, other C0 but tab/newline) in a human output
 no_raw_escapes() {
+    checks=$((checks + 1))
     if LC_ALL=C grep -q "$(printf '[\001-\010\013-\037\177]')" "$1"; then
         fail "$1 holds raw control characters"
     fi
 }
 
 strict_json() {
+    checks=$((checks + 1))
     python3 - "$1" <<'PY' || fail "$1 is not strict JSON"
 import json, sys
 def nodup(p):
@@ -74,10 +81,14 @@ PY
 }
 
 finish() {
-    if [ "$failures" != 0 ]; then
-        echo "$failures failure(s)" >&2
+    if [ "$checks" = 0 ]; then
+        echo "FAIL: no check ran" >&2
         exit 1
     fi
-    echo "all checks passed"
+    if [ "$failures" != 0 ]; then
+        echo "$failures failure(s) in $checks checks" >&2
+        exit 1
+    fi
+    echo "all $checks checks passed"
     exit 0
 }

@@ -21,6 +21,11 @@
  *                             5 s kernel among them; its final status
  *                             claims CLAIMED records stored (default N:
  *                             more simulates records lost from the store)
+ *   fill_store --config DIR TEXT [BUFFER_SIZE]  the CUPTI-drops session
+ *                             (20250101T120100-2000) with TEXT as its free-text
+ *                             "config" row and, when given, BUFFER_SIZE as its
+ *                             config.buffer_size key (without: a store written
+ *                             before the structured keys)
  */
 #include "config.h"
 
@@ -574,6 +579,22 @@ int main(int argc, char **argv)
         fill_shuffled(argv[2], n, argc == 5 ? strtoull(argv[4], NULL, 10) : n);
         return 0;
     }
+    if ((argc == 4 || argc == 5) && strcmp(argv[1], "--config") == 0) {
+        cupstore_env *env;
+        cupstore_txn *txn;
+        char path[4096];
+        CK(cupstore_dir_prepare(argv[2]));
+        fill_session(argv[2], &sessions[1], false);
+        snprintf(path, sizeof path, "%s/%s", argv[2], sessions[1].id);
+        CK(cupstore_env_open(&env, path, 0, NULL));
+        CK(cupstore_txn_begin(env, true, &txn));
+        CK(cupstore_meta_put(txn, "config", argv[3]));
+        if (argc == 5)
+            CK(cupstore_meta_put(txn, CUPSTORE_META_CONFIG "buffer_size", argv[4]));
+        CK(cupstore_txn_commit(txn));
+        cupstore_env_close(env);
+        return 0;
+    }
     if (argc == 3 && strcmp(argv[1], "--running") == 0) {
         sess r = {"20250101T130000-1", 1, -1};
         char host[64];
@@ -622,7 +643,9 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc != 2) {
-        fprintf(stderr, "usage: fill_store DIR | --running DIR | --count-only DIR | --invisible DIR | --bench DIR N | --shuffled DIR N [CLAIMED]\n");
+        fprintf(stderr, "usage: fill_store DIR | --running DIR | --count-only DIR | --invisible DIR "
+                        "| --bench DIR N | --shuffled DIR N [CLAIMED] | --config DIR TEXT "
+                        "[BUFFER_SIZE]\n");
         return 2;
     }
     CK(cupstore_dir_prepare(argv[1]));

@@ -147,6 +147,29 @@ grep -q 'Do not use this trace for timing attribution' "$WORK/report_20250101T12
     fail "timing attribution warning"
 grep -q 'died without the stop protocol' "$WORK/report_20250101T120204.out" || fail "advice for a crash"
 
+# report's buffer size: the structured config.buffer_size key, and for
+# stores written before it the free-text "config" row
+for c in "text:buffer_size=65536|:small" "key:pool=8|65536:small" \
+    "both:buffer_size=65536|4194304:fine"; do
+    # (not name/want: run() sets those)
+    cfg=${c%%:*} rest=${c#*:} expect=${c##*:}
+    rest=${rest%:*} text=${rest%|*} key=${rest#*|}
+    if [ -n "$key" ]; then
+        "$FILL" --config "$WORK/cfg_$cfg" "$text" "$key" || fail "fill_store --config $cfg"
+    else
+        "$FILL" --config "$WORK/cfg_$cfg" "$text" || fail "fill_store --config $cfg"
+    fi
+    out=$WORK/report_cfg_$cfg.out
+    run 1 "report_cfg_$cfg" "$CUPTOP" report --store "$WORK/cfg_$cfg" 20250101T120100
+    [ -s "$out" ] || fail "config $cfg: no report"
+    if [ "$expect" = small ]; then
+        grep -qi 'buffers are small (64K' "$out" ||
+            fail "config $cfg: report does not read the 64 KiB buffer size"
+    elif grep -qi 'buffers are small' "$out"; then
+        fail "config $cfg: the config.buffer_size key (4 MiB) does not win over the text"
+    fi
+done
+
 # notes: the agent's warnings, in report (all levels), in check (warnings and
 # errors that explain an INCOMPLETE verdict) and in sessions --json; hostile
 # bytes in a note escaped on the terminal, intact in JSON

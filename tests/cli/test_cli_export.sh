@@ -219,4 +219,21 @@ if [ -z "${CUPTOP_TEST_SANITIZER:-}" ] && [ -f "$SHIM" ]; then
     [ -z "$(ls -A "$O" | grep '^\.')" ] || fail "a failed export left temporaries: $(ls -A "$O")"
 fi
 
+# a mark that cannot be read is not "no such mark": an undecodable mark row
+# (written with mdb_load) says the store is damaged; a missing one says so
+if command -v mdb_load >/dev/null 2>&1; then
+    M=$WORK/markbad
+    "$FILL" "$M" || fail "fill_store (mark)"
+    printf 'VERSION=3\nformat=bytevalue\ndatabase=marks\ntype=btree\nHEADER=END\n 626164\n ff\nDATA=END\n' |
+        mdb_load -s marks "$M/$CLEAN" || fail "mdb_load of a bad mark"
+    run 2 mark_damaged "$CUPTOP" export --store "$M" "$CLEAN" --mark bad --format jsonl -o "$O/bad.jsonl"
+    grep -q "cannot read the mark 'bad': the session's store is damaged" "$WORK/mark_damaged.err" ||
+        fail "damaged mark: $(cat "$WORK/mark_damaged.err")"
+    run 2 mark_missing "$CUPTOP" export --store "$M" "$CLEAN" --mark nosuch --format jsonl -o "$O/no.jsonl"
+    grep -q "has no mark named 'nosuch'" "$WORK/mark_missing.err" ||
+        fail "missing mark: $(cat "$WORK/mark_missing.err")"
+else
+    echo "mdb_load (lmdb-utils) not installed: the damaged-mark check did not run"
+fi
+
 finish

@@ -336,9 +336,9 @@ static void fill_health(cupstore_health *h)
         h->records_by_device[i] = v++ * 7;
     for (int i = 0; i < CUPSTORE_LOSS_MAX; i++)
         h->loss[i] = v++;
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < CUPSTORE_OVERHEAD_MAX; i++)
         h->overhead_by_type[i] = v++ * 3;
-    h->overhead_by_type[7] = UINT64_MAX;
+    h->overhead_by_type[CUPSTORE_OVERHEAD_MAX - 1] = UINT64_MAX;
     h->queue_depth = 5, h->queue_high_water = 17, h->queue_capacity = 1024;
     h->req_lat = (cupstore_lat){100, 200, 3000, 40000};
     h->cmp_lat = (cupstore_lat){101, 201, 3001, 40001};

@@ -211,6 +211,96 @@ static void test_bad_data_files(void **state)
     free(junk);
 }
 
+/* ---- cupstore_write: the one write path ---------------------------------- */
+
+struct wr_arg {
+    cupstore_record r[600];
+    int calls;
+    int fail_first;          /* return `code` from the first fail_first calls */
+    int code;
+    uint64_t second;
+};
+
+static int wr_fn(cupstore_txn *txn, void *arg)
+{
+    struct wr_arg *w = arg;
+    cupstore_loss_row lr = {.second = w->second, .count = (uint64_t)++w->calls};
+    int rc = cupstore_loss_add(txn, &lr);
+    if (rc == 0 && w->calls <= w->fail_first)
+        return w->code;
+    return rc ? rc : cupstore_chunk_put(txn, w->r, sizeof w->r / sizeof w->r[0]);
+}
+
+static int loss_sum_fn(const cupstore_loss_row *r, void *arg)
+{
+    *(uint64_t *)arg += r->count;
+    return 0;
+}
+
+static uint64_t loss_sum(cupstore_env *env, uint64_t second)
+{
+    cupstore_txn *txn;
+    uint64_t sum = 0;
+    assert_int_equal(cupstore_txn_begin(env, false, &txn), 0);
+    assert_int_equal(cupstore_loss_scan(txn, second, second, loss_sum_fn, &sum), 0);
+    cupstore_txn_abort(txn);
+    return sum;
+}
+
+static void test_write_retries(void **state)
+{
+    st_fix *f = *state;
+    cupstore_open_opts opts = {.map_initial = 256 << 10, .map_max = 1 << 20};
+    cupstore_env *env;
+    char *id;
+    static struct wr_arg w;
+    uint64_t seed = 5, mapsize;
+
+    assert_int_equal(cupstore_session_create(&env, &id, f->dir, 1, &opts), 0);
+
+    /* EAGAIN and CUPSTORE_EBUSY from fn: the whole txn runs again and only
+     * the attempt that committed is in the store */
+    w = (struct wr_arg){.r = {{0}}, .fail_first = 2, .code = EAGAIN, .second = 1};
+    for (size_t i = 0; i < sizeof w.r / sizeof w.r[0]; i++)
+        st_record(&w.r[i], (unsigned)(i % CUPSTORE_KIND_MAX), &seed, 1ull << 60);
+    assert_int_equal(cupstore_write(env, wr_fn, &w, 0), 0);
+    assert_int_equal(w.calls, 3);
+    assert_int_equal(loss_sum(env, 1), 3);
+    w.calls = 0, w.fail_first = 1, w.code = CUPSTORE_EBUSY, w.second = 2;
+    assert_int_equal(cupstore_write(env, wr_fn, &w, 0), 0);
+    assert_int_equal(w.calls, 2);
+    assert_int_equal(loss_sum(env, 2), 2);
+    /* the attempts are a bound: busy every time ends busy, nothing written */
+    w.calls = 0, w.fail_first = 100, w.second = 3;
+    assert_int_equal(cupstore_write(env, wr_fn, &w, 3), CUPSTORE_EBUSY);
+    assert_int_equal(w.calls, 3);
+    assert_int_equal(loss_sum(env, 3), 0);
+    /* any other failure ends at once */
+    w.calls = 0, w.fail_first = 100, w.code = EIO, w.second = 4;
+    assert_int_equal(cupstore_write(env, wr_fn, &w, 0), EIO);
+    assert_int_equal(w.calls, 1);
+    assert_int_equal(loss_sum(env, 4), 0);
+    assert_int_equal(cupstore_write(env, NULL, &w, 0), CUPSTORE_EINVAL);
+
+    /* map growth: batches that do not fit are retried in the grown map
+     * until the cap, where CUPSTORE_EFULL ends it without a retry */
+    int rc = 0, batches = 0;
+    w.fail_first = 0;
+    while (rc == 0 && batches < 1000) {
+        w.calls = 0;
+        w.second = 10 + (uint64_t)batches++;
+        rc = cupstore_write(env, wr_fn, &w, 0);
+        if (rc == 0)
+            assert_int_equal(loss_sum(env, w.second), (uint64_t)w.calls);
+    }
+    assert_int_equal(rc, CUPSTORE_EFULL);
+    assert_int_equal(cupstore_env_usage(env, NULL, &mapsize), 0);
+    assert_int_equal(mapsize, 1 << 20); /* grown twice on the way */
+    assert_int_equal(loss_sum(env, w.second), 0);
+    cupstore_env_close(env);
+    free(id);
+}
+
 /* ---- Map full ------------------------------------------------------------ */
 
 static void test_map_full(void **state)
@@ -294,6 +384,7 @@ int main(void)
         T(test_foreign_lmdb),
         T(test_bad_data_files),
         T(test_map_full),
+        T(test_write_retries),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

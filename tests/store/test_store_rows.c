@@ -73,6 +73,52 @@ static void test_meta(void **state)
     free(id);
 }
 
+struct mcollect {
+    char seen[256];
+    int n, stop_at;
+};
+
+static int meta_fn(const char *key, const char *value, void *arg)
+{
+    struct mcollect *c = arg;
+    size_t l = strlen(c->seen);
+    snprintf(c->seen + l, sizeof c->seen - l, "%s=%s;", key, value);
+    return ++c->n == c->stop_at ? 42 : 0;
+}
+
+/* cupstore_meta_scan: the keys with a prefix, in key order, nothing else
+ * (not a key that merely starts like it, not the store's own rows). */
+static void test_meta_scan(void **state)
+{
+    st_fix *f = *state;
+    cupstore_env *env = st_create(f->dir, NULL);
+    cupstore_txn *txn = wbegin(env);
+    assert_int_equal(cupstore_meta_put(txn, "config.pool", "64"), 0);
+    assert_int_equal(cupstore_meta_put(txn, "config.buffer_size", "4194304"), 0);
+    assert_int_equal(cupstore_meta_put(txn, "config", "pool=64\n"), 0);
+    assert_int_equal(cupstore_meta_put(txn, "configx", "no"), 0);
+    assert_int_equal(cupstore_meta_put(txn, "host", "h"), 0);
+    assert_int_equal(cupstore_txn_commit(txn), 0);
+
+    txn = rbegin(env);
+    struct mcollect c = {.stop_at = -1};
+    assert_int_equal(cupstore_meta_scan(txn, "config.", meta_fn, &c), 0);
+    assert_string_equal(c.seen, "config.buffer_size=4194304;config.pool=64;");
+    memset(&c, 0, sizeof c);
+    c.stop_at = 1;
+    assert_int_equal(cupstore_meta_scan(txn, "config.", meta_fn, &c), 42);
+    assert_string_equal(c.seen, "config.buffer_size=4194304;");
+    memset(&c, 0, sizeof c);
+    c.stop_at = -1;
+    assert_int_equal(cupstore_meta_scan(txn, "zz", meta_fn, &c), 0);
+    assert_int_equal(c.n, 0);
+    assert_int_equal(cupstore_meta_scan(txn, "", meta_fn, &c), CUPSTORE_EINVAL);
+    assert_int_equal(cupstore_meta_scan(txn, ".chunk", meta_fn, &c), CUPSTORE_EINVAL);
+    assert_int_equal(cupstore_meta_scan(txn, "config.", NULL, &c), CUPSTORE_EINVAL);
+    cupstore_txn_abort(txn);
+    cupstore_env_close(env);
+}
+
 struct hcollect {
     cupstore_health rows[16];
     int n;
@@ -704,7 +750,7 @@ static void test_env_open_path(void **state)
     assert_int_equal(cupstore_env_usage(env, &used, &mapsize), 0);
     assert_true(used > 0 && used <= mapsize);
     assert_int_equal(mapsize, 64ull << 20);
-    assert_true(cupstore_env_reader_check(env) >= 0);
+    assert_int_equal(cupstore_env_reader_check(env, NULL), 0);
     cupstore_env_close(env);
     assert_int_equal(cupstore_env_open(&env, path, CUPSTORE_CREATE, NULL), CUPSTORE_EEXIST);
     assert_int_equal(cupstore_env_open(&env, path, CUPSTORE_CREATE | CUPSTORE_RDONLY, NULL),
@@ -723,6 +769,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         T(test_meta),
+        T(test_meta_scan),
         T(test_health),
         T(test_loss),
         T(test_names),

@@ -228,41 +228,43 @@ static int put_final(cupstore_txn *txn, const fill_session *s, uint64_t end_s)
     return cupstore_final_put(txn, &f);
 }
 
-/* Commit, retrying the batch when the map was grown. */
+struct write_all_arg {
+    const fill_session *s;
+    uint64_t start_s;
+};
+
+/* The whole session in one txn (cupstore_write retries it when the map
+ * was grown). */
+static int put_all(cupstore_txn *txn, void *arg)
+{
+    const struct write_all_arg *w = arg;
+    const fill_session *s = w->s;
+    uint64_t start_s = w->start_s;
+    int rc = put_meta(txn, s, start_s);
+    rc = rc ? rc : put_epochs(txn, s, start_s);
+    for (unsigned t = 0; rc == 0 && t < s->seconds; t++) {
+        cupstore_health h;
+        uint64_t sec = start_s + t;
+        fill_health_row(s->kind, t, s->seconds, kinds_of_epoch(epoch_of(s->kind, t, s->seconds)),
+                        sec, &h);
+        if (s->kind == FILL_COMPLETE)
+            h.kinds_enabled = CUPSTORE_KINDS_DEFAULT;
+        if (t + 1 == s->seconds && s->kind == FILL_INCOMPLETE)
+            h.loss[CUPSTORE_LOSS_TAIL] = 120;
+        rc = cupstore_health_put(txn, &h);
+        rc = rc ? rc : put_losses(txn, &h);
+        if (rc == 0 && t + 120 >= s->seconds)
+            rc = put_records(txn, sec, 12);
+    }
+    if (rc == 0 && (s->kind == FILL_COMPLETE || s->kind == FILL_INCOMPLETE))
+        rc = put_final(txn, s, start_s + s->seconds - 1);
+    return rc;
+}
+
 static int write_all(cupstore_env *env, const fill_session *s, uint64_t start_s)
 {
-    for (int attempt = 0; attempt < 4; attempt++) {
-        cupstore_txn *txn;
-        int rc = cupstore_txn_begin(env, true, &txn);
-        if (rc)
-            return rc;
-        rc = put_meta(txn, s, start_s);
-        rc = rc ? rc : put_epochs(txn, s, start_s);
-        for (unsigned t = 0; rc == 0 && t < s->seconds; t++) {
-            cupstore_health h;
-            uint64_t sec = start_s + t;
-            fill_health_row(s->kind, t, s->seconds, kinds_of_epoch(epoch_of(s->kind, t, s->seconds)),
-                            sec, &h);
-            if (s->kind == FILL_COMPLETE)
-                h.kinds_enabled = CUPSTORE_KINDS_DEFAULT;
-            if (t + 1 == s->seconds && s->kind == FILL_INCOMPLETE)
-                h.loss[CUPSTORE_LOSS_TAIL] = 120;
-            rc = cupstore_health_put(txn, &h);
-            rc = rc ? rc : put_losses(txn, &h);
-            if (rc == 0 && t + 120 >= s->seconds)
-                rc = put_records(txn, sec, 12);
-        }
-        if (rc == 0 && (s->kind == FILL_COMPLETE || s->kind == FILL_INCOMPLETE))
-            rc = put_final(txn, s, start_s + s->seconds - 1);
-        if (rc) {
-            cupstore_txn_abort(txn);
-            return rc;
-        }
-        rc = cupstore_txn_commit(txn);
-        if (rc != EAGAIN)
-            return rc;
-    }
-    return EAGAIN;
+    struct write_all_arg w = {s, start_s};
+    return cupstore_write(env, put_all, &w, 4);
 }
 
 int fill_session_write(const char *dir, fill_session *s)
