@@ -89,9 +89,10 @@ int tui_suggest(const tui_suggest_in *in, const char *(*kind_name)(unsigned),
      * such drops by 60-65% only, a bigger pool ended them. */
     if ((cls == CUPSTORE_LOSS_DECLINED || cls == CUPSTORE_LOSS_CUPTI_DROPPED) &&
         in->pool_limit > 0.0 && in->buf_outstanding >= in->pool_limit) {
-        snprintf(buf, len, "Press + to double the buffer pool: CUPTI holds all %.0f buffers, "
+        snprintf(buf, len, "Press + to double the buffer pool: CUPTI holds %s %.0f buffer%s, "
                            "so narrowing kinds would not free one (%s).",
-                 in->pool_limit, where);
+                 in->pool_limit == 1.0 ? "its" : "all", in->pool_limit,
+                 in->pool_limit == 1.0 ? "" : "s", where);
         return -1;
     }
     if (enabled <= 1) {
