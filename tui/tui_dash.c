@@ -424,12 +424,23 @@ static void draw_header(tui *t, WINDOW *w)
     if (s) {
         tui_sess_state st = tui_sess_state_of(s);
         bool ok = st == TUI_ST_COMPLETE || (st == TUI_ST_RUNNING && s->sum.complete);
-        char id[40];
+        char id[40], head[128];
         tui_sanitize(s->id, strlen(s->id), id, sizeof id, true);
-        int x = tui_draw_textf(w, 0, 0, A_BOLD, "%s  pid %d  %s  %s  ", id,
-                               s->have_sum ? s->sum.pid : 0, tui_sess_state_name(st),
-                               ok ? (st == TUI_ST_RUNNING ? "ok so far" : "COMPLETE")
-                                  : "INCOMPLETE");
+        const char *verdict = ok ? (st == TUI_ST_RUNNING ? "ok so far" : "COMPLETE") : "INCOMPLETE";
+        /* State and verdict are never cut: on a narrow terminal the pid
+         * (also the id's suffix) goes, then the id keeps its tail. */
+        int cols = getmaxx(w);
+        snprintf(head, sizeof head, "%s  pid %d  %s  %s  ", id, s->have_sum ? s->sum.pid : 0,
+                 tui_sess_state_name(st), verdict);
+        if ((int)strlen(head) > cols) {
+            int fixed = (int)(strlen(tui_sess_state_name(st)) + strlen(verdict)) + 4;
+            int idw = cols - fixed;
+            size_t il = strlen(id);
+            const char *ids = idw > 0 && il > (size_t)idw ? id + il - (size_t)idw : id;
+            snprintf(head, sizeof head, "%.*s  %s  %s", idw > 0 ? idw : 0, ids,
+                     tui_sess_state_name(st), verdict);
+        }
+        int x = tui_draw_text(w, 0, 0, A_BOLD, head);
         tui_draw_text(w, 0, x, 0, s->cmd);
     }
     wbkgdset(w, ' ');

@@ -224,10 +224,11 @@ static void sessions_draw(tui *t)
     char dir[128];
     tui_sanitize(st->dir, strlen(st->dir), dir, sizeof dir, t->ascii);
     wbkgdset(h, ' ');
-    tui_draw_textf(h, 0, 0, A_BOLD, "cuptop  store %s  %zu session%s, %zu running  sort: %s%s%s%s",
-                   dir, st->n, st->n == 1 ? "" : "s", running, sort_names[v->sort],
-                   v->sort_desc ? " (desc)" : "",
-                   v->filter[0] ? "  filter: " : "", v->filter);
+    /* The store's path last: it is the longest and the least needed. */
+    tui_draw_textf(h, 0, 0, A_BOLD, "cuptop  %zu session%s, %zu running  sort: %s%s%s%s  store %s",
+                   st->n, st->n == 1 ? "" : "s", running, sort_names[v->sort],
+                   v->sort_desc ? " (desc)" : "", v->filter[0] ? "  filter: " : "", v->filter,
+                   dir);
     int y = 1, br = tui_banner_rows(t, COLS);
     tui_draw_banner(t, h, y, br);
     y += br;

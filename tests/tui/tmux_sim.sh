@@ -61,8 +61,8 @@ for round in 1 2 3 4 5 6; do
     tui_keys ' '
     tui_wait "pending" "request for $kind pending"
     tui_wait "applied" "request for $kind acknowledged by the agent"
-    # New figures need a few seconds of the new epoch.
-    sleep 3
+    # The suggestion moves on once the agent's row says $kind is off.
+    tui_wait_gone "Narrow $kind next"
 done
 tui_wait "No losses now" "drops stopped after narrowing"
 tui_keys q
