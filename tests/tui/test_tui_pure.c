@@ -308,6 +308,12 @@ static void test_suggest(void **state)
     in.buf_outstanding = 8; /* CUPTI holds the whole pool: only a bigger pool helps */
     assert_int_equal(tui_suggest(&in, cupstore_kind_name, cupstore_loss_name, buf, sizeof buf), -1);
     assert_non_null(strstr(buf, "double the buffer pool"));
+    assert_non_null(strstr(buf, "all 8 buffers"));
+    in.buf_outstanding = in.pool_limit = 1; /* one buffer: no "all 1 buffers" */
+    tui_suggest(&in, cupstore_kind_name, cupstore_loss_name, buf, sizeof buf);
+    assert_non_null(strstr(buf, "its 1 buffer,"));
+    assert_null(strstr(buf, "buffers,"));
+    in.buf_outstanding = in.pool_limit = 8;
     in.loss_rate[CUPSTORE_LOSS_DECLINED] = 0;
     in.loss_rate[CUPSTORE_LOSS_CUPTI_DROPPED] = 100; /* CUPTI >= 27 reports declines as drops */
     assert_int_equal(tui_suggest(&in, cupstore_kind_name, cupstore_loss_name, buf, sizeof buf), -1);
