@@ -502,8 +502,6 @@ static void draw_counters(tui *t, WINDOW *w)
             flow_item(&fl, tui_color_attr(applied ? TUI_C_OK : TUI_C_WARN),
                       applied ? "applied" : "pending");
         }
-    } else {
-        flow_item(&fl, tui_color_attr(TUI_C_DIM), "control: no requests");
     }
     if (h->have_last) {
         snprintf(item, sizeof item, "epoch %u", h->last.epoch);
@@ -535,6 +533,9 @@ static void draw_counters(tui *t, WINDOW *w)
         }
         flow_item(&fl, 0, item);
     }
+    static const char no_ctl[] = "control: no requests";
+    if (!h->have_ctl && fl.x + (int)strlen(no_ctl) <= getmaxx(w))   /* least news: last, if room */
+        flow_item(&fl, tui_color_attr(TUI_C_DIM), no_ctl);
     wnoutrefresh(w);
 }
 

@@ -47,8 +47,15 @@ tui_start_size() {
     w=$1 h=$2
     shift 2
     rm -f "$TUI_TMP/exit" "$TUI_TMP/pid"
-    tmux -L "$TUI_SOCK" -f /dev/null new-session -d -s tui -x "$w" -y "$h" \
-        "env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=$TUI_TERM sh -c 'echo \$\$ > $TUI_TMP/pid; exec \"\$@\"' sh $*; echo \$? > $TUI_TMP/exit; sleep 600"
+    # A server killed just before may still be going away: try again.
+    end=$(( $(date +%s) + TUI_DEADLINE ))
+    until tmux -L "$TUI_SOCK" -f /dev/null new-session -d -s tui -x "$w" -y "$h" \
+        "env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=$TUI_TERM sh -c 'echo \$\$ > $TUI_TMP/pid; exec \"\$@\"' sh $*; echo \$? > $TUI_TMP/exit; sleep 600" \
+        2>/dev/null && tmux -L "$TUI_SOCK" has-session -t tui 2>/dev/null; do
+        [ "$(date +%s)" -lt "$end" ] || fail "tmux did not start a session"
+        tmux -L "$TUI_SOCK" kill-server >/dev/null 2>&1
+        sleep 0.2
+    done
     tmux -L "$TUI_SOCK" set-option -t tui -g remain-on-exit on >/dev/null 2>&1 || true
 }
 
