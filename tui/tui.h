@@ -159,11 +159,8 @@ typedef struct tui_dash_layout {
 bool tui_layout_dash(int rows, int cols, int banner_rows, tui_dash_layout *l);
 
 /* ---- Text --------------------------------------------------------------- */
-/** Copy at most len bytes of s into out (size outlen, always terminated),
- *  replacing control characters, escapes, invalid UTF-8, C1 controls and
- *  bidi overrides by '?'.  ascii_only: also replace every non-ASCII byte.
- *  Returns the length written. */
-size_t tui_sanitize(const char *s, size_t len, char *out, size_t outlen, bool ascii_only);
+/* Text from the trace goes through model_sanitize (src/model/model.h), the
+ * sanitiser the CLI's model_escape shares. */
 /** One line of wrapped text: bytes [start, start + len) of the string. */
 typedef struct tui_line {
     size_t start, len;

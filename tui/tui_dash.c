@@ -425,7 +425,7 @@ static void draw_header(tui *t, WINDOW *w)
         tui_sess_state st = tui_sess_state_of(s);
         bool ok = st == TUI_ST_COMPLETE || (st == TUI_ST_RUNNING && s->sum.complete);
         char id[40], head[128];
-        tui_sanitize(s->id, strlen(s->id), id, sizeof id, true);
+        model_sanitize(s->id, strlen(s->id), id, sizeof id, true);
         const char *verdict = ok ? (st == TUI_ST_RUNNING ? "ok so far" : "COMPLETE") : "INCOMPLETE";
         /* State and verdict are never cut: on a narrow terminal the pid
          * (also the id's suffix) goes, then the id keeps its tail. */
