@@ -149,8 +149,10 @@ int tui_getch(tui *t, WINDOW *w, int ms)
     uint64_t start = clock_ns(CLOCK_MONOTONIC);
     wtimeout(w, ms);
     int ch = wgetch(w);
-    if (ch != ERR && !tui_signals.quit && !tui_signals.hangup)
+    if (ch != ERR && !tui_signals.quit && !tui_signals.hangup) {
+        t->early_errs = 0;
         return ch;
+    }
     if (tui_signals.quit || tui_signals.hangup) {
         t->lost = t->lost || tui_signals.hangup;
         t->quit = true;
@@ -160,7 +162,10 @@ int tui_getch(tui *t, WINDOW *w, int ms)
      * the time ran out with input "readable" is end of file. */
     uint64_t waited_ms = (clock_ns(CLOCK_MONOTONIC) - start) / 1000000u;
     bool early = ms != 0 && (ms < 0 || waited_ms + 5 < (uint64_t)ms);
-    if (terminal_gone(early)) {
+    t->early_errs = early ? t->early_errs + 1 : 0;
+    /* Whatever the terminal says: a getch that keeps failing at once is
+     * one that will never give a key (and would spin the CPU). */
+    if (terminal_gone(early) || t->early_errs > 200) {
         t->lost = true;
         t->quit = true;
         return TUI_KEY_GONE;

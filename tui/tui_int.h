@@ -224,6 +224,7 @@ struct tui {
     bool help;                   /* help overlay open                     */
     bool quit;
     bool lost;                   /* the terminal went away (EOF, hangup)  */
+    unsigned early_errs;         /* getch ERRs in a row before their time */
     tui_screen agg_from;         /* screen the devices view was opened from */
     bool dirty_layout;
     char status[256];            /* one-line message                      */

@@ -41,6 +41,9 @@ lost_kill() {
     until gone "$pid"; do
         if [ "$(date +%s)" -ge "$end" ]; then
             ps -o pid,stat,pcpu,cmd -p "$pid" 2>/dev/null
+            # where it is (when gdb is there): for the report
+            command -v gdb >/dev/null 2>&1 &&
+                timeout 30 gdb -p "$pid" -batch -ex bt 2>/dev/null | grep '^#' | head -20
             kill -9 "$pid" 2>/dev/null
             fail "the monitor kept running after its terminal went away ($what open)"
         fi
