@@ -211,7 +211,11 @@ void cupstore_txn_abort(cupstore_txn *txn);
  * "cupti_version", "cupti_api_version", "driver_version", "devices"
  * (one "index:name" per line), "config" (the agent configuration, one
  * "key=value" per line), "agent_version", "sink" ("store"/"null"),
- * "cupti_library". Values are NUL-free strings. */
+ * "cupti_library"; provenance: "simulated", "driver_version_source",
+ * "cuda_driver_version", "cuda_runtime_version", "kernel_release", "os",
+ * "virt", "label", "cuptop_version", "unknown" (key=reason lines) and
+ * "device.N" (key=value lines from CUPTI's DEVICE record); see
+ * doc/store-format.md.  Values are NUL-free strings. */
 int cupstore_meta_put(cupstore_txn *txn, const char *key, const char *value);
 /** @param[out] value  malloc'ed copy; caller frees. CUPSTORE_ENOTFOUND. */
 int cupstore_meta_get(cupstore_txn *txn, const char *key, char **value);

@@ -176,34 +176,4 @@ void tui_format_ns(double ns, char *buf, size_t len);
 /** Human duration from seconds: 45s, 12m03s, 3h05m. */
 void tui_format_secs(uint64_t s, char *buf, size_t len);
 
-/* ---- Epoch analysis ----------------------------------------------------- */
-typedef struct tui_epoch_stat {
-    uint32_t id;
-    uint32_t kinds;
-    uint64_t start_s, end_s;       /* end_s: last second seen (inclusive)  */
-    uint64_t seconds;              /* seconds with a health row            */
-    uint64_t records;
-    uint64_t losses;               /* all loss classes                     */
-} tui_epoch_stat;
-
-/** The baseline: the widest (longest) epoch with zero losses and at least
- *  one second of data; ties go to the later epoch.  Returns its index, or
- *  -1 when every epoch lost records. */
-int tui_epoch_baseline(const tui_epoch_stat *e, size_t n);
-
-typedef struct tui_suggest_in {
-    uint32_t kinds_enabled;
-    double rate_by_kind[16];       /* records/s per cupstore_kind, recent   */
-    double loss_rate[16];          /* per cupstore_loss class, recent       */
-    unsigned nkinds, nloss;        /* entries used in the arrays above      */
-    double buf_outstanding, pool_limit;
-    double queue_depth, queue_capacity;
-} tui_suggest_in;
-
-/** One suggestion line: which kind to narrow next, from record rates and
- *  where the pressure is.  Kind and loss names come from the callbacks so
- *  this stays independent of the store.  Returns the kind suggested or -1. */
-int tui_suggest(const tui_suggest_in *in, const char *(*kind_name)(unsigned),
-                const char *(*loss_name)(unsigned), char *buf, size_t len);
-
 #endif /* CUPTOP_TUI_H */

@@ -37,6 +37,7 @@ static void agg_draw(tui *t)
         unsigned sessions;
         double rate, drops;
         char ids[160];
+        char name[28];      /* as the agent recorded it (model_prov)    */
     } dev[CUPSTORE_DEVICE_MAX + 1];
     memset(dev, 0, sizeof dev);
     unsigned live = 0;
@@ -53,6 +54,9 @@ static void agg_draw(tui *t)
             dev[d].sessions++;
             dev[d].rate += (double)s->last.records_by_device[d];
             dev[d].drops += (double)s->drops_dev[d];
+            if (!dev[d].name[0] && s->sum.prov && s->sum.prov->dev[d].known)
+                model_sanitize(s->sum.prov->dev[d].name, strlen(s->sum.prov->dev[d].name),
+                             dev[d].name, sizeof dev[d].name, true);
             size_t l = strlen(dev[d].ids);
             snprintf(dev[d].ids + l, sizeof dev[d].ids - l, "%s%d", l ? " " : "", s->sum.pid);
         }
@@ -65,7 +69,7 @@ static void agg_draw(tui *t)
     WINDOW *w = v->win_body;
     werase(w);
     tui_draw_text(w, 0, 0, tui_color_attr(TUI_C_HEADER),
-                  " DEVICE  SESSIONS    REC/S  DROPS/S  PIDS                      ");
+                  " DEVICE  NAME                     SESSIONS    REC/S  DROPS/S  PIDS        ");
     int y = 1;
     for (int d = 0; d < CUPSTORE_DEVICE_MAX && y < getmaxy(w); d++) {
         if (!dev[d].sessions)
@@ -73,7 +77,8 @@ static void agg_draw(tui *t)
         char rate[16], drops[16];
         tui_format_count(dev[d].rate, rate, sizeof rate);
         tui_format_count(dev[d].drops, drops, sizeof drops);
-        int x = tui_draw_textf(w, y, 0, 0, " %6d  %8u  %7s  ", d, dev[d].sessions, rate);
+        int x = tui_draw_textf(w, y, 0, 0, " %6d  %-24s %8u  %7s  ", d,
+                               dev[d].name[0] ? dev[d].name : "?", dev[d].sessions, rate);
         x = tui_draw_textf(w, y, x, dev[d].drops > 0 ? tui_color_attr(TUI_C_BAD) : 0, "%7s",
                            drops);
         tui_draw_textf(w, y, x, 0, "  %s", dev[d].ids);

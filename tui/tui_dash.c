@@ -441,6 +441,20 @@ static void draw_header(tui *t, WINDOW *w)
                      tui_sess_state_name(st), verdict);
         }
         int x = tui_draw_text(w, 0, 0, A_BOLD, head);
+        /* what it ran on: the label and the first device the agent named */
+        const model_prov *p = s->have_sum ? s->sum.prov : NULL;
+        char buf[96], lab[64];
+        if (p && p->label) {
+            model_sanitize(p->label, strlen(p->label), lab, sizeof lab, true);
+            x = tui_draw_textf(w, 0, x, A_BOLD, "[%s]  ", lab);
+        }
+        for (unsigned d = 0; p && d < CUPSTORE_DEVICE_MAX; d++)
+            if (p->dev[d].known) {
+                model_prov_device_label(p, d, buf, sizeof buf);
+                model_sanitize(buf, strlen(buf), lab, sizeof lab, true);
+                x = tui_draw_textf(w, 0, x, 0, "%s  ", lab);
+                break;
+            }
         tui_draw_text(w, 0, x, 0, s->cmd);
     }
     wbkgdset(w, ' ');

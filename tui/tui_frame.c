@@ -58,6 +58,7 @@ void tui_set_screen(tui *t, tui_screen s)
 void tui_open_session(tui *t, size_t i)
 {
     t->cur = (long)i;
+    t->kv.judged = false;
     tui_hist_reset(&t->hist);
     t->dv.follow = true;
     t->dv.cursor_live = true;

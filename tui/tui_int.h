@@ -142,7 +142,6 @@ const bool *tui_hist_valid(const tui_hist *h, int series);
 /** Value at a second (0 when missing). */
 double tui_hist_at(const tui_hist *h, int series, uint64_t second, bool *valid);
 /** Per-epoch statistics from the history; returns how many. */
-size_t tui_hist_epochs(const tui_hist *h, tui_epoch_stat *out, size_t max);
 /** Pure ring arithmetic, exposed for tests: point store at a second. */
 void tui_hist_set(tui_hist *h, int series, uint64_t second, double v);
 
@@ -203,7 +202,21 @@ typedef struct tui_dash_view {
 typedef struct tui_kinds_view {
     int sel;
     WINDOW *win_head, *win_kinds, *win_epochs, *win_suggest, *win_foot;
+    /* the model's judgement, redone when a new second arrives */
+    bool judged;                 /* ep and suggest are for judged_cur     */
+    long judged_cur;             /* session judged                        */
+    uint64_t judged_second;      /* its last health row then              */
+    model_epoch_stat *ep;        /* per-epoch figures (model_facts)       */
+    size_t nep;
+    char suggest[192];           /* the first recommendation, short       */
 } tui_kinds_view;
+
+/** Judge session t->cur again if a second arrived (kinds view). */
+void tui_kinds_judge(tui *t);
+/** The suggestion line for a session from the model's advice: the first
+ *  recommendation with the key that applies it when one does (pure). */
+void tui_suggest_line(const model_summary *s, const model_advice *a, size_t n, bool running,
+                      char *buf, size_t len);
 
 typedef struct tui_agg_view {
     WINDOW *win_head, *win_body, *win_foot;

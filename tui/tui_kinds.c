@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tui_int.h"
@@ -62,6 +63,10 @@ static void kinds_compact(uint32_t mask, char *buf, size_t len)
 static void kinds_destroy(tui *t)
 {
     tui_kinds_view *v = &t->kv;
+    free(v->ep);
+    v->ep = NULL;
+    v->nep = 0;
+    v->judged = false;
     tui_window_free(&v->win_head);
     tui_window_free(&v->win_kinds);
     tui_window_free(&v->win_epochs);
@@ -100,9 +105,52 @@ static void kinds_layout(tui *t)
     v->win_foot = tui_window(v->win_foot, (tui_rect){LINES - 1, 0, 1, COLS});
 }
 
+void tui_kinds_judge(tui *t)
+{
+    tui_kinds_view *v = &t->kv;
+    const tui_hist *h = &t->hist;
+    int err = 0;
+    if (t->cur < 0 || !h->have_last)
+        return;
+    if (v->judged && v->judged_cur == t->cur && v->judged_second == h->last_second)
+        return;
+    cupstore_env *env = tui_store_env(&t->store, (size_t)t->cur, false, &err);
+    if (!env)
+        return;
+    /* the epochs over the whole session; the advice over the last
+     * RECENT_SECONDS of a running session, the whole of an ended one */
+    bool running = tui_sess_state_of(&t->store.s[t->cur]) == TUI_ST_RUNNING;
+    uint64_t from = running && h->last_second >= RECENT_SECONDS ? h->last_second - RECENT_SECONDS + 1 : 0;
+    uint64_t to = running ? h->last_second : UINT64_MAX;
+    model_facts all, win;
+    model_summary sum;
+    model_advice *adv = NULL;
+    size_t nadv = 0;
+    if (model_facts_read(env, 0, UINT64_MAX, &all, NULL) != 0)
+        return;
+    free(v->ep);
+    v->ep = all.epochs;
+    v->nep = all.nepochs;
+    all.epochs = NULL;
+    if (model_judge(env, from, to, &sum, &win, &adv, &nadv, NULL) == 0) {
+        tui_suggest_line(&sum, adv, nadv, running, v->suggest, sizeof v->suggest);
+        free(adv);
+        model_facts_free(&win);
+        model_summary_free(&sum);
+    } else {
+        snprintf(v->suggest, sizeof v->suggest, "cannot judge the session now");
+    }
+    v->judged = true;
+    v->judged_cur = t->cur;
+    v->judged_second = h->last_second;
+}
+
 static int kinds_sample(tui *t)
 {
-    return tui_dash_ops.sample(t);
+    int rc = tui_dash_ops.sample(t);
+    if (rc == 0)
+        tui_kinds_judge(t);
+    return rc;
 }
 
 static void draw_kinds(tui *t, WINDOW *w)
@@ -163,24 +211,12 @@ static void draw_kinds(tui *t, WINDOW *w)
     wnoutrefresh(w);
 }
 
-/* The pool limit an epoch ran with: its last second's (every control
- * request, a pool change included, starts an epoch). */
-static uint32_t epoch_pool(const tui_hist *h, uint32_t id)
-{
-    const double *ep = tui_hist_v(h, TUI_S_EPOCH), *pool = tui_hist_v(h, TUI_S_POOL_LIMIT);
-    const bool *epv = tui_hist_valid(h, TUI_S_EPOCH);
-    for (size_t i = h->len; i > 0; i--)
-        if (epv[i - 1] && (uint32_t)ep[i - 1] == id)
-            return (uint32_t)pool[i - 1];
-    return 0;
-}
-
 static void draw_epochs(tui *t, WINDOW *w)
 {
     werase(w);
-    tui_epoch_stat ep[TUI_MAX_EPOCHS];
-    size_t n = tui_hist_epochs(&t->hist, ep, TUI_MAX_EPOCHS);
-    int base = tui_epoch_baseline(ep, n);
+    const model_epoch_stat *ep = t->kv.ep;
+    size_t n = t->kv.nep;
+    int base = model_epoch_baseline(ep, n);
     bool off = tui_agent_disabled(&t->hist);
     /* Three widths: kind names in full, kinds as letters, and narrow (the
      * baseline is a '*' explained below the table). */
@@ -204,11 +240,11 @@ static void draw_epochs(tui *t, WINDOW *w)
             cupstore_kinds_format(ek, kinds, sizeof kinds);
         else
             kinds_compact(ek, kinds, sizeof kinds);
-        tui_format_secs(ep[i].seconds, dur, sizeof dur);
-        tui_format_count(ep[i].seconds ? (double)ep[i].records / (double)ep[i].seconds : 0.0,
+        tui_format_secs((uint64_t)(ep[i].seconds + 0.5), dur, sizeof dur);
+        tui_format_count(ep[i].seconds > 0 ? (double)ep[i].records / ep[i].seconds : 0.0,
                          rate, sizeof rate);
         tui_format_count((double)ep[i].losses, loss, sizeof loss);
-        uint32_t pl = epoch_pool(&t->hist, ep[i].id);
+        uint32_t pl = ep[i].pool_limit;
         if (pl)
             snprintf(pool, sizeof pool, "%u", pl);
         int y = (int)(i - first) + 1;
@@ -237,28 +273,20 @@ static void draw_epochs(tui *t, WINDOW *w)
 
 static void draw_suggest(tui *t, WINDOW *w)
 {
-    const tui_hist *h = &t->hist;
     werase(w);
-    tui_suggest_in in;
-    memset(&in, 0, sizeof in);
-    in.kinds_enabled = tui_kinds_on(h);
-    in.nkinds = CUPSTORE_KIND_MAX;
-    in.nloss = CUPSTORE_LOSS_MAX;
-    for (int k = 0; k < CUPSTORE_KIND_MAX; k++)
-        in.rate_by_kind[k] = recent_mean(h, TUI_S_REC_KIND + k);
-    for (int c = 0; c < CUPSTORE_LOSS_MAX; c++)
-        in.loss_rate[c] = recent_mean(h, TUI_S_LOSS + c);
-    if (h->have_last) {
-        in.buf_outstanding = h->last.buf_outstanding;
-        in.pool_limit = h->last.pool_limit;
-        in.queue_depth = h->last.queue_depth;
-        in.queue_capacity = h->last.queue_capacity;
-    }
-    char line[256];
-    tui_suggest(&in, cupstore_kind_name, cupstore_loss_name, line, sizeof line);
-    /* Wrapped, never cut: the instruction may come last. */
     tui_draw_text(w, 0, 0, A_BOLD, "Suggestion: ");
-    tui_draw_wrapped(w, 0, 12, 0, line, getmaxy(w) - 1);
+    if (t->kv.judged) {
+        /* What to do, then the key that does it now: each part wrapped,
+         * never cut (the instruction may come last). */
+        char first[sizeof t->kv.suggest];
+        snprintf(first, sizeof first, "%s", t->kv.suggest);
+        char *nl = strchr(first, '\n');
+        if (nl)
+            *nl++ = '\0';
+        int used = tui_draw_wrapped(w, 0, 12, 0, first, getmaxy(w) - 1);
+        if (nl && used < getmaxy(w) - 1)
+            tui_draw_wrapped(w, used, 12, 0, nl, getmaxy(w) - 1 - used);
+    }
     if (t->status[0])
         tui_draw_text(w, getmaxy(w) - 1, 0, tui_color_attr((tui_color)t->status_attr), t->status);
     wnoutrefresh(w);

@@ -106,6 +106,29 @@ done:
     memset(c->counts, 0, sizeof c->counts);
 }
 
+/* CUPTI's name of an API callback id (first use of each cbid only).  A
+ * cbid CUPTI cannot name stays "cbid N" in every output; the first few are
+ * noted so the reason is on record. */
+static const char *consumer_api_name(unsigned domain, uint32_t cbid, void *arg)
+{
+    agent *a = arg;
+    const char *name = NULL;
+    CUptiResult r = CUPTI_ERROR_NOT_SUPPORTED;
+    if (a->cupti.GetCallbackName)
+        r = a->cupti.GetCallbackName(domain == AGENT_API_RUNTIME ? CUPTI_CB_DOMAIN_RUNTIME_API
+                                                                 : CUPTI_CB_DOMAIN_DRIVER_API,
+                                     cbid, &name);
+    if (r == CUPTI_SUCCESS && name && name[0])
+        return name;
+    if (a->cons.unnamed_noted++ < 8)
+        agent_note(a, 0, "CUPTI names no %s API cbid %u (%s): shown as \"cbid %u\"",
+                   domain == AGENT_API_RUNTIME ? "runtime" : "driver", cbid,
+                   a->cupti.GetCallbackName ? agent_cupti_strerror(&a->cupti, r)
+                                            : "no cuptiGetCallbackName",
+                   cbid);
+    return NULL;
+}
+
 /* Parse one buffer into the batch; publish its counts once at the end.
  * Told to abandon at a full batch, the rest of the buffer is counted as
  * tail here (exactly, by kind and device) instead of being committed. */
@@ -137,6 +160,13 @@ static void consumer_parse(agent *a, const agent_qitem *it)
                 break;
             continue;
         }
+        if (rec->kind == CUPTI_ACTIVITY_KIND_DEVICE) {
+            /* provenance, not activity: stored as "device.N", outside
+             * every record count (the simulator's truth has none either) */
+            if (!to_tail)
+                agent_prov_device(a, rec);
+            continue;
+        }
         if (c->n == AGENT_BATCH_MAX && !to_tail) {
             if (!atomic_load_explicit(&a->consumer_abandon, memory_order_acquire))
                 consumer_commit(a);
@@ -156,6 +186,11 @@ static void consumer_parse(agent *a, const agent_qitem *it)
         } else {
             if (name)
                 r->name_id = agent_names_intern(&c->names, name, SIZE_MAX);
+            else if (r->kind == CUPSTORE_KIND_RUNTIME || r->kind == CUPSTORE_KIND_DRIVER)
+                r->name_id = agent_names_api(&c->names,
+                                             r->kind == CUPSTORE_KIND_RUNTIME ? AGENT_API_RUNTIME
+                                                                              : AGENT_API_DRIVER,
+                                             r->cbid, consumer_api_name, a);
             if (c->n++ == 0)
                 c->first_mono = agent_mono_ns();
             c->counts[d][r->kind]++;
@@ -261,6 +296,7 @@ int agent_consumer_start(agent *a)
     }
     c->n = 0;
     c->refused_noted = false;
+    c->unnamed_noted = 0;
     memset(c->counts, 0, sizeof c->counts);
     atomic_store(&a->consumer_quit, 0);
     atomic_store(&a->consumer_abandon, 0);

@@ -84,6 +84,8 @@ int agent_cupti_load(agent_cupti *t, const char *explicit_path, char *why, size_
     BIND(EnableDomain, 0);
     BIND(EnableCallback, 0);
     BIND(GetErrorMessage, 0);
+    BIND(GetCallbackName, 0);
+    BIND(ActivityEnableAndDump, 0);
     return 0;
 }
 

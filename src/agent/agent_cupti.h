@@ -39,6 +39,8 @@ typedef struct agent_cupti {
     AGENT_CUPTI_FN(EnableDomain);
     AGENT_CUPTI_FN(EnableCallback);
     AGENT_CUPTI_FN(GetErrorMessage);
+    AGENT_CUPTI_FN(GetCallbackName);        /* API names (consumer)     */
+    AGENT_CUPTI_FN(ActivityEnableAndDump);  /* DEVICE records at attach */
 } agent_cupti;
 
 /** Load CUPTI: explicit path (CUPTOP_CUPTI_LIBRARY) if non-empty, else

@@ -27,6 +27,7 @@ typedef struct health_state {
     agent_hist_snap req_prev, cmp_prev, commit_prev, batch_prev;
     uint32_t seen_noted;
     uint32_t devices_noted;
+    uint32_t threads_noted;     /* threads_seen last stored (meta "threads") */
 } health_state;
 
 static health_state health_s;
@@ -81,18 +82,9 @@ static int put_meta(cupstore_txn *txn, void *arg)
     if (a->loaded_cupti) {
         snprintf(buf, sizeof buf, "%u", a->api_version);
         PUT("cupti_api_version", buf);
-        PUT("cupti_version", buf);
     }
-    {
-        /* cheap when libcuda is already in the process; absent otherwise */
-        int (*drv)(int *) = (int (*)(int *))dlsym(RTLD_DEFAULT, "cuDriverGetVersion");
-        int v = 0;
-        if (drv && drv(&v) == 0 && v) {
-            snprintf(buf, sizeof buf, "%d.%d", v / 1000, (v % 1000) / 10);
-            PUT("driver_version", buf);
-            PUT("cuda_version", buf);
-        }
-    }
+    if (rc == 0)
+        rc = agent_prov_put(a, txn);   /* versions, host, label, unknowns */
     if (m->cupti_note) {
         /* CUPTI could not start: why, and CUPTI's code when it gave one */
         PUT("cupti_error", m->cupti_note);
@@ -127,6 +119,13 @@ void agent_health_begin_session(agent *a, const char *cupti_note)
         agent_log(a, 1, "cannot write session metadata: %s", cupstore_strerror(rc));
     if (a->cfg.dormant && a->loaded_cupti)
         agent_note(a, 0, "dormant: no activity kinds on until a control request");
+}
+
+static int put_threads(cupstore_txn *txn, void *arg)
+{
+    char buf[16];
+    snprintf(buf, sizeof buf, "%u", *(uint32_t *)arg);
+    return cupstore_meta_put(txn, "threads", buf);
 }
 
 static int put_devices(cupstore_txn *txn, void *arg)
@@ -358,8 +357,8 @@ static void health_notes(agent *a)
         {AGENT_SEEN_FOREIGN, "buffers completed that the agent never handed out: another "
                              "CUPTI client is active in this process (subscriber conflict)"},
         {AGENT_SEEN_DUPLICATE, "a buffer was completed twice (counted as conflict)"},
-        {AGENT_SEEN_OVERFLOW, "the completed-buffer queue overflowed (raise CUPTOP_QUEUE)"},
-        {AGENT_SEEN_DECLINED, "buffer requests declined: the pool is exhausted (raise CUPTOP_POOL)"},
+        {AGENT_SEEN_OVERFLOW, "the completed-buffer queue overflowed"},
+        {AGENT_SEEN_DECLINED, "buffer requests declined: every buffer of the pool was out"},
         {AGENT_SEEN_PARSE_ERROR, "CUPTI returned records it could not parse"},
         {AGENT_SEEN_SHARED_DISCARD, "every discard buffer was out: declined requests got the "
                                     "shared last-resort buffer, which CUPTI may write from "
@@ -480,6 +479,10 @@ static void health_write(agent *a, uint64_t second, bool last)
         health_s.devices_noted = mask;
         (void)agent_store_put(a, put_devices, &mask, 8);
     }
+    /* how many threads took buffers: the pool they need grows with them */
+    uint32_t threads = atomic_load_explicit(&a->threads_seen, memory_order_relaxed);
+    if (threads != health_s.threads_noted && agent_store_put(a, put_threads, &threads, 8) == 0)
+        health_s.threads_noted = threads;
     (void)cupstore_env_reader_check(a->env);
 }
 

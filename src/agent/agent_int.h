@@ -23,6 +23,7 @@
 #include "agent_hist.h"
 #include "agent_names.h"
 #include "agent_pool.h"
+#include "agent_prov.h"
 #include "agent_queue.h"
 #include "cupstore.h"
 
@@ -128,6 +129,7 @@ typedef struct agent_consumer {
     uint32_t counts[AGENT_DEVS][CUPSTORE_KIND_MAX];   /* batch's records  */
     agent_names names;
     bool refused_noted;
+    unsigned unnamed_noted;   /* notes about cbids CUPTI cannot name     */
 } agent_consumer;
 
 /* Room allocated on the disk ahead of data.mdb (agent_reserve.c). */
@@ -143,9 +145,11 @@ typedef struct agent_reserve {
 typedef struct agent {
     agent_config cfg;
     agent_cupti cupti;
+    agent_prov prov;                  /* provenance (agent_prov.h)        */
     uint32_t api_version;
     _Atomic int state;
     _Atomic int kinds;                /* mask currently enabled           */
+    char run_report[512];             /* CUPTOP_RUN_REPORT (cuptop run)   */
     char kinds_error[256];            /* agent_apply_kinds' first error   */
     int kinds_rc;                     /*   and its CUPTI code              */
     int cupti_error_rc;               /* CUPTI could not start: its code,

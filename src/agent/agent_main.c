@@ -8,6 +8,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,6 +137,8 @@ uint64_t agent_count_lost(agent *a, uint8_t *buf, size_t valid, unsigned loss)
             break;
         /* Device is only known from the record itself here: the context
          * map takes a lock, which a callback must not wait on for long. */
+        if (rec->kind == CUPTI_ACTIVITY_KIND_DEVICE)
+            continue;   /* provenance, no activity: never a loss */
         agent_norm_record(rec, &r, &name, NULL, NULL);
         agent_count(a, agent_c_loss(loss, agent_dev_slot(r.device), r.kind), 1);
         n++;
@@ -147,6 +150,9 @@ int agent_apply_kinds(agent *a, uint32_t mask)
 {
     uint32_t cur = (uint32_t)atomic_load(&a->kinds);
     int first_err = 0;
+
+    if (mask)
+        agent_prov_enable_devices(a);   /* once: the devices at attach */
 
     for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++) {
         bool want = mask & (1u << k), have = cur & (1u << k);
@@ -416,6 +422,34 @@ static void agent_reset_counters(agent *a)
     memset(a->dropped_at_destroy, 0, sizeof a->dropped_at_destroy);
 }
 
+/* Tell `cuptop run` (CUPTOP_RUN_REPORT, a file it created) whether this
+ * process got a session: one line, appended in one write ("session ID" or
+ * "error WHY"), so cuptop run can say why nothing was traced. */
+static void agent_run_report(agent *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void agent_run_report(agent *a, const char *fmt, ...)
+{
+    char line[700];
+    va_list ap;
+    if (!a->run_report[0])
+        return;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n > sizeof line - 2)
+        n = (int)sizeof line - 2;
+    line[n++] = '\n';
+    int fd = open(a->run_report, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return;   /* not ours to create: cuptop run made it */
+    if (write(fd, line, (size_t)n) < 0) {
+        /* best effort: cuptop run then says it does not know why */
+    }
+    close(fd);
+}
+
 static int agent_open_store(agent *a)
 {
     char *dir = NULL;
@@ -432,9 +466,14 @@ static int agent_open_store(agent *a)
         if (rc == 0)
             agent_reserve_open(a, dir);
     }
-    if (rc)
+    if (rc) {
         agent_log(a, 1, "cannot open the store %s: %s; not tracing", dir ? dir : "(none)",
                   cupstore_strerror(rc));
+        agent_run_report(a, "error cannot open the store %s: %s", dir ? dir : "(none)",
+                         cupstore_strerror(rc));
+    } else {
+        agent_run_report(a, "session %s", a->session_id);
+    }
     free(dir);
     return rc;
 }
@@ -632,6 +671,7 @@ int agent_session_start(agent *a)
             (void)a->cupti.ActivityFlushPeriod(a->cfg.flush_period_ms);
     }
     atomic_store(&a->kinds, 0);
+    agent_prov_collect(a);   /* before any kind is on: never traced */
     if (!a->cfg.dormant && agent_apply_kinds(a, a->cfg.kinds) && a->cfg.kinds &&
         atomic_load(&a->kinds) == 0) {
         /* CUPTI refused every kind: it could not start (no privileges,
@@ -663,6 +703,9 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
     if (atomic_exchange(&once, 1))
         return 1;
     agent_config_load(&a->cfg, agent_getenv, NULL);
+    const char *rr = getenv("CUPTOP_RUN_REPORT");
+    if (rr && rr[0] == '/' && strlen(rr) < sizeof a->run_report)
+        memcpy(a->run_report, rr, strlen(rr) + 1);
     (void)agent_session_start(a);
     return 1;
 }

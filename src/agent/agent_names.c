@@ -21,7 +21,14 @@ int agent_names_init(agent_names *nm)
     nm->tmask = 1023;
     nm->table = calloc(nm->tmask + 1, sizeof *nm->table);
     nm->batch = 1;
-    return nm->table ? 0 : ENOMEM;
+    nm->api = calloc(2 * (size_t)AGENT_CBID_MAX, sizeof *nm->api);
+    if (!nm->table || !nm->api) {
+        free(nm->table);
+        free(nm->api);
+        memset(nm, 0, sizeof *nm);
+        return ENOMEM;
+    }
+    return 0;
 }
 
 void agent_names_free(agent_names *nm)
@@ -31,6 +38,7 @@ void agent_names_free(agent_names *nm)
     free(nm->v);
     free(nm->table);
     free(nm->pending);
+    free(nm->api);
     memset(nm, 0, sizeof *nm);
 }
 
@@ -109,6 +117,37 @@ uint32_t agent_names_intern(agent_names *nm, const char *s, size_t len)
     if (nm->n * 2 > nm->tmask)
         (void)names_rehash(nm);   /* on ENOMEM the table just gets fuller */
     names_mark_pending(nm, id);
+    return id;
+}
+
+void agent_names_touch(agent_names *nm, uint32_t id)
+{
+    if (id >= 1 && id <= nm->n)
+        names_mark_pending(nm, id);
+}
+
+size_t agent_names_api_strip(const char *s, size_t len)
+{
+    size_t d = 0;
+    while (d < len && d < 6 && s[len - 1 - d] >= '0' && s[len - 1 - d] <= '9')
+        d++;
+    if ((d == 4 || d == 5) && len > d + 2 && s[len - d - 1] == 'v' && s[len - d - 2] == '_')
+        return len - d - 2;
+    return len;
+}
+
+uint32_t agent_names_api_resolve(agent_names *nm, unsigned domain, uint32_t cbid,
+                                 agent_api_name_fn fn, void *arg)
+{
+    const char *s = fn ? fn(domain, cbid, arg) : NULL;
+    uint32_t id = 0;
+    if (s) {
+        size_t len = strnlen(s, AGENT_NAME_MAX_LEN);
+        id = agent_names_intern(nm, s, agent_names_api_strip(s, len));
+        if (id == 0)
+            return 0;   /* out of room: asked again next time */
+    }
+    nm->api[domain * AGENT_CBID_MAX + cbid] = id ? id : AGENT_API_UNNAMED;
     return id;
 }
 

@@ -83,7 +83,7 @@ static void print_notes(const model_summary *s, uint64_t from_s, uint64_t to_s)
 }
 
 static void print_verdict(const model_summary *s, const char *window, uint64_t from_s,
-                          uint64_t to_s)
+                          uint64_t to_s, const model_advice *first)
 {
     const char *v = model_verdict_name(s);
     char id[4 * sizeof s->id];
@@ -104,12 +104,18 @@ static void print_verdict(const model_summary *s, const char *window, uint64_t f
         printf("  what to do: %s\n", s->cupti_advice);
     if (!s->complete)
         print_notes(s, from_s, to_s);
+    /* the model's first recommendation (cuptop report ranks them all) */
+    if (first && first->setting[0] && first->value[0])
+        printf("  advice: %s (rerun: %s=%s)\n", first->brief, first->setting, first->value);
+    else if (first)
+        printf("  advice: %s\n", first->brief);
 }
 
 /* One session's judgement, kept until everything is judged. */
 struct check_item {
     model_summary whole, s;     /* the whole session; the window judged    */
-    bool have_whole, have_s, no_data, verified;
+    bool have_whole, have_s, no_data, verified, have_advice;
+    model_advice advice;        /* the first recommendation (text output)  */
     uint64_t f, t;              /* window, unix seconds                    */
     uint64_t read_back;
     char window[128];
@@ -247,11 +253,26 @@ int cmd_check(int argc, char **argv)
         /* Nothing to judge in the window: said so, and the other sessions'
          * verdicts stand. */
         it->no_data = from && !it->s.seconds;
-        if (it->no_data)
+        /* Keep only what will be printed: the window's judgement, or the
+         * whole session's span for a window without data. */
+        if (it->no_data) {
+            model_summary_free(&it->s);
             continue;
+        }
+        model_summary_free(&it->whole);
+        it->have_whole = false;
         judged++;
         if (!it->s.complete)
             any_incomplete = true;
+        if (!it->s.complete && !json && !it->s.cupti_advice) {
+            model_advice *adv = NULL;
+            size_t nadv = 0;
+            if (model_advise_id(dir, ids[i], it->f, it->t, &it->s, &adv, &nadv) == 0 && nadv) {
+                it->advice = adv[0];
+                it->have_advice = true;
+            }
+            free(adv);
+        }
     }
     if (!any_error && !judged) {
         cli_error(cmd, "the window holds no data in %s",
@@ -272,7 +293,7 @@ int cmd_check(int argc, char **argv)
     for (size_t i = 0; items && i < n; i++) {
         struct check_item *it = &items[i];
         if (!it->have_s)
-            continue;
+            continue; /* could not be read: said on stderr already */
         if (json && !have_o)
             break;
         if (json)
@@ -282,7 +303,8 @@ int cmd_check(int argc, char **argv)
         } else if (json) {
             sessions_json(&o, &it->s);
         } else {
-            print_verdict(&it->s, it->window, it->f, it->t);
+            print_verdict(&it->s, it->window, it->f, it->t,
+                          it->have_advice ? &it->advice : NULL);
             if (verify && it->verified)
                 printf("  verified: %" PRIu64 " records read back\n", it->read_back);
             else if (verify)

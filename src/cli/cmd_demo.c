@@ -6,13 +6,18 @@
  *   cuptop demo --headless --seconds N [--scenario NAME] [--store DIR]
  *               [--rate R] [--devices N]                 verdict only
  *
- * Headless: runs cuptop-simapp for N seconds on a store (a fresh temporary
- * one unless --store is given, printed), then prints the session's verdict
- * and exits 0 COMPLETE / 1 INCOMPLETE.
+ * Both run on a fresh temporary store unless --store is given, and say
+ * where it is: the live demo removes its temporary store at exit, headless
+ * keeps it (the verdict is about it).  Headless: runs cuptop-simapp for N
+ * seconds, then prints the session's verdict and exits 0 COMPLETE / 1
+ * INCOMPLETE.  The live demo checks for a terminal before it starts
+ * anything.  --seconds, --rate and --devices are checked by the
+ * simulator's own parser (src/sim_args): one range, refused here (exit 2).
  */
 #include "config.h"
 
 #include <errno.h>
+#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +30,7 @@
 #include "cuptop.h"
 #include "export.h"
 #include "model.h"
+#include "sim_args.h"
 #include "tui_main.h"
 
 static const char *const demo_scenarios[] = {
@@ -41,12 +47,18 @@ static void demo_usage(FILE *f)
             "Without --headless: the live monitor on it (scenario \"demo\": drops that clear\n"
             "when you narrow the activity kinds).  With --headless: run N seconds, print\n"
             "the verdict, exit 0 when COMPLETE and 1 when INCOMPLETE.\n\n"
+            "A fresh temporary store unless --store DIR is given: the live monitor\n"
+            "removes it at exit, --headless keeps it; both say where it is.\n\n"
             "scenarios: clean (no loss), drops (CUPTI drops: the agent's pool is too small),\n"
-            "  slow-consumer (declined buffers and queue overflow, CUPTI API < 27),\n"
+            "  slow-consumer (declined buffer requests: discard buffers, CUPTI API < 27),\n"
             "  crash (the application is killed), conflict (a second CUPTI client),\n"
             "  demo (drops that clear when the kinds are narrowed)\n"
-            "  --rate R       kernel launches per second per device (the scenario's otherwise)\n"
-            "  --devices N    simulated devices (1..16)\n");
+            "  --seconds N    run length, 0.." SIM_ARGS_STR(SIM_ARGS_SECONDS_MAX) " s\n"
+            "  --rate R       kernel launches per second per device, 0..1e9 (the\n"
+            "                 scenario's otherwise)\n"
+            "  --devices N    simulated devices, 1.." SIM_ARGS_STR(SIM_ARGS_DEVICES_MAX) "\n"
+            "  --ascii        plots without Braille characters\n"
+            "  --mono         no colours\n");
 }
 
 static bool demo_known_scenario(const char *s)
@@ -76,11 +88,9 @@ static bool demo_locate(const char *cmd, char **agent, char **sim, char **app)
 
 /* Start the simulated application in the background on the store. */
 static pid_t demo_spawn(const char *store, const char *agent, const char *sim, const char *app,
-                        const char *scenario, unsigned seconds, const char *rate,
+                        const char *scenario, const char *secs, const char *rate,
                         const char *devices, bool quiet)
 {
-    char secs[32];
-    snprintf(secs, sizeof secs, "%u", seconds);
     pid_t pid = fork();
     if (pid != 0)
         return pid;
@@ -182,7 +192,7 @@ static int demo_verdict(const char *cmd, const char *store, const char *id)
     return complete ? CUPTOP_EXIT_OK : CUPTOP_EXIT_NO;
 }
 
-static int demo_headless(const char *cmd, const char *store_opt, unsigned seconds,
+static int demo_headless(const char *cmd, const char *store_opt, const char *seconds,
                          const char *scenario, const char *rate, const char *devices)
 {
     char *agent, *sim, *app, *store = NULL;
@@ -203,7 +213,10 @@ static int demo_headless(const char *cmd, const char *store_opt, unsigned second
     }
     if (!store)
         goto out;
-    printf("store: %s\n", store);
+    if (store_opt)
+        printf("store: %s\n", store);
+    else
+        printf("store: %s (temporary, kept: remove it when done)\n", store);
     fflush(stdout);
     pid_t pid = demo_spawn(store, agent, sim, app, scenario, seconds, rate, devices, false);
     if (pid < 0) {
@@ -235,19 +248,60 @@ out:
     return rc;
 }
 
+static int demo_rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(path) == 0 || errno == ENOENT ? 0 : -1;
+}
+
+/* Remove the demo's own temporary store (depth first, links not followed). */
+static int demo_rm_store(const char *dir)
+{
+    return nftw(dir, demo_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 static int demo_live(const char *cmd, const char *store_opt, bool ascii, bool mono)
 {
     char *agent, *sim, *app, *store = NULL, *cause = NULL;
+    char tmpl[4096];
     int rc;
 
-    if (!demo_locate(cmd, &agent, &sim, &app))
-        return CUPTOP_EXIT_USAGE;
-    if (cupstore_dir_resolve(store_opt, &store) || cupstore_dir_prepare(store)) {
-        cli_error(cmd, "cannot use the store %s", store ? store : "(none)");
-        free(store);
+    /* First: without a terminal nothing is started, nothing written. */
+    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+        cli_error(cmd, "the live monitor needs a terminal (without one: cuptop demo "
+                       "--headless --seconds N)");
         return CUPTOP_EXIT_USAGE;
     }
-    pid_t pid = demo_spawn(store, agent, sim, app, "demo", 3600, NULL, NULL, true);
+    if (!demo_locate(cmd, &agent, &sim, &app))
+        return CUPTOP_EXIT_USAGE;
+    if (store_opt) {
+        if (cupstore_dir_resolve(store_opt, &store) || cupstore_dir_prepare(store)) {
+            cli_error(cmd, "cannot use the store %s", store ? store : store_opt);
+            free(store);
+            free(agent);
+            free(sim);
+            free(app);
+            return CUPTOP_EXIT_USAGE;
+        }
+    } else {
+        /* never the user's default store: a temporary one, removed at exit */
+        const char *t = getenv("TMPDIR");
+        snprintf(tmpl, sizeof tmpl, "%s/cuptop-demo.XXXXXX", t && *t ? t : "/tmp");
+        if (!mkdtemp(tmpl) || !(store = strdup(tmpl))) {
+            cli_error(cmd, "cannot create a temporary store: %s", strerror(errno));
+            free(agent);
+            free(sim);
+            free(app);
+            return CUPTOP_EXIT_USAGE;
+        }
+    }
+    /* Said before the monitor takes the screen (it is back after it). */
+    fprintf(stderr, "cuptop %s: store %s (%s)\n", cmd, store,
+            store_opt ? "yours: kept" : "temporary: removed at exit");
+    pid_t pid = demo_spawn(store, agent, sim, app, "demo", SIM_ARGS_STR(SIM_ARGS_SECONDS_MAX),
+                           NULL, NULL, true);
     char *id = pid > 0 ? demo_find_session(store, pid, 10.0) : NULL;
     tui_opts o = {
         .store_dir = store,
@@ -270,6 +324,15 @@ static int demo_live(const char *cmd, const char *store_opt, bool ascii, bool mo
         cli_error(cmd, "%s", cause);
         free(cause);
     }
+    if (!store_opt) {
+        if (demo_rm_store(store) == 0)
+            fprintf(stderr, "cuptop %s: temporary store %s removed\n", cmd, store);
+        else
+            cli_error(cmd, "could not remove the temporary store %s: %s", store,
+                      strerror(errno));
+    } else {
+        fprintf(stderr, "cuptop %s: store %s kept\n", cmd, store);
+    }
     free(id);
     free(store);
     free(agent);
@@ -281,12 +344,11 @@ static int demo_live(const char *cmd, const char *store_opt, bool ascii, bool mo
 int cmd_demo(int argc, char **argv)
 {
     const char *cmd = argv[0], *store = NULL, *scenario = "clean", *rate = NULL, *devices = NULL;
+    const char *seconds = "10";
     bool headless = false, ascii = false, mono = false, have_seconds = false;
-    unsigned long seconds = 10;
 
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        char *end;
         if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
             demo_usage(stdout);
             return CUPTOP_EXIT_OK;
@@ -301,27 +363,32 @@ int cmd_demo(int argc, char **argv)
             if (!v)
                 return cli_usage_error(cmd, "%s needs a value", o);
             i++;
+            char esc[80];
+            model_escape(esc, sizeof esc, v, strlen(v));
+            /* the simulator's own parser: what it would refuse is misuse here */
+            double d;
+            unsigned u;
             if (!strcmp(o, "--store")) {
                 store = v;
             } else if (!strcmp(o, "--scenario")) {
                 if (!demo_known_scenario(v))
-                    return cli_usage_error(cmd, "unknown scenario \"%s\"", v);
+                    return cli_usage_error(cmd, "unknown scenario \"%s\"", esc);
                 scenario = v;
             } else if (!strcmp(o, "--seconds")) {
-                errno = 0;
-                seconds = strtoul(v, &end, 10);
-                if (errno || *end || seconds == 0 || seconds > 86400 || v[0] == '-')
-                    return cli_usage_error(cmd, "--seconds: \"%s\" is not 1..86400", v);
+                if (sim_args_seconds(v, &d))
+                    return cli_usage_error(cmd, "--seconds: \"%s\" is not %s", esc,
+                                           SIM_ARGS_SECONDS_TEXT);
+                seconds = v;
                 have_seconds = true;
             } else if (!strcmp(o, "--rate")) {
-                double r = strtod(v, &end);
-                if (*end || !(r > 0))
-                    return cli_usage_error(cmd, "--rate: \"%s\" is not a positive rate", v);
+                if (sim_args_rate(v, strlen(v), &d))
+                    return cli_usage_error(cmd, "--rate: \"%s\" is not %s", esc,
+                                           SIM_ARGS_RATE_TEXT);
                 rate = v;
             } else {
-                unsigned long d = strtoul(v, &end, 10);
-                if (*end || d < 1 || d > CUPSTORE_DEVICE_MAX || v[0] == '-')
-                    return cli_usage_error(cmd, "--devices: \"%s\" is not 1..16", v);
+                if (sim_args_devices(v, &u))
+                    return cli_usage_error(cmd, "--devices: \"%s\" is not %s", esc,
+                                           SIM_ARGS_DEVICES_TEXT);
                 devices = v;
             }
         } else {
@@ -329,7 +396,7 @@ int cmd_demo(int argc, char **argv)
         }
     }
     if (headless)
-        return demo_headless(cmd, store, (unsigned)seconds, scenario, rate, devices);
+        return demo_headless(cmd, store, seconds, scenario, rate, devices);
     if (have_seconds || rate || devices || strcmp(scenario, "clean"))
         return cli_usage_error(cmd, "--seconds, --scenario, --rate and --devices need --headless");
     return demo_live(cmd, store, ascii, mono);

@@ -48,7 +48,7 @@ static int quiet_progress(uint64_t done, uint64_t total, void *arg)
 static void usage(FILE *f)
 {
     fputs("usage: cuptop export [--store DIR] SESSION (--from T --to T | --mark NAME)\n"
-          "                     --format chrome|jsonl|csv|store -o PATH [--force]\n\n"
+          "                     --format chrome|jsonl|csv|store -o PATH [--force] [--mangled]\n\n"
           "Write a window of a session:\n"
           "  chrome  Trace Event JSON for Perfetto UI / chrome://tracing\n"
           "  jsonl   one JSON object per record per line\n"
@@ -59,6 +59,8 @@ static void usage(FILE *f)
           "The output is written to a temporary file and renamed into place; an\n"
           "existing PATH is only replaced with --force.  -o - writes chrome, jsonl\n"
           "or csv to standard output (e.g. | gzip > trace.json.gz).\n"
+          "C++ kernel names are demangled (the raw name stays beside: jsonl \"mangled\",\n"
+          "chrome args.mangled); --mangled keeps them as CUPTI gave them.\n"
           "Exit status: 0 written, 1 writing failed or cancelled, 2 usage error,\n"
           "unknown session or mark, empty or inverted window, unreadable store.\n",
           f);
@@ -88,6 +90,7 @@ int cmd_export(int argc, char **argv)
         {"to", required_argument, NULL, 't'},    {"mark", required_argument, NULL, 'm'},
         {"format", required_argument, NULL, 'F'}, {"output", required_argument, NULL, 'o'},
         {"force", no_argument, NULL, 'x'},       {"help", no_argument, NULL, 'h'},
+        {"mangled", no_argument, NULL, 'M'},
         {NULL, 0, NULL, 0},
     };
     const char *cmd = argv[0], *store = NULL, *from = NULL, *to = NULL;
@@ -106,6 +109,7 @@ int cmd_export(int argc, char **argv)
         case 'F': o.format = optarg; break;
         case 'o': o.output = optarg; break;
         case 'x': o.force = true; break;
+        case 'M': o.mangled = true; break;
         case 'h': usage(stdout); return CUPTOP_EXIT_OK;
         default:
             return cli_bad_option(cmd, argv);

@@ -3,22 +3,29 @@
  *
  *   cuptop run [--store DIR] [--kinds LIST] [--pool N] [--buffer-size B]
  *              [--queue N] [--device-buffer-size B] [--device-buffer-pool-limit N]
- *              [--flush-period MS] [--stop-timeout MS] [--config FILE]
+ *              [--flush-period MS] [--stop-timeout MS] [--config FILE] [--label NAME]
  *              [--dormant] [--count-only] [--log] -- CMD [ARGS...]
  *
  * Every value is checked with the agent's own parser (agent_config.c):
  * what the agent would refuse (and replace by its default) is a usage
  * error here, one line and exit 2.
  * Sets CUDA_INJECTION64_PATH to libcuptop-agent.so and the CUPTOP_*
- * variables, then execs CMD: the exit status is CMD's own.
+ * variables, runs CMD and waits for it: the exit status is CMD's own.  At
+ * exit, when no session was created for CMD (not a CUDA program, a store
+ * the agent could not open), one line on stderr says so and why: the agent
+ * reports each session it creates, or why it could not, in a file named by
+ * CUPTOP_RUN_REPORT.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "agent_config.h"
@@ -42,6 +49,8 @@ static void run_usage(FILE *f)
             "  --device-buffer-pool-limit N  CUPTI's device buffer count, 0..1048576\n"
             "  --flush-period MS  periodic flush, 0..60000 ms (0: off; default 200)\n"
             "  --stop-timeout MS  time limit of each stop step, 10..600000 ms (default 3000)\n"
+            "  --label NAME       workload label kept with the session (CUPTOP_LABEL;\n"
+            "                     at most 255 bytes), shown by sessions, report, export\n"
             "  --config FILE      key=value settings, checked like the options\n"
             "                     (the environment wins)\n"
             "  --dormant          start with no kinds on; turn them on from the monitor\n"
@@ -126,6 +135,140 @@ static char *run_abspath(const char *p)
     return out;
 }
 
+/* ---- running the command ------------------------------------------------- */
+
+/* The command's pid, for the forwarding handler (0: none yet, or in the
+ * child before exec). */
+static volatile sig_atomic_t run_child;
+
+/* A stop signal a process sent to cuptop run (a supervisor's SIGTERM) goes
+ * on to the command; one the terminal sent to the process group (Ctrl-C)
+ * already reached it. */
+static void run_forward(int sig, siginfo_t *info, void *uctx)
+{
+    (void)uctx;
+    if (run_child > 0 && (!info || info->si_code <= 0))
+        kill((pid_t)run_child, sig);
+}
+
+/* Why no session was created, from what the agents wrote into the report
+ * file; NULL when one was.  Caller frees. */
+static char *run_untraced_why(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char line[800], *why = NULL;
+    bool session = false;
+    if (!f)
+        return strdup("cuptop run lost its report file");
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        if (!strncmp(line, "session ", 8))
+            session = true;
+        else if (!strncmp(line, "error ", 6) && !why)
+            why = strdup(line + 6);
+    }
+    fclose(f);
+    if (session) {
+        free(why);
+        return NULL;
+    }
+    if (!why)
+        why = strdup("the agent was never loaded: the command made no CUDA call (not a CUDA "
+                     "program?), or CUDA did not read CUDA_INJECTION64_PATH");
+    return why;
+}
+
+/* Fork, exec the command with the agent injected, wait; then, when no
+ * session was created for it, say so and why (one line on stderr).  The
+ * exit status is the command's: a death by signal is passed on as one. */
+static int run_command(const char *cmd, char **args)
+{
+    static const int fwd[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    char report[PATH_MAX];
+    const char *t = getenv("TMPDIR");
+    int pfd[2], st = 0, fd;
+
+    snprintf(report, sizeof report, "%s/cuptop-run.XXXXXX", t && *t == '/' ? t : "/tmp");
+    if ((fd = mkstemp(report)) < 0) {
+        report[0] = '\0';
+    } else {
+        close(fd);
+        setenv("CUPTOP_RUN_REPORT", report, 1);
+    }
+    if (pipe2(pfd, O_CLOEXEC) != 0) {
+        cli_error(cmd, "cannot run %s: %s", args[0], strerror(errno));
+        if (report[0])
+            unlink(report);
+        return 126;
+    }
+    for (size_t k = 0; k < sizeof fwd / sizeof *fwd; k++) {
+        struct sigaction sa, cur;
+        if (sigaction(fwd[k], NULL, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) &&
+            cur.sa_handler == SIG_IGN)
+            continue;   /* ignored (nohup): the command inherits that */
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = run_forward;
+        sa.sa_flags = SA_SIGINFO | SA_RESTART;
+        sigemptyset(&sa.sa_mask);
+        sigaction(fwd[k], &sa, NULL);
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        int e;
+        close(pfd[0]);
+        execvp(args[0], args);
+        e = errno;
+        if (write(pfd[1], &e, sizeof e) < 0) {
+            /* the parent then sees no error and reports the exit status */
+        }
+        _exit(e == ENOENT ? 127 : 126);
+    }
+    close(pfd[1]);
+    if (pid < 0) {
+        cli_error(cmd, "cannot run %s: %s", args[0], strerror(errno));
+        close(pfd[0]);
+        if (report[0])
+            unlink(report);
+        return 126;
+    }
+    run_child = pid;
+    int e = 0;
+    ssize_t n;
+    while ((n = read(pfd[0], &e, sizeof e)) < 0 && errno == EINTR)
+        ;
+    close(pfd[0]);
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    run_child = 0;
+    if (n == (ssize_t)sizeof e) {
+        cli_error(cmd, "cannot run %s: %s", args[0], strerror(e));
+    } else if (report[0]) {
+        char *why = run_untraced_why(report);
+        if (why) {
+            char esc[900], prog[200];
+            model_escape(esc, sizeof esc, why, strlen(why));
+            model_escape(prog, sizeof prog, args[0], strlen(args[0]));
+            cli_error(cmd, "nothing was traced: no session was created for %s (%s)", prog, esc);
+            free(why);
+        }
+    }
+    if (report[0])
+        unlink(report);
+    fflush(stderr);
+    if (WIFSIGNALED(st)) {
+        /* die of the same signal, so a shell sees what it would have */
+        int sig = WTERMSIG(st);
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        sigemptyset(&dfl.sa_mask);
+        sigaction(sig, &dfl, NULL);
+        raise(sig);
+        return 128 + sig;
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+}
+
 int cmd_run(int argc, char **argv)
 {
     const char *cmd = argv[0];
@@ -167,6 +310,10 @@ int cmd_run(int argc, char **argv)
                 return cli_usage_error(cmd, "%s: \"%s\" is not %s", o, esc, ro->what);
             }
             setenv(ro->var, v, 1);
+        } else if (!strcmp(o, "--label")) {
+            if (!*v || strlen(v) > 255)
+                return cli_usage_error(cmd, "--label: give 1 to 255 bytes");
+            setenv("CUPTOP_LABEL", v, 1);
         } else if (!strcmp(o, "--store")) {
             char *abs = run_abspath(v);
             if (!abs)
@@ -205,7 +352,5 @@ int cmd_run(int argc, char **argv)
     }
     setenv("CUDA_INJECTION64_PATH", agent, 1);
     free(agent);
-    execvp(argv[i], argv + i);
-    cli_error(cmd, "cannot run %s: %s", argv[i], strerror(errno));
-    return errno == ENOENT ? 127 : 126;
+    return run_command(cmd, argv + i);
 }

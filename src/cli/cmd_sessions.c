@@ -44,8 +44,9 @@ void sessions_json(xout *o, const model_summary *s)
     char kinds[160];
     cupstore_kinds_format(s->kinds_enabled, kinds, sizeof kinds);
     xout_printf(o, ",\"kinds_enabled\":\"%s\",\"epoch\":%u,\"records\":%" PRIu64
-                   ",\"records_per_s\":%.0f,\"records_by_kind\":{",
-                kinds, s->epoch, s->records_total, s->records_per_s);
+                   ",\"records_per_s\":%.0f,\"records_per_s_is\":\"%s\",\"records_by_kind\":{",
+                kinds, s->epoch, s->records_total, s->records_per_s,
+                s->records_per_s_mean ? "mean" : "last_second");
     for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++)
         xout_printf(o, "%s\"%s\":%" PRIu64, k ? "," : "", cupstore_kind_name(k),
                     s->records_by_kind[k]);
@@ -81,7 +82,9 @@ void sessions_json(xout *o, const model_summary *s)
         xout_json_str(o, n->text, strlen(n->text));
         xout_putc(o, '}');
     }
-    xout_printf(o, "],\"notes_total\":%" PRIu64 "}", s->notes_total);
+    xout_printf(o, "],\"notes_total\":%" PRIu64, s->notes_total);
+    prov_json(o, s->prov, s->device_mask);
+    xout_putc(o, '}');
 }
 
 static void fmt_duration(uint64_t ns, char *buf, size_t len)

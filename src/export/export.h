@@ -24,6 +24,7 @@ typedef struct export_opts {
     bool force;              /* overwrite an existing output               */
     bool allow_stdout;       /* "-" means standard output (the CLI only:
                                 the monitor owns its terminal)             */
+    bool mangled;            /* keep kernel names as CUPTI gave them       */
 } export_opts;
 
 /** Progress: records done so far (total may be 0 when unknown).  Return
@@ -133,5 +134,25 @@ void xout_json_str(xout *o, const char *s, size_t n);
 /** Append the JSON form of n bytes (without quotes) to a malloc'ed string;
  *  returns its length, or -1 on ENOMEM. */
 long json_escape_dup(const char *s, size_t n, char **out);
+
+/* ---- Kernel names ---------------------------------------------------------- */
+#define EXPORT_DEMANGLE_IN_MAX 8192u   /* longer mangled names stay raw        */
+#define EXPORT_DEMANGLE_MAX 4096u      /* demangled output is cut here, "..."  */
+
+/** Demangle an Itanium C++ name ("_Z...", n bytes, not NUL-terminated)
+ *  into out (cap bytes, NUL-terminated; use EXPORT_DEMANGLE_MAX).  A result
+ *  that does not fit is cut and ends in "...".  Thread-safe, allocates
+ *  only inside libstdc++.
+ *  @return the length written, or 0 when s is not a mangled C++ name,
+ *  demangling failed, or the build has no demangler: keep the raw name. */
+size_t export_demangle(const char *s, size_t n, char *out, size_t cap);
+
+/** A session's provenance (model_prov.h) as JSON object members, starting
+ *  with a comma: ",\"label\":...,\"simulated\":...,\"versions\":{...},
+ *  \"system\":{...},\"devices\":[...]" (sessions --json, the jsonl
+ *  session line).  Devices in device_mask are listed even when nothing is
+ *  known about them; p NULL writes nulls. */
+struct model_prov;
+void prov_json(xout *o, const struct model_prov *p, uint32_t device_mask);
 
 #endif /* CUPTOP_EXPORT_H */

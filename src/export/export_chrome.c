@@ -67,7 +67,7 @@ typedef struct chrome {
     flow_slot *flows;
     uint64_t flow_id;
     uint64_t written, zero_ts, overflowed, flows_out;
-    char devnames[CUPSTORE_DEVICE_MAX][64];
+    char devnames[CUPSTORE_DEVICE_MAX][160];
 } chrome;
 
 /* ---- Small writers ------------------------------------------------------- */
@@ -249,10 +249,12 @@ static bool is_api(unsigned kind)
     return kind == CUPSTORE_KIND_RUNTIME || kind == CUPSTORE_KIND_DRIVER;
 }
 
-static void put_name(chrome *c, const cupstore_record *r)
+/* The event's name; *mangled: the raw name when the shown one was
+ * demangled (for args), else NULL. */
+static void put_name(chrome *c, const cupstore_record *r, const char **mangled, size_t *mlen)
 {
     size_t len;
-    const char *n = name_cache_get(&c->x->names, c->x->txn, r->name_id, &len);
+    const char *n = name_cache_get_full(&c->x->names, c->x->txn, r->name_id, &len, mangled, mlen);
     XOUT_LIT(c->o, ",\"name\":\"");
     if (n) {
         xout_put(c->o, n, len);
@@ -354,13 +356,20 @@ static int emit_record(chrome *c, const cupstore_record *r)
     XOUT_LIT(o, "\"ph\":\"X\",\"cat\":\"");
     xout_puts(o, cupstore_kind_name(r->kind));
     xout_putc(o, '"');
-    put_name(c, r);
+    const char *mangled;
+    size_t mlen = 0;
+    put_name(c, r, &mangled, &mlen);
     PUT_KV_U64(o, ",\"pid\":", pid);
     PUT_KV_U64(o, ",\"tid\":", lt);
     put_ts(c, s);
     XOUT_LIT(o, ",\"dur\":");
     xout_us(o, e - s);
     PUT_KV_U64(o, ",\"args\":{\"correlation\":", r->correlation);
+    if (mangled) {
+        XOUT_LIT(o, ",\"mangled\":\"");
+        xout_put(o, mangled, mlen);
+        xout_putc(o, '"');
+    }
     if (is_gpu(r->kind)) {
         PUT_KV_U64(o, ",\"device\":", r->device);
         PUT_KV_U64(o, ",\"context\":", r->context);
@@ -559,19 +568,64 @@ static void meta_str(chrome *c, cupstore_txn *txn, const char *key, const char *
     free(v);
 }
 
-/* Devices meta: one "index:name" per line. */
-static void load_devices(chrome *c, cupstore_txn *txn)
+/* Track names: the devices the agent recorded (model_prov: CUPTI's
+ * DEVICE records, or the older "devices" key). */
+static void load_devices(chrome *c)
 {
-    char *v = NULL, *save = NULL;
-    if (cupstore_meta_get(txn, "devices", &v) != 0 || !v)
-        return;
-    for (char *line = strtok_r(v, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        char *colon = strchr(line, ':');
-        unsigned long d = strtoul(line, NULL, 10);
-        if (colon && d < CUPSTORE_DEVICE_MAX)
-            snprintf(c->devnames[d], sizeof c->devnames[d], "%s", colon + 1);
+    const model_prov *p = c->x->sum.prov;
+    for (unsigned d = 0; p && d < CUPSTORE_DEVICE_MAX; d++)
+        if (p->dev[d].known)
+            snprintf(c->devnames[d], sizeof c->devnames[d], "%s", p->dev[d].name);
+}
+
+static void json_or_null(xout *o, const char *s)
+{
+    if (s)
+        xout_json_str(o, s, strlen(s));
+    else
+        XOUT_LIT(o, "null");
+}
+
+/* Provenance for trace viewers: Kineto's names where Kineto has one
+ * (deviceProperties, cuda_driver_version, cuda_runtime_version,
+ * cupti_version), the agent's strings as values (null: unknown). */
+static void write_provenance(chrome *c)
+{
+    const model_prov *p = c->x->sum.prov;
+    xout *o = c->o;
+    XOUT_LIT(o, ",\"label\":");
+    json_or_null(o, p ? p->label : NULL);
+    xout_printf(o, ",\"simulated\":%s", p && p->simulated ? "true" : "false");
+    XOUT_LIT(o, ",\"cuda_driver_version\":");
+    json_or_null(o, p ? p->v[MODEL_V_CUDA_DRIVER] : NULL);
+    XOUT_LIT(o, ",\"cuda_runtime_version\":");
+    json_or_null(o, p ? p->v[MODEL_V_CUDA_RUNTIME] : NULL);
+    XOUT_LIT(o, ",\"cupti_version\":");
+    json_or_null(o, p ? p->v[MODEL_V_CUPTI] : NULL);
+    XOUT_LIT(o, ",\"driver_version\":");
+    json_or_null(o, p ? p->v[MODEL_V_DRIVER] : NULL);
+    XOUT_LIT(o, ",\"deviceProperties\":[");
+    for (unsigned d = 0, n = 0; p && d < CUPSTORE_DEVICE_MAX; d++) {
+        const model_device *v = &p->dev[d];
+        if (!v->known)
+            continue;
+        xout_printf(o, "%s{\"id\":%u,\"name\":", n++ ? "," : "", d);
+        xout_json_str(o, v->name, strlen(v->name));
+        if (v->from_cupti) {
+            unsigned maj = 0, min = 0;
+            (void)sscanf(v->cc, "%u.%u", &maj, &min);
+            xout_printf(o, ",\"totalGlobalMem\":%llu,\"computeMajor\":%u,\"computeMinor\":%u,"
+                           "\"numSms\":%u,\"uuid\":",
+                        (unsigned long long)v->memory, maj, min, v->sm);
+            xout_json_str(o, v->uuid, strlen(v->uuid));
+            xout_printf(o, ",\"migEnabled\":%s,\"simulated\":%s}",
+                        v->mig < 0 ? "null" : v->mig ? "true" : "false",
+                        v->simulated ? "true" : "false");
+        } else {
+            XOUT_LIT(o, "}");
+        }
     }
-    free(v);
+    XOUT_LIT(o, "]");
 }
 
 static int write_metadata(chrome *c, cupstore_txn *txn)
@@ -623,9 +677,11 @@ static int write_metadata(chrome *c, cupstore_txn *txn)
     xout_printf(o, "},\"kinds_enabled\":\"%s\"", kinds);
     meta_str(c, txn, "config", "config");
     meta_str(c, txn, "devices", "devices");
+    write_provenance(c);
     xout_puts(o, ",\"versions\":{\"cuptop\":\"" PACKAGE_VERSION "\"");
     meta_str(c, txn, "agent_version", "agent");
     meta_str(c, txn, "cuda_version", "cuda");
+    meta_str(c, txn, "cuda_runtime_version", "cuda_runtime");
     meta_str(c, txn, "cupti_version", "cupti");
     meta_str(c, txn, "cupti_api_version", "cupti_api");
     meta_str(c, txn, "driver_version", "driver");
@@ -654,7 +710,7 @@ int export_chrome(export_ctx *x, xout *o)
     XOUT_LIT(o, "{\"displayTimeUnit\":\"ns\",");
     if ((rc = cupstore_txn_begin(x->env, false, &txn)) != 0)
         goto out;
-    load_devices(c, txn);
+    load_devices(c);
     rc = write_metadata(c, txn);
     cupstore_txn_abort(txn);
     txn = NULL;

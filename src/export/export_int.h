@@ -18,16 +18,25 @@
 
 /* ---- Interned names ---------------------------------------------------------
  * id -> JSON-escaped name (without quotes), copied out of the store so it
- * survives the read transaction.  Bounded by the session's names table. */
+ * survives the read transaction.  Kernel names are demangled once per id
+ * (export_demangle) unless raw is set; the raw name is kept beside.
+ * Bounded by the session's names table. */
 typedef struct name_cache {
     struct name_ent *ents;
     size_t cap, n;
+    bool raw;                   /* --mangled: show names as CUPTI gave them */
+    uint64_t demangled;         /* names demangled so far                   */
 } name_cache;
 
 void name_cache_free(name_cache *c);
-/** JSON-escaped name for id (looked up in txn when not cached).  Returns
- *  NULL for id 0 or when the store has no such name. */
+/** JSON-escaped name to show for id (looked up in txn when not cached):
+ *  demangled when it is a C++ name.  Returns NULL for id 0 or when the
+ *  store has no such name. */
 const char *name_cache_get(name_cache *c, cupstore_txn *txn, uint32_t id, size_t *len);
+/** The same, and *mangled / *mlen: the raw name, JSON-escaped, when the
+ *  name shown differs from it (else *mangled = NULL). */
+const char *name_cache_get_full(name_cache *c, cupstore_txn *txn, uint32_t id, size_t *len,
+                                const char **mangled, size_t *mlen);
 
 /* ---- Export context ----------------------------------------------------------- */
 typedef struct export_ctx {

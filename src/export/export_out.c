@@ -243,14 +243,17 @@ long json_escape_dup(const char *s, size_t n, char **out)
 
 struct name_ent {
     uint32_t id;      /* 0: empty slot */
-    uint32_t len;
-    char *json;       /* NULL: known missing */
+    uint32_t len, mlen;
+    char *json;       /* the name shown; NULL: known missing */
+    char *mjson;      /* the raw (mangled) name when it differs, else NULL */
 };
 
 void name_cache_free(name_cache *c)
 {
-    for (size_t i = 0; i < c->cap; i++)
+    for (size_t i = 0; i < c->cap; i++) {
         free(c->ents[i].json);
+        free(c->ents[i].mjson);
+    }
     free(c->ents);
     memset(c, 0, sizeof *c);
 }
@@ -265,43 +268,75 @@ static struct name_ent *name_slot(name_cache *c, uint32_t id)
 
 static int name_grow(name_cache *c)
 {
-    name_cache n = {.cap = c->cap ? c->cap * 2 : 256};
+    name_cache n = {.cap = c->cap ? c->cap * 2 : 256, .raw = c->raw};
     if (!(n.ents = calloc(n.cap, sizeof *n.ents)))
         return ENOMEM;
     for (size_t i = 0; i < c->cap; i++)
         if (c->ents[i].id)
             *name_slot(&n, c->ents[i].id) = c->ents[i];
     n.n = c->n;
+    n.demangled = c->demangled;
     free(c->ents);
     *c = n;
     return 0;
 }
 
-const char *name_cache_get(name_cache *c, cupstore_txn *txn, uint32_t id, size_t *len)
+/* First use of an id: read it, demangle it (unless raw), escape both. */
+static void name_fill(name_cache *c, struct name_ent *e, cupstore_txn *txn)
 {
-    struct name_ent *e;
+    const char *raw;
+    size_t rl;
+    if (cupstore_name_get(txn, e->id, &raw, &rl) != 0)
+        return;
+    char dm[EXPORT_DEMANGLE_MAX];
+    size_t dl = c->raw ? 0 : export_demangle(raw, rl, dm, sizeof dm);
+    if (dl) {
+        long l = json_escape_dup(dm, dl, &e->json);
+        long m = json_escape_dup(raw, rl, &e->mjson);
+        e->len = l > 0 ? (uint32_t)l : 0;
+        e->mlen = m > 0 ? (uint32_t)m : 0;
+        c->demangled++;
+        if (e->json && e->mjson)
+            return;
+        free(e->json);   /* out of memory: fall back to the raw name */
+        free(e->mjson);
+        e->json = e->mjson = NULL;
+        e->mlen = 0;
+    }
+    long l = json_escape_dup(raw, rl, &e->json);
+    e->len = l > 0 ? (uint32_t)l : 0;
+}
+
+const char *name_cache_get_full(name_cache *c, cupstore_txn *txn, uint32_t id, size_t *len,
+                                const char **mangled, size_t *mlen)
+{
+    struct name_ent *e = NULL;
+    if (mangled)
+        *mangled = NULL;
     if (!id)
         return NULL;
     if (c->cap) {
         e = name_slot(c, id);
-        if (e->id == id) {
-            *len = e->len;
-            return e->json;
-        }
+        if (e->id != id)
+            e = NULL;
     }
-    if ((c->n + 1) * 2 > c->cap && name_grow(c) != 0)
-        return NULL;
-    e = name_slot(c, id);
-    e->id = id;
-    e->json = NULL;
-    e->len = 0;
-    c->n++;
-    const char *raw;
-    size_t rl;
-    if (cupstore_name_get(txn, id, &raw, &rl) == 0) {
-        long l = json_escape_dup(raw, rl, &e->json);
-        e->len = l > 0 ? (uint32_t)l : 0;
+    if (!e) {
+        if ((c->n + 1) * 2 > c->cap && name_grow(c) != 0)
+            return NULL;
+        e = name_slot(c, id);
+        *e = (struct name_ent){.id = id};
+        c->n++;
+        name_fill(c, e, txn);
+    }
+    if (mangled && e->mjson) {
+        *mangled = e->mjson;
+        *mlen = e->mlen;
     }
     *len = e->len;
     return e->json;
+}
+
+const char *name_cache_get(name_cache *c, cupstore_txn *txn, uint32_t id, size_t *len)
+{
+    return name_cache_get_full(c, txn, id, len, NULL, NULL);
 }

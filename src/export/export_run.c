@@ -387,6 +387,7 @@ int export_run(const export_opts *o, export_progress_fn progress, void *arg, cha
         return set_cause(cause, "cannot find the store: %s", cupstore_strerror(rc)),
                CUPTOP_EXIT_USAGE;
     x.o = o;
+    x.names.raw = o->mangled;
     x.store_dir = dir;
     x.progress = progress;
     x.progress_arg = arg;

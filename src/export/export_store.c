@@ -150,6 +150,9 @@ static const char *const meta_keys[] = {
     "pid", "host", "cmdline", "start_ns", "cuda_version", "cupti_version",
     "cupti_api_version", "driver_version", "devices", "config", "agent_version", "sink",
     "cupti_library",
+    /* provenance (doc/store-format.md); device.N are copied beside */
+    "simulated", "driver_version_source", "cuda_driver_version", "cuda_runtime_version",
+    "kernel_release", "os", "virt", "label", "cuptop_version", "unknown",
 };
 
 static int cp_health(const cupstore_health *h, void *arg)
@@ -233,6 +236,16 @@ static int copy_small(cupstore_txn *dst, void *arg)
         } else if ((rc = cupstore_meta_get(src, meta_keys[i], &v)) == 0) {
             rc = cupstore_meta_put(dst, meta_keys[i], v);
         }
+        free(v);
+        if (rc && rc != CUPSTORE_ENOTFOUND)
+            return rc;
+    }
+    for (unsigned d = 0; d < CUPSTORE_DEVICE_MAX; d++) {
+        char key[32], *v = NULL;
+        snprintf(key, sizeof key, "device.%u", d);
+        rc = cupstore_meta_get(src, key, &v);
+        if (rc == 0)
+            rc = cupstore_meta_put(dst, key, v);
         free(v);
         if (rc && rc != CUPSTORE_ENOTFOUND)
             return rc;

@@ -21,18 +21,26 @@ static int jsonl_record(const cupstore_record *r, void *arg)
 {
     struct jsonl *j = arg;
     xout *o = j->o;
-    size_t len;
-    const char *name = name_cache_get(&j->x->names, j->x->txn, r->name_id, &len);
+    size_t len, mlen = 0;
+    const char *mangled;
+    const char *name =
+        name_cache_get_full(&j->x->names, j->x->txn, r->name_id, &len, &mangled, &mlen);
 
     xout_puts(o, "{\"kind\":\"");
     xout_puts(o, cupstore_kind_name(r->kind));
     xout_puts(o, "\",\"name\":");
     if (name) {
+        /* "mangled": the name exactly as CUPTI gave it */
         xout_putc(o, '"');
         xout_put(o, name, len);
+        xout_puts(o, "\",\"mangled\":\"");
+        if (mangled)
+            xout_put(o, mangled, mlen);
+        else
+            xout_put(o, name, len);
         xout_putc(o, '"');
     } else {
-        xout_puts(o, "null");
+        xout_puts(o, "null,\"mangled\":null");
     }
     xout_puts(o, ",\"start_ns\":");
     xout_u64(o, r->start_ns);
@@ -68,9 +76,39 @@ static int jsonl_record(const cupstore_record *r, void *arg)
     return o->err;
 }
 
+/* The first line: what the session ran on (kind "session"), so a jsonl
+ * file carries its provenance with it. */
+static void jsonl_session(export_ctx *x, xout *o)
+{
+    const model_summary *s = &x->sum;
+    xout_puts(o, "{\"kind\":\"session\",\"session\":");
+    xout_json_str(o, s->id, strlen(s->id));
+    xout_printf(o, ",\"pid\":%d,\"host\":", s->pid);
+    xout_json_str(o, s->host, strlen(s->host));
+    xout_puts(o, ",\"command\":");
+    xout_json_str(o, s->cmdline, strlen(s->cmdline));
+    xout_printf(o, ",\"start_ns\":%llu,\"window\":{\"from_ns\":%llu,\"to_ns\":%llu}",
+                (unsigned long long)s->start_ns, (unsigned long long)x->from_ns,
+                (unsigned long long)x->to_ns);
+    xout_printf(o, ",\"verdict\":\"%s\",\"count_only\":%s,\"names\":\"%s\"",
+                model_verdict_name(s), s->count_only ? "true" : "false",
+                x->o->mangled ? "mangled" : "demangled");
+    if (s->count_only)
+        xout_puts(o, ",\"records_note\":\"count-only session (CUPTOP_SINK=null): the agent "
+                     "counted every record but stored none, by design; no record line follows\"");
+    prov_json(o, s->prov, s->device_mask);
+    xout_puts(o, ",\"config\":");
+    if (s->prov && s->prov->config)
+        xout_json_str(o, s->prov->config, strlen(s->prov->config));
+    else
+        xout_puts(o, "null");
+    xout_puts(o, "}\n");
+}
+
 int export_jsonl(export_ctx *x, xout *o)
 {
     struct jsonl j = {.x = x, .o = o};
+    jsonl_session(x, o);
     int rc = export_scan(x, jsonl_record, NULL, &j);
     return rc ? rc : o->err;
 }

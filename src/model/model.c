@@ -439,6 +439,10 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
     meta_copy(txn, "host", out->host, sizeof out->host);
     meta_copy(txn, "cmdline", out->cmdline, sizeof out->cmdline);
     out->start_ns = meta_u64(txn, "start_ns");
+    if ((out->prov = malloc(sizeof *out->prov)) != NULL && model_prov_read(txn, out->prov)) {
+        free(out->prov);
+        out->prov = NULL;
+    }
     {
         char *e = NULL;
         if (cupstore_meta_get(txn, "cupti_error", &e) == 0 && e) {
@@ -481,8 +485,6 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
     if (c->rows) {
         out->kinds_enabled = c->last.kinds_enabled;
         out->epoch = c->last.epoch;
-        for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++)
-            out->records_per_s += (double)c->last.records_by_kind[k];
     } else if (have_last) {
         out->kinds_enabled = last.kinds_enabled;
         out->epoch = last.epoch;
@@ -510,6 +512,17 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
         out->end_ns = out->heartbeat_ns;
         bool stale = out->heartbeat_ns + (uint64_t)MODEL_STALE_SECONDS * 1000000000u < now;
         out->state = stale || pid_dead_here(out) ? MODEL_STATE_CRASHED : MODEL_STATE_RUNNING;
+    }
+
+    /* Records per second: an ended (or dead) session's mean over its
+     * rows, since its last row is a partial second; a running session's
+     * last row, which is a whole second (the agent writes it after). */
+    if (c->rows && out->state == MODEL_STATE_RUNNING) {
+        for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++)
+            out->records_per_s += (double)c->last.records_by_kind[k];
+    } else if (c->rows) {
+        out->records_per_s = (double)out->records_total / (double)c->rows;
+        out->records_per_s_mean = true;
     }
 
     /* Loss classes, in class order. */
@@ -585,6 +598,9 @@ void model_summary_free(model_summary *s)
     s->notes = NULL;
     s->nnotes = 0;
     s->notes_total = 0;
+    model_prov_free(s->prov);
+    free(s->prov);
+    s->prov = NULL;
 }
 
 int model_summarize_id(const char *dir, const char *id, uint64_t from_s, uint64_t to_s,

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "cupstore.h"
+#include "model_prov.h"
 
 /* Exit statuses of every front end (cuptop's subcommands, export_run and
  * the monitor): 0 ok, 1 a negative answer (INCOMPLETE, export failed),
@@ -76,7 +77,10 @@ typedef struct model_summary {
     uint64_t records_by_kind[CUPSTORE_KIND_MAX];
     uint64_t records_by_device[CUPSTORE_DEVICE_MAX];
     uint64_t records_total;
-    double records_per_s;           /* last complete second                */
+    double records_per_s;           /* ended or crashed: the mean over the
+                                       health rows; running: the last full
+                                       second (see records_per_s_mean)     */
+    bool records_per_s_mean;        /* records_per_s is a mean             */
     uint64_t loss[CUPSTORE_LOSS_MAX];
     uint64_t loss_total;            /* exact counts only                   */
     /* Counts that are themselves estimates (loss rows with estimate set and
@@ -96,6 +100,8 @@ typedef struct model_summary {
     int cupti_error_code;
     char cupti_error[256];          /* raw bytes: model_escape to print    */
     const char *cupti_advice;       /* static text, NULL unless failed     */
+    model_prov *prov;               /* versions, devices, label (model_prov.h);
+                                       malloc'ed, NULL when out of memory  */
 } model_summary;
 
 /* A note the agent left in the session (cupstore_note): a warning about a
@@ -174,5 +180,128 @@ size_t model_sanitize(const char *s, size_t len, char *out, size_t outlen, bool 
 
 /** Format unix seconds as "YYYY-mm-ddTHH:MM:SSZ" (UTC) into buf. */
 void model_format_second(uint64_t second, char *buf, size_t len);
+
+
+/* ---- Facts: what the health rows of a window say ---------------------- */
+
+/* One epoch (a collection scope) with its figures.  The second in which a
+ * change was acknowledged is split between the old and the new epoch at
+ * the acknowledged change time, in proportion to each epoch's rates in its
+ * whole seconds (by time alone when either has none): losses that came
+ * before the switch stay in the old epoch. */
+typedef struct model_epoch_stat {
+    uint32_t id;
+    uint32_t kinds;             /* mask collected in the epoch             */
+    uint64_t start_ns, end_ns;  /* acknowledged change times; end 0: open  */
+    double seconds;             /* time with health rows, in seconds       */
+    uint64_t records, losses;   /* losses: every class                     */
+    uint32_t pool_limit;        /* last per-second pool limit seen         */
+    bool known;                 /* an epoch row exists (else only rows)    */
+} model_epoch_stat;
+
+/* The longest run of consecutive seconds with a loss. */
+typedef struct model_window {
+    uint64_t first_s, seconds;  /* 0 seconds: no loss                      */
+    uint64_t lost;
+    uint64_t by_class[CUPSTORE_LOSS_MAX];
+} model_window;
+
+#define MODEL_OVERHEAD_TYPES 8  /* entries of cupstore_health.overhead_by_type */
+
+typedef struct model_facts {
+    uint64_t rows, first_s, last_s;
+    uint64_t peak_kind[CUPSTORE_KIND_MAX];
+    uint64_t peak_total, peak_second;
+    uint64_t requested, provided, declined, completed, consumed, foreign, bytes;
+    uint32_t pool_limit, pool_hw, q_cap, q_hw;   /* maxima over the window  */
+    uint32_t req_p99_max, cmp_p99_max, cmp_max, commit_p99_max;
+    uint64_t store_refused;                      /* write txns refused      */
+    uint64_t overhead[MODEL_OVERHEAD_TYPES];
+    /* the seconds with a loss */
+    uint64_t loss_seconds, loss_records, loss_lost;
+    uint64_t loss_completed, loss_consumed, loss_declined, loss_bytes;
+    uint64_t loss_at_limit;        /* lossy seconds with the pool at that
+                                      second's own limit                   */
+    uint32_t loss_limit_min, loss_limit_max;     /* per-second pool limits  */
+    uint32_t loss_q_hw_max, loss_q_cap, loss_commit_p99_max;
+    uint64_t loss_q_full;          /* lossy seconds with the queue full     */
+    uint64_t windows;              /* runs of consecutive lossy seconds     */
+    model_window longest;
+    /* losses by kind and device, from the loss rows */
+    uint64_t kind_loss[CUPSTORE_KIND_MAX], kind_loss_est[CUPSTORE_KIND_MAX];
+    uint64_t dev_loss[CUPSTORE_DEVICE_MAX];
+    /* the agent's configuration (0: unknown) */
+    uint64_t buffer_size, device_buffer_size;
+    uint32_t device_buffer_pool_limit, stop_timeout_ms, threads, devices;
+    uint32_t kinds_now;            /* at the last row of the window         */
+    uint32_t device_mask;          /* devices with records in the window    */
+    uint32_t steps_timed_out;      /* stop steps whose watchdog fired       */
+    model_epoch_stat *epochs;      /* by id order; model_facts_free         */
+    size_t nepochs;
+} model_facts;
+
+/** Read the facts of session env over [from_s, to_s] (0, UINT64_MAX: all).
+ *  @param[out] out    release with model_facts_free.
+ *  @param[out] cause  on error, a malloc'ed message (caller frees).
+ *  @return 0 or a cupstore error code. */
+int model_facts_read(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_facts *out,
+                     char **cause);
+void model_facts_free(model_facts *f);
+
+/** The baseline epoch: the longest one that collected records (kinds on,
+ *  records > 0) and lost none; ties go to the later.  -1 when none: an
+ *  epoch that collected nothing is never a baseline. */
+int model_epoch_baseline(const model_epoch_stat *e, size_t n);
+
+/* ---- Advice: facts -> ranked recommendations ------------------------- */
+
+typedef enum model_advice_code {
+    MODEL_ADVICE_RAISE_POOL = 0,  /* the pool starves: raise its limit      */
+    MODEL_ADVICE_BUFFER_SIZE,     /* buffers too small for the rate         */
+    MODEL_ADVICE_NARROW,          /* the consumer/store falls behind        */
+    MODEL_ADVICE_FASTER_STORE,    /* the store refuses or commits slowly    */
+    MODEL_ADVICE_DEVICE_BUFFERS,  /* zero timestamps: CUPTI device buffers  */
+    MODEL_ADVICE_STOP_TIMEOUT,    /* tail: the stop steps ran out of time   */
+    MODEL_ADVICE_CONFLICT,        /* another CUPTI client                   */
+    MODEL_ADVICE_CRASH,           /* died without a stop protocol           */
+    MODEL_ADVICE_PARSE,           /* records that do not parse              */
+    MODEL_ADVICE_DISABLED,        /* the agent stepped aside                */
+    MODEL_ADVICE_DAMAGED,         /* stored records missing on read-back    */
+    MODEL_ADVICE_CUPTI_START,     /* CUPTI could not start: nothing traced  */
+    MODEL_ADVICE_MAX
+} model_advice_code;
+/** "raise_pool", "buffer_size", "narrow", ... */
+const char *model_advice_name(unsigned code);
+
+typedef struct model_advice {
+    unsigned code;              /* model_advice_code                       */
+    char setting[32];           /* CUPTOP_* variable for a rerun; "" none  */
+    char value[128];            /*   and its value                         */
+    char run_option[160];       /* the same as a `cuptop run` option       */
+    char control[160];          /* a runtime request for `cuptop control`
+                                   ("--pool 36"); "" when none applies     */
+    uint32_t pool;              /* RAISE_POOL: the limit advised           */
+    uint32_t kinds;             /* NARROW: the mask advised                */
+    char brief[96];             /* the same in a few words (monitor line)  */
+    char text[256];             /* what to do, one sentence                */
+    char evidence[400];         /* the facts that say so                   */
+} model_advice;
+
+/** Rank what to do about s (judged over the window f was read for).
+ *  @param[out] out  malloc'ed array, best first (caller frees); NULL and
+ *                   0 entries when nothing needs doing.
+ *  @return 0 or ENOMEM. */
+int model_advise(const model_summary *s, const model_facts *f, model_advice **out, size_t *n);
+
+/** model_facts_read (opening session id in store dir read-only) and
+ *  model_advise for a summary s of the same window (the CLI's check).
+ *  @return 0 or a cupstore error code; *out as for model_advise. */
+int model_advise_id(const char *dir, const char *id, uint64_t from_s, uint64_t to_s,
+                    const model_summary *s, model_advice **out, size_t *n);
+
+/** model_summarize, model_facts_read and model_advise over one window of
+ *  an open session, for front ends that need all three (the monitor). */
+int model_judge(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_summary *s,
+                model_facts *f, model_advice **advice, size_t *nadvice, char **cause);
 
 #endif /* CUPTOP_MODEL_H */

@@ -37,6 +37,7 @@ size_t sim_record_size(uint32_t kind)
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return sizeof(CUpti_ActivitySynchronization2);
     case CUPTI_ACTIVITY_KIND_OVERHEAD: return sizeof(CUpti_ActivityOverhead3);
     case CUPTI_ACTIVITY_KIND_MARKER: return sizeof(CUpti_ActivityMarker2);
+    case CUPTI_ACTIVITY_KIND_DEVICE: return sizeof(CUpti_ActivityDevice5);
     case SIM_INVALID_KIND: return sizeof(sim_rec_invalid);
     default: return 0;
     }
@@ -113,6 +114,31 @@ static void sim_enqueue(struct CUctx_st *ctx, unsigned dev, uint8_t *buf, size_t
     sim_worker_start_locked();
     pthread_cond_broadcast(&sim.q_cond);
     pthread_mutex_unlock(&sim.q_lock);
+}
+
+void sim_buffer_put_meta(const void *recs, size_t len)
+{
+    uint8_t *b = NULL;
+    size_t sz = 0, maxrec = 0;
+    CUpti_BuffersCallbackRequestFunc req = sim.req_cb;
+
+    if (!req)
+        return;   /* no buffers registered: nothing is delivered (as CUPTI) */
+    atomic_fetch_add_explicit(&sim.b_requested, 1, memory_order_relaxed);
+    sim_btls.in_request = true;
+    req(&b, &sz, &maxrec);
+    sim_btls.in_request = false;
+    if (!b) {
+        atomic_fetch_add_explicit(&sim.b_null, 1, memory_order_relaxed);
+        return;
+    }
+    if (sz < len || ((uintptr_t)b & 7u)) {
+        atomic_fetch_add_explicit(&sim.b_small, 1, memory_order_relaxed);
+        sim_enqueue(NULL, 0, b, sz, 0, NULL);
+        return;
+    }
+    memcpy(b, recs, len);
+    sim_enqueue(NULL, 0, b, sz, len, NULL);
 }
 
 /* Hand the slot's buffer to the completion queue; slot lock held. */

@@ -9,7 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim_args.h"
 #include "sim_int.h"
+
+_Static_assert(SIM_ARGS_DEVICES_MAX == SIM_DEV_MAX,
+               "one device range for cuptop demo and the simulator");
 
 static const char *const sim_kind_names[SIM_KINDS] = {
     "kernel", "memcpy", "memset", "runtime", "driver", "sync", "overhead", "marker",
@@ -75,11 +79,10 @@ static int sim_parse_rates(sim_config *c, const char *s, char *why, size_t whyle
             return -1;
         }
         int k = sim_kind_parse(s, (size_t)(eq - s));
-        char *end;
-        errno = 0;
-        double v = strtod(eq + 1, &end);
-        if (k < 0 || errno || end != comma || v < 0 || v > 1e9) {
-            snprintf(why, whylen, "rates: bad entry \"%.*s\"", (int)(comma - s), s);
+        double v = 0;
+        if (k < 0 || sim_args_rate(eq + 1, (size_t)(comma - eq - 1), &v)) {
+            snprintf(why, whylen, "rates: bad entry \"%.*s\" (a kind=rate, the rate %s)",
+                     (int)(comma - s), s, SIM_ARGS_RATE_TEXT);
             return -1;
         }
         c->rate[k] = v;
@@ -202,8 +205,11 @@ int sim_config_load(sim_config *c, char *why, size_t whylen)
     if (sc->api_version)
         c->api_version = sc->api_version;
 
-    if (sim_env_u("CUPTOPSIM_DEVICES", 1, SIM_DEV_MAX, &c->devices, why, whylen) ||
-        sim_env_u("CUPTOPSIM_STREAMS", 1, SIM_STREAM_MAX, &c->streams, why, whylen) ||
+    if ((v = sim_env("CUPTOPSIM_DEVICES")) && sim_args_devices(v, &c->devices)) {
+        snprintf(why, whylen, "CUPTOPSIM_DEVICES=\"%.40s\": not %s", v, SIM_ARGS_DEVICES_TEXT);
+        return -1;
+    }
+    if (sim_env_u("CUPTOPSIM_STREAMS", 1, SIM_STREAM_MAX, &c->streams, why, whylen) ||
         sim_env_u("CUPTOPSIM_THREADS", 0, SIM_THREAD_MAX, &c->threads, why, whylen))
         return -1;
     if ((v = sim_env("CUPTOPSIM_RATES"))) {

@@ -324,6 +324,8 @@ static CUptiResult sim_enable(CUpti_ActivityKind kind, bool on)
     int k = sim_kind_of(kind);
     if (k == -2)
         return CUPTI_ERROR_NOT_SUPPORTED;
+    if (kind == CUPTI_ACTIVITY_KIND_DEVICE && on)
+        sim_devices_dump();   /* the simulated devices exist from the start */
     if (k < 0)
         return CUPTI_SUCCESS;
     if (on) {
@@ -346,6 +348,12 @@ SIM_EXPORT CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind kind)
     return sim_enable(kind, false);
 }
 
+/* Enable, and dump the records of what exists (DEVICE here). */
+SIM_EXPORT CUptiResult CUPTIAPI cuptiActivityEnableAndDump(CUpti_ActivityKind kind)
+{
+    return sim_enable(kind, true);
+}
+
 static CUptiResult sim_enable_ctx(CUcontext context, CUpti_ActivityKind kind, bool on)
 {
     sim_init();
@@ -357,6 +365,8 @@ static CUptiResult sim_enable_ctx(CUcontext context, CUpti_ActivityKind kind, bo
         return CUPTI_ERROR_INVALID_CONTEXT;
     if (k == -2)
         return CUPTI_ERROR_NOT_SUPPORTED;
+    if (kind == CUPTI_ACTIVITY_KIND_DEVICE && on)
+        sim_devices_dump();   /* the simulated devices exist from the start */
     if (k < 0)
         return CUPTI_SUCCESS;
     if (on)

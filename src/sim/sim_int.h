@@ -207,6 +207,22 @@ void sim_buffer_worker_stop(void);
 void sim_buffer_after_fork(void);
 void sim_buffer_set_period(uint32_t ms);
 size_t sim_record_size(uint32_t cupti_kind);
+/** Hand records that are no activity of the workload (DEVICE records) to
+ *  the client in a buffer of their own: outside every per-kind count and
+ *  fault.  Without a buffer from the client they are not delivered. */
+void sim_buffer_put_meta(const void *recs, size_t len);
+
+/* sim_names.c: callback names (tables generated from the toolkit's
+ * cupti_*_cbid.h at build time) and the simulated devices */
+extern const char *const sim_runtime_cbid_names[];
+extern const unsigned sim_runtime_cbid_names_count;
+extern const char *const sim_driver_cbid_names[];
+extern const unsigned sim_driver_cbid_names_count;
+/** The DEVICE record of simulated device d (0-based). */
+void sim_device_record(unsigned d, CUpti_ActivityDevice5 *r);
+/** Deliver one DEVICE record per simulated device (enable of the DEVICE
+ *  kind, cuptiActivityEnableAndDump). */
+void sim_devices_dump(void);
 
 /* sim_produce.c */
 /** One application operation of sim kind k on device d from thread t;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cuptopsim.h"
+#include "sim_args.h"
 
 enum simapp_exit {
     EX_RETURN, EX_EXIT, EX__EXIT, EX_SIGTERM, EX_SIGINT, EX_SIGHUP, EX_ABORT, EX_KILL,
@@ -249,12 +250,10 @@ static int simapp_parse(int argc, char **argv)
             usage(stdout);
             exit(0);
         } else if (!strcmp(a, "--seconds")) {
-            char *end;
             if (!v)
                 return misuse("%s needs a value", a);
-            app.seconds = strtod(v, &end);
-            if (*end || end == v || !(app.seconds >= 0 && app.seconds <= 3600))
-                return misuse("--seconds \"%s\": a number from 0 to 3600", v);
+            if (sim_args_seconds(v, &app.seconds))
+                return misuse("--seconds \"%s\": not %s", v, SIM_ARGS_SECONDS_TEXT);
             i++;
         } else if (!strcmp(a, "--exit")) {
             size_t k;

@@ -27,6 +27,26 @@ check "--help" "$?" 0
 "$b/cuptop" run -- /nonexistent/program 2>/dev/null
 check "missing program" "$?" 127
 
+# nothing traced (issue 13 item 13): one line on stderr at exit, saying why
+mkdir -p "$tmp/t"
+TMPDIR=$tmp/t "$b/cuptop" run --store "$tmp/s0" -- true >"$tmp/nt.out" 2>"$tmp/nt.err"
+check "not a CUDA program: exit status kept" "$?" 0
+check "not a CUDA program: one line on stderr" "$(wc -l <"$tmp/nt.err" | tr -d ' ')" 1
+grep -q "^cuptop run: nothing was traced: no session was created for true (the agent was never loaded: " \
+    "$tmp/nt.err"
+check "not a CUDA program: says nothing was traced and why" "$?" 0
+check "the report file is removed" "$(ls "$tmp/t")" ""
+TMPDIR=$tmp/t "$b/cuptop" run -- sh -c 'kill -TERM $$' 2>"$tmp/sig.err"
+check "death by signal passed on (143)" "$?" 143
+grep -q "nothing was traced" "$tmp/sig.err"
+check "death by signal: says nothing was traced" "$?" 0
+"$b/cuptop" run -- sleep 30 2>/dev/null &
+rpid=$!
+sleep 0.3
+kill -TERM "$rpid"
+wait "$rpid"
+check "a SIGTERM sent to cuptop run reaches the command (143)" "$?" 143
+
 # a whole run: the simulated application under cuptop run
 if [ -e "$b/cuptop-simapp" ] && [ -e "$b/libcuptop-simcupti.so" ]; then
     CUPTOP_CUPTI_LIBRARY=$b/libcuptop-simcupti.so "$b/cuptop" run --store "$tmp/store" \
@@ -36,5 +56,16 @@ if [ -e "$b/cuptop-simapp" ] && [ -e "$b/libcuptop-simcupti.so" ]; then
     check "its session is COMPLETE" "$?" 0
     "$b/agentctl" dump "$tmp/store" >"$tmp/dump"
     check "kinds from --kinds" "$(sed -n 's/^epoch.1=//p' "$tmp/dump")" "kinds:kernel,memcpy ctl_gen:0 open:0"
+    grep -q "nothing was traced" "$tmp/app.out"
+    check "a traced run does not say nothing was traced" "$?" 1
+    # a --store that is a file: the agent cannot open it and says why
+    : >"$tmp/afile"
+    CUPTOP_CUPTI_LIBRARY=$b/libcuptop-simcupti.so "$b/cuptop" run --store "$tmp/afile" \
+        -- "$b/cuptop-simapp" --seconds 0.2 >"$tmp/f.out" 2>"$tmp/f.err"
+    check "store is a file: the application's exit status" "$?" 0
+    check "store is a file: one line on stderr" "$(wc -l <"$tmp/f.err" | tr -d ' ')" 1
+    grep -q "^cuptop run: nothing was traced: no session was created for .*cuptop-simapp (cannot open the store $tmp/afile: " \
+        "$tmp/f.err"
+    check "store is a file: says why" "$?" 0
 fi
 exit $fail

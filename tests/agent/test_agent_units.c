@@ -212,6 +212,74 @@ static void test_names(void **state)
     agent_names_free(&nm);
 }
 
+/* API names: CUPTI is asked once per cbid; the version suffix goes */
+static unsigned api_calls;
+static const char *fake_cb_name(unsigned domain, uint32_t cbid, void *arg)
+{
+    (void)arg;
+    api_calls++;
+    if (domain == AGENT_API_RUNTIME && cbid == 211)
+        return "cudaLaunchKernel_v7000";
+    if (domain == AGENT_API_DRIVER && cbid == 307)
+        return "cuLaunchKernel";
+    if (domain == AGENT_API_DRIVER && cbid == 10)
+        return "cuMemcpyHtoDAsync_v2";
+    return NULL;
+}
+
+static size_t strip(const char *s)
+{
+    return agent_names_api_strip(s, strlen(s));
+}
+
+static void test_api_names(void **state)
+{
+    agent_names nm;
+    const uint32_t *ids;
+    (void)state;
+    assert_int_equal(strip("cudaLaunchKernel_v7000"), strlen("cudaLaunchKernel"));
+    assert_int_equal(strip("cudaLaunchKernel_ptsz_v7000"), strlen("cudaLaunchKernel_ptsz"));
+    assert_int_equal(strip("cudaGraphInstantiate_v12000"), strlen("cudaGraphInstantiate"));
+    assert_int_equal(strip("cuMemcpyHtoDAsync_v2"), strlen("cuMemcpyHtoDAsync_v2"));
+    assert_int_equal(strip("cuFoo_v123"), strlen("cuFoo_v123"));
+    assert_int_equal(strip("x_v1234567"), strlen("x_v1234567"));
+    assert_int_equal(strip("_v7000"), strlen("_v7000"));   /* nothing left: kept */
+    assert_int_equal(strip("cudaMalloc"), strlen("cudaMalloc"));
+
+    assert_int_equal(agent_names_init(&nm), 0);
+    api_calls = 0;
+    uint32_t rt = agent_names_api(&nm, AGENT_API_RUNTIME, 211, fake_cb_name, NULL);
+    uint32_t drv = agent_names_api(&nm, AGENT_API_DRIVER, 307, fake_cb_name, NULL);
+    assert_true(rt && drv && rt != drv);
+    assert_string_equal(agent_names_get(&nm, rt)->str, "cudaLaunchKernel");
+    assert_string_equal(agent_names_get(&nm, drv)->str, "cuLaunchKernel");
+    uint32_t v2 = agent_names_api(&nm, AGENT_API_DRIVER, 10, fake_cb_name, NULL);
+    assert_string_equal(agent_names_get(&nm, v2)->str, "cuMemcpyHtoDAsync_v2");
+    /* the same cbid in the other domain is another function */
+    assert_int_equal(agent_names_api(&nm, AGENT_API_DRIVER, 211, fake_cb_name, NULL), 0);
+    assert_int_equal(api_calls, 4);
+    for (int i = 0; i < 1000; i++) {
+        assert_int_equal(agent_names_api(&nm, AGENT_API_RUNTIME, 211, fake_cb_name, NULL), rt);
+        assert_int_equal(agent_names_api(&nm, AGENT_API_DRIVER, 211, fake_cb_name, NULL), 0);
+    }
+    assert_int_equal(api_calls, 4);   /* cached, named or not */
+    /* out of range: no name, CUPTI not asked */
+    assert_int_equal(agent_names_api(&nm, AGENT_API_RUNTIME, AGENT_CBID_MAX, fake_cb_name, NULL), 0);
+    assert_int_equal(api_calls, 4);
+    /* a refused batch: the cached name is written with the next one */
+    assert_int_equal(agent_names_pending(&nm, &ids), 3);
+    agent_names_batch_end(&nm, false);
+    assert_int_equal(agent_names_api(&nm, AGENT_API_RUNTIME, 211, fake_cb_name, NULL), rt);
+    assert_int_equal(agent_names_pending(&nm, &ids), 1);
+    assert_int_equal(ids[0], rt);
+    agent_names_batch_end(&nm, true);
+    assert_int_equal(agent_names_api(&nm, AGENT_API_RUNTIME, 211, fake_cb_name, NULL), rt);
+    assert_int_equal(agent_names_pending(&nm, &ids), 0);
+    /* an API name equal to a kernel name shares its id */
+    assert_int_equal(agent_names_intern(&nm, "cuLaunchKernel", SIZE_MAX), drv);
+    agent_names_free(&nm);
+}
+
 /* ---- configuration --------------------------------------------------------------- */
 
 struct kv {
@@ -322,6 +390,7 @@ int main(void)
         cmocka_unit_test(test_hist_buckets),
         cmocka_unit_test(test_hist_quantiles_and_seconds),
         cmocka_unit_test(test_names),
+        cmocka_unit_test(test_api_names),
         cmocka_unit_test(test_config_defaults_and_env),
         cmocka_unit_test(test_config_bad_values),
         cmocka_unit_test(test_config_file),

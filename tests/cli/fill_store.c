@@ -70,6 +70,18 @@ static const char *const names[] = {
 };
 #define NNAMES (sizeof names / sizeof names[0])
 
+/* Real kernel names for the export benchmark (--bench): mangled as CUPTI
+ * gives them, so the export demangles (once per name) as on a GPU trace. */
+static const char *const bench_names[] = {
+    "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_15CUDAFunctor_addIfEESt5arrayIPcLm3EEEEviT0_T1_",
+    "_ZN2at6native18elementwise_kernelILi128ELi4EZNS0_15gpu_kernel_implINS0_22CUDAFunctorOnOther_addIbEEEEvRNS_18TensorIteratorBaseERKT_EUliE_EEviT1_",
+    "_ZN7cutlass7Kernel2I43cutlass_80_simt_sgemm_256x128_8x4_nn_align1EEvNT_6ParamsE",
+    "_ZN4vllm15rms_norm_kernelIN3c104HalfEEEvPT_PKS3_S6_fii",
+    "_Z40fmha_cutlassF_f32_aligned_64x128_rf_sm80N22PyTorchMemEffAttention15AttentionKernelIfN7cutlass4arch4Sm80ELb1ELi64ELi128ELi128ELb1ELb1EE6ParamsE",
+    "_ZN2at6native43_GLOBAL__N__b6de9c8c_10_SoftMax_cu_9f978f6319cunn_SoftMaxForwardILi8EN3c104HalfEfS4_NS1_22SoftMaxForwardEpilogueEEEvPT2_PKT0_i",
+};
+#define NBENCH (sizeof bench_names / sizeof bench_names[0])
+
 typedef struct sess {
     const char *id;
     int pid;
@@ -178,6 +190,24 @@ static void put_meta(cupstore_txn *txn, const sess *s)
     CK(cupstore_meta_put(txn, "devices", "0:Test GPU \"A\"\n1:Test GPU B"));
     CK(cupstore_meta_put(txn, "config", "kinds=kernel,memcpy,memset,runtime,driver\npool=8"));
     CK(cupstore_meta_put(txn, "sink", s->count_only ? "null" : "store"));
+    if (!s->rich)
+        return;   /* the others read as sessions of an older agent */
+    /* provenance as the agent writes it (doc/store-format.md) */
+    CK(cupstore_meta_put(txn, "simulated", "0"));
+    CK(cupstore_meta_put(txn, "driver_version", "580.159.04"));
+    CK(cupstore_meta_put(txn, "driver_version_source", "nvml"));
+    CK(cupstore_meta_put(txn, "cuda_driver_version", "13.0"));
+    CK(cupstore_meta_put(txn, "cupti_version", "13.0.1"));
+    CK(cupstore_meta_put(txn, "cuptop_version", "test"));
+    CK(cupstore_meta_put(txn, "kernel_release", "6.8.0-test"));
+    CK(cupstore_meta_put(txn, "os", "Linux x86_64"));
+    CK(cupstore_meta_put(txn, "virt", "container (cgroup: docker)"));
+    CK(cupstore_meta_put(txn, "label", "resnet \"baseline\"\x1b[31m"));
+    CK(cupstore_meta_put(txn, "unknown",
+                         "cuda_runtime_version=no shared libcudart in the process\n"));
+    CK(cupstore_meta_put(txn, "device.0",
+                         "name=NVIDIA H200\nuuid=GPU-6d2c4e1a-0000-1111-2222-333344445555\n"
+                         "cc=9.0\nsm=132\nmemory=150754820096\nmig=0\nsource=cupti\n"));
 }
 
 static void fill_session(const char *dir, const sess *s, bool running)
@@ -405,6 +435,8 @@ static void fill_bench(const char *dir, uint64_t total)
     env = big_session_open(dir, &s, 256u << 20, 64ull << 30, &txn);
     for (unsigned i = 1; i < NNAMES; i++)
         CK(cupstore_name_put(txn, i, names[i], strlen(names[i])));
+    for (unsigned i = 0; i < NBENCH; i++)
+        CK(cupstore_name_put(txn, (uint32_t)(NNAMES + i), bench_names[i], strlen(bench_names[i])));
     CK(cupstore_txn_commit(txn));
     for (uint64_t sec = 0; done < total; sec++) {
         cupstore_health h = {.second = T0 + sec, .heartbeat_ns = (T0 + sec) * NS + 999000000ull,
@@ -431,8 +463,11 @@ static void fill_bench(const char *dir, uint64_t total)
                     uint64_t d = (recs[k].end_ns - recs[k].start_ns) / 15;
                     if (k == i + 2) { /* GPU work: varied durations and names */
                         d += rng & 1023;
-                        if (recs[k].kind == CUPSTORE_KIND_KERNEL)
-                            recs[k].name_id = 3 + (uint32_t)(rng >> 20) % 6;
+                        if (recs[k].kind == CUPSTORE_KIND_KERNEL) {
+                            /* half hostile / C names, half real mangled ones */
+                            uint32_t j = (uint32_t)(rng >> 20) % 12;
+                            recs[k].name_id = j < 6 ? 3 + j : (uint32_t)(NNAMES + j - 6);
+                        }
                     }
                     recs[k].start_ns = base + off;
                     recs[k].end_ns = base + off + d;

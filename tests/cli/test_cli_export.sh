@@ -31,10 +31,20 @@ golden export_hot.jsonl "$O/hot.jsonl"
 python3 - "$O/hot.jsonl" <<'PY' || fail "jsonl is not one strict JSON object per line"
 import json, sys
 n = 0
+lines = []
 for line in open(sys.argv[1], "rb"):
-    json.loads(line.decode("utf-8"), parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
+    lines.append(json.loads(line.decode("utf-8"),
+                            parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c))))
     n += 1
-assert n == 120, n
+assert n == 121, n   # the session line, then 120 records
+s = lines[0]
+assert s["kind"] == "session" and s["session"] == "20250101T120000-1001", s
+assert s["label"] == 'resnet "baseline"\x1b[31m' and s["versions"]["driver"] == "580.159.04", s
+assert s["versions"]["unknown"] == {"cuda_runtime": "no shared libcudart in the process"}, s
+assert [d["name"] for d in s["devices"]] == ["NVIDIA H200", "Test GPU B"], s["devices"]
+assert all(r["kind"] != "session" for r in lines[1:])
+# every named record carries the raw name beside the shown one
+assert all(("mangled" in r) and ((r["name"] is None) == (r["mangled"] is None)) for r in lines[1:])
 PY
 run 0 csv_hot "$CUPTOP" export --store "$S" "$CLEAN" --mark hot --format csv -o "$O/hot.csv"
 golden export_hot.csv "$O/hot.csv"
@@ -80,7 +90,16 @@ grep -q "^$CLEAN .* 120 .*COMPLETE" "$WORK/store_sessions.out" ||
 run 0 store_check "$CUPTOP" check --store "$O/hot.store" --all
 run 0 store_rt "$CUPTOP" export --store "$O/hot.store" "$CLEAN" --mark hot --format jsonl \
     -o "$O/rt.jsonl"
-cmp -s "$O/hot.jsonl" "$O/rt.jsonl" || fail "records differ after a round trip through a store"
+# records identical; the session line keeps label, versions and devices
+# (its span is the exported window's, by design)
+[ "$(tail -n +2 "$O/hot.jsonl" | md5sum)" = "$(tail -n +2 "$O/rt.jsonl" | md5sum)" ] ||
+    fail "records differ after a round trip through a store"
+python3 - "$O/hot.jsonl" "$O/rt.jsonl" <<'PY' || fail "provenance lost in a round trip through a store"
+import json, sys
+a, b = (json.loads(open(p).readline()) for p in sys.argv[1:3])
+for k in ("label", "versions", "devices", "system", "simulated"):
+    assert a[k] == b[k], (k, a[k], b[k])
+PY
 # a window export's span is the window's (4 s), the session's own kept aside
 run 0 store_win "$CUPTOP" export --store "$S" 20250101T120100 --from +2 --to +5 --format store \
     -o "$O/win.store"
@@ -113,7 +132,12 @@ o = d["otherData"]
 assert o["count_only"] is True and "stored none, by design" in o["records_note"], o
 assert not [e for e in d["traceEvents"] if e["ph"] == "X"]
 PY
-[ ! -s "$O/co.jsonl" ] || fail "count-only jsonl export holds records"
+python3 - "$O/co.jsonl" <<'PY' || fail "count-only jsonl export: only its session line"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+assert len(lines) == 1 and lines[0]["kind"] == "session" and lines[0]["count_only"] is True, lines
+assert "stored none, by design" in lines[0]["records_note"], lines[0]
+PY
 grep -q '"count_only":false' "$O/hot.json" || fail "chrome metadata: count_only missing"
 grep -q 'note:' "$WORK/store_hot.err" && fail "a note for a session that stored its records"
 

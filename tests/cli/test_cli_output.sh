@@ -68,6 +68,12 @@ if [ -w /dev/full ]; then
     full_fails full_sub_help "$CUPTOP" sessions --help
     full_fails full_version "$CUPTOP" --version
     grep -q 'No space left' "$WORK/full_sessions.err" || fail "the cause is not named"
+    # export -o - says so itself, with its own status for a failed write (1)
+    "$CUPTOP" export --store "$S" "$C" --from start --to end --format jsonl -o - \
+        >/dev/full 2>"$WORK/full_export.err"
+    [ $? = 1 ] && [ "$(wc -l <"$WORK/full_export.err")" = 1 ] &&
+        grep -q 'writing standard output failed: No space left' "$WORK/full_export.err" ||
+        fail "export -o - to /dev/full: $(cat "$WORK/full_export.err")"
 else
     echo "no writable /dev/full: write-error checks skipped"
 fi

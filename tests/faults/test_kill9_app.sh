@@ -56,8 +56,11 @@ while [ "$i" -lt "$points" ]; do
         else
             fail "$name: export is not strict JSON: $(tail -1 "$WORK/$name.jerr")"
         fi
-        got=$(grep -c '^{"kind"' "$WORK/$name.jsonl")
+        got=$(grep '^{"kind"' "$WORK/$name.jsonl" | grep -vc '^{"kind":"session"')
         check "$name: one exported line per stored record" "$got" "$recs"
+        check "$name: the first line is the session's" \
+            "$(head -c 18 "$WORK/$name.jsonl")" '{"kind":"session",'
+
     fi
     if mdb_stat -a "$st/$id" >"$WORK/$name.stat" 2>&1; then
         pass "$name: mdb_stat reads the environment"

@@ -23,6 +23,7 @@
 #include <cupti.h>
 
 #include "cuptopsim.h"
+#include "sim_args.h"
 
 #define FN(name) __typeof__(name) *name
 #define NCORR (1u << 18)
@@ -864,9 +865,46 @@ static void test_fork_child_fresh(void **state)
     assert_int_equal(C.rec[0][0], 5);
 }
 
+/* The one parser of the settings cuptop demo passes on: the edges of each
+ * range, and what strtoul/strtod would have let through. */
+static void test_sim_args(void **state)
+{
+    unsigned u = 0;
+    double d = 0;
+    (void)state;
+    assert_int_equal(sim_args_devices("1", &u), 0);
+    assert_int_equal(u, 1);
+    assert_int_equal(sim_args_devices("8", &u), 0);
+    assert_int_equal(u, 8);
+    assert_int_equal(sim_args_devices("9", &u), -1);
+    assert_int_equal(sim_args_devices("0", &u), -1);
+    assert_int_equal(sim_args_devices("-1", &u), -1);
+    assert_int_equal(sim_args_devices(" 2", &u), -1);
+    assert_int_equal(sim_args_devices("2x", &u), -1);
+    assert_int_equal(sim_args_devices("", &u), -1);
+    assert_int_equal(sim_args_seconds("0", &d), 0);
+    assert_int_equal(sim_args_seconds("3600", &d), 0);
+    assert_true(d == 3600);
+    assert_int_equal(sim_args_seconds("0.5", &d), 0);
+    assert_true(d == 0.5);
+    assert_int_equal(sim_args_seconds("3601", &d), -1);
+    assert_int_equal(sim_args_seconds("3600.5", &d), -1);
+    assert_int_equal(sim_args_seconds("-1", &d), -1);
+    assert_int_equal(sim_args_seconds("inf", &d), -1);
+    assert_int_equal(sim_args_seconds("nan", &d), -1);
+    assert_int_equal(sim_args_rate("1e9", 3, &d), 0);
+    assert_int_equal(sim_args_rate("1e308", 5, &d), -1);
+    assert_int_equal(sim_args_rate("1e999", 5, &d), -1);
+    assert_int_equal(sim_args_rate("-5", 2, &d), -1);
+    assert_int_equal(sim_args_rate("20000,memcpy=1", 5, &d), 0);   /* a value in a list */
+    assert_true(d == 20000);
+    assert_int_equal(sim_args_rate("", 0, &d), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sim_args),
         cmocka_unit_test_teardown(test_layout_walk, check_client),
         cmocka_unit_test_teardown(test_correlation, check_client),
         cmocka_unit_test_teardown(test_drops_null_buffer, check_client),

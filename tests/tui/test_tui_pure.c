@@ -234,72 +234,45 @@ static void test_format(void **state)
     assert_string_equal(b, "3h05m");
 }
 
-static void test_baseline(void **state)
+/* The suggestion line prints the model's first recommendation and adds
+ * the kind panel's key only when the session runs and a key applies it. */
+static void test_suggest_line(void **state)
 {
     (void)state;
-    tui_epoch_stat e[4];
-    memset(e, 0, sizeof e);
-    e[0] = (tui_epoch_stat){.id = 1, .seconds = 600, .losses = 10};
-    e[1] = (tui_epoch_stat){.id = 2, .seconds = 300, .losses = 0};
-    e[2] = (tui_epoch_stat){.id = 3, .seconds = 400, .losses = 0};
-    e[3] = (tui_epoch_stat){.id = 4, .seconds = 0, .losses = 0};
-    assert_int_equal(tui_epoch_baseline(e, 4), 2);   /* widest zero-loss */
-    e[1].seconds = 400;
-    assert_int_equal(tui_epoch_baseline(e, 4), 2);   /* tie: the later one */
-    e[1].losses = e[2].losses = 1;
-    assert_int_equal(tui_epoch_baseline(e, 4), -1);  /* all lost (or empty) */
-    assert_int_equal(tui_epoch_baseline(e, 0), -1);
-}
-
-static void test_suggest(void **state)
-{
-    (void)state;
-    tui_suggest_in in;
-    memset(&in, 0, sizeof in);
-    in.nkinds = CUPSTORE_KIND_MAX;
-    in.nloss = CUPSTORE_LOSS_MAX;
-    in.kinds_enabled = CUPSTORE_KINDS_DEFAULT;
-    in.rate_by_kind[CUPSTORE_KIND_KERNEL] = 20000;
-    in.rate_by_kind[CUPSTORE_KIND_RUNTIME] = 30000;
-    in.rate_by_kind[CUPSTORE_KIND_MEMCPY] = 5000;
-    in.rate_by_kind[CUPSTORE_KIND_SYNC] = 90000;   /* not enabled: ignored */
-    char buf[256];
-    assert_int_equal(tui_suggest(&in, cupstore_kind_name, cupstore_loss_name, buf, sizeof buf), -1);
-    assert_non_null(strstr(buf, "No losses"));
-    in.loss_rate[CUPSTORE_LOSS_DECLINED] = 100;
-    in.buf_outstanding = 3; /* buffers wait in the queue: narrowing helps */
-    in.pool_limit = 8;
-    assert_int_equal(tui_suggest(&in, cupstore_kind_name, cupstore_loss_name, buf, sizeof buf),
-                     CUPSTORE_KIND_RUNTIME);
-    assert_non_null(strstr(buf, "Narrow runtime"));
-    assert_non_null(strstr(buf, "buffer pool"));
-    in.buf_outstanding = 8; /* CUPTI holds the whole pool: only a bigger pool helps */
-    assert_int_equal(tui_suggest(&in, cupstore_kind_name, cupstore_loss_name, buf, sizeof buf), -1);
-    assert_non_null(strstr(buf, "double the buffer pool"));
-    assert_non_null(strstr(buf, "all 8 buffers"));
-    in.buf_outstanding = in.pool_limit = 1; /* one buffer: no "all 1 buffers" */
-    tui_suggest(&in, cupstore_kind_name, cupstore_loss_name, buf, sizeof buf);
-    assert_non_null(strstr(buf, "its 1 buffer,"));
-    assert_null(strstr(buf, "buffers,"));
-    in.buf_outstanding = in.pool_limit = 8;
-    in.loss_rate[CUPSTORE_LOSS_DECLINED] = 0;
-    in.loss_rate[CUPSTORE_LOSS_CUPTI_DROPPED] = 100; /* CUPTI >= 27 reports declines as drops */
-    assert_int_equal(tui_suggest(&in, cupstore_kind_name, cupstore_loss_name, buf, sizeof buf), -1);
-    assert_non_null(strstr(buf, "double the buffer pool"));
-    in.loss_rate[CUPSTORE_LOSS_CUPTI_DROPPED] = 0;
-    in.loss_rate[CUPSTORE_LOSS_DECLINED] = 100;
-    in.buf_outstanding = 3;
-    in.loss_rate[CUPSTORE_LOSS_QUEUE_OVERFLOW] = 1000;
-    in.queue_capacity = 64;
-    tui_suggest(&in, cupstore_kind_name, cupstore_loss_name, buf, sizeof buf);
-    assert_non_null(strstr(buf, "queue"));
-    in.loss_rate[CUPSTORE_LOSS_STORE_REFUSED] = 5000;
-    assert_int_equal(tui_suggest(&in, cupstore_kind_name, cupstore_loss_name, buf, sizeof buf), -1);
-    assert_non_null(strstr(buf, "store"));
-    in.loss_rate[CUPSTORE_LOSS_STORE_REFUSED] = 0;
-    in.kinds_enabled = 1u << CUPSTORE_KIND_KERNEL;
-    assert_int_equal(tui_suggest(&in, cupstore_kind_name, cupstore_loss_name, buf, sizeof buf), -1);
-    assert_non_null(strstr(buf, "Only kernel"));
+    model_summary s;
+    model_advice a[2];
+    char buf[192];
+    memset(&s, 0, sizeof s);
+    memset(a, 0, sizeof a);
+    s.complete = true;
+    tui_suggest_line(&s, a, 0, true, buf, sizeof buf);
+    assert_string_equal(buf, "No losses now: nothing to change.");
+    tui_suggest_line(&s, a, 0, false, buf, sizeof buf);
+    assert_string_equal(buf, "Nothing lost: a zero-loss baseline.");
+    s.complete = false;
+    tui_suggest_line(&s, a, 0, false, buf, sizeof buf);
+    assert_non_null(strstr(buf, "INCOMPLETE"));
+    a[0].code = MODEL_ADVICE_RAISE_POOL;
+    a[0].pool = 36;
+    snprintf(a[0].brief, sizeof a[0].brief, "Raise the pool 2 -> 36 buffers");
+    a[1].code = MODEL_ADVICE_NARROW;
+    snprintf(a[1].brief, sizeof a[1].brief, "Narrow the kinds to kernel");
+    tui_suggest_line(&s, a, 2, true, buf, sizeof buf);
+    assert_string_equal(buf, "Raise the pool 2 -> 36 buffers.\nPress + to double the pool until it reaches 36.");
+    tui_suggest_line(&s, a, 2, false, buf, sizeof buf);
+    assert_string_equal(buf, "Raise the pool 2 -> 36 buffers.");
+    tui_suggest_line(&s, a + 1, 1, true, buf, sizeof buf);
+    assert_string_equal(buf, "Narrow the kinds to kernel.\nSpace turns the selected kind off.");
+    a[0].code = MODEL_ADVICE_BUFFER_SIZE;   /* no key changes the buffer size */
+    snprintf(a[0].brief, sizeof a[0].brief, "Raise the buffer size 64K -> 4M");
+    tui_suggest_line(&s, a, 1, true, buf, sizeof buf);
+    assert_string_equal(buf, "Raise the buffer size 64K -> 4M.");
+    /* a rerun first, then what a key does now */
+    tui_suggest_line(&s, a, 2, true, buf, sizeof buf);
+    assert_string_equal(buf, "Raise the buffer size 64K -> 4M.\nNow: Narrow the kinds to kernel. "
+                             "Space turns the selected kind off.");
+    tui_suggest_line(&s, a, 2, false, buf, sizeof buf);
+    assert_string_equal(buf, "Raise the buffer size 64K -> 4M.");
 }
 
 static void test_summary_cache(void **state)
@@ -378,8 +351,8 @@ int main(void)
         cmocka_unit_test(test_scale),        cmocka_unit_test(test_bucket),
         cmocka_unit_test(test_braille),      cmocka_unit_test(test_axis),
         cmocka_unit_test(test_layout),       cmocka_unit_test(test_wrap),
-        cmocka_unit_test(test_format),       cmocka_unit_test(test_baseline),
-        cmocka_unit_test(test_suggest),      cmocka_unit_test(test_summary_cache),
+        cmocka_unit_test(test_format),       cmocka_unit_test(test_suggest_line),
+        cmocka_unit_test(test_summary_cache),
         cmocka_unit_test(test_hist),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,7 +2,7 @@
 # tmux_pool.sh - pool starvation in the monitor: the simulated application
 # runs 4 CUDA threads on a pool of 1 buffer (CUPTOP_POOL=1), so CUPTI holds
 # the whole pool and records are dropped whatever the kinds.  The kind
-# panel shows the pool and suggests '+' (not narrowing); pressing '+'
+# panel shows the pool and the model's advice: raise the pool, with '+' (not narrowing); pressing '+'
 # doubles the limit through an acknowledged control request, and once the
 # pool is large enough the losses stop with every kind still on.  '-'
 # halves it.  Skips (77) until the agent and the simulated CUPTI are built.
@@ -30,7 +30,8 @@ tui_keys Enter
 tui_wait "callback latency" "the dashboard"
 tui_keys k
 tui_wait "buffer pool: limit 1," "the pool line in the kind panel"
-tui_wait "double the buffer pool" "the suggestion to enlarge the pool"
+tui_wait "Raise the pool 1 -> " "the suggestion to raise the pool"
+tui_wait "Press + to double the pool" "the key that raises it"
 tui_screen | grep -q "Narrow " && fail "suggested narrowing under pool starvation"
 
 # '+' until the losses stop (1 -> 2 -> ... -> 64 at most).

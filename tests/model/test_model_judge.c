@@ -1,0 +1,794 @@
+/*
+ * test_model_judge.c - unit tests of the model's judgement on stores built
+ * here through the store API: the verdict and its reasons for every loss
+ * class and exit path (model_summarize), the read-back check
+ * (model_verify), the per-epoch figures, and the first recommendation of
+ * each advice case (model_advise).  Each test writes its own session in a
+ * fresh mkdtemp() store; the assertions are on values, not golden files.
+ */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "model.h"
+
+#define NS UINT64_C(1000000000)
+#define T0 UINT64_C(1735732800) /* 2025-01-01T12:00:00Z */
+#define MIB (UINT64_C(1) << 20)
+
+/* ---- A session written in the test ---------------------------------- */
+
+typedef struct fx {
+    char dir[64];
+    cupstore_env *env;
+    char *id;
+} fx;
+
+/* Per-second rows: a healthy default that each test changes. */
+typedef void (*row_fn)(unsigned i, cupstore_health *h, void *arg);
+
+static void row_default(unsigned i, uint64_t t0, cupstore_health *h)
+{
+    memset(h, 0, sizeof *h);
+    h->second = t0 + i;
+    h->heartbeat_ns = (t0 + i) * NS + 999000000u;
+    h->epoch = 1;
+    h->kinds_enabled = CUPSTORE_KINDS_DEFAULT;
+    h->buf_requested = h->buf_provided = 10;
+    h->buf_completed = h->buf_consumed = 10;
+    h->bytes_delivered = 10 * 4 * MIB;
+    h->buf_outstanding = 2;
+    h->pool_limit = 64;
+    h->pool_high_water = 4;
+    h->records_by_kind[CUPSTORE_KIND_KERNEL] = 1000;
+    h->records_by_kind[CUPSTORE_KIND_MEMCPY] = 200;
+    h->records_by_kind[CUPSTORE_KIND_RUNTIME] = 1200;
+    h->records_by_kind[CUPSTORE_KIND_DRIVER] = 1200;
+    h->records_by_device[0] = 1200;
+    h->records_parsed = h->records_stored = 3600;
+    h->queue_capacity = 64;
+    h->queue_high_water = 2;
+    h->commit_lat = (cupstore_lat){10, 300000, 900000, 1000000};
+}
+
+static int setup(void **state)
+{
+    fx *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    snprintf(f->dir, sizeof f->dir, "/tmp/cuptop-judge.XXXXXX");
+    assert_non_null(mkdtemp(f->dir));
+    assert_int_equal(cupstore_session_create(&f->env, &f->id, f->dir, (int)getpid(), NULL), 0);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fx *f = *state;
+    char cmd[128];
+    cupstore_env_close(f->env);
+    free(f->id);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
+    assert_int_equal(system(cmd), 0);
+    free(f);
+    return 0;
+}
+
+static void meta(fx *f, const char *key, const char *value)
+{
+    cupstore_txn *txn;
+    assert_int_equal(cupstore_txn_begin(f->env, true, &txn), 0);
+    assert_int_equal(cupstore_meta_put(txn, key, value), 0);
+    assert_int_equal(cupstore_txn_commit(txn), 0);
+}
+
+/* Write n rows from t0, each changed by fn; epoch 1 from t0. */
+static void rows(fx *f, uint64_t t0, unsigned n, row_fn fn, void *arg)
+{
+    cupstore_txn *txn;
+    char buf[32];
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)(t0 * NS));
+    meta(f, "start_ns", buf);
+    assert_int_equal(cupstore_txn_begin(f->env, true, &txn), 0);
+    cupstore_epoch e = {.id = 1, .kinds = CUPSTORE_KINDS_DEFAULT, .start_ns = t0 * NS};
+    assert_int_equal(cupstore_epoch_put(txn, &e), 0);
+    for (unsigned i = 0; i < n; i++) {
+        cupstore_health h;
+        row_default(i, t0, &h);
+        if (fn)
+            fn(i, &h, arg);
+        assert_int_equal(cupstore_health_put(txn, &h), 0);
+    }
+    assert_int_equal(cupstore_txn_commit(txn), 0);
+}
+
+typedef struct end_spec {
+    unsigned exit_path;
+    bool protocol_complete, flush_ok;
+    uint64_t tail_lost;
+    int timed_out_step;          /* -1: none                               */
+    int missing_step;            /* -1: none                               */
+    uint64_t records_stored;
+} end_spec;
+
+static const end_spec END_OK = {CUPSTORE_EXIT_RETURN, true, true, 0, -1, -1, 0};
+
+static void finish(fx *f, uint64_t end_s, const end_spec *e)
+{
+    cupstore_txn *txn;
+    assert_int_equal(cupstore_txn_begin(f->env, true, &txn), 0);
+    for (unsigned st = 0; st < CUPSTORE_STEP_MAX; st++) {
+        if ((int)st == e->missing_step)
+            continue;
+        cupstore_step s = {.step = st, .start_mono_ns = 1000, .end_mono_ns = 2000};
+        if ((int)st == e->timed_out_step) {
+            s.timed_out = 1;
+            s.rc = 110;
+        }
+        assert_int_equal(cupstore_step_put(txn, &s), 0);
+    }
+    cupstore_final fin = {.end_ns = end_s * NS, .exit_path = e->exit_path,
+                          .protocol_complete = e->protocol_complete, .flush_ok = e->flush_ok,
+                          .tail_lost = e->tail_lost, .records_stored = e->records_stored};
+    assert_int_equal(cupstore_final_put(txn, &fin), 0);
+    assert_int_equal(cupstore_txn_commit(txn), 0);
+}
+
+typedef struct judged {
+    model_summary s;
+    model_facts f;
+    model_advice *a;
+    size_t n;
+} judged;
+
+static void judge(fx *f, judged *j)
+{
+    char *cause = NULL;
+    memset(j, 0, sizeof *j);
+    assert_int_equal(model_judge(f->env, 0, UINT64_MAX, &j->s, &j->f, &j->a, &j->n, &cause), 0);
+    assert_null(cause);
+}
+
+static void judged_free(judged *j)
+{
+    free(j->a);
+    model_facts_free(&j->f);
+    model_summary_free(&j->s);
+}
+
+static bool has_reason(const model_summary *s, unsigned r)
+{
+    for (size_t i = 0; i < s->nreasons; i++)
+        if (s->reasons[i].reason == r)
+            return true;
+    return false;
+}
+
+/* ---- Row changes ---------------------------------------------------- */
+
+typedef struct loss_spec {
+    unsigned cls;
+    uint64_t count;
+    unsigned from, to;           /* seconds with the loss (inclusive)      */
+    uint32_t pool_limit;         /* 0: keep                                */
+    bool at_limit;               /* pool high-water = limit, declines      */
+    bool queue_full;
+} loss_spec;
+
+static void row_loss(unsigned i, cupstore_health *h, void *arg)
+{
+    const loss_spec *l = arg;
+    if (l->pool_limit)
+        h->pool_limit = l->pool_limit;
+    if (i < l->from || i > l->to)
+        return;
+    h->loss[l->cls] = l->count;
+    if (l->at_limit) {
+        h->pool_high_water = h->buf_outstanding = h->pool_limit;
+        h->buf_declined = l->count;
+        h->buf_requested += l->count;
+    }
+    if (l->queue_full) {
+        h->queue_high_water = h->queue_capacity;
+        h->buf_consumed = h->buf_completed / 2;
+    }
+}
+
+/* ---- Verdicts: one per loss class ------------------------------------ */
+
+static void test_clean(void **state)
+{
+    fx *f = *state;
+    judged j;
+    rows(f, T0, 10, NULL, NULL);
+    finish(f, T0 + 10, &END_OK);
+    judge(f, &j);
+    assert_true(j.s.complete);
+    assert_int_equal(j.s.state, MODEL_STATE_ENDED);
+    assert_int_equal(j.s.nreasons, 0);
+    assert_int_equal(j.n, 0);                     /* nothing to do */
+    assert_int_equal(j.s.records_total, 36000);
+    assert_true(j.s.records_per_s_mean);          /* ended: the mean */
+    assert_true(j.s.records_per_s > 3599.0 && j.s.records_per_s < 3601.0);
+    assert_int_equal(j.f.longest.seconds, 0);
+    judged_free(&j);
+}
+
+/* Each loss class alone: INCOMPLETE with exactly that class as the reason,
+ * its count and its window. */
+static void test_each_loss_class(void **state)
+{
+    static const unsigned classes[] = {
+        CUPSTORE_LOSS_CUPTI_DROPPED, CUPSTORE_LOSS_DECLINED, CUPSTORE_LOSS_QUEUE_OVERFLOW,
+        CUPSTORE_LOSS_PARSE_ERROR,   CUPSTORE_LOSS_STORE_REFUSED, CUPSTORE_LOSS_ZERO_TS,
+        CUPSTORE_LOSS_TAIL,          CUPSTORE_LOSS_CONFLICT};
+    (void)state;
+    for (size_t c = 0; c < sizeof classes / sizeof classes[0]; c++) {
+        void *st;
+        setup(&st);
+        fx *f = st;
+        loss_spec l = {.cls = classes[c], .count = 7, .from = 3, .to = 5};
+        judged j;
+        rows(f, T0, 10, row_loss, &l);
+        finish(f, T0 + 10, &END_OK);
+        judge(f, &j);
+        assert_false(j.s.complete);
+        assert_int_equal(j.s.loss[classes[c]], 21);
+        assert_int_equal(j.s.loss_total, 21);
+        assert_true(has_reason(&j.s, classes[c]));
+        assert_int_equal(j.s.reasons[0].reason, classes[c]);
+        assert_int_equal(j.s.reasons[0].first_second, T0 + 3);
+        assert_int_equal(j.s.reasons[0].last_second, T0 + 5);
+        assert_int_equal(j.s.reasons[0].seconds_affected, 3);
+        assert_int_equal(j.f.longest.seconds, 3);
+        assert_int_equal(j.f.longest.first_s, T0 + 3);
+        assert_int_equal(j.f.longest.by_class[classes[c]], 21);
+        assert_true(j.n >= 1);                    /* every loss gets advice */
+        judged_free(&j);
+        teardown(&st);
+    }
+}
+
+/* ---- Verdicts: exit paths and the stop protocol ---------------------- */
+
+static void test_exit_paths(void **state)
+{
+    static const unsigned paths[] = {CUPSTORE_EXIT_RETURN, CUPSTORE_EXIT_SIGNAL,
+                                     CUPSTORE_EXIT_CTX_DESTROY, CUPSTORE_EXIT_ABORT};
+    (void)state;
+    for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
+        void *st;
+        setup(&st);
+        fx *f = st;
+        end_spec e = END_OK;
+        e.exit_path = paths[p];
+        judged j;
+        rows(f, T0, 5, NULL, NULL);
+        finish(f, T0 + 5, &e);
+        judge(f, &j);
+        assert_true(j.s.complete);                /* every step ran: COMPLETE */
+        judged_free(&j);
+        teardown(&st);
+        /* the same exit with a step missing: INCOMPLETE, protocol */
+        setup(&st);
+        f = st;
+        e.protocol_complete = false;
+        e.missing_step = CUPSTORE_STEP_DRAIN;
+        rows(f, T0, 5, NULL, NULL);
+        finish(f, T0 + 5, &e);
+        judge(f, &j);
+        assert_false(j.s.complete);
+        assert_true(has_reason(&j.s, MODEL_REASON_PROTOCOL));
+        assert_non_null(strstr(j.s.reasons[0].text, "drain"));
+        assert_non_null(strstr(j.s.reasons[0].text, cupstore_exit_name(paths[p])));
+        judged_free(&j);
+        teardown(&st);
+    }
+}
+
+static void test_crashed(void **state)
+{
+    fx *f = *state;
+    judged j;
+    rows(f, T0, 5, NULL, NULL);   /* a heartbeat from 2025: stale, no final */
+    judge(f, &j);
+    assert_int_equal(j.s.state, MODEL_STATE_CRASHED);
+    assert_false(j.s.complete);
+    assert_true(has_reason(&j.s, MODEL_REASON_NO_FINAL));
+    assert_true(j.s.records_per_s_mean);
+    assert_true(j.n >= 1);
+    assert_int_equal(j.a[0].code, MODEL_ADVICE_CRASH);
+    assert_string_equal(j.a[0].setting, "");      /* no setting fixes a crash */
+    judged_free(&j);
+}
+
+static void row_now(unsigned i, cupstore_health *h, void *arg)
+{
+    uint64_t now = *(uint64_t *)arg;
+    h->heartbeat_ns = now * NS;
+    h->records_by_kind[CUPSTORE_KIND_KERNEL] = 1000 + i;  /* last row: 1004 */
+}
+
+static void test_running(void **state)
+{
+    fx *f = *state;
+    judged j;
+    uint64_t now = (uint64_t)time(NULL);
+    rows(f, now - 5, 5, row_now, &now);
+    judge(f, &j);
+    assert_int_equal(j.s.state, MODEL_STATE_RUNNING);
+    assert_true(j.s.complete);                    /* so far */
+    assert_false(j.s.records_per_s_mean);         /* running: the last full second */
+    assert_true(j.s.records_per_s > 3603.0 && j.s.records_per_s < 3605.0);
+    assert_int_equal(j.n, 0);
+    judged_free(&j);
+}
+
+static void test_flush_failed(void **state)
+{
+    fx *f = *state;
+    end_spec e = END_OK;
+    judged j;
+    e.flush_ok = false;
+    rows(f, T0, 5, NULL, NULL);
+    finish(f, T0 + 5, &e);
+    judge(f, &j);
+    assert_false(j.s.complete);
+    assert_true(has_reason(&j.s, MODEL_REASON_FLUSH));
+    judged_free(&j);
+}
+
+static void test_disabled(void **state)
+{
+    fx *f = *state;
+    end_spec e = END_OK;
+    judged j;
+    cupstore_txn *txn;
+    cupstore_note n = {.time_ns = T0 * NS, .level = 2};
+    snprintf(n.text, sizeof n.text, "CUPTI could not be loaded");
+    e.exit_path = CUPSTORE_EXIT_DETACH;
+    rows(f, T0, 3, NULL, NULL);
+    assert_int_equal(cupstore_txn_begin(f->env, true, &txn), 0);
+    assert_int_equal(cupstore_note_put(txn, &n), 0);
+    assert_int_equal(cupstore_txn_commit(txn), 0);
+    finish(f, T0 + 3, &e);
+    judge(f, &j);
+    assert_false(j.s.complete);
+    assert_true(has_reason(&j.s, MODEL_REASON_DISABLED));
+    assert_int_equal(j.a[0].code, MODEL_ADVICE_DISABLED);
+    judged_free(&j);
+}
+
+/* ---- model_verify --------------------------------------------------- */
+
+static void write_chunk(fx *f, unsigned n)
+{
+    cupstore_record r[64];
+    cupstore_txn *txn;
+    assert_true(n <= 64);
+    memset(r, 0, sizeof r);
+    for (unsigned i = 0; i < n; i++) {
+        r[i].kind = CUPSTORE_KIND_KERNEL;
+        r[i].start_ns = (T0 + 1) * NS + i * 1000u;
+        r[i].end_ns = r[i].start_ns + 500;
+    }
+    assert_int_equal(cupstore_txn_begin(f->env, true, &txn), 0);
+    assert_int_equal(cupstore_chunk_put(txn, r, n), 0);
+    assert_int_equal(cupstore_txn_commit(txn), 0);
+}
+
+static void test_verify(void **state)
+{
+    fx *f = *state;
+    model_summary s;
+    bool verified;
+    uint64_t read;
+    end_spec e = END_OK;
+    e.records_stored = 40;
+    rows(f, T0, 3, NULL, NULL);
+    write_chunk(f, 40);
+    finish(f, T0 + 3, &e);
+    assert_int_equal(model_summarize(f->env, 0, UINT64_MAX, &s, NULL), 0);
+    assert_true(s.complete);
+    assert_int_equal(model_verify(f->env, &s, &verified, &read), 0);
+    assert_true(verified);
+    assert_int_equal(read, 40);
+    assert_true(s.complete);                      /* every record read back */
+    model_summary_free(&s);
+}
+
+static void test_verify_missing(void **state)
+{
+    fx *f = *state;
+    judged j;
+    bool verified;
+    uint64_t read;
+    end_spec e = END_OK;
+    e.records_stored = 45;                        /* 5 more than the store holds */
+    rows(f, T0, 3, NULL, NULL);
+    write_chunk(f, 40);
+    finish(f, T0 + 3, &e);
+    judge(f, &j);
+    assert_true(j.s.complete);                    /* before reading back */
+    assert_int_equal(model_verify(f->env, &j.s, &verified, &read), 0);
+    assert_true(verified);
+    assert_int_equal(read, 40);
+    assert_false(j.s.complete);
+    assert_true(has_reason(&j.s, MODEL_REASON_STORE_DAMAGED));
+    assert_non_null(strstr(j.s.reasons[j.s.nreasons - 1].text, "5 records"));
+    free(j.a);
+    assert_int_equal(model_advise(&j.s, &j.f, &j.a, &j.n), 0);
+    assert_int_equal(j.a[0].code, MODEL_ADVICE_DAMAGED);
+    judged_free(&j);
+}
+
+static void test_verify_running_not_verified(void **state)
+{
+    fx *f = *state;
+    model_summary s;
+    bool verified = true;
+    uint64_t read = 9, now = (uint64_t)time(NULL);
+    rows(f, now - 3, 3, row_now, &now);
+    assert_int_equal(model_summarize(f->env, 0, UINT64_MAX, &s, NULL), 0);
+    assert_int_equal(model_verify(f->env, &s, &verified, &read), 0);
+    assert_false(verified);
+    assert_int_equal(read, 0);
+    model_summary_free(&s);
+}
+
+/* ---- Advice: the first recommendation of each case ------------------- */
+
+/* Sustained starvation (issue 12's defect): the pool at its limit in every
+ * lossy second, the queue empty, the consumer idle: raise the pool, by what
+ * the threads need, not narrow. */
+static void test_advice_pool_sustained(void **state)
+{
+    fx *f = *state;
+    loss_spec l = {.cls = CUPSTORE_LOSS_CUPTI_DROPPED, .count = 150000, .from = 0, .to = 9,
+                   .pool_limit = 2, .at_limit = true};
+    judged j;
+    meta(f, "threads", "2");
+    meta(f, "config", "buffer_size=4194304\npool=2\n");
+    rows(f, T0, 10, row_loss, &l);
+    finish(f, T0 + 10, &END_OK);
+    judge(f, &j);
+    assert_false(j.s.complete);
+    assert_int_equal(j.s.reasons[0].reason, CUPSTORE_LOSS_CUPTI_DROPPED);
+    assert_int_equal(j.a[0].code, MODEL_ADVICE_RAISE_POOL);
+    assert_int_equal(j.a[0].pool, 36);            /* 32 + 2 per thread and device */
+    assert_string_equal(j.a[0].setting, "CUPTOP_POOL");
+    assert_string_equal(j.a[0].value, "36");
+    assert_string_equal(j.a[0].control, "--pool 36");
+    assert_non_null(strstr(j.a[0].text, "Raise the pool from 2 to 36"));
+    assert_non_null(strstr(j.a[0].evidence, "at its limit in 10 of 10 lossy seconds"));
+    for (size_t i = 0; i < j.n; i++)
+        assert_int_not_equal(j.a[i].code, MODEL_ADVICE_NARROW);
+    judged_free(&j);
+}
+
+static void test_advice_pool_short(void **state)
+{
+    fx *f = *state;
+    loss_spec l = {.cls = CUPSTORE_LOSS_DECLINED, .count = 500, .from = 4, .to = 5,
+                   .pool_limit = 4, .at_limit = true};
+    judged j;
+    meta(f, "threads", "4");
+    rows(f, T0, 10, row_loss, &l);
+    finish(f, T0 + 10, &END_OK);
+    judge(f, &j);
+    assert_int_equal(j.a[0].code, MODEL_ADVICE_RAISE_POOL);
+    assert_int_equal(j.a[0].pool, 40);
+    assert_non_null(strstr(j.a[0].evidence, "at its limit in 2 of 2 lossy seconds"));
+    judged_free(&j);
+}
+
+/* The evidence is each second's own pool limit: after '-' down to 1 the
+ * rows say 1, whatever the configuration said. */
+static void test_advice_pool_per_second_limit(void **state)
+{
+    fx *f = *state;
+    loss_spec l = {.cls = CUPSTORE_LOSS_CUPTI_DROPPED, .count = 900, .from = 5, .to = 9,
+                   .pool_limit = 0, .at_limit = true};
+    judged j;
+    meta(f, "config", "buffer_size=4194304\npool=36\n");
+    meta(f, "threads", "1");
+    rows(f, T0, 10, row_loss, &l);   /* limit 64 in the clean seconds */
+    /* the lossy seconds ran with a limit of 1 */
+    cupstore_txn *txn;
+    assert_int_equal(cupstore_txn_begin(f->env, true, &txn), 0);
+    for (unsigned i = 5; i < 10; i++) {
+        cupstore_health h;
+        assert_int_equal(cupstore_health_get(txn, T0 + i, &h), 0);
+        h.pool_limit = h.pool_high_water = h.buf_outstanding = 1;
+        assert_int_equal(cupstore_health_put(txn, &h), 0);
+    }
+    assert_int_equal(cupstore_txn_commit(txn), 0);
+    finish(f, T0 + 10, &END_OK);
+    judge(f, &j);
+    assert_int_equal(j.a[0].code, MODEL_ADVICE_RAISE_POOL);
+    assert_non_null(strstr(j.a[0].text, "Raise the pool from 1 to"));
+    assert_non_null(strstr(j.a[0].evidence, "limit 1 in those seconds"));
+    assert_null(strstr(j.a[0].evidence, "36"));
+    judged_free(&j);
+}
+
+/* The reverse case (demo, slow-consumer): small buffers, a pool that is not
+ * below what the threads hold: the buffer size first, narrowing second. */
+static void test_advice_small_buffers(void **state)
+{
+    fx *f = *state;
+    loss_spec l = {.cls = CUPSTORE_LOSS_CUPTI_DROPPED, .count = 50000, .from = 0, .to = 9,
+                   .pool_limit = 4, .at_limit = true};
+    judged j;
+    meta(f, "config", "buffer_size=65536\npool=4\n");
+    meta(f, "threads", "2");
+    rows(f, T0, 10, row_loss, &l);
+    finish(f, T0 + 10, &END_OK);
+    judge(f, &j);
+    assert_int_equal(j.a[0].code, MODEL_ADVICE_BUFFER_SIZE);
+    assert_string_equal(j.a[0].setting, "CUPTOP_BUFFER_SIZE");
+    assert_string_equal(j.a[0].control, "");      /* not at runtime */
+    uint64_t v = strtoull(j.a[0].value, NULL, 10);
+    assert_true(v >= 4 && strchr(j.a[0].value, 'M'));
+    assert_true(j.n >= 2);
+    assert_int_equal(j.a[1].code, MODEL_ADVICE_NARROW);
+    assert_string_equal(j.a[1].value, "kernel,memcpy,memset,overhead");
+    judged_free(&j);
+}
+
+/* A pool far larger than the threads hold, yet at its limit: the buffers
+ * wait in CUPTI; a bigger pool would only queue more. */
+static void test_advice_queued_in_cupti(void **state)
+{
+    fx *f = *state;
+    loss_spec l = {.cls = CUPSTORE_LOSS_CUPTI_DROPPED, .count = 50000, .from = 0, .to = 9,
+                   .pool_limit = 64, .at_limit = true};
+    judged j;
+    meta(f, "config", "buffer_size=4194304\n");
+    meta(f, "threads", "2");
+    rows(f, T0, 10, row_loss, &l);
+    finish(f, T0 + 10, &END_OK);
+    judge(f, &j);
+    for (size_t i = 0; i < j.n; i++)
+        assert_int_not_equal(j.a[i].code, MODEL_ADVICE_RAISE_POOL);
+    assert_true(j.a[0].code == MODEL_ADVICE_BUFFER_SIZE || j.a[0].code == MODEL_ADVICE_NARROW);
+    assert_non_null(strstr(j.a[0].evidence, "wait in CUPTI"));
+    judged_free(&j);
+}
+
+/* The consumer falls behind: queue full, buffers unconsumed. */
+static void test_advice_consumer_behind(void **state)
+{
+    fx *f = *state;
+    loss_spec l = {.cls = CUPSTORE_LOSS_QUEUE_OVERFLOW, .count = 300, .from = 2, .to = 8,
+                   .queue_full = true};
+    judged j;
+    rows(f, T0, 10, row_loss, &l);
+    finish(f, T0 + 10, &END_OK);
+    judge(f, &j);
+    assert_true(has_reason(&j.s, CUPSTORE_LOSS_QUEUE_OVERFLOW));
+    assert_int_equal(j.a[0].code, MODEL_ADVICE_NARROW);
+    assert_int_equal(j.a[0].kinds, CUPSTORE_KINDS_DEFAULT &
+                                       ~((1u << CUPSTORE_KIND_RUNTIME) | (1u << CUPSTORE_KIND_DRIVER)));
+    assert_string_equal(j.a[0].control, "--kinds kernel,memcpy,memset,overhead");
+    assert_non_null(strstr(j.a[0].evidence, "queue reached 64 of 64"));
+    judged_free(&j);
+}
+
+static void row_slow_commit(unsigned i, cupstore_health *h, void *arg)
+{
+    row_loss(i, h, arg);
+    h->commit_lat.p99_ns = 400000000u;            /* 400 ms */
+}
+
+static void test_advice_slow_store(void **state)
+{
+    fx *f = *state;
+    loss_spec l = {.cls = CUPSTORE_LOSS_QUEUE_OVERFLOW, .count = 300, .from = 2, .to = 8,
+                   .queue_full = true};
+    judged j;
+    rows(f, T0, 10, row_slow_commit, &l);
+    finish(f, T0 + 10, &END_OK);
+    judge(f, &j);
+    assert_int_equal(j.a[0].code, MODEL_ADVICE_NARROW);
+    assert_true(j.n >= 2);
+    assert_int_equal(j.a[1].code, MODEL_ADVICE_FASTER_STORE);
+    assert_non_null(strstr(j.a[1].evidence, "400 ms"));
+    judged_free(&j);
+}
+
+static void test_advice_store_refused(void **state)
+{
+    fx *f = *state;
+    loss_spec l = {.cls = CUPSTORE_LOSS_STORE_REFUSED, .count = 30, .from = 6, .to = 7};
+    judged j;
+    rows(f, T0, 10, row_loss, &l);
+    finish(f, T0 + 10, &END_OK);
+    judge(f, &j);
+    assert_int_equal(j.a[0].code, MODEL_ADVICE_FASTER_STORE);
+    assert_non_null(strstr(j.a[0].text, "free disk space"));
+    judged_free(&j);
+}
+
+static void test_advice_zero_ts(void **state)
+{
+    fx *f = *state;
+    loss_spec l = {.cls = CUPSTORE_LOSS_ZERO_TS, .count = 11, .from = 0, .to = 9};
+    judged j;
+    meta(f, "config", "device_buffer_size=8388608\n");
+    rows(f, T0, 10, row_loss, &l);
+    finish(f, T0 + 10, &END_OK);
+    judge(f, &j);
+    assert_int_equal(j.a[0].code, MODEL_ADVICE_DEVICE_BUFFERS);
+    assert_string_equal(j.a[0].setting, "CUPTOP_DEVICE_BUFFER_SIZE");
+    assert_string_equal(j.a[0].value, "16M");     /* twice the 8M it had */
+    judged_free(&j);
+}
+
+static void test_advice_tail(void **state)
+{
+    fx *f = *state;
+    end_spec e = END_OK;
+    judged j;
+    e.tail_lost = 40;
+    e.timed_out_step = CUPSTORE_STEP_FLUSH;
+    e.protocol_complete = false;
+    meta(f, "config", "stop_timeout_ms=3000\n");
+    rows(f, T0, 5, NULL, NULL);
+    finish(f, T0 + 5, &e);
+    judge(f, &j);
+    assert_true(has_reason(&j.s, CUPSTORE_LOSS_TAIL));
+    assert_true(has_reason(&j.s, MODEL_REASON_PROTOCOL));
+    assert_int_equal(j.s.loss[CUPSTORE_LOSS_TAIL], 40);
+    assert_int_equal(j.a[0].code, MODEL_ADVICE_STOP_TIMEOUT);
+    assert_string_equal(j.a[0].setting, "CUPTOP_STOP_TIMEOUT_MS");
+    assert_string_equal(j.a[0].value, "6000");
+    judged_free(&j);
+}
+
+static void row_foreign(unsigned i, cupstore_health *h, void *arg)
+{
+    row_loss(i, h, arg);
+    if (h->loss[CUPSTORE_LOSS_CONFLICT])
+        h->buf_foreign = 2;
+}
+
+static void test_advice_conflict(void **state)
+{
+    fx *f = *state;
+    loss_spec l = {.cls = CUPSTORE_LOSS_CONFLICT, .count = 100, .from = 1, .to = 3};
+    judged j;
+    rows(f, T0, 5, row_foreign, &l);
+    finish(f, T0 + 5, &END_OK);
+    judge(f, &j);
+    assert_int_equal(j.a[0].code, MODEL_ADVICE_CONFLICT);
+    assert_non_null(strstr(j.a[0].evidence, "6 buffers"));
+    judged_free(&j);
+}
+
+static void test_advice_parse(void **state)
+{
+    fx *f = *state;
+    loss_spec l = {.cls = CUPSTORE_LOSS_PARSE_ERROR, .count = 3, .from = 1, .to = 1};
+    judged j;
+    rows(f, T0, 5, row_loss, &l);
+    finish(f, T0 + 5, &END_OK);
+    judge(f, &j);
+    assert_int_equal(j.a[0].code, MODEL_ADVICE_PARSE);
+    judged_free(&j);
+}
+
+/* ---- Epochs ---------------------------------------------------------- */
+
+typedef struct switch_spec {
+    unsigned at;                 /* second of the change                   */
+} switch_spec;
+
+/* Losses in epoch 1 only; the change is acknowledged 0.3 s into second 5,
+ * whose row (written after it) carries epoch 2. */
+static void row_switch(unsigned i, cupstore_health *h, void *arg)
+{
+    const switch_spec *sw = arg;
+    if (i < sw->at) {
+        h->loss[CUPSTORE_LOSS_CUPTI_DROPPED] = 100;
+    } else if (i == sw->at) {
+        h->loss[CUPSTORE_LOSS_CUPTI_DROPPED] = 30;
+        h->epoch = 2;
+    } else {
+        h->epoch = 2;
+    }
+    if (i >= sw->at) {
+        h->kinds_enabled = (1u << CUPSTORE_KIND_KERNEL) | (1u << CUPSTORE_KIND_MEMCPY);
+        h->records_by_kind[CUPSTORE_KIND_RUNTIME] = h->records_by_kind[CUPSTORE_KIND_DRIVER] = 0;
+    }
+}
+
+static void test_epoch_attribution(void **state)
+{
+    fx *f = *state;
+    switch_spec sw = {5};
+    judged j;
+    cupstore_txn *txn;
+    rows(f, T0, 10, row_switch, &sw);
+    assert_int_equal(cupstore_txn_begin(f->env, true, &txn), 0);
+    cupstore_epoch e1 = {.id = 1, .kinds = CUPSTORE_KINDS_DEFAULT, .start_ns = T0 * NS,
+                         .end_ns = (T0 + 5) * NS + 300000000u};
+    cupstore_epoch e2 = {.id = 2, .kinds = (1u << CUPSTORE_KIND_KERNEL) | (1u << CUPSTORE_KIND_MEMCPY),
+                         .start_ns = (T0 + 5) * NS + 300000000u, .ctl_gen = 1};
+    assert_int_equal(cupstore_epoch_put(txn, &e1), 0);
+    assert_int_equal(cupstore_epoch_put(txn, &e2), 0);
+    assert_int_equal(cupstore_txn_commit(txn), 0);
+    finish(f, T0 + 10, &END_OK);
+    judge(f, &j);
+    assert_int_equal(j.f.nepochs, 2);
+    const model_epoch_stat *a = &j.f.epochs[0], *b = &j.f.epochs[1];
+    assert_int_equal(a->id, 1);
+    assert_int_equal(b->id, 2);
+    /* the loss of second 5 came before the switch: all of it in epoch 1
+     * (epoch 2 lost nothing in its whole seconds) */
+    assert_int_equal(a->losses, 530);
+    assert_int_equal(b->losses, 0);
+    assert_true(a->seconds > 5.29 && a->seconds < 5.31);
+    assert_true(b->seconds > 4.69 && b->seconds < 4.71);
+    assert_int_equal(a->records + b->records, j.s.records_total);
+    assert_int_equal(model_epoch_baseline(j.f.epochs, j.f.nepochs), 1);
+    judged_free(&j);
+}
+
+static void test_epoch_dormant_never_baseline(void **state)
+{
+    (void)state;
+    model_epoch_stat e[3];
+    memset(e, 0, sizeof e);
+    e[0] = (model_epoch_stat){.id = 1, .kinds = 0, .seconds = 600};          /* dormant */
+    e[1] = (model_epoch_stat){.id = 2, .kinds = 1, .seconds = 300, .records = 10, .losses = 4};
+    e[2] = (model_epoch_stat){.id = 3, .kinds = 1, .seconds = 100, .records = 0};  /* nothing */
+    assert_int_equal(model_epoch_baseline(e, 3), -1);
+    e[1].losses = 0;
+    assert_int_equal(model_epoch_baseline(e, 3), 1);
+    e[2].records = 5;
+    e[2].seconds = 300;
+    assert_int_equal(model_epoch_baseline(e, 3), 2);   /* tie: the later one */
+    assert_int_equal(model_epoch_baseline(e, 0), -1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_clean, setup, teardown),
+        cmocka_unit_test(test_each_loss_class),
+        cmocka_unit_test(test_exit_paths),
+        cmocka_unit_test_setup_teardown(test_crashed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_running, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_flush_failed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_disabled, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_verify, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_verify_missing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_verify_running_not_verified, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_advice_pool_sustained, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_advice_pool_short, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_advice_pool_per_second_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_advice_small_buffers, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_advice_queued_in_cupti, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_advice_consumer_behind, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_advice_slow_store, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_advice_store_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_advice_zero_ts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_advice_tail, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_advice_conflict, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_advice_parse, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_epoch_attribution, setup, teardown),
+        cmocka_unit_test(test_epoch_dormant_never_baseline),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
