@@ -263,6 +263,10 @@ enum {
     CUPSTORE_HF_DISABLED = 1u << 1,     /* agent stepped aside             */
     CUPSTORE_HF_STOPPING = 1u << 2,     /* stop protocol running           */
     CUPSTORE_HF_COUNT_ONLY = 1u << 3,   /* CUPTOP_SINK=null                */
+    CUPSTORE_HF_ATTACHED = 1u << 4,     /* CUPTI attached (subscribed,
+                                           callbacks registered)           */
+    CUPSTORE_HF_SCOPED = 1u << 5,       /* a device scope (--devices) or a
+                                           capture range is in force       */
 };
 
 /** Overhead type names by index in overhead_by_type ("driver_compiler",
@@ -362,7 +366,39 @@ typedef struct cupstore_epoch {
     uint64_t start_ns;      /* CLOCK_REALTIME                              */
     uint64_t end_ns;        /* 0 while open                                */
     uint64_t ctl_gen;       /* control generation that started it (0: start) */
+    /* scope (fields absent in older stores read as 0) */
+    uint32_t flags;         /* CUPSTORE_EPOCH_*                            */
+    uint64_t attach_ns;     /* CUPTI attached at (CLOCK_REALTIME); 0: not
+                               attached at this epoch's start              */
+    uint64_t attach_cost_ns;/* how long the attach took (monotonic)        */
+    uint32_t devices;       /* devices in scope (bit mask); 0: all         */
+    uint32_t pre_contexts;  /* contexts that existed before the attach
+                               (learned from CUPTI's CONTEXT records)      */
 } cupstore_epoch;
+/** Epoch flags. */
+enum {
+    /** CUPTI was attached during the epoch (kinds on). */
+    CUPSTORE_EPOCH_ATTACHED = 1u << 0,
+    /** The attach came after the process had started (a control request
+     *  or a capture range): what happened before it was never collected. */
+    CUPSTORE_EPOCH_LATE_ATTACH = 1u << 1,
+    /** Contexts existed before the attach: CUPTI gives no handle for
+     *  them, so their drops are reported under device "none", not per
+     *  device (pre_contexts says how many). */
+    CUPSTORE_EPOCH_DROPS_UNATTRIBUTED = 1u << 2,
+    /** Out of scope: dormant, or outside a capture range.  Its time is
+     *  neither loss nor evidence of a complete trace. */
+    CUPSTORE_EPOCH_OUT_OF_SCOPE = 1u << 3,
+    /** Another CUPTI client held the subscriber slot at the attach:
+     *  activity records only, no resource callbacks. */
+    CUPSTORE_EPOCH_NO_CALLBACKS = 1u << 4,
+    /** The session collects by capture range (cudaProfilerStart/Stop):
+     *  an attached epoch is one range, an out-of-scope one the time
+     *  between ranges. */
+    CUPSTORE_EPOCH_CAPTURE = 1u << 5,
+};
+/** Epoch flags as a comma list ("attached,late_attach"; "-" for none). */
+void cupstore_epoch_flags_format(uint32_t flags, char *buf, size_t len);
 int cupstore_epoch_put(cupstore_txn *txn, const cupstore_epoch *e);  /* upsert */
 typedef int (*cupstore_epoch_fn)(const cupstore_epoch *e, void *arg);
 int cupstore_epoch_scan(cupstore_txn *txn, cupstore_epoch_fn fn, void *arg);

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "cupstore_int.h"
@@ -49,7 +50,31 @@ static const cupstore_tlv_field epoch_fields[] = {
     F(cupstore_epoch, 2, U64, 1, start_ns),
     F(cupstore_epoch, 3, U64, 1, end_ns),
     F(cupstore_epoch, 4, U64, 1, ctl_gen),
+    F(cupstore_epoch, 5, U32, 1, flags),
+    F(cupstore_epoch, 6, U64, 1, attach_ns),
+    F(cupstore_epoch, 7, U64, 1, attach_cost_ns),
+    F(cupstore_epoch, 8, U32, 1, devices),
+    F(cupstore_epoch, 9, U32, 1, pre_contexts),
 };
+
+void cupstore_epoch_flags_format(uint32_t flags, char *buf, size_t len)
+{
+    static const char *const names[] = {"attached", "late_attach", "drops_unattributed",
+                                        "out_of_scope", "no_callbacks", "capture"};
+    size_t off = 0;
+    if (!len)
+        return;
+    buf[0] = '\0';
+    for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (flags & (1u << i)) {
+            int n = snprintf(buf + off, len - off, "%s%s", off ? "," : "", names[i]);
+            if (n < 0 || (size_t)n >= len - off)
+                break;
+            off += (size_t)n;
+        }
+    if (!off)
+        snprintf(buf, len, "-");
+}
 
 int cupstore_epoch_put(cupstore_txn *txn, const cupstore_epoch *e)
 {

@@ -180,6 +180,16 @@ static void draw_kinds(tui *t, WINDOW *w)
             tui_draw_text(w, k + 1, x, a | tui_color_attr(TUI_C_WARN), "pending");
     }
     int y = CUPSTORE_KIND_MAX + 2;
+    if (h->have_last && y + 1 < getmaxy(w)) {
+        char l1[96], l2[96];
+        const cupstore_epoch *open = h->nepochs ? &h->epochs[h->nepochs - 1] : NULL;
+        tui_scope_text(h->last.flags, open, l1, sizeof l1, l2, sizeof l2);
+        tui_draw_text(w, y, 1, tui_color_attr(h->last.flags & CUPSTORE_HF_ATTACHED ? TUI_C_OK
+                                                                                   : TUI_C_DIM),
+                      l1);
+        tui_draw_text(w, y + 1, 1, 0, l2);
+        y += 3;
+    }
     if (h->have_last && !h->last.pool_limit && y < getmaxy(w)) {
         tui_draw_text(w, y, 1, tui_color_attr(TUI_C_DIM), "buffer pool: none (agent not collecting)");
         y += 3;
@@ -342,9 +352,12 @@ static void kinds_toggle(tui *t)
         tui_set_status(t, TUI_C_BAD, "control request failed: %s", cupstore_strerror(rc));
         return;
     }
-    char what[64];
-    snprintf(what, sizeof what, "%s %s", cupstore_kind_name((unsigned)v->sel),
-             mask & (1u << v->sel) ? "on" : "off");
+    uint32_t before = mask ^ (1u << v->sel);
+    char what[96];
+    snprintf(what, sizeof what, "%s %s%s", cupstore_kind_name((unsigned)v->sel),
+             mask & (1u << v->sel) ? "on" : "off",
+             !before && mask ? ": the agent attaches to CUPTI"
+             : before && !mask ? ": the agent detaches from CUPTI" : "");
     tui_status_pending(t, gen, what);
     (void)kinds_sample(t);
 }

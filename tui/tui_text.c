@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cupstore.h"
 #include "tui.h"
 
 void tui_format_count(double v, char *buf, size_t len)
@@ -106,4 +107,39 @@ size_t tui_wrap(const char *s, int width, tui_line *lines, size_t max)
         i = end;
     }
     return n;
+}
+
+void tui_scope_text(uint32_t health_flags, const struct cupstore_epoch *open, char *line1,
+                    size_t len1, char *line2, size_t len2)
+{
+    bool attached = health_flags & CUPSTORE_HF_ATTACHED;
+    bool capture = open && (open->flags & CUPSTORE_EPOCH_CAPTURE);
+    if (attached && open && open->attach_ns)
+        snprintf(line1, len1, "CUPTI: attached (%s, %.1f ms)",
+                 open->flags & CUPSTORE_EPOCH_LATE_ATTACH ? "late" : "at start",
+                 (double)open->attach_cost_ns / 1e6);
+    else if (attached)
+        snprintf(line1, len1, "CUPTI: attached");
+    else if (capture)
+        snprintf(line1, len1, "CUPTI: waiting for cudaProfilerStart (subscribed only)");
+    else
+        snprintf(line1, len1, "CUPTI: dormant, not attached (no CUPTI call); a kind on attaches");
+    char devs[64] = "all devices";
+    if (open && open->devices) {
+        size_t off = (size_t)snprintf(devs, sizeof devs, "devices ");
+        bool first = true;
+        for (unsigned d = 0; d < CUPSTORE_DEVICE_MAX && off < sizeof devs; d++)
+            if (open->devices & (1u << d)) {
+                off += (size_t)snprintf(devs + off, sizeof devs - off, "%s%u", first ? "" : ",", d);
+                first = false;
+            }
+    }
+    if (capture)
+        snprintf(line2, len2, "scope: %s, capture range (%s)", devs,
+                 open->flags & CUPSTORE_EPOCH_OUT_OF_SCOPE ? "outside a range" : "in a range");
+    else if (open && (open->flags & CUPSTORE_EPOCH_DROPS_UNATTRIBUTED))
+        snprintf(line2, len2, "scope: %s; drops of %u earlier context(s): device none", devs,
+                 open->pre_contexts);
+    else
+        snprintf(line2, len2, "scope: %s", devs);
 }

@@ -160,11 +160,19 @@ static void consumer_parse(agent *a, const agent_qitem *it)
                 break;
             continue;
         }
-        if (rec->kind == CUPTI_ACTIVITY_KIND_DEVICE) {
-            /* provenance, not activity: stored as "device.N", outside
-             * every record count (the simulator's truth has none either) */
-            if (!to_tail)
+        if (rec->kind == CUPTI_ACTIVITY_KIND_CONTEXT || rec->kind == CUPTI_ACTIVITY_KIND_DEVICE) {
+            /* resource records (EnableAndDump at an attach, or a context
+             * created since), not activity: CONTEXT records map contexts to
+             * devices (contextId and deviceId sit at the same offsets in
+             * every version of the record); DEVICE records are provenance,
+             * stored as "device.N". Neither is counted as a record (the
+             * simulator's truth has neither). */
+            if (rec->kind == CUPTI_ACTIVITY_KIND_CONTEXT) {
+                const CUpti_ActivityContext3 *cx = (const CUpti_ActivityContext3 *)rec;
+                agent_ctx_dumped(a, cx->contextId, cx->deviceId);
+            } else if (!to_tail) {
                 agent_prov_device(a, rec);
+            }
             continue;
         }
         if (c->n == AGENT_BATCH_MAX && !to_tail) {

@@ -86,6 +86,8 @@ int agent_cupti_load(agent_cupti *t, const char *explicit_path, char *why, size_
     BIND(GetErrorMessage, 0);
     BIND(GetCallbackName, 0);
     BIND(ActivityEnableAndDump, 0);
+    BIND(ActivityEnableContext, 0);
+    BIND(ActivityDisableContext, 0);
     return 0;
 }
 

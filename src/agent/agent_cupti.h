@@ -40,7 +40,9 @@ typedef struct agent_cupti {
     AGENT_CUPTI_FN(EnableCallback);
     AGENT_CUPTI_FN(GetErrorMessage);
     AGENT_CUPTI_FN(GetCallbackName);        /* API names (consumer)     */
-    AGENT_CUPTI_FN(ActivityEnableAndDump);  /* DEVICE records at attach */
+    AGENT_CUPTI_FN(ActivityEnableAndDump);     /* late attach: what exists */
+    AGENT_CUPTI_FN(ActivityEnableContext);     /* device scope             */
+    AGENT_CUPTI_FN(ActivityDisableContext);
 } agent_cupti;
 
 /** Load CUPTI: explicit path (CUPTOP_CUPTI_LIBRARY) if non-empty, else

@@ -78,7 +78,7 @@ static int put_meta(cupstore_txn *txn, void *arg)
     PUT("start_ns", buf);
     PUT("agent_version", AGENT_VERSION);
     PUT("sink", a->cfg.sink == AGENT_SINK_NULL ? "null" : "store");
-    PUT("cupti_library", a->cupti.path[0] ? a->cupti.path : "(not loaded)");
+    PUT("cupti_library", a->cupti.path[0] ? a->cupti.path : "(not loaded: dormant)");
     if (a->loaded_cupti) {
         snprintf(buf, sizeof buf, "%u", a->api_version);
         PUT("cupti_api_version", buf);
@@ -96,12 +96,45 @@ static int put_meta(cupstore_txn *txn, void *arg)
     agent_config_format(&a->cfg, buf, sizeof buf);
     PUT("config", buf);
 #undef PUT
-    if (rc == 0 && a->loaded_cupti) {
-        cupstore_epoch e = {.id = a->epoch, .kinds = a->epoch_kinds,
-                            .start_ns = a->epoch_start_ns};
+    if (rc == 0 && a->session_ok) {
+        cupstore_epoch e;
+        agent_epoch_fill(a, &e);
         rc = cupstore_epoch_put(txn, &e);
     }
     return rc;
+}
+
+/* Flags of an epoch opening now, from the agent's state. */
+static uint32_t epoch_flags_now(agent *a, bool attached_now)
+{
+    uint32_t f = 0, kinds = (uint32_t)atomic_load(&a->kinds);
+    if (atomic_load(&a->attached) && kinds) {
+        f |= CUPSTORE_EPOCH_ATTACHED;
+        if (!a->have_resource_cb)
+            f |= CUPSTORE_EPOCH_NO_CALLBACKS;
+        if (a->attach_late)
+            f |= CUPSTORE_EPOCH_LATE_ATTACH;
+    }
+    if (!kinds)
+        f |= CUPSTORE_EPOCH_OUT_OF_SCOPE;
+    (void)attached_now;
+    return f;
+}
+
+void agent_epoch_open(agent *a, uint64_t now, uint64_t ctl_gen, bool attached_now)
+{
+    a->epoch++;
+    a->epoch_start_ns = now;
+    a->epoch_kinds = (uint32_t)atomic_load(&a->kinds);
+    a->epoch_ctl_gen = ctl_gen;
+    a->epoch_flags = epoch_flags_now(a, attached_now);
+    a->epoch_attach_ns = attached_now ? a->attach_ns : 0;
+    a->epoch_attach_cost_ns = attached_now ? a->attach_cost_ns : 0;
+    /* contexts learned at the attach belong to the epochs it covers; a
+     * fresh attach starts from none (health_epoch_refresh adds them) */
+    if (!atomic_load(&a->attached))
+        atomic_store(&a->pre_contexts, 0);
+    a->epoch_pre_written = attached_now ? 0 : atomic_load(&a->pre_contexts);
 }
 
 void agent_health_begin_session(agent *a, const char *cupti_note)
@@ -111,14 +144,17 @@ void agent_health_begin_session(agent *a, const char *cupti_note)
     a->epoch_start_ns = agent_real_ns();
     a->epoch_kinds = (uint32_t)atomic_load(&a->kinds);
     a->epoch_ctl_gen = 0;
+    a->epoch_flags = epoch_flags_now(a, a->epoch_attach_ns != 0);
+    a->epoch_pre_written = atomic_load(&a->pre_contexts);
     memset(&health_s, 0, sizeof health_s);
     if (!a->env)
         return;
     int rc = agent_store_put(a, put_meta, &m, 8);
     if (rc)
         agent_log(a, 1, "cannot write session metadata: %s", cupstore_strerror(rc));
-    if (a->cfg.dormant && a->loaded_cupti)
-        agent_note(a, 0, "dormant: no activity kinds on until a control request");
+    if (a->session_ok && !atomic_load(&a->attached) && !a->cfg.capture)
+        agent_note(a, 0, "dormant: CUPTI not attached (no CUPTI call) until a control "
+                   "request turns kinds on");
 }
 
 static int put_threads(cupstore_txn *txn, void *arg)
@@ -154,22 +190,40 @@ struct ctl_arg {
     int32_t result;
     uint64_t now;
     uint32_t pool_applied;
+    cupstore_epoch old, e;    /* the epoch closed, the one opened */
 };
 
 static int put_ctl(cupstore_txn *txn, void *arg)
 {
     struct ctl_arg *x = arg;
-    agent *a = x->a;
-    cupstore_epoch old = {.id = a->epoch, .kinds = a->epoch_kinds, .start_ns = a->epoch_start_ns,
-                          .end_ns = x->now, .ctl_gen = a->epoch_ctl_gen};
-    cupstore_epoch e = {.id = a->epoch + 1, .kinds = (uint32_t)atomic_load(&a->kinds),
-                        .start_ns = x->now, .ctl_gen = x->c->gen};
-    int rc = cupstore_epoch_put(txn, &old);
+    int rc = cupstore_epoch_put(txn, &x->old);
     if (rc == 0)
-        rc = cupstore_epoch_put(txn, &e);
+        rc = cupstore_epoch_put(txn, &x->e);
     if (rc == 0)
         rc = cupstore_control_ack(txn, x->c->gen, x->now, x->result, x->pool_applied);
     return rc;
+}
+
+static int put_epoch(cupstore_txn *txn, void *arg)
+{
+    return cupstore_epoch_put(txn, arg);
+}
+
+/* The consumer learned contexts that predate the attach (CONTEXT records
+ * of the dump): rewrite the open epoch, which now says its drops are not
+ * attributed per device, and say so once. */
+static void health_epoch_refresh(agent *a)
+{
+    uint32_t pre = atomic_load(&a->pre_contexts);
+    cupstore_epoch e;
+    if (!a->session_ok || pre == a->epoch_pre_written)
+        return;
+    a->epoch_pre_written = pre;
+    agent_epoch_fill(a, &e);
+    (void)agent_store_put(a, put_epoch, &e, 8);
+    agent_note(a, 1, "epoch %u: %u context(s) existed before CUPTI was attached; CUPTI gives "
+               "no handle for them, so their drops are reported under device none, not per "
+               "device", a->epoch, pre);
 }
 
 /* Poll the control record; apply a new generation from this thread:
@@ -182,6 +236,8 @@ static void health_poll_control(agent *a)
 
     if (!a->env)
         return;
+    agent_scope_poll(a);
+    health_epoch_refresh(a);
     if (cupstore_txn_begin(a->env, false, &txn))
         return;
     rc = cupstore_control_latest(txn, &c);
@@ -189,12 +245,43 @@ static void health_poll_control(agent *a)
     if (rc || c.gen <= atomic_load(&a->ctl_gen_applied))
         return;
     atomic_store(&a->ctl_gen_seen, c.gen);
-    if (atomic_load(&a->state) != AGENT_RUNNING)
+    /* One scope change at a time with the stop protocol; when a stop runs
+     * (it holds the lock while it joins this thread) try again later. */
+    if (pthread_mutex_trylock(&a->stop_lock))
         return;
+    if (atomic_load(&a->state) != AGENT_RUNNING) {
+        pthread_mutex_unlock(&a->stop_lock);
+        return;
+    }
     uint32_t before = (uint32_t)atomic_load(&a->kinds);
-    uint32_t pool_before = atomic_load(&a->pool.limit);
-    (void)a->cupti.ActivityFlushAll(0);
-    int32_t result = agent_apply_kinds(a, c.kinds & ((1u << CUPSTORE_KIND_MAX) - 1));
+    uint32_t pool_before = a->pool_ready ? atomic_load(&a->pool.limit) : 0;
+    uint32_t want = c.kinds & ((1u << CUPSTORE_KIND_MAX) - 1);
+    int32_t result = 0;
+    bool attached_now = false;
+    char why[640] = "";
+    if (a->cfg.capture) {
+        /* capture range: the request sets the kinds of the ranges; they
+         * apply now only inside one */
+        pthread_mutex_lock(&a->range_lock);
+        a->range_kinds = want;
+        if (a->in_range)
+            result = agent_apply_kinds(a, want);
+        pthread_mutex_unlock(&a->range_lock);
+    } else if (want && !atomic_load(&a->attached)) {
+        /* the first kind on: attach (late) */
+        if (agent_attach(a, true, why, sizeof why) == 0) {
+            attached_now = true;
+        } else {
+            result = -1;
+            agent_note(a, 1, "cannot attach to CUPTI: %s; staying dormant", why);
+        }
+    }
+    if (atomic_load(&a->attached) && !a->cfg.capture) {
+        (void)a->cupti.ActivityFlushAll(0);
+        result = agent_apply_kinds(a, want);
+        if (!want)
+            agent_detach_cupti(a);   /* every kind off: detach */
+    }
     if (c.pool && a->pool_ready) {
         /* The operator's limit (clamped to 1..AGENT_POOL_MAX) replaces the
          * automatic one for the rest of the session.  Lowering it hands out
@@ -202,13 +289,19 @@ static void health_poll_control(agent *a)
         atomic_store(&a->pool_pinned, true);
         agent_pool_set_limit(&a->pool, c.pool);
     }
-    struct ctl_arg x = {a, &c, result, agent_real_ns(), atomic_load(&a->pool.limit)};
+    struct ctl_arg x = {a, &c, result, agent_real_ns(),
+                        a->pool_ready ? atomic_load(&a->pool.limit) : 0};
+    agent_epoch_fill(a, &x.old);
+    x.old.end_ns = x.now;
+    agent_epoch_open(a, x.now, c.gen, attached_now);
+    agent_epoch_fill(a, &x.e);
     rc = agent_store_put(a, put_ctl, &x, 8);
-    a->epoch++;
-    a->epoch_start_ns = x.now;
-    a->epoch_kinds = (uint32_t)atomic_load(&a->kinds);
-    a->epoch_ctl_gen = c.gen;
     atomic_store(&a->ctl_gen_applied, c.gen);
+    pthread_mutex_unlock(&a->stop_lock);
+    if (attached_now)
+        agent_note(a, 0, "attached to CUPTI in %.1f ms (epoch %u)%s",
+                   (double)a->attach_cost_ns / 1e6, a->epoch,
+                   a->have_resource_cb ? "" : ": no resource callbacks (activity records only)");
     if (rc)
         agent_log(a, 1, "cannot acknowledge control generation %llu: %s",
                   (unsigned long long)c.gen, cupstore_strerror(rc));
@@ -227,10 +320,10 @@ static void health_poll_control(agent *a)
 
 /* Ask CUPTI for drops: every known context (per device), then NULL for the
  * rest.  The counts reset on read, so each lands in the second it is read. */
-static void health_query_drops(agent *a)
+void agent_health_query_drops(agent *a)
 {
     size_t n;
-    if (!a->loaded_cupti)
+    if (!atomic_load(&a->attached))
         return;
     pthread_mutex_lock(&a->ctx_lock);
     for (int i = 0; i < AGENT_CTX_MAX; i++) {
@@ -386,7 +479,7 @@ static void health_write(agent *a, uint64_t second, bool last)
     int st = atomic_load(&a->state);
 
     static uint64_t now[C_COUNT];
-    health_query_drops(a);
+    agent_health_query_drops(a);
     for (unsigned i = 0; i < C_COUNT; i++) {
         now[i] = atomic_load_explicit(&a->c[i], memory_order_relaxed);
         cur[i] = now[i] - prev[i];
@@ -455,6 +548,10 @@ static void health_write(agent *a, uint64_t second, bool last)
     h->store_refused = (uint32_t)cur[C_STORE_REFUSED];
     if (kinds == 0 && st == AGENT_RUNNING)
         h->flags |= CUPSTORE_HF_DORMANT;
+    if (atomic_load(&a->attached))
+        h->flags |= CUPSTORE_HF_ATTACHED;
+    if (a->cfg.devices || a->cfg.capture != AGENT_CAPTURE_NONE)
+        h->flags |= CUPSTORE_HF_SCOPED;
     if (st == AGENT_STOPPING || st == AGENT_STOPPED)
         h->flags |= CUPSTORE_HF_STOPPING;
     if (st == AGENT_OFF)
@@ -476,6 +573,16 @@ static void health_write(agent *a, uint64_t second, bool last)
     health_notes(a);
     uint32_t mask = atomic_load(&a->device_mask);
     if (mask != health_s.devices_noted) {
+        uint32_t fresh = mask & ~health_s.devices_noted;
+        char list[64] = "";
+        size_t off = 0;
+        for (unsigned d = 0; d < CUPSTORE_DEVICE_MAX; d++)
+            if (a->cfg.devices & (1u << d))
+                off += (size_t)snprintf(list + off, sizeof list - off, "%s%u", off ? "," : "", d);
+        for (unsigned d = 0; d < CUPSTORE_DEVICE_MAX && a->cfg.devices; d++)
+            if ((fresh & (1u << d)) && !(a->cfg.devices & (1u << d)))
+                agent_note(a, 0, "device %u: out of scope (--devices %s): its kernel, memcpy, "
+                           "memset and sync records are not collected", d, list);
         health_s.devices_noted = mask;
         (void)agent_store_put(a, put_devices, &mask, 8);
     }

@@ -94,10 +94,13 @@ typedef enum agent_state {
 } agent_state;
 
 typedef struct agent_ctx {
-    CUcontext cu;           /* NULL: free slot                            */
+    CUcontext cu;           /* NULL: no handle (free, or dumped)          */
     uint32_t id;
     uint16_t device;
-    bool live;
+    bool live;              /* !cu && !live: free slot                    */
+    bool dumped;            /* learned from a CONTEXT record at a late
+                               attach: no handle, so no per-context drop
+                               query and no per-context enable            */
 } agent_ctx;
 
 /* Who owns the consumer's work (its unstored batch, the buffer it is
@@ -157,6 +160,36 @@ typedef struct agent {
     bool loaded_cupti;
     bool have_resource_cb;
     CUpti_SubscriberHandle subscriber;
+    /* lazy attach (agent_attach.c): CUPTI is touched only while kinds are
+     * on.  Written by the thread that attaches (InitializeInjection or the
+     * health thread) under stop_lock or before the threads exist. */
+    _Atomic bool attached;            /* subscribed + callbacks registered */
+    bool attrs_set;                   /* attributes go in once            */
+    bool dump_on;                     /* DEVICE/CONTEXT enabled (dump)    */
+    bool session_ok;                  /* the session started normally     */
+    uint32_t attaches;                /* attaches in this process         */
+    uint64_t attach_ns, attach_cost_ns; /* the latest attach              */
+    bool attach_late;                 /* ... came after the start         */
+    _Atomic uint32_t pre_contexts;    /* contexts dumped at that attach   */
+    uint32_t epoch_pre_written;       /* pre_contexts in the stored epoch */
+    uint32_t epoch_flags;             /* CUPSTORE_EPOCH_* of the open one */
+    uint64_t epoch_attach_ns, epoch_attach_cost_ns;
+    /* capture range (agent_scope.c), under range_lock: the application's
+     * threads (profiler callbacks), the health thread and the stop */
+    pthread_mutex_t range_lock;
+    _Atomic bool watching;            /* subscribed for cudaProfilerStart:
+                                         read by the profiler callbacks */
+    bool in_range, range_done;
+    uint32_t ranges;                  /* ranges entered                   */
+    uint32_t range_kinds;             /* kinds on inside a range          */
+    struct agent_range_ev {
+        uint64_t ns;                  /* CLOCK_REALTIME of the call       */
+        uint32_t kinds;               /* on from then (0: out of range)   */
+        bool attach;                  /* the first attach happened here   */
+    } range_ev[64];
+    uint32_t ev_head, ev_tail;        /* ring of range_ev                 */
+    uint32_t ev_lost;                 /* transitions the ring had no room
+                                         for (the health thread was late) */
     int session_pid;                  /* process that owns the session    */
 
     /* store */
@@ -252,8 +285,60 @@ static inline void agent_count(agent *a, unsigned idx, uint64_t n)
  *  device (the rare paths: overflow, discard, foreign, tail).
  *  @return the number of records. */
 uint64_t agent_count_lost(agent *a, uint8_t *buf, size_t valid, unsigned loss);
-/** Enable/disable CUPTI kinds to reach mask; returns the first error. */
+/** Enable/disable CUPTI kinds to reach mask; returns the first error.
+ *  With a device scope (CUPTOP_DEVICES) the device kinds are enabled per
+ *  context, on the contexts of those devices only. */
 int agent_apply_kinds(agent *a, uint32_t mask);
+/** Kinds whose records belong to one context (enabled per context under
+ *  a device scope); the others (API, overhead, marker) are global. */
+#define AGENT_CTX_KINDS ((1u << CUPSTORE_KIND_KERNEL) | (1u << CUPSTORE_KIND_MEMCPY) | \
+                         (1u << CUPSTORE_KIND_MEMSET) | (1u << CUPSTORE_KIND_SYNC))
+/** Turn the device kinds of `mask` on for one new context (device scope). */
+void agent_apply_ctx_kinds(agent *a, CUcontext cu, uint16_t device, uint32_t mask);
+/* The CUPTI callbacks (agent_main.c), registered by agent_attach. */
+void CUPTIAPI agent_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records);
+void CUPTIAPI agent_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer,
+                                     size_t size, size_t valid);
+void CUPTIAPI agent_resource_cb(void *userdata, CUpti_CallbackDomain domain,
+                                CUpti_CallbackId cbid, const void *data);
+/** A context learned from a CONTEXT record (consumer thread). */
+void agent_ctx_dumped(agent *a, uint32_t ctx_id, uint32_t device_id);
+
+/* agent_scope.c: capture ranges (cudaProfilerStart/Stop) */
+/** At the start with CUPTOP_CAPTURE_RANGE: load CUPTI and subscribe to the
+ *  profiler API callbacks (and the resource domain), nothing else.
+ *  @return 0, or -1 with the reason (CUPTI cannot be loaded). */
+int agent_scope_watch(agent *a, char *why, size_t len);
+/** A runtime/driver API callback (cudaProfilerStart/Stop, cuProfiler*),
+ *  on the application's thread: enter or leave the range. */
+void agent_scope_api(agent *a, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                     const CUpti_CallbackData *cd);
+/** Health thread (and the stop, alone): turn the range transitions into
+ *  epochs; detach for good after the last range. */
+void agent_scope_poll(agent *a);
+/** Stop: no range any more; kinds off. */
+void agent_scope_end(agent *a);
+
+/* agent_attach.c */
+/** Load CUPTI and its version (first time only).  @return 0 or -1. */
+int agent_attach_load(agent *a, char *why, size_t len);
+/** Subscribe to the resource domain (a refusal is noted).  No-op when
+ *  subscribed. */
+void agent_attach_subscribe(agent *a);
+/** Attach to CUPTI: load it (first time), set the attributes (first
+ *  time), subscribe to the resource domain (a refusal is noted, not
+ *  fatal), register the buffer callbacks, set the flush period, and
+ *  EnableAndDump DEVICE and CONTEXT for what already exists.  Records the
+ *  time and cost in a->attach_*.  No-op when attached.
+ *  @param[out] why  the reason on failure.  @return 0, -1 (CUPTI cannot
+ *  be loaded or refuses the callbacks: nothing is attached). */
+int agent_attach(agent *a, bool late, char *why, size_t len);
+/** Detach as far as CUPTI allows (kinds already off): disable the dump
+ *  kinds, forced flush, last drop query, flush period off, unsubscribe.
+ *  Notes what could not be released.  Health thread or stop path. */
+void agent_detach_cupti(agent *a);
+/** Fill an epoch record from the open epoch's fields. */
+void agent_epoch_fill(agent *a, cupstore_epoch *e);
 
 /* agent_consumer.c */
 int agent_consumer_start(agent *a);
@@ -288,6 +373,10 @@ bool agent_reserve_room(agent *a, uint64_t need, uint64_t keep);
 /* agent_health.c */
 int agent_health_start(agent *a);
 int agent_health_stop(agent *a, uint32_t timeout_ms);
+/** Ask CUPTI for drops (per known context, then NULL); counts them. */
+void agent_health_query_drops(agent *a);
+/** Open a new epoch after a scope change (no store write). */
+void agent_epoch_open(agent *a, uint64_t now, uint64_t ctl_gen, bool attached_now);
 /** Open the first epoch and write the session metadata. */
 void agent_health_begin_session(agent *a, const char *cupti_note);
 

@@ -24,12 +24,16 @@ agent agent_g = {
     .health_lock = PTHREAD_MUTEX_INITIALIZER,
     .health_cond = PTHREAD_COND_INITIALIZER,
     .stop_lock = PTHREAD_MUTEX_INITIALIZER,
+    .range_lock = PTHREAD_MUTEX_INITIALIZER,
     .reserve = {.fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER},
 };
 
-/* Per-thread flag for pool sizing by threads (set once per thread);
+/* Buffer requests this thread made, counted to 2: a thread is counted in
+ * threads_seen (the pool's auto size, meta "threads") at its second
+ * request, so a one-off request (the DEVICE/CONTEXT dump at an attach,
+ * delivered at once) does not count as a thread that holds a buffer.
  * initial-exec TLS, see agent_stop.c. */
-static _Thread_local bool agent_tls_seen __attribute__((tls_model("initial-exec")));
+static _Thread_local uint8_t agent_tls_requests __attribute__((tls_model("initial-exec")));
 
 uint64_t agent_mono_ns(void)
 {
@@ -114,7 +118,7 @@ uint16_t agent_ctx_device(uint32_t ctx_id, void *arg)
     uint16_t dev = CUPSTORE_DEVICE_NONE;
     pthread_mutex_lock(&a->ctx_lock);
     for (int i = 0; i < AGENT_CTX_MAX; i++)
-        if (a->ctx[i].cu && a->ctx[i].id == ctx_id) {
+        if ((a->ctx[i].cu || a->ctx[i].live) && a->ctx[i].id == ctx_id) {
             dev = a->ctx[i].device;
             break;
         }
@@ -146,37 +150,70 @@ uint64_t agent_count_lost(agent *a, uint8_t *buf, size_t valid, unsigned loss)
     return n;
 }
 
+/* Enable or disable one cuptop kind: globally, or - for a device kind
+ * under a device scope - on every known context of a device in scope
+ * (contexts without a handle, learned at a late attach, cannot be). */
+static CUptiResult apply_one(agent *a, unsigned k, bool want, bool *skipped)
+{
+    CUpti_ActivityKind ck[2];
+    size_t n = agent_norm_cupti_kinds((cupstore_kind)k, ck);
+    CUptiResult first = CUPTI_SUCCESS;
+    bool per_ctx = a->cfg.devices && (AGENT_CTX_KINDS & (1u << k)) &&
+                   a->cupti.ActivityEnableContext && a->cupti.ActivityDisableContext;
+
+    for (size_t i = 0; i < n; i++) {
+        CUptiResult r = CUPTI_SUCCESS;
+        if (!per_ctx) {
+            r = want ? a->cupti.ActivityEnable(ck[i]) : a->cupti.ActivityDisable(ck[i]);
+        } else {
+            pthread_mutex_lock(&a->ctx_lock);
+            for (int c = 0; c < AGENT_CTX_MAX; c++) {
+                agent_ctx *x = &a->ctx[c];
+                if (!x->live || x->device >= CUPSTORE_DEVICE_MAX ||
+                    !(a->cfg.devices & (1u << x->device)))
+                    continue;
+                if (!x->cu) {
+                    *skipped = true;
+                    continue;
+                }
+                CUptiResult rc = want ? a->cupti.ActivityEnableContext(x->cu, ck[i])
+                                      : a->cupti.ActivityDisableContext(x->cu, ck[i]);
+                if (rc != CUPTI_SUCCESS && r == CUPTI_SUCCESS)
+                    r = rc;
+            }
+            pthread_mutex_unlock(&a->ctx_lock);
+        }
+        /* MEMCPY2 (peer copies) is optional: not every CUPTI has it. */
+        if (i == 0)
+            first = r;
+    }
+    return first;
+}
+
 int agent_apply_kinds(agent *a, uint32_t mask)
 {
     uint32_t cur = (uint32_t)atomic_load(&a->kinds);
     int first_err = 0;
+    bool skipped = false;
 
-    if (mask)
-        agent_prov_enable_devices(a);   /* once: the devices at attach */
-
+    if (!atomic_load(&a->attached)) {
+        atomic_store(&a->kinds, 0);   /* nothing on without CUPTI */
+        return 0;
+    }
     for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++) {
         bool want = mask & (1u << k), have = cur & (1u << k);
-        CUpti_ActivityKind ck[2];
-        size_t n = agent_norm_cupti_kinds((cupstore_kind)k, ck);
-        bool enable_failed = false;
         if (want == have)
             continue;
-        for (size_t i = 0; i < n; i++) {
-            CUptiResult r = want ? a->cupti.ActivityEnable(ck[i]) : a->cupti.ActivityDisable(ck[i]);
-            /* MEMCPY2 (peer copies) is optional: not every CUPTI has it. */
-            if (r != CUPTI_SUCCESS && i == 0) {
-                if (want)
-                    enable_failed = true;
-                if (!first_err) {
-                    char e[200];
-                    first_err = (int)r;
-                    a->kinds_rc = (int)r;
-                    agent_cupti_describe(&a->cupti, r, e, sizeof e);
-                    snprintf(a->kinds_error, sizeof a->kinds_error, "cuptiActivity%s(%s): %s",
-                             want ? "Enable" : "Disable", cupstore_kind_name(k), e);
-                    agent_note(a, 1, "%s", a->kinds_error);
-                }
-            }
+        CUptiResult r = apply_one(a, k, want, &skipped);
+        bool enable_failed = want && r != CUPTI_SUCCESS;
+        if (r != CUPTI_SUCCESS && !first_err) {
+            char e[200];
+            first_err = (int)r;
+            a->kinds_rc = (int)r;
+            agent_cupti_describe(&a->cupti, r, e, sizeof e);
+            snprintf(a->kinds_error, sizeof a->kinds_error, "cuptiActivity%s(%s): %s",
+                     want ? "Enable" : "Disable", cupstore_kind_name(k), e);
+            agent_note(a, 1, "%s", a->kinds_error);
         }
         /* a kind CUPTI refused to enable is not on: never recorded as
          * enabled (nor disabled at stop, which would fail the same way) */
@@ -186,7 +223,26 @@ int agent_apply_kinds(agent *a, uint32_t mask)
             cur &= ~(1u << k);
     }
     atomic_store(&a->kinds, (int)cur);
+    if (skipped)
+        agent_note(a, 1, "device scope: contexts that existed before the attach have no "
+                   "handle, so their device kinds cannot be enabled per context: they are "
+                   "not collected");
     return first_err;
+}
+
+void agent_apply_ctx_kinds(agent *a, CUcontext cu, uint16_t device, uint32_t mask)
+{
+    if (!a->cfg.devices || device >= CUPSTORE_DEVICE_MAX || !(a->cfg.devices & (1u << device)) ||
+        !a->cupti.ActivityEnableContext)
+        return;
+    for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++) {
+        CUpti_ActivityKind ck[2];
+        if (!(mask & AGENT_CTX_KINDS & (1u << k)))
+            continue;
+        size_t n = agent_norm_cupti_kinds((cupstore_kind)k, ck);
+        for (size_t i = 0; i < n; i++)
+            (void)a->cupti.ActivityEnableContext(cu, ck[i]);
+    }
 }
 
 /* ---- CUPTI buffer callbacks ------------------------------------------- */
@@ -208,7 +264,7 @@ static uint8_t *agent_discard_get(agent *a, size_t *size)
 
 int agent_session_start(agent *a);
 
-static void CUPTIAPI agent_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+void CUPTIAPI agent_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
     agent *a = &agent_g;
     uint64_t t0 = agent_mono_ns();
@@ -219,8 +275,7 @@ static void CUPTIAPI agent_buffer_requested(uint8_t **buffer, size_t *size, size
     if (atomic_load_explicit(&a->state, memory_order_acquire) == AGENT_CHILD)
         (void)agent_session_start(a);   /* forked child: a session of its own */
     agent_count(a, C_BUF_REQUESTED, 1);
-    if (!agent_tls_seen) {
-        agent_tls_seen = true;
+    if (agent_tls_requests < 2 && ++agent_tls_requests == 2) {
         uint32_t t = atomic_fetch_add_explicit(&a->threads_seen, 1, memory_order_relaxed) + 1;
         if (!a->cfg.pool_explicit && a->pool_ready &&
             !atomic_load_explicit(&a->pool_pinned, memory_order_relaxed)) {
@@ -248,8 +303,8 @@ static void CUPTIAPI agent_buffer_requested(uint8_t **buffer, size_t *size, size
     agent_hist_add(&a->req_lat, agent_mono_ns() - t0);
 }
 
-static void CUPTIAPI agent_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer,
-                                            size_t size, size_t valid)
+void CUPTIAPI agent_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer,
+                                     size_t size, size_t valid)
 {
     agent *a = &agent_g;
     uint64_t t0 = agent_mono_ns();
@@ -349,8 +404,29 @@ static void agent_ctx_created(agent *a, CUcontext cu)
     uint16_t d = agent_norm_device(dev);
     pthread_mutex_lock(&a->ctx_lock);
     for (int i = 0; i < AGENT_CTX_MAX; i++)
-        if (!a->ctx[i].cu) {
+        if (!a->ctx[i].cu && !a->ctx[i].live) {
             a->ctx[i] = (agent_ctx){.cu = cu, .id = id, .device = d, .live = true};
+            break;
+        }
+    pthread_mutex_unlock(&a->ctx_lock);
+    if (d != CUPSTORE_DEVICE_NONE)
+        atomic_fetch_or(&a->device_mask, 1u << d);
+    /* device scope: the new context gets the device kinds now on */
+    agent_apply_ctx_kinds(a, cu, d, (uint32_t)atomic_load(&a->kinds));
+}
+
+void agent_ctx_dumped(agent *a, uint32_t ctx_id, uint32_t device_id)
+{
+    uint16_t d = agent_norm_device(device_id);
+    pthread_mutex_lock(&a->ctx_lock);
+    /* detached (the flag changes under this lock): a record of a past attach */
+    bool known = !atomic_load(&a->attached);
+    for (int i = 0; i < AGENT_CTX_MAX && !known; i++)
+        known = (a->ctx[i].cu || a->ctx[i].live) && a->ctx[i].id == ctx_id;
+    for (int i = 0; i < AGENT_CTX_MAX && !known; i++)
+        if (!a->ctx[i].cu && !a->ctx[i].live) {
+            a->ctx[i] = (agent_ctx){.id = ctx_id, .device = d, .live = true, .dumped = true};
+            atomic_fetch_add(&a->pre_contexts, 1);
             break;
         }
     pthread_mutex_unlock(&a->ctx_lock);
@@ -363,9 +439,13 @@ static bool agent_ctx_destroying(agent *a, CUcontext cu)
 {
     int live = 0;
     size_t n = 0;
+    uint32_t id = 0;
+    if (a->cupti.GetContextId)
+        (void)a->cupti.GetContextId(cu, &id);
     pthread_mutex_lock(&a->ctx_lock);
     for (int i = 0; i < AGENT_CTX_MAX; i++) {
-        if (a->ctx[i].cu == cu) {
+        if (a->ctx[i].cu == cu || (a->ctx[i].dumped && a->ctx[i].live && id &&
+                                   a->ctx[i].id == id)) {
             /* Collect its drop count now: the context will be gone when
              * the health thread next asks. */
             if (a->cupti.ActivityGetNumDroppedRecords &&
@@ -373,7 +453,8 @@ static bool agent_ctx_destroying(agent *a, CUcontext cu)
                 a->dropped_at_destroy[agent_dev_slot(a->ctx[i].device)] += n;
             a->ctx[i].cu = NULL;
             a->ctx[i].live = false;
-        } else if (a->ctx[i].cu) {
+            a->ctx[i].dumped = false;
+        } else if (a->ctx[i].cu || a->ctx[i].live) {
             live++;
         }
     }
@@ -381,11 +462,15 @@ static bool agent_ctx_destroying(agent *a, CUcontext cu)
     return live == 0;
 }
 
-static void CUPTIAPI agent_resource_cb(void *userdata, CUpti_CallbackDomain domain,
-                                       CUpti_CallbackId cbid, const void *data)
+void CUPTIAPI agent_resource_cb(void *userdata, CUpti_CallbackDomain domain,
+                                CUpti_CallbackId cbid, const void *data)
 {
     agent *a = userdata;
     const CUpti_ResourceData *rd = data;
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+        agent_scope_api(a, domain, cbid, data);   /* capture range */
+        return;
+    }
     if (domain != CUPTI_CB_DOMAIN_RESOURCE || !rd)
         return;
     if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
@@ -497,70 +582,12 @@ static void agent_detach(agent *a, const char *why)
     atomic_store(&a->state, AGENT_OFF);
 }
 
-/* Set the attributes CUPTI reads before callbacks are registered. */
-static void agent_set_attributes(agent *a)
-{
-    if (!a->cupti.ActivitySetAttribute)
-        return;
-    if (a->cfg.device_buffer_size) {
-        size_t v = a->cfg.device_buffer_size, sz = sizeof v;
-        CUptiResult r = a->cupti.ActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &sz, &v);
-        if (r != CUPTI_SUCCESS)
-            agent_note(a, 1, "CUPTOP_DEVICE_BUFFER_SIZE not applied: %s",
-                       agent_cupti_strerror(&a->cupti, r));
-    }
-    if (a->cfg.device_buffer_pool_limit) {
-        size_t v = a->cfg.device_buffer_pool_limit, sz = sizeof v;
-        CUptiResult r = a->cupti.ActivitySetAttribute(
-            CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT, &sz, &v);
-        if (r != CUPTI_SUCCESS)
-            agent_note(a, 1, "CUPTOP_DEVICE_BUFFER_POOL_LIMIT not applied: %s",
-                       agent_cupti_strerror(&a->cupti, r));
-    }
-}
-
-/* Subscribe for resource callbacks; a refusal names the other client. */
-static void agent_subscribe(agent *a)
-{
-    CUptiResult r = CUPTI_ERROR_NOT_SUPPORTED;
-    char other[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = "";
-
-    a->have_resource_cb = false;
-    if (a->cupti.Subscribe_v2) {
-        CUpti_SubscriberParams p = {.structSize = CUpti_SubscriberParams_STRUCT_SIZE,
-                                    .subscriberName = "cuptop",
-                                    .oldSubscriberName = other,
-                                    .oldSubscriberSize = sizeof other - 1};
-        r = a->cupti.Subscribe_v2(&a->subscriber, agent_resource_cb, a, &p);
-    } else if (a->cupti.Subscribe) {
-        r = a->cupti.Subscribe(&a->subscriber, agent_resource_cb, a);
-    }
-    if (r == CUPTI_SUCCESS) {
-        if (a->cupti.EnableDomain &&
-            a->cupti.EnableDomain(1, a->subscriber, CUPTI_CB_DOMAIN_RESOURCE) == CUPTI_SUCCESS)
-            a->have_resource_cb = true;
-        return;
-    }
-    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-        other[sizeof other - 1] = '\0';
-        agent_count(a, agent_c_loss(CUPSTORE_LOSS_CONFLICT, AGENT_DEV_NONE, AGENT_KIND_ALL), 1);
-        agent_note(a, 2,
-                   "subscriber conflict: another CUPTI client is active (%s); continuing "
-                   "with activity records only (no per-device drops, no context-destroy flush)",
-                   other[0] ? other : "not named");
-    } else if (a->cupti.Subscribe || a->cupti.Subscribe_v2) {
-        agent_note(a, 1, "cuptiSubscribe failed: %s; no resource callbacks",
-                   agent_cupti_strerror(&a->cupti, r));
-    }
-}
-
 /* Start a session: store, CUPTI, buffers, threads, kinds.  Used by
  * InitializeInjection, by a forked child on its first CUDA use, and after
  * a device reset ended the previous session.  Serialised by stop_lock. */
 int agent_session_start(agent *a)
 {
     char why[640];
-    int rc;
 
     pthread_mutex_lock(&a->stop_lock);
     int st = atomic_load(&a->state);
@@ -588,27 +615,6 @@ int agent_session_start(agent *a)
         agent_log(a, 1, "%s", a->cfg.warn[i]);
         agent_note(a, 1, "%s", a->cfg.warn[i]);
     }
-    if (!a->loaded_cupti) {
-        if (agent_cupti_load(&a->cupti, a->cfg.cupti_library, why, sizeof why)) {
-            agent_health_begin_session(a, why);
-            agent_detach(a, why);
-            pthread_mutex_unlock(&a->stop_lock);
-            return -1;
-        }
-        a->loaded_cupti = true;
-        rc = (int)a->cupti.GetVersion(&a->api_version);
-        if (rc != CUPTI_SUCCESS) {
-            char e[200];
-            agent_cupti_describe(&a->cupti, (CUptiResult)rc, e, sizeof e);
-            snprintf(why, sizeof why, "cuptiGetVersion: %s", e);
-            a->cupti_error_rc = rc;
-            agent_health_begin_session(a, why);
-            agent_detach(a, why);
-            pthread_mutex_unlock(&a->stop_lock);
-            return -1;
-        }
-    }
-    a->use_discard = a->api_version < 27;
     if (!a->pool_ready) {
         /* Room for AGENT_POOL_MAX buffers even with CUPTOP_POOL: a control
          * request may raise the limit at runtime (only bookkeeping is
@@ -622,18 +628,6 @@ int agent_session_start(agent *a)
         }
         a->pool_ready = true;
     }
-    if (a->use_discard && !a->discard_last) {
-        /* allocated up front: the decline path must not allocate */
-        if (agent_pool_init(&a->discard, AGENT_DISCARD_SIZE, AGENT_DISCARD_N, AGENT_DISCARD_N) == 0) {
-            uint8_t *b;
-            int slots[AGENT_DISCARD_N], n = 0;
-            while (n < AGENT_DISCARD_N && (slots[n] = agent_pool_get(&a->discard, &b)) >= 0)
-                n++;
-            while (n > 0)
-                agent_pool_put(&a->discard, slots[--n]);
-        }
-        a->discard_last = aligned_alloc(AGENT_POOL_ALIGN, AGENT_DISCARD_SIZE);
-    }
     agent_queue_free(&a->queue);
     uint32_t qcap = a->cfg.queue ? a->cfg.queue : a->pool.max_slots;
     if (agent_queue_init(&a->queue, qcap)) {
@@ -642,38 +636,40 @@ int agent_session_start(agent *a)
         pthread_mutex_unlock(&a->stop_lock);
         return -1;
     }
-    bool first = a->subscriber == NULL;
-    if (first) {
-        agent_set_attributes(a);
-        agent_subscribe(a);
+    /* Lazy attach: CUPTI is loaded and attached only when kinds are to
+     * be on; a dormant session makes no CUPTI call at all. */
+    uint32_t want = a->cfg.dormant || a->cfg.capture ? 0 : a->cfg.kinds;
+    atomic_store(&a->kinds, 0);
+    a->epoch_attach_ns = a->epoch_attach_cost_ns = 0;
+    if (a->cfg.capture && !a->watching && agent_scope_watch(a, why, sizeof why)) {
+        agent_health_begin_session(a, why);
+        agent_detach(a, why);
+        pthread_mutex_unlock(&a->stop_lock);
+        return -1;
     }
+    /* running before the attach: the DEVICE/CONTEXT dump it asks for
+     * requests buffers and completes them at once (queued for the
+     * consumer, which starts below) */
     atomic_store(&a->state, AGENT_RUNNING);
+    if (want && !atomic_load(&a->attached)) {
+        if (agent_attach(a, false, why, sizeof why)) {
+            agent_health_begin_session(a, why);
+            agent_detach(a, why);
+            pthread_mutex_unlock(&a->stop_lock);
+            return -1;
+        }
+        a->epoch_attach_ns = a->attach_ns;
+        a->epoch_attach_cost_ns = a->attach_cost_ns;
+    }
     if (agent_consumer_start(a) || agent_health_start(a)) {
         agent_health_begin_session(a, NULL);
         agent_detach(a, "cannot start the agent's threads");
         pthread_mutex_unlock(&a->stop_lock);
         return -1;
     }
-    if (first) {
-        CUptiResult r = a->cupti.ActivityRegisterCallbacks(agent_buffer_requested,
-                                                           agent_buffer_completed);
-        if (r != CUPTI_SUCCESS) {
-            char e[200];
-            agent_cupti_describe(&a->cupti, r, e, sizeof e);
-            snprintf(why, sizeof why, "cuptiActivityRegisterCallbacks: %s", e);
-            a->cupti_error_rc = (int)r;
-            agent_health_begin_session(a, why);
-            pthread_mutex_unlock(&a->stop_lock);
-            agent_stop_run(a, CUPSTORE_EXIT_DETACH, 0);
-            return -1;
-        }
-        if (a->cfg.flush_period_ms && a->cupti.ActivityFlushPeriod)
-            (void)a->cupti.ActivityFlushPeriod(a->cfg.flush_period_ms);
-    }
     atomic_store(&a->kinds, 0);
-    agent_prov_collect(a);   /* before any kind is on: never traced */
-    if (!a->cfg.dormant && agent_apply_kinds(a, a->cfg.kinds) && a->cfg.kinds &&
-        atomic_load(&a->kinds) == 0) {
+    agent_prov_collect(a);   /* after an attach (CUPTI's version), before any kind is on */
+    if (want && agent_apply_kinds(a, want) && atomic_load(&a->kinds) == 0) {
         /* CUPTI refused every kind: it could not start (no privileges,
          * another profiler, a library that does not match the driver).
          * Say so first, with CUPTI's error, and step aside. */
@@ -685,10 +681,32 @@ int agent_session_start(agent *a)
         agent_stop_run(a, CUPSTORE_EXIT_DETACH, 0);
         return -1;
     }
+    a->session_ok = true;
     agent_health_begin_session(a, NULL);
     pthread_mutex_unlock(&a->stop_lock);
     agent_stop_install(a);
     return 0;
+}
+
+/* --only-if did not match: step aside before touching CUPTI, leaving a
+ * session with one note, a "skipped" meta key and a DETACH final status,
+ * so a listing shows which processes were skipped and why. */
+static void agent_skip(agent *a, const char *why)
+{
+    a->session_pid = (int)getpid();
+    if (agent_open_store(a))
+        return;
+    agent_health_begin_session(a, NULL);
+    if (a->env) {
+        cupstore_txn *txn;
+        if (cupstore_txn_begin(a->env, true, &txn) == 0) {
+            if (cupstore_meta_put(txn, "skipped", why) == 0)
+                (void)cupstore_txn_commit(txn);
+            else
+                cupstore_txn_abort(txn);
+        }
+    }
+    agent_detach(a, why);
 }
 
 /** Entry point called by the CUDA driver (CUDA_INJECTION64_PATH) or by
@@ -706,6 +724,11 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
     const char *rr = getenv("CUPTOP_RUN_REPORT");
     if (rr && rr[0] == '/' && strlen(rr) < sizeof a->run_report)
         memcpy(a->run_report, rr, strlen(rr) + 1);
+    char why[256];
+    if (agent_config_skip(&a->cfg, agent_getenv, NULL, why, sizeof why)) {
+        agent_skip(a, why);   /* before any CUPTI call */
+        return 1;
+    }
     (void)agent_session_start(a);
     return 1;
 }

@@ -188,13 +188,17 @@ static void stop_protocol(agent *a, int exit_path, int detail)
 
     /* 1. disable kinds: no new records */
     t0 = agent_mono_ns();
+    if (a->cfg.capture)
+        agent_scope_end(a);   /* no range opens any more */
+    pthread_mutex_lock(&a->range_lock);
     rc = agent_apply_kinds(a, 0);
+    pthread_mutex_unlock(&a->range_lock);
     step_record(&x.steps[x.nsteps++], CUPSTORE_STEP_DISABLE, t0, rc, false, a);
     ok &= rc == 0;
 
     /* 2. forced flush under the watchdog */
     t0 = agent_mono_ns();
-    rc = stop_flush(a, tmo, &flush_to);
+    rc = atomic_load(&a->attached) ? stop_flush(a, tmo, &flush_to) : 0;   /* dormant: none */
     step_record(&x.steps[x.nsteps++], CUPSTORE_STEP_FLUSH, t0, rc, flush_to, a);
     x.f.flush_ok = rc == 0;
     ok &= rc == 0;
@@ -261,9 +265,11 @@ static void stop_protocol(agent *a, int exit_path, int detail)
     step_record(&x.steps[x.nsteps], CUPSTORE_STEP_CLOSE, t0, 0, false, a);
     x.nsteps++;
     x.f.protocol_complete = (uint32_t)ok;
-    x.epoch = (cupstore_epoch){.id = a->epoch, .kinds = a->epoch_kinds,
-                               .start_ns = a->epoch_start_ns, .end_ns = x.f.end_ns,
-                               .ctl_gen = a->epoch_ctl_gen};
+    agent_scope_poll(a);   /* range transitions not yet written (alone now) */
+    if (atomic_load(&a->attached))   /* contexts the consumer learned last */
+        a->epoch_pre_written = atomic_load(&a->pre_contexts);
+    agent_epoch_fill(a, &x.epoch);
+    x.epoch.end_ns = x.f.end_ns;
     rc = 0;
     if (a->env) {
         rc = agent_store_put(a, put_final, &x, 8);
@@ -468,6 +474,7 @@ static void atfork_child(void)
      * parent thread: re-initialise it.  The child gets a session of its
      * own on its first buffer request or context creation. */
     pthread_mutex_init(&a->stop_lock, NULL);
+    pthread_mutex_init(&a->range_lock, NULL);
     pthread_mutex_init(&a->reserve.lock, NULL);
     agent_reserve_close(a);   /* the parent's data.mdb: not ours */
     pthread_mutex_init(&a->health_lock, NULL);

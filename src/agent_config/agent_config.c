@@ -15,6 +15,7 @@ void agent_config_defaults(agent_config *c)
 {
     memset(c, 0, sizeof *c);
     c->kinds = CUPSTORE_KINDS_DEFAULT;
+    c->capture_max = 1;            /* --capture-range-end stop */
     c->buffer_size = AGENT_DEFAULT_BUFFER_SIZE;
     c->flush_period_ms = AGENT_DEFAULT_FLUSH_MS;
     c->sink = AGENT_SINK_STORE;
@@ -186,6 +187,49 @@ bool agent_config_set(agent_config *c, const char *key, const char *value)
             c->map_max = u;
         else
             BAD("not a size of at least 1M");
+    } else if (!strcmp(k, "DEVICES")) {
+        uint32_t m;
+        if (agent_config_parse_devices(value, &m) == 0)
+            c->devices = m;
+        else
+            BAD("not a device list such as 0,2 or 0-3 (devices 0 to 15), or all");
+    } else if (!strcmp(k, "ONLY_IF")) {
+        const char *eq = strchr(value, '=');
+        size_t n = eq ? (size_t)(eq - value) : 0;
+        bool name_ok = n > 0 && !isdigit((unsigned char)value[0]);
+        for (size_t j = 0; j < n && name_ok; j++)
+            name_ok = isalnum((unsigned char)value[j]) || value[j] == '_';
+        if (!*value)
+            c->only_if[0] = '\0';
+        else if (name_ok && strlen(value) < sizeof c->only_if)
+            strcpy(c->only_if, value);
+        else
+            BAD("not VAR=VALUE (a variable name, '=', the value it must have)");
+    } else if (!strcmp(k, "CAPTURE_RANGE")) {
+        if (!*value || !strcasecmp(value, "none"))
+            c->capture = AGENT_CAPTURE_NONE;
+        else if (!strcmp(value, "cudaProfilerApi"))
+            c->capture = AGENT_CAPTURE_PROFILER;
+        else if (!strncmp(value, "nvtx:", 5))
+            BAD("NVTX capture ranges need NVTX routing, which this cuptop lacks; "
+                "use cudaProfilerApi");
+        else
+            BAD("not cudaProfilerApi or none");
+    } else if (!strcmp(k, "CAPTURE_RANGE_END")) {
+        char *end;
+        if (!strcmp(value, "stop")) {
+            c->capture_repeat = false;
+            c->capture_max = 1;
+        } else if (!strcmp(value, "repeat")) {
+            c->capture_repeat = true;
+            c->capture_max = 0;
+        } else if (!strncmp(value, "repeat:", 7) && isdigit((unsigned char)value[7]) &&
+                   (u = strtoull(value + 7, &end, 10)) >= 1 && u <= 1000000 && !*end) {
+            c->capture_repeat = true;
+            c->capture_max = (uint32_t)u;
+        } else {
+            BAD("not stop, repeat or repeat:N (N from 1 to 1000000)");
+        }
     } else if (!strcmp(k, "CONFIG")) {
         copy_path(c, c->config_file, sizeof c->config_file, "CUPTOP_CONFIG", value);
     } else {
@@ -198,8 +242,58 @@ bool agent_config_set(agent_config *c, const char *key, const char *value)
 static const char *const config_keys[] = {
     "STORE", "KINDS", "BUFFER_SIZE", "POOL", "QUEUE", "DEVICE_BUFFER_SIZE",
     "DEVICE_BUFFER_POOL_LIMIT", "FLUSH_PERIOD_MS", "DORMANT", "LOG", "SINK",
-    "CUPTI_LIBRARY", "STOP_TIMEOUT_MS", "MAP_MAX",
+    "CUPTI_LIBRARY", "STOP_TIMEOUT_MS", "MAP_MAX", "DEVICES", "ONLY_IF", "CAPTURE_RANGE",
+    "CAPTURE_RANGE_END",
 };
+
+int agent_config_parse_devices(const char *s, uint32_t *mask)
+{
+    uint32_t m = 0;
+    if (!strcasecmp(s, "all")) {
+        *mask = 0;
+        return 0;
+    }
+    while (*s) {
+        char *end;
+        if (!isdigit((unsigned char)*s))
+            return -1;
+        unsigned long lo = strtoul(s, &end, 10), hi = lo;
+        if (*end == '-') {
+            if (!isdigit((unsigned char)end[1]))
+                return -1;
+            hi = strtoul(end + 1, &end, 10);
+        }
+        if (lo > hi || hi >= CUPSTORE_DEVICE_MAX)
+            return -1;
+        for (unsigned long d = lo; d <= hi; d++)
+            m |= 1u << d;
+        if (*end == ',' && end[1])
+            end++;
+        else if (*end)
+            return -1;
+        s = end;
+    }
+    if (!m)
+        return -1;
+    *mask = m;
+    return 0;
+}
+
+bool agent_config_skip(const agent_config *c, agent_getenv_fn get, void *arg, char *why,
+                       size_t len)
+{
+    char var[128];
+    const char *eq = strchr(c->only_if, '=');
+    if (!c->only_if[0] || !eq)
+        return false;
+    snprintf(var, sizeof var, "%.*s", (int)(eq - c->only_if), c->only_if);
+    const char *v = get(var, arg);
+    if (v && !strcmp(v, eq + 1))
+        return false;
+    snprintf(why, len, "only-if %s: %s is %s%s%s", c->only_if, var, v ? "\"" : "",
+             v ? v : "unset", v ? "\"" : "");
+    return true;
+}
 
 static char *trim(char *s)
 {
@@ -261,16 +355,29 @@ void agent_config_load(agent_config *c, agent_getenv_fn get, void *arg)
 
 void agent_config_format(const agent_config *c, char *buf, size_t len)
 {
-    char kinds[128];
+    char kinds[128], devs[64] = "all", end[32] = "stop";
     cupstore_kinds_format(c->kinds, kinds, sizeof kinds);
+    if (c->devices) {
+        size_t off = 0;
+        for (unsigned d = 0; d < CUPSTORE_DEVICE_MAX; d++)
+            if (c->devices & (1u << d))
+                off += (size_t)snprintf(devs + off, sizeof devs - off, "%s%u", off ? "," : "", d);
+    }
+    if (c->capture_repeat && c->capture_max)
+        snprintf(end, sizeof end, "repeat:%u", c->capture_max);
+    else if (c->capture_repeat)
+        snprintf(end, sizeof end, "repeat");
     snprintf(buf, len,
              "store=%s\nkinds=%s\nbuffer_size=%zu\npool=%u%s\nqueue=%u\n"
              "device_buffer_size=%zu\ndevice_buffer_pool_limit=%zu\n"
              "flush_period_ms=%u\ndormant=%d\nlog=%d\nsink=%s\ncupti_library=%s\n"
-             "stop_timeout_ms=%u\nmap_max=%llu\nconfig=%s\n",
+             "stop_timeout_ms=%u\nmap_max=%llu\nconfig=%s\ndevices=%s\nonly_if=%s\n"
+             "capture_range=%s\ncapture_range_end=%s\n",
              c->store, kinds, c->buffer_size, c->pool, c->pool_explicit ? "" : " (auto)",
              c->queue, c->device_buffer_size, c->device_buffer_pool_limit,
              c->flush_period_ms, c->dormant, c->log,
              c->sink == AGENT_SINK_NULL ? "null" : "store", c->cupti_library,
-             c->stop_timeout_ms, (unsigned long long)c->map_max, c->config_file);
+             c->stop_timeout_ms, (unsigned long long)c->map_max, c->config_file, devs,
+             c->only_if, c->capture == AGENT_CAPTURE_PROFILER ? "cudaProfilerApi" : "none",
+             end);
 }

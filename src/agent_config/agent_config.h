@@ -23,6 +23,11 @@ typedef enum agent_sink {
     AGENT_SINK_NULL,        /* parse and count only (cost reference)      */
 } agent_sink;
 
+typedef enum agent_capture {
+    AGENT_CAPTURE_NONE = 0,        /* collect whenever kinds are on        */
+    AGENT_CAPTURE_PROFILER,        /* only between cudaProfilerStart/Stop  */
+} agent_capture;
+
 typedef struct agent_config {
     char store[PATH_MAX];          /* CUPTOP_STORE ("" = store default)    */
     uint32_t kinds;                /* CUPTOP_KINDS mask of cupstore_kind   */
@@ -41,6 +46,12 @@ typedef struct agent_config {
     uint64_t map_max;              /* CUPTOP_MAP_MAX bytes; 0 = store's    */
     char config_file[PATH_MAX];    /* CUPTOP_CONFIG                        */
     bool pool_explicit;            /* CUPTOP_POOL was given                */
+    uint32_t devices;              /* CUPTOP_DEVICES mask; 0 = every device */
+    char only_if[128];             /* CUPTOP_ONLY_IF "VAR=VALUE" ("" = all) */
+    agent_capture capture;         /* CUPTOP_CAPTURE_RANGE                 */
+    bool capture_repeat;           /* CUPTOP_CAPTURE_RANGE_END repeat[:N]  */
+    uint32_t capture_max;          /* ranges to collect (repeat:N); 0 = no
+                                      limit with repeat, 1 with stop       */
     unsigned nwarn;
     char warn[AGENT_CONFIG_WARN_MAX][200];
 } agent_config;
@@ -71,6 +82,15 @@ bool agent_config_set(agent_config *c, const char *key, const char *value);
 
 /** Parse a byte size ("4194304", "4M", "512k", "1G").  @return 0 or -1. */
 int agent_config_parse_size(const char *s, uint64_t *out);
+
+/** Parse a device list ("0,2", "1-3", "all").  @return 0 or -1. */
+int agent_config_parse_devices(const char *s, uint32_t *mask);
+
+/** Should the agent in a process with environment `get` step aside
+ *  (CUPTOP_ONLY_IF set and not matched)?  Writes the reason when so.
+ *  @return true to step aside. */
+bool agent_config_skip(const agent_config *c, agent_getenv_fn get, void *arg, char *why,
+                       size_t len);
 
 /** Format as "key=value" lines (the session's "config" metadata). */
 void agent_config_format(const agent_config *c, char *buf, size_t len);

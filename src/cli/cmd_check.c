@@ -262,7 +262,7 @@ int cmd_check(int argc, char **argv)
         model_summary_free(&it->whole);
         it->have_whole = false;
         judged++;
-        if (!it->s.complete)
+        if (!it->s.complete && !it->s.skipped[0])   /* skipped by --only-if: by design */
             any_incomplete = true;
         if (!it->s.complete && !json && !it->s.cupti_advice) {
             model_advice *adv = NULL;

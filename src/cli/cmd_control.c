@@ -24,12 +24,16 @@
 
 static void usage(FILE *f)
 {
-    fputs("usage: cuptop control [--store DIR] SESSION [--kinds LIST] [--pool N]\n"
-          "                      [--wait SECONDS]\n\n"
+    fputs("usage: cuptop control [--store DIR] SESSION [--kinds LIST | --attach | --detach]\n"
+          "                      [--pool N] [--wait SECONDS]\n\n"
           "Ask the agent of a running session to change what it collects, now:\n"
           "  --kinds LIST  the activity kinds to collect from now on: a comma list of\n"
           "                kernel,memcpy,memset,runtime,driver,sync,overhead,marker,\n"
           "                other, or all / none (default: the kinds collected now)\n"
+          "  --attach      attach the agent to CUPTI: turn the kinds the session was\n"
+          "                started with on (the default kinds if it started with none)\n"
+          "  --detach      turn every kind off: the agent detaches from CUPTI (no CUPTI\n"
+          "                call until the next request; the subscriber slot is free)\n"
           "  --pool N      the buffer-pool limit from now on, 1-4096 buffers of the\n"
           "                session's buffer size (replaces the automatic limit)\n"
           "  --wait S      wait up to S seconds for the agent to apply it (default 5;\n"
@@ -161,6 +165,32 @@ static int parse_wait(const char *s, double *secs)
     return 0;
 }
 
+/* --attach: the kinds the session was started with (its "config" meta,
+ * line kinds=...), or the default kinds when it started with none. */
+static uint32_t configured_kinds(cupstore_env *env)
+{
+    cupstore_txn *txn;
+    char *cfg = NULL;
+    uint32_t mask = 0;
+    if (cupstore_txn_begin(env, false, &txn) == 0) {
+        if (cupstore_meta_get(txn, "config", &cfg) == 0 && cfg) {
+            const char *k = strstr(cfg, "\nkinds=");
+            k = k ? k + 7 : (strncmp(cfg, "kinds=", 6) == 0 ? cfg + 6 : NULL);
+            if (k) {
+                char buf[160];
+                size_t n = strcspn(k, "\n");
+                const char *bad = NULL;
+                snprintf(buf, sizeof buf, "%.*s", (int)(n < sizeof buf ? n : sizeof buf - 1), k);
+                if (cupstore_kinds_parse(buf, &mask, &bad) != 0)
+                    mask = 0;
+            }
+        }
+        free(cfg);
+        cupstore_txn_abort(txn);
+    }
+    return mask ? mask : CUPSTORE_KINDS_DEFAULT;
+}
+
 /* kinds: the mask from --kinds, or NULL for the kinds collected now. */
 static int control_session(const char *cmd, cupstore_env *env, const uint32_t *kinds_arg,
                            uint32_t pool, double wait_s)
@@ -246,18 +276,21 @@ int cmd_control(int argc, char **argv)
     static const struct option longopts[] = {
         {"store", required_argument, NULL, 's'}, {"kinds", required_argument, NULL, 'k'},
         {"pool", required_argument, NULL, 'p'},  {"wait", required_argument, NULL, 'w'},
+        {"attach", no_argument, NULL, 'a'},      {"detach", no_argument, NULL, 'd'},
         {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
     };
     const char *cmd = argv[0], *store = NULL, *kinds = NULL;
     uint32_t pool = 0;
     double wait_s = 5.0;
-    int c;
+    int c, attach = 0, detach = 0;
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case 's': store = optarg; break;
         case 'k': kinds = optarg; break;
+        case 'a': attach = 1; break;
+        case 'd': detach = 1; break;
         case 'p':
             if (parse_pool(optarg, &pool) != 0)
                 return cli_usage_error(cmd, "--pool takes a buffer count from 1 to %u, not '%s'",
@@ -275,8 +308,13 @@ int cmd_control(int argc, char **argv)
     }
     if (optind + 1 != argc)
         return cli_one_session(cmd, argc, argv);
-    if (!kinds && !pool)
-        return cli_usage_error(cmd, "nothing to change: give --kinds LIST and/or --pool N");
+    if (attach + detach + (kinds != NULL) > 1)
+        return cli_usage_error(cmd, "--kinds, --attach and --detach exclude each other");
+    if (!kinds && !pool && !attach && !detach)
+        return cli_usage_error(cmd, "nothing to change: give --kinds LIST, --attach, --detach "
+                                    "and/or --pool N");
+    if (detach)
+        kinds = "none";
     uint32_t mask = 0;
     if (kinds) {
         const char *bad = NULL;
@@ -296,7 +334,9 @@ int cmd_control(int argc, char **argv)
         free(dir);
         return CUPTOP_EXIT_USAGE;
     }
-    int status = control_session(cmd, env, kinds ? &mask : NULL, pool, wait_s);
+    if (attach)
+        mask = configured_kinds(env);
+    int status = control_session(cmd, env, kinds || attach ? &mask : NULL, pool, wait_s);
     cupstore_env_close(env);
     free(dir);
     return status;

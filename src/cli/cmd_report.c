@@ -268,6 +268,44 @@ static int report(cupstore_env *env, model_summary *s)
                e->pool_limit, e->known ? (e->kinds ? kinds : "none (dormant)") : "?",
                (int)i == base ? "  (baseline)" : "");
     }
+    /* what each epoch's scope was (lazy attach, device scope) */
+    for (size_t i = 0; i < r->nepochs; i++) {
+        const cupstore_epoch *e = &r->epochs[i].row;
+        if (!r->epochs[i].known)
+            continue;
+        size_t id = r->epochs[i].id;
+        if ((e->flags & CUPSTORE_EPOCH_OUT_OF_SCOPE) && (e->flags & CUPSTORE_EPOCH_CAPTURE))
+            printf("  epoch %zu: out of scope (outside the capture range); its time is "
+                   "neither loss nor evidence\n", id);
+        else if (e->flags & CUPSTORE_EPOCH_OUT_OF_SCOPE)
+            printf("  epoch %zu: out of scope (dormant: CUPTI not attached); its time is "
+                   "neither loss nor evidence\n", id);
+        else if (e->flags & CUPSTORE_EPOCH_CAPTURE)
+            printf("  epoch %zu: in scope: a capture range (cudaProfilerStart to "
+                   "cudaProfilerStop)\n", id);
+        if (e->attach_ns)
+            printf("  epoch %zu: CUPTI attached %s (attach took %.1f ms)\n", id,
+                   e->flags & CUPSTORE_EPOCH_CAPTURE       ? "at the first capture range"
+                   : e->flags & CUPSTORE_EPOCH_LATE_ATTACH ? "late, by a control request"
+                                                         : "at the start",
+                   (double)e->attach_cost_ns / 1e6);
+        if (e->flags & CUPSTORE_EPOCH_DROPS_UNATTRIBUTED)
+            printf("  epoch %zu: %u context(s) existed before the attach: CUPTI's drops for "
+                   "them are under device none, not attributed per device\n", id,
+                   e->pre_contexts);
+        if (e->flags & CUPSTORE_EPOCH_NO_CALLBACKS)
+            printf("  epoch %zu: another CUPTI client held the subscriber slot: activity "
+                   "records only, no per-device drops\n", id);
+        if (e->devices) {
+            char list[80] = "";
+            size_t off = 0;
+            for (unsigned d = 0; d < CUPSTORE_DEVICE_MAX; d++)
+                if (e->devices & (1u << d))
+                    off += (size_t)snprintf(list + off, sizeof list - off, "%s%u",
+                                            off ? "," : "", d);
+            printf("  epoch %zu: device scope %s (other devices out of scope)\n", id, list);
+        }
+    }
 
     printf("\nRecords and losses per kind (%" PRIu64 " s of health rows)\n", r->rows);
     printf("  %-9s %14s %12s %12s %12s\n", "KIND", "RECORDS", "AVG/S", "PEAK/S", "LOST");

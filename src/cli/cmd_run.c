@@ -4,7 +4,9 @@
  *   cuptop run [--store DIR] [--kinds LIST] [--pool N] [--buffer-size B]
  *              [--queue N] [--device-buffer-size B] [--device-buffer-pool-limit N]
  *              [--flush-period MS] [--stop-timeout MS] [--config FILE] [--label NAME]
- *              [--dormant] [--count-only] [--log] -- CMD [ARGS...]
+ *              [--dormant] [--devices LIST] [--only-if VAR=VALUE]
+ *              [--capture-range cudaProfilerApi] [--capture-range-end stop|repeat[:N]]
+ *              [--count-only] [--log] -- CMD [ARGS...]
  *
  * Every value is checked with the agent's own parser (agent_config.c):
  * what the agent would refuse (and replace by its default) is a usage
@@ -53,7 +55,16 @@ static void run_usage(FILE *f)
             "                     at most 255 bytes), shown by sessions, report, export\n"
             "  --config FILE      key=value settings, checked like the options\n"
             "                     (the environment wins)\n"
-            "  --dormant          start with no kinds on; turn them on from the monitor\n"
+            "  --dormant          no CUPTI call until a request turns kinds on (from the\n"
+            "                     monitor or cuptop control --attach)\n"
+            "  --devices LIST     collect the device kinds only on these devices (0,2 or\n"
+            "                     0-3); the others are reported out of scope\n"
+            "  --only-if VAR=VALUE  in a process where VAR is not VALUE the agent steps\n"
+            "                     aside before any CUPTI call (e.g. LOCAL_RANK=0)\n"
+            "  --capture-range cudaProfilerApi  collect only between cudaProfilerStart\n"
+            "                     and cudaProfilerStop (nvtx:NAME is not supported yet)\n"
+            "  --capture-range-end stop|repeat|repeat:N  after the first range, stop for\n"
+            "                     good (default), or collect every range (at most N)\n"
             "  --count-only       parse and count records but store none (CUPTOP_SINK=null)\n"
             "  --log              agent messages on stderr\n\n"
             "The exit status is CMD's.  See man cuptop (ENVIRONMENT) for every CUPTOP_* variable.\n");
@@ -76,6 +87,11 @@ static const run_opt run_opts[] = {
     {"--device-buffer-pool-limit", "CUPTOP_DEVICE_BUFFER_POOL_LIMIT", "a count from 0 to 1048576"},
     {"--flush-period", "CUPTOP_FLUSH_PERIOD_MS", "a period from 0 to 60000 ms"},
     {"--stop-timeout", "CUPTOP_STOP_TIMEOUT_MS", "a timeout from 10 to 600000 ms"},
+    {"--devices", "CUPTOP_DEVICES", "a device list such as 0,2 or 0-3 (devices 0 to 15), or all"},
+    {"--only-if", "CUPTOP_ONLY_IF", "VAR=VALUE (a variable name, '=', the value it must have)"},
+    {"--capture-range", "CUPTOP_CAPTURE_RANGE",
+     "cudaProfilerApi or none (nvtx:NAME needs NVTX routing, which this cuptop lacks)"},
+    {"--capture-range-end", "CUPTOP_CAPTURE_RANGE_END", "stop, repeat or repeat:N (N 1..1000000)"},
 };
 
 static const run_opt *run_opt_find(const char *o)

@@ -66,7 +66,7 @@ const char *model_cupti_advice(int code)
 
 const char *model_verdict_name(const model_summary *s)
 {
-    return s->complete ? "COMPLETE" : "INCOMPLETE";
+    return s->skipped[0] ? "SKIPPED" : s->complete ? "COMPLETE" : "INCOMPLETE";
 }
 
 void model_format_second(uint64_t second, char *buf, size_t len)
@@ -438,6 +438,7 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
     out->pid = (int)meta_u64(txn, "pid");
     meta_copy(txn, "host", out->host, sizeof out->host);
     meta_copy(txn, "cmdline", out->cmdline, sizeof out->cmdline);
+    meta_copy(txn, "skipped", out->skipped, sizeof out->skipped);
     out->start_ns = meta_u64(txn, "start_ns");
     if ((out->prov = malloc(sizeof *out->prov)) != NULL && model_prov_read(txn, out->prov)) {
         free(out->prov);

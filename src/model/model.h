@@ -71,6 +71,8 @@ typedef struct model_summary {
     model_state state;
     bool complete;                  /* the verdict (so far, if running)    */
     bool count_only;                /* CUPTOP_SINK=null session            */
+    char skipped[192];              /* the agent stepped aside by design
+                                       (--only-if): why; "" otherwise      */
     uint32_t kinds_enabled;         /* at the last health row              */
     uint32_t epoch;                 /* current/last epoch                  */
     uint32_t device_mask;           /* devices seen (bit = index)          */
@@ -155,7 +157,8 @@ int model_parse_time(const char *s, uint64_t session_start_s,
  *  CUptiResult; 0: the CUPTI library could not be loaded).  Static text. */
 const char *model_cupti_advice(int code);
 
-/** "COMPLETE" or "INCOMPLETE" for s->complete (added for the CLI). */
+/** "COMPLETE", "INCOMPLETE", or "SKIPPED" (the agent stepped aside by design:
+ *  --only-if did not match; not a failure) for the CLI. */
 const char *model_verdict_name(const model_summary *s);
 
 /* ---- Text from a trace, made safe for a terminal (model_text.c) ----------
@@ -197,6 +200,7 @@ typedef struct model_epoch_stat {
     uint64_t records, losses;   /* losses: every class                     */
     uint32_t pool_limit;        /* last per-second pool limit seen         */
     bool known;                 /* an epoch row exists (else only rows)    */
+    cupstore_epoch row;         /* that row (scope flags, attach), if known */
 } model_epoch_stat;
 
 /* The longest run of consecutive seconds with a loss. */

@@ -93,6 +93,7 @@ static int on_epoch(const cupstore_epoch *e, void *arg)
     s->start_ns = e->start_ns;
     s->end_ns = e->end_ns;
     s->known = true;
+    s->row = *e;
     return 0;
 }
 

@@ -23,6 +23,7 @@
 
 #define CUPTOPSIM_KINDS 8       /* kernel memcpy memset runtime driver sync overhead marker */
 #define CUPTOPSIM_DEV_MAX 8
+#define CUPTOPSIM_CALLS 32      /* CUPTI entry points in the call log        */
 
 /** Ground truth snapshot, per device and simulated kind (same order as
  *  CUPSTORE_KIND_*: kernel, memcpy, memset, runtime, driver, sync,
@@ -44,6 +45,13 @@ typedef struct cuptopsim_truth {
     uint64_t buffers_requested, buffers_null, buffers_small, buffers_completed;
     uint64_t buffers_dup, buffers_foreign, buffers_stolen;
     uint64_t flushes, flushes_forced;
+    /* every CUPTI entry point called (cuptopsim_call_name(i)): how often,
+     * first and last call (CLOCK_REALTIME ns; 0 when never called) */
+    uint64_t call_count[CUPTOPSIM_CALLS], call_first_ns[CUPTOPSIM_CALLS],
+        call_last_ns[CUPTOPSIM_CALLS];
+    /* records cuptiActivityEnableAndDump wrote for what already existed */
+    uint64_t dumped_contexts[CUPTOPSIM_DEV_MAX], dumped_devices[CUPTOPSIM_DEV_MAX];
+    uint64_t dump_dropped;
 } cuptopsim_truth;
 
 /** Re-read the environment and clear every counter, buffer and context.
@@ -93,8 +101,18 @@ CUPTOPSIM_API void cuptopsim_truth_get(cuptopsim_truth *t);
  *  @return 0 or an errno value.  Uses only open/write/rename. */
 CUPTOPSIM_API int cuptopsim_truth_write(const char *path, int final, const char *exit_path);
 
+/** The application calls cudaProfilerStart (start != 0) or
+ *  cudaProfilerStop: the subscriber's runtime-API callback for it (enter,
+ *  exit) when enabled, then the driver's (cuProfilerStart/Stop), as the
+ *  runtime calls the driver. */
+CUPTOPSIM_API void cuptopsim_profiler(int start);
+
 /** The CUcontext of a device (NULL when not live), for tests. */
 CUPTOPSIM_API void *cuptopsim_context(unsigned device);
+
+/** Name of CUPTI entry point i of the call log ("cuptiActivityEnable"),
+ *  NULL past the end. */
+CUPTOPSIM_API const char *cuptopsim_call_name(unsigned i);
 
 /** Simulated kind names ("kernel" ...), NULL past the end. */
 CUPTOPSIM_API const char *cuptopsim_kind_name(unsigned kind);
@@ -109,5 +127,7 @@ typedef long (*cuptopsim_emit_fn)(unsigned, unsigned, uint64_t);
 typedef void (*cuptopsim_truth_get_fn)(cuptopsim_truth *);
 typedef int (*cuptopsim_truth_write_fn)(const char *, int, const char *);
 typedef void *(*cuptopsim_context_fn)(unsigned);
+typedef const char *(*cuptopsim_call_name_fn)(unsigned);
+typedef void (*cuptopsim_profiler_fn)(int);
 
 #endif /* CUPTOPSIM_H */

@@ -32,6 +32,46 @@ static void sim_resource(CUpti_CallbackId cbid, struct CUctx_st *c)
     }
 }
 
+/* One runtime or driver API callback (enter, then exit), holding no lock. */
+static void sim_api_cb(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const char *name,
+                       _Atomic bool *on)
+{
+    CUpti_CallbackFunc cb = NULL;
+    void *ud = NULL;
+    pthread_mutex_lock(&sim.reg_lock);
+    if (sim.sub_used && sim.sub.cb && atomic_load(on)) {
+        cb = sim.sub.cb;
+        ud = sim.sub.userdata;
+    }
+    pthread_mutex_unlock(&sim.reg_lock);
+    if (!cb)
+        return;
+    CUpti_CallbackData cd;
+    memset(&cd, 0, sizeof cd);
+    cd.functionName = name;
+    cd.callbackSite = CUPTI_API_ENTER;
+    cb(ud, dom, cbid, &cd);
+    cd.callbackSite = CUPTI_API_EXIT;
+    cb(ud, dom, cbid, &cd);
+}
+
+SIM_EXPORT void cuptopsim_profiler(int start)
+{
+    sim_init();
+    /* cudaProfilerStart calls cuProfilerStart inside, as the runtime does */
+    if (start) {
+        sim_api_cb(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000,
+                   "cudaProfilerStart", &sim.sub.rt_start);
+        sim_api_cb(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart,
+                   "cuProfilerStart", &sim.sub.drv_start);
+    } else {
+        sim_api_cb(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000,
+                   "cudaProfilerStop", &sim.sub.rt_stop);
+        sim_api_cb(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop,
+                   "cuProfilerStop", &sim.sub.drv_stop);
+    }
+}
+
 SIM_EXPORT int cuptopsim_contexts_create(void)
 {
     int live = 0;
@@ -204,6 +244,7 @@ SIM_EXPORT int cuptopsim_reset(void)
     sim.flushes = sim.flushes_forced = sim.n_completed = 0;
     sim.flush_period_ms = 0;
     pthread_mutex_unlock(&sim.q_lock);
+    sim_calls_clear();
     sim.exit_path[0] = '\0';
 
     sim.cfg_ok = sim_config_load(&sim.cfg, why, sizeof why) == 0;

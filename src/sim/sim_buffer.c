@@ -37,6 +37,7 @@ size_t sim_record_size(uint32_t kind)
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return sizeof(CUpti_ActivitySynchronization2);
     case CUPTI_ACTIVITY_KIND_OVERHEAD: return sizeof(CUpti_ActivityOverhead3);
     case CUPTI_ACTIVITY_KIND_MARKER: return sizeof(CUpti_ActivityMarker2);
+    case CUPTI_ACTIVITY_KIND_CONTEXT: return sizeof(CUpti_ActivityContext3);
     case CUPTI_ACTIVITY_KIND_DEVICE: return sizeof(CUpti_ActivityDevice5);
     case SIM_INVALID_KIND: return sizeof(sim_rec_invalid);
     default: return 0;
@@ -225,6 +226,28 @@ void sim_buffer_put(sim_thread *t, unsigned dev, unsigned k, const void *rec, si
     if (s->size - s->used < SIM_REC_MAX || (s->maxrec && s->nrec >= s->maxrec))
         sim_slot_detach(s, dev);
     pthread_mutex_unlock(&s->lock);
+}
+
+bool sim_buffer_put_resource(unsigned dev, const void *rec, size_t len)
+{
+    sim_slot *s = &sim_thread_self()->slot[dev];
+    bool ok = true;
+
+    pthread_mutex_lock(&s->lock);
+    if (s->buf && (s->used + len > s->size || (s->maxrec && s->nrec >= s->maxrec)))
+        sim_slot_detach(s, dev);
+    if (!s->buf && !sim_request(s, dev, len)) {
+        ok = false;
+    } else {
+        memcpy(s->buf + s->used, rec, len);
+        s->used += len;
+        s->nrec++;
+        /* completed when full or at the next forced flush, like records */
+        if (s->size - s->used < SIM_REC_MAX)
+            sim_slot_detach(s, dev);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return ok;
 }
 
 /* Detach the non-empty partial buffers of every thread (of one context

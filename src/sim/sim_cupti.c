@@ -26,6 +26,59 @@ sim_state sim = {
     .q_done = PTHREAD_COND_INITIALIZER,
 };
 
+static const char *const sim_call_names[SIM_CALLS] = {
+    "cuptiGetVersion", "cuptiGetResultString", "cuptiGetTimestamp",
+    "cuptiActivityRegisterTimestampCallback", "cuptiGetDeviceId", "cuptiGetContextId",
+    "cuptiActivityRegisterCallbacks", "cuptiActivityEnable", "cuptiActivityDisable",
+    "cuptiActivityEnableAndDump", "cuptiActivityEnableContext", "cuptiActivityDisableContext",
+    "cuptiActivityFlushAll", "cuptiActivityFlushPeriod", "cuptiActivityGetNextRecord",
+    "cuptiActivityGetNumDroppedRecords", "cuptiActivitySetAttribute", "cuptiActivityGetAttribute",
+    "cuptiSubscribe", "cuptiSubscribe_v2", "cuptiUnsubscribe", "cuptiEnableDomain",
+    "cuptiEnableCallback", "cuptiFinalize", "cuptiActivityPushExternalCorrelationId",
+    "cuptiActivityPopExternalCorrelationId",
+};
+
+/* Count a call: relaxed atomics (a test reads them after the fact; the
+ * first time is set once by compare-and-swap, the last one by max). */
+void sim_call(enum sim_call c)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec, z = 0, last;
+    atomic_fetch_add_explicit(&sim.call_n[c], 1, memory_order_relaxed);
+    (void)atomic_compare_exchange_strong_explicit(&sim.call_first[c], &z, now,
+                                                  memory_order_relaxed, memory_order_relaxed);
+    last = atomic_load_explicit(&sim.call_last[c], memory_order_relaxed);
+    while (last < now && !atomic_compare_exchange_weak_explicit(&sim.call_last[c], &last, now,
+                                                                memory_order_relaxed,
+                                                                memory_order_relaxed))
+        ;
+}
+
+void sim_calls_clear(void)
+{
+    for (unsigned c = 0; c < SIM_CALLS; c++) {
+        atomic_store(&sim.call_n[c], 0);
+        atomic_store(&sim.call_first[c], 0);
+        atomic_store(&sim.call_last[c], 0);
+    }
+    for (unsigned d = 0; d < SIM_DEV_MAX; d++) {
+        atomic_store(&sim.dumped_ctx[d], 0);
+        atomic_store(&sim.dumped_dev[d], 0);
+    }
+    atomic_store(&sim.dump_dropped, 0);
+}
+
+const char *sim_call_name(unsigned c)
+{
+    return c < SIM_CALLS ? sim_call_names[c] : NULL;
+}
+
+SIM_EXPORT const char *cuptopsim_call_name(unsigned i)
+{
+    return sim_call_name(i);
+}
+
 /* The calling thread's producer state (NULL until it first produces). */
 static __thread sim_thread *sim_self;
 
@@ -75,6 +128,7 @@ static void sim_after_fork_child(void)
     sim.flushes = sim.flushes_forced = sim.n_completed = 0;
     sim.nprod = 0;
     atomic_store(&sim.prod_stop, false);
+    sim_calls_clear();
 }
 
 static void sim_once(void)
@@ -164,6 +218,7 @@ void sim_thread_list_free(void)
 
 SIM_EXPORT CUptiResult CUPTIAPI cuptiGetVersion(uint32_t *version)
 {
+    sim_call(SIM_C_GetVersion);
     sim_init();
     if (!version)
         return CUPTI_ERROR_INVALID_PARAMETER;
@@ -173,6 +228,7 @@ SIM_EXPORT CUptiResult CUPTIAPI cuptiGetVersion(uint32_t *version)
 
 SIM_EXPORT CUptiResult CUPTIAPI cuptiGetResultString(CUptiResult result, const char **str)
 {
+    sim_call(SIM_C_GetResultString);
     static const struct { CUptiResult r; const char *s; } names[] = {
         {CUPTI_SUCCESS, "CUPTI_SUCCESS"},
         {CUPTI_ERROR_INVALID_PARAMETER, "CUPTI_ERROR_INVALID_PARAMETER"},
@@ -230,6 +286,7 @@ SIM_EXPORT CUptiResult CUPTIAPI cuptiGetErrorMessage(CUptiResult result, const c
 
 SIM_EXPORT CUptiResult CUPTIAPI cuptiGetTimestamp(uint64_t *timestamp)
 {
+    sim_call(SIM_C_GetTimestamp);
     if (!timestamp)
         return CUPTI_ERROR_INVALID_PARAMETER;
     *timestamp = sim_now();
@@ -239,6 +296,7 @@ SIM_EXPORT CUptiResult CUPTIAPI cuptiGetTimestamp(uint64_t *timestamp)
 SIM_EXPORT CUptiResult CUPTIAPI
 cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc funcTimestamp)
 {
+    sim_call(SIM_C_ActivityRegisterTimestampCallback);
     sim_init();
     sim.ts_cb = funcTimestamp;
     return CUPTI_SUCCESS;
@@ -256,6 +314,7 @@ static struct CUctx_st *sim_ctx(CUcontext c)
 
 SIM_EXPORT CUptiResult CUPTIAPI cuptiGetDeviceId(CUcontext context, uint32_t *deviceId)
 {
+    sim_call(SIM_C_GetDeviceId);
     struct CUctx_st *c = sim_ctx(context);
     if (!deviceId)
         return CUPTI_ERROR_INVALID_PARAMETER;
@@ -267,6 +326,7 @@ SIM_EXPORT CUptiResult CUPTIAPI cuptiGetDeviceId(CUcontext context, uint32_t *de
 
 SIM_EXPORT CUptiResult CUPTIAPI cuptiGetContextId(CUcontext context, uint32_t *contextId)
 {
+    sim_call(SIM_C_GetContextId);
     struct CUctx_st *c = sim_ctx(context);
     if (!contextId)
         return CUPTI_ERROR_INVALID_PARAMETER;
@@ -282,6 +342,7 @@ SIM_EXPORT CUptiResult CUPTIAPI
 cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc funcBufferRequested,
                                CUpti_BuffersCallbackCompleteFunc funcBufferCompleted)
 {
+    sim_call(SIM_C_ActivityRegisterCallbacks);
     sim_init();
     if (!funcBufferRequested || !funcBufferCompleted)
         return CUPTI_ERROR_INVALID_PARAMETER;
@@ -340,18 +401,14 @@ static CUptiResult sim_enable(CUpti_ActivityKind kind, bool on)
 
 SIM_EXPORT CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind)
 {
+    sim_call(SIM_C_ActivityEnable);
     return sim_enable(kind, true);
 }
 
 SIM_EXPORT CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind kind)
 {
+    sim_call(SIM_C_ActivityDisable);
     return sim_enable(kind, false);
-}
-
-/* Enable, and dump the records of what exists (DEVICE here). */
-SIM_EXPORT CUptiResult CUPTIAPI cuptiActivityEnableAndDump(CUpti_ActivityKind kind)
-{
-    return sim_enable(kind, true);
 }
 
 static CUptiResult sim_enable_ctx(CUcontext context, CUpti_ActivityKind kind, bool on)
@@ -376,26 +433,70 @@ static CUptiResult sim_enable_ctx(CUcontext context, CUpti_ActivityKind kind, bo
     return CUPTI_SUCCESS;
 }
 
+/* Late attach: DEVICE and CONTEXT records for what already exists go to
+ * the registered buffers (none when no callbacks are registered, as the
+ * toolkit documents). The simulated devices exist from the start: one
+ * DEVICE record each (sim_devices_dump); CONTEXT records for the live
+ * contexts. Every other kind is a plain enable. */
+SIM_EXPORT CUptiResult CUPTIAPI cuptiActivityEnableAndDump(CUpti_ActivityKind kind)
+{
+    sim_call(SIM_C_ActivityEnableAndDump);
+    sim_init();
+    if (kind != CUPTI_ACTIVITY_KIND_DEVICE && kind != CUPTI_ACTIVITY_KIND_CONTEXT)
+        return sim_enable(kind, true);
+    if (sim.cfg.enable_fail)   /* fault: CUPTI cannot start */
+        return (CUptiResult)sim.cfg.enable_fail;
+    if (!sim.req_cb)
+        return CUPTI_SUCCESS;
+    if (kind == CUPTI_ACTIVITY_KIND_DEVICE) {
+        unsigned n = sim.cfg.devices < SIM_DEV_MAX ? sim.cfg.devices : SIM_DEV_MAX;
+        sim_devices_dump();
+        for (unsigned d = 0; d < n; d++)
+            atomic_fetch_add(&sim.dumped_dev[d], 1);
+        return CUPTI_SUCCESS;
+    }
+    for (unsigned d = 0; d < SIM_DEV_MAX; d++) {
+        struct CUctx_st *c = &sim.ctx[d];
+        if (!atomic_load(&c->live))
+            continue;
+        CUpti_ActivityContext3 r;
+        memset(&r, 0, sizeof r);
+        r.kind = CUPTI_ACTIVITY_KIND_CONTEXT;
+        r.contextId = c->id;
+        r.deviceId = c->device + sim.cfg.device_base;
+        r.computeApiKind = CUPTI_ACTIVITY_COMPUTE_API_CUDA;
+        if (sim_buffer_put_resource(d, &r, sizeof r))
+            atomic_fetch_add(&sim.dumped_ctx[d], 1);
+        else
+            atomic_fetch_add(&sim.dump_dropped, 1);
+    }
+    return CUPTI_SUCCESS;
+}
+
 SIM_EXPORT CUptiResult CUPTIAPI cuptiActivityEnableContext(CUcontext context,
                                                            CUpti_ActivityKind kind)
 {
+    sim_call(SIM_C_ActivityEnableContext);
     return sim_enable_ctx(context, kind, true);
 }
 
 SIM_EXPORT CUptiResult CUPTIAPI cuptiActivityDisableContext(CUcontext context,
                                                             CUpti_ActivityKind kind)
 {
+    sim_call(SIM_C_ActivityDisableContext);
     return sim_enable_ctx(context, kind, false);
 }
 
 SIM_EXPORT CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
 {
+    sim_call(SIM_C_ActivityFlushAll);
     sim_init();
     return sim_buffer_flush(flag);
 }
 
 SIM_EXPORT CUptiResult CUPTIAPI cuptiActivityFlushPeriod(uint32_t time)
 {
+    sim_call(SIM_C_ActivityFlushPeriod);
     sim_init();
     sim_buffer_set_period(time);
     return CUPTI_SUCCESS;
@@ -405,6 +506,7 @@ SIM_EXPORT CUptiResult CUPTIAPI cuptiActivityGetNextRecord(uint8_t *buffer,
                                                            size_t validBufferSizeBytes,
                                                            CUpti_Activity **record)
 {
+    sim_call(SIM_C_ActivityGetNextRecord);
     size_t off = 0;
     if (!buffer || !record)
         return CUPTI_ERROR_INVALID_PARAMETER;
@@ -436,6 +538,7 @@ SIM_EXPORT CUptiResult CUPTIAPI cuptiActivityGetNumDroppedRecords(CUcontext cont
                                                                   uint32_t streamId,
                                                                   size_t *dropped)
 {
+    sim_call(SIM_C_ActivityGetNumDroppedRecords);
     (void)streamId; /* drops are counted per context here */
     sim_init();
     if (!dropped)
@@ -488,6 +591,7 @@ static size_t sim_attr_width(CUpti_ActivityAttribute a)
 SIM_EXPORT CUptiResult CUPTIAPI cuptiActivitySetAttribute(CUpti_ActivityAttribute attr,
                                                           size_t *valueSize, void *value)
 {
+    sim_call(SIM_C_ActivitySetAttribute);
     sim_init();
     size_t w = sim_attr_width(attr);
     if (!w || !valueSize || !value)
@@ -504,6 +608,7 @@ SIM_EXPORT CUptiResult CUPTIAPI cuptiActivitySetAttribute(CUpti_ActivityAttribut
 SIM_EXPORT CUptiResult CUPTIAPI cuptiActivityGetAttribute(CUpti_ActivityAttribute attr,
                                                           size_t *valueSize, void *value)
 {
+    sim_call(SIM_C_ActivityGetAttribute);
     sim_init();
     size_t w = sim_attr_width(attr);
     if (!w || !valueSize || !value)
@@ -550,6 +655,7 @@ static CUptiResult sim_subscribe(CUpti_SubscriberHandle *subscriber, CUpti_Callb
 SIM_EXPORT CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *subscriber,
                                                CUpti_CallbackFunc callback, void *userdata)
 {
+    sim_call(SIM_C_Subscribe);
     return sim_subscribe(subscriber, callback, userdata, NULL);
 }
 
@@ -557,11 +663,13 @@ SIM_EXPORT CUptiResult CUPTIAPI cuptiSubscribe_v2(CUpti_SubscriberHandle *subscr
                                                   CUpti_CallbackFunc callback, void *userdata,
                                                   CUpti_SubscriberParams *pParams)
 {
+    sim_call(SIM_C_Subscribe_v2);
     return sim_subscribe(subscriber, callback, userdata, pParams);
 }
 
 SIM_EXPORT CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
 {
+    sim_call(SIM_C_Unsubscribe);
     sim_init();
     pthread_mutex_lock(&sim.reg_lock);
     if (subscriber != &sim.sub || !sim.sub_used) {
@@ -577,6 +685,7 @@ SIM_EXPORT CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle subscrib
 SIM_EXPORT CUptiResult CUPTIAPI cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle subscriber,
                                                   CUpti_CallbackDomain domain)
 {
+    sim_call(SIM_C_EnableDomain);
     if (subscriber != &sim.sub || !sim.sub_used)
         return CUPTI_ERROR_INVALID_PARAMETER;
     if (domain != CUPTI_CB_DOMAIN_RESOURCE)
@@ -592,8 +701,19 @@ SIM_EXPORT CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable,
                                                     CUpti_CallbackDomain domain,
                                                     CUpti_CallbackId cbid)
 {
+    sim_call(SIM_C_EnableCallback);
     if (subscriber != &sim.sub || !sim.sub_used)
         return CUPTI_ERROR_INVALID_PARAMETER;
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+        bool rt = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+        if (cbid == (rt ? CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000
+                        : CUPTI_DRIVER_TRACE_CBID_cuProfilerStart))
+            atomic_store(rt ? &sim.sub.rt_start : &sim.sub.drv_start, enable != 0);
+        else if (cbid == (rt ? CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000
+                             : CUPTI_DRIVER_TRACE_CBID_cuProfilerStop))
+            atomic_store(rt ? &sim.sub.rt_stop : &sim.sub.drv_stop, enable != 0);
+        return CUPTI_SUCCESS; /* other API callbacks never fire here */
+    }
     if (domain != CUPTI_CB_DOMAIN_RESOURCE)
         return CUPTI_ERROR_NOT_SUPPORTED;
     if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED)
@@ -605,6 +725,7 @@ SIM_EXPORT CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable,
 
 SIM_EXPORT CUptiResult CUPTIAPI cuptiFinalize(void)
 {
+    sim_call(SIM_C_Finalize);
     sim_init();
     /* Detach: deliver what is held, then forget the client. */
     (void)sim_buffer_flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -618,6 +739,7 @@ SIM_EXPORT CUptiResult CUPTIAPI cuptiFinalize(void)
 SIM_EXPORT CUptiResult CUPTIAPI cuptiActivityPushExternalCorrelationId(
     CUpti_ExternalCorrelationKind kind, uint64_t id)
 {
+    sim_call(SIM_C_ActivityPushExternalCorrelationId);
     (void)kind;
     (void)id;
     return CUPTI_ERROR_NOT_SUPPORTED;
@@ -626,6 +748,7 @@ SIM_EXPORT CUptiResult CUPTIAPI cuptiActivityPushExternalCorrelationId(
 SIM_EXPORT CUptiResult CUPTIAPI cuptiActivityPopExternalCorrelationId(
     CUpti_ExternalCorrelationKind kind, uint64_t *lastId)
 {
+    sim_call(SIM_C_ActivityPopExternalCorrelationId);
     (void)kind;
     (void)lastId;
     return CUPTI_ERROR_NOT_SUPPORTED;

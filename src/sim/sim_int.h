@@ -114,7 +114,26 @@ struct CUpti_Subscriber_st {
     char name[CUPTI_SUBSCRIBER_NAME_MAX_LEN + 1];
     _Atomic bool resource_domain;
     _Atomic bool created, destroy_starting;  /* per-cbid enables */
+    /* runtime/driver API callbacks for cudaProfilerStart/Stop and
+     * cuProfilerStart/Stop (the only API callbacks modelled) */
+    _Atomic bool rt_start, rt_stop, drv_start, drv_stop;
 };
+
+/** The CUPTI entry points the simulator exports, for the call log in the
+ *  truth (every call counted, with its first and last CLOCK_REALTIME). */
+enum sim_call {
+    SIM_C_GetVersion = 0, SIM_C_GetResultString, SIM_C_GetTimestamp,
+    SIM_C_ActivityRegisterTimestampCallback, SIM_C_GetDeviceId, SIM_C_GetContextId,
+    SIM_C_ActivityRegisterCallbacks, SIM_C_ActivityEnable, SIM_C_ActivityDisable,
+    SIM_C_ActivityEnableAndDump, SIM_C_ActivityEnableContext, SIM_C_ActivityDisableContext,
+    SIM_C_ActivityFlushAll, SIM_C_ActivityFlushPeriod, SIM_C_ActivityGetNextRecord,
+    SIM_C_ActivityGetNumDroppedRecords, SIM_C_ActivitySetAttribute, SIM_C_ActivityGetAttribute,
+    SIM_C_Subscribe, SIM_C_Subscribe_v2, SIM_C_Unsubscribe, SIM_C_EnableDomain,
+    SIM_C_EnableCallback, SIM_C_Finalize, SIM_C_ActivityPushExternalCorrelationId,
+    SIM_C_ActivityPopExternalCorrelationId,
+    SIM_CALLS
+};
+_Static_assert(SIM_CALLS <= CUPTOPSIM_CALLS, "CUPTOPSIM_CALLS too small");
 
 /** A buffer on its way to the client's bufferCompleted. */
 typedef struct sim_qitem {
@@ -174,6 +193,12 @@ typedef struct sim_state {
     _Atomic uint64_t b_requested, b_null, b_small;
     uint64_t b_completed, b_dup, b_foreign, b_stolen, flushes, flushes_forced;
 
+    /* call log: every CUPTI entry point (relaxed atomics: counts and
+     * times, read for the truth only) */
+    _Atomic uint64_t call_n[SIM_CALLS], call_first[SIM_CALLS], call_last[SIM_CALLS];
+    /* DEVICE/CONTEXT records written by cuptiActivityEnableAndDump */
+    _Atomic uint64_t dumped_ctx[SIM_DEV_MAX], dumped_dev[SIM_DEV_MAX], dump_dropped;
+
     /* producers */
     char exit_path[32];           /* last one given to truth_write         */
     pthread_t prod[SIM_THREAD_MAX];
@@ -183,6 +208,11 @@ typedef struct sim_state {
 } sim_state;
 
 extern sim_state sim;
+
+/* sim_cupti.c: count one call of an entry point (first thing it does). */
+void sim_call(enum sim_call c);
+const char *sim_call_name(unsigned c);
+void sim_calls_clear(void);
 
 /* sim_config.c */
 int sim_config_load(sim_config *c, char *why, size_t whylen);
@@ -201,6 +231,10 @@ void sim_thread_list_free(void);
 void sim_buffer_put(sim_thread *t, unsigned dev, unsigned k, const void *rec, size_t len,
                     bool zero, bool inval, uint32_t cupti_kind);
 void sim_buffer_detach_partial(struct CUctx_st *only);
+/** Append one resource record (DEVICE or CONTEXT, from EnableAndDump) for
+ *  device `dev` to the calling thread's buffer; not a producer kind, so it
+ *  is counted apart.  @return false when it was dropped (no buffer). */
+bool sim_buffer_put_resource(unsigned dev, const void *rec, size_t len);
 CUptiResult sim_buffer_flush(uint32_t flag);
 void sim_buffer_worker_start(void);
 void sim_buffer_worker_stop(void);

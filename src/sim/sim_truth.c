@@ -73,6 +73,16 @@ void sim_truth_collect(cuptopsim_truth *t)
     t->flushes = sim.flushes;
     t->flushes_forced = sim.flushes_forced;
     pthread_mutex_unlock(&sim.q_lock);
+    for (unsigned c = 0; c < SIM_CALLS; c++) {
+        t->call_count[c] = atomic_load_explicit(&sim.call_n[c], memory_order_relaxed);
+        t->call_first_ns[c] = atomic_load_explicit(&sim.call_first[c], memory_order_relaxed);
+        t->call_last_ns[c] = atomic_load_explicit(&sim.call_last[c], memory_order_relaxed);
+    }
+    for (unsigned d = 0; d < SIM_DEV_MAX; d++) {
+        t->dumped_contexts[d] = atomic_load(&sim.dumped_ctx[d]);
+        t->dumped_devices[d] = atomic_load(&sim.dumped_dev[d]);
+    }
+    t->dump_dropped = atomic_load(&sim.dump_dropped);
     for (sim_thread *th = sim.threads;; th = th->next) {
         if (!th)
             th = &sim.shared;
@@ -173,6 +183,16 @@ SIM_EXPORT int cuptopsim_truth_write(const char *path, int final, const char *ex
                      d + sim.cfg.device_base, (unsigned long long)t.reported_via_null[d],
                      d + sim.cfg.device_base,
                      (unsigned long long)t.unreported_dropped[d]);
+    for (unsigned d = 0; d < t.devices; d++)
+        sim_out_line(&o, "dumped_contexts %u %llu\ndumped_devices %u %llu\n",
+                     d + sim.cfg.device_base, (unsigned long long)t.dumped_contexts[d],
+                     d + sim.cfg.device_base, (unsigned long long)t.dumped_devices[d]);
+    for (unsigned c = 0; c < SIM_CALLS; c++)
+        if (t.call_count[c])
+            sim_out_line(&o, "call %s %llu %llu %llu\n", sim_call_name(c),
+                         (unsigned long long)t.call_count[c],
+                         (unsigned long long)t.call_first_ns[c],
+                         (unsigned long long)t.call_last_ns[c]);
     sim_out_line(&o,
                  "buffers_requested %llu\nbuffers_null %llu\nbuffers_small %llu\n"
                  "buffers_completed %llu\nbuffers_dup %llu\nbuffers_foreign %llu\n"

@@ -163,6 +163,11 @@ static int on_epoch(const cupstore_epoch *e, void *arg)
     cupstore_kinds_format(e->kinds, k, sizeof k);
     printf("epoch.%u=kinds:%s ctl_gen:%llu open:%d\n", e->id, k, (unsigned long long)e->ctl_gen,
            e->end_ns == 0);
+    cupstore_epoch_flags_format(e->flags, k, sizeof k);
+    printf("epoch.%u.scope=flags:%s attach_ns:%llu attach_cost_ns:%llu pre_contexts:%u "
+           "devices:%#x\n", e->id, k, (unsigned long long)e->attach_ns,
+           (unsigned long long)e->attach_cost_ns, e->pre_contexts, e->devices);
+    printf("epoch.%u.start_ns=%llu\n", e->id, (unsigned long long)e->start_ns);
     return 0;
 }
 
@@ -178,6 +183,9 @@ static int on_ctl(const cupstore_control *c, void *arg)
     (void)arg;
     printf("control.%llu=kinds:%#x applied:%d result:%d\n", (unsigned long long)c->gen, c->kinds,
            c->applied_ns != 0, c->result);
+    printf("control.%llu.requested_ns=%llu\ncontrol.%llu.applied_ns=%llu\n",
+           (unsigned long long)c->gen, (unsigned long long)c->requested_ns,
+           (unsigned long long)c->gen, (unsigned long long)c->applied_ns);
     return 0;
 }
 

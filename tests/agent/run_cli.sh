@@ -16,7 +16,21 @@ out=$(cd "$tmp" && "$b/cuptop" run --store rel --kinds kernel,runtime --pool 8 -
     --buffer-size 1M --dormant --count-only --log -- \
     sh -c 'echo "$CUPTOP_STORE|$CUPTOP_KINDS|$CUPTOP_POOL|$CUPTOP_QUEUE|$CUPTOP_BUFFER_SIZE|$CUPTOP_DORMANT|$CUPTOP_SINK|$CUPTOP_LOG|${CUDA_INJECTION64_PATH##*/}"')
 check "environment" "$out" "$tmp/rel|kernel,runtime|8|16|1M|1|null|1|libcuptop-agent.so"
+out=$("$b/cuptop" run --devices 0,2-3 --only-if LOCAL_RANK=0 --capture-range cudaProfilerApi \
+    --capture-range-end repeat:3 -- \
+    sh -c 'echo "$CUPTOP_DEVICES|$CUPTOP_ONLY_IF|$CUPTOP_CAPTURE_RANGE|$CUPTOP_CAPTURE_RANGE_END"')
+check "scope options" "$out" "0,2-3|LOCAL_RANK=0|cudaProfilerApi|repeat:3"
+for o in --dormant --devices --only-if --capture-range --capture-range-end; do
+    "$b/cuptop" run --help | grep -q -- "^  $o "
+    check "--help documents $o" "$?" 0
+    grep -F -- "$(printf '%s' "$o" | sed 's/-/\\-/g')" "${top_srcdir:?}/doc/cuptop.1" | grep -q '^\.B[IR]* '
+    check "the man page documents $o" "$?" 0
+done
 for bad in "--kinds nope -- true" "--pool 0 -- true" "--buffer-size 1X -- true" "--frobnicate -- true" \
+           "--devices 16 -- true" "--devices 0,x -- true" "--only-if LOCAL_RANK -- true" \
+           "--only-if =0 -- true" "--capture-range nvtx:step -- true" \
+           "--capture-range profiler -- true" "--capture-range-end repeat:0 -- true" \
+           "--capture-range-end again -- true" \
            "--pool" ""; do
     "$b/cuptop" run $bad >/dev/null 2>"$tmp/err"
     rc=$?

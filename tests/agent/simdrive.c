@@ -10,6 +10,21 @@
  * WORK: emit:N      N operations of every kind on every device, from this
  *                   thread (deterministic)
  *       run:SECONDS the simulator's producer threads at the configured rates
+ *       seq:STEP,STEP,...  steps in order (contexts are then created only
+ *                   by a ctx step):
+ *                     ctx        create the contexts (resource callbacks)
+ *                     destroy    destroy them
+ *                     emit:N     N operations of every kind on every device
+ *                     run:S      the producer threads for S seconds
+ *                     mark:NAME  write DIR/NAME (DIR: the truth file's
+ *                                directory) holding CLOCK_REALTIME ns
+ *                     wait:NAME  wait (at most 60 s) until DIR/NAME exists
+ *                     sub        subscribe as a second CUPTI client; the
+ *                                result code goes to DIR/sub.N (N = 1, 2..)
+ *                     unsub      unsubscribe it
+ *                     sleep:MS   sleep MS milliseconds
+ *                     pstart     cudaProfilerStart (cuptopsim_profiler)
+ *                     pstop      cudaProfilerStop
  * EXIT: return, exit, _exit, term, int, hup (the host's own handler is
  *       installed first: it writes the truth, notes "host_handler=SIG" and
  *       _exits 128+SIG), term-dfl (no host handler: dies of the signal),
@@ -30,11 +45,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+
+#include <cupti.h>
 
 #include "cuptopsim.h"
 
 static cuptopsim_truth_get_fn truth_get;
+static cuptopsim_call_name_fn call_name;
 static const char *truth_path;
 static char truth_child[4096];
 static int host_signal;
@@ -112,6 +131,27 @@ static void write_truth(const char *path)
         put_u64(&p, t.unreported_dropped[d]);
         put_s(&p, "\n");
     }
+    for (unsigned d = 0; d < t.devices; d++) {
+        put_s(&p, "dumped_contexts.");
+        put_u64(&p, d);
+        put_s(&p, "=");
+        put_u64(&p, t.dumped_contexts[d]);
+        put_s(&p, "\n");
+    }
+    for (unsigned c = 0; c < CUPTOPSIM_CALLS; c++) {
+        const char *nm = call_name ? call_name(c) : NULL;
+        if (!nm || !t.call_count[c])
+            continue;
+        put_s(&p, "call.");
+        put_s(&p, nm);
+        put_s(&p, "=");
+        put_u64(&p, t.call_count[c]);
+        put_s(&p, " ");
+        put_u64(&p, t.call_first_ns[c]);
+        put_s(&p, " ");
+        put_u64(&p, t.call_last_ns[c]);
+        put_s(&p, "\n");
+    }
     put_s(&p, "buffers_requested=");
     put_u64(&p, t.buffers_requested);
     put_s(&p, "\nbuffers_null=");
@@ -147,6 +187,107 @@ static void host_handler(int sig)
 
 #define SYM(h, name) dlsym(h, name)
 
+/* ---- seq: steps (late attach, detach, a second client) ---------------- */
+static char seq_dir[4096];
+
+static void seq_path(char *out, size_t len, const char *name)
+{
+    snprintf(out, len, "%s/%s", seq_dir, name);
+}
+
+static uint64_t seq_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void seq_write(const char *name, unsigned long long v)
+{
+    char path[4200], tmp[4300];
+    seq_path(path, sizeof path, name);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return;
+    fprintf(f, "%llu\n", v);
+    fclose(f);
+    rename(tmp, path);
+}
+
+static void CUPTIAPI seq_other_cb(void *ud, CUpti_CallbackDomain d, CUpti_CallbackId id,
+                                  const void *data)
+{
+    (void)ud;
+    (void)d;
+    (void)id;
+    (void)data;
+}
+
+static int seq_run(void *sim, const char *steps, cuptopsim_emit_fn emit,
+                   cuptopsim_contexts_create_fn ctx_create,
+                   cuptopsim_contexts_destroy_fn ctx_destroy, cuptopsim_app_run_fn app_run)
+{
+    __typeof__(cuptiSubscribe) *sub = (__typeof__(cuptiSubscribe) *)SYM(sim, "cuptiSubscribe");
+    __typeof__(cuptiUnsubscribe) *unsub =
+        (__typeof__(cuptiUnsubscribe) *)SYM(sim, "cuptiUnsubscribe");
+    cuptopsim_profiler_fn prof = (cuptopsim_profiler_fn)SYM(sim, "cuptopsim_profiler");
+    CUpti_SubscriberHandle other = NULL;
+    char buf[4096], *save = NULL;
+    unsigned nsub = 0;
+    int nctx = 0;
+
+    snprintf(buf, sizeof buf, "%s", steps);
+    for (char *st = strtok_r(buf, ",", &save); st; st = strtok_r(NULL, ",", &save)) {
+        if (!strcmp(st, "ctx")) {
+            nctx = ctx_create();
+        } else if (!strcmp(st, "destroy")) {
+            ctx_destroy();
+            nctx = 0;
+        } else if (!strncmp(st, "emit:", 5)) {
+            uint64_t n = strtoull(st + 5, NULL, 10);
+            for (int d = 0; d < nctx; d++)
+                for (unsigned k = 0; k < CUPTOPSIM_KINDS; k++)
+                    if (emit((unsigned)d, k, n) < 0)
+                        fprintf(stderr, "simdrive: emit %d %u failed\n", d, k);
+        } else if (!strncmp(st, "run:", 4)) {
+            app_run(atof(st + 4));
+        } else if (!strncmp(st, "mark:", 5)) {
+            seq_write(st + 5, (unsigned long long)seq_now());
+        } else if (!strncmp(st, "wait:", 5)) {
+            char path[4200];
+            seq_path(path, sizeof path, st + 5);
+            for (int i = 0; i < 3000 && access(path, F_OK) != 0; i++) {
+                struct timespec ts = {0, 20000000};
+                nanosleep(&ts, NULL);
+            }
+            if (access(path, F_OK) != 0)
+                fprintf(stderr, "simdrive: %s never came\n", path);
+        } else if (!strcmp(st, "sub") && sub) {
+            char name[32];
+            CUptiResult r = sub(&other, seq_other_cb, NULL);
+            snprintf(name, sizeof name, "sub.%u", ++nsub);
+            seq_write(name, (unsigned long long)r);
+            if (r != CUPTI_SUCCESS)
+                other = NULL;
+        } else if (!strncmp(st, "sleep:", 6)) {
+            long ms = atol(st + 6);
+            struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+            nanosleep(&ts, NULL);
+        } else if ((!strcmp(st, "pstart") || !strcmp(st, "pstop")) && prof) {
+            prof(!strcmp(st, "pstart"));
+        } else if (!strcmp(st, "unsub") && unsub) {
+            if (other)
+                (void)unsub(other);
+            other = NULL;
+        } else {
+            fprintf(stderr, "simdrive: unknown step \"%s\"\n", st);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 6) {
@@ -166,6 +307,7 @@ int main(int argc, char **argv)
         return 2;
     }
     truth_get = (cuptopsim_truth_get_fn)SYM(sim, "cuptopsim_truth_get");
+    call_name = (cuptopsim_call_name_fn)SYM(sim, "cuptopsim_call_name");
     cuptopsim_emit_fn emit = (cuptopsim_emit_fn)SYM(sim, "cuptopsim_emit");
     cuptopsim_contexts_create_fn ctx_create =
         (cuptopsim_contexts_create_fn)SYM(sim, "cuptopsim_contexts_create");
@@ -196,7 +338,19 @@ int main(int argc, char **argv)
     if (!init)
         return 2;
     init();
-    int nctx = ctx_create();
+    if (!strncmp(argv[4], "seq:", 4)) {
+        char *slash;
+        snprintf(seq_dir, sizeof seq_dir, "%s", truth_path);
+        slash = strrchr(seq_dir, '/');
+        if (slash)
+            *slash = '\0';
+        else
+            snprintf(seq_dir, sizeof seq_dir, ".");
+        if (seq_run(sim, argv[4] + 4, emit, ctx_create, ctx_destroy, app_run))
+            return 2;
+    }
+    int nctx = strncmp(argv[4], "seq:", 4) ? ctx_create() : 0;
+    (void)nctx;
     if (!strncmp(argv[4], "emit:", 5)) {
         uint64_t n = strtoull(argv[4] + 5, NULL, 10);
         for (int d = 0; d < nctx; d++)

@@ -351,6 +351,55 @@ static void test_config_bad_values(void **state)
     assert_int_equal(agent_config_parse_size("99999999999999999999", &v), -1);
 }
 
+/* Scope settings (issue 16): devices, only-if, capture ranges. */
+static void test_config_scope(void **state)
+{
+    static agent_config c;
+    uint32_t m;
+    char why[128];
+    (void)state;
+    assert_int_equal(agent_config_parse_devices("0,2", &m), 0);
+    assert_int_equal(m, 0x5u);
+    assert_int_equal(agent_config_parse_devices("1-3,7", &m), 0);
+    assert_int_equal(m, 0x8eu);
+    assert_int_equal(agent_config_parse_devices("all", &m), 0);
+    assert_int_equal(m, 0u);
+    assert_int_equal(agent_config_parse_devices("16", &m), -1);
+    assert_int_equal(agent_config_parse_devices("3-1", &m), -1);
+    assert_int_equal(agent_config_parse_devices("0,", &m), -1);
+    assert_int_equal(agent_config_parse_devices("", &m), -1);
+
+    struct kv env[] = {{"CUPTOP_DEVICES", "0,2"}, {"CUPTOP_ONLY_IF", "LOCAL_RANK=0"},
+                       {"CUPTOP_CAPTURE_RANGE", "cudaProfilerApi"},
+                       {"CUPTOP_CAPTURE_RANGE_END", "repeat:3"}, {"LOCAL_RANK", "1"},
+                       {NULL, NULL}};
+    agent_config_load(&c, kv_get, env);
+    assert_int_equal(c.nwarn, 0);
+    assert_int_equal(c.devices, 0x5u);
+    assert_int_equal(c.capture, AGENT_CAPTURE_PROFILER);
+    assert_true(c.capture_repeat);
+    assert_int_equal(c.capture_max, 3);
+    assert_true(agent_config_skip(&c, kv_get, env, why, sizeof why));
+    assert_string_equal(why, "only-if LOCAL_RANK=0: LOCAL_RANK is \"1\"");
+    struct kv rank0[] = {{"LOCAL_RANK", "0"}, {NULL, NULL}};
+    assert_false(agent_config_skip(&c, kv_get, rank0, why, sizeof why));
+    struct kv none[] = {{NULL, NULL}};
+    assert_true(agent_config_skip(&c, kv_get, none, why, sizeof why));
+    assert_string_equal(why, "only-if LOCAL_RANK=0: LOCAL_RANK is unset");
+
+    struct kv bad[] = {{"CUPTOP_DEVICES", "gpu0"}, {"CUPTOP_ONLY_IF", "=1"},
+                       {"CUPTOP_CAPTURE_RANGE", "nvtx:step"},
+                       {"CUPTOP_CAPTURE_RANGE_END", "repeat:0"}, {NULL, NULL}};
+    agent_config_load(&c, kv_get, bad);
+    assert_int_equal(c.nwarn, 4);
+    assert_int_equal(c.devices, 0u);
+    assert_string_equal(c.only_if, "");
+    assert_int_equal(c.capture, AGENT_CAPTURE_NONE);
+    assert_false(c.capture_repeat);
+    assert_int_equal(c.capture_max, 1);
+    assert_non_null(strstr(c.warn[2], "NVTX routing"));
+}
+
 static void test_config_file(void **state)
 {
     static agent_config c;
@@ -394,6 +443,7 @@ int main(void)
         cmocka_unit_test(test_config_defaults_and_env),
         cmocka_unit_test(test_config_bad_values),
         cmocka_unit_test(test_config_file),
+        cmocka_unit_test(test_config_scope),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -345,6 +345,31 @@ static void test_hist(void **state)
     tui_hist_free(&h);
 }
 
+/* The kind panel's CUPTI and scope lines, from flags and the open epoch. */
+static void test_scope_text(void **state)
+{
+    char a[96], b[96];
+    (void)state;
+    tui_scope_text(CUPSTORE_HF_DORMANT, NULL, a, sizeof a, b, sizeof b);
+    assert_string_equal(a, "CUPTI: dormant, not attached (no CUPTI call); a kind on attaches");
+    assert_string_equal(b, "scope: all devices");
+    cupstore_epoch e = {.id = 2, .kinds = 1, .flags = CUPSTORE_EPOCH_ATTACHED |
+                        CUPSTORE_EPOCH_LATE_ATTACH | CUPSTORE_EPOCH_DROPS_UNATTRIBUTED,
+                        .attach_ns = 1, .attach_cost_ns = 420000, .devices = 0x5,
+                        .pre_contexts = 2};
+    tui_scope_text(CUPSTORE_HF_ATTACHED | CUPSTORE_HF_SCOPED, &e, a, sizeof a, b, sizeof b);
+    assert_string_equal(a, "CUPTI: attached (late, 0.4 ms)");
+    assert_string_equal(b, "scope: devices 0,2; drops of 2 earlier context(s): device none");
+    cupstore_epoch c = {.id = 3, .flags = CUPSTORE_EPOCH_OUT_OF_SCOPE | CUPSTORE_EPOCH_CAPTURE};
+    tui_scope_text(CUPSTORE_HF_SCOPED, &c, a, sizeof a, b, sizeof b);
+    assert_string_equal(a, "CUPTI: waiting for cudaProfilerStart (subscribed only)");
+    assert_string_equal(b, "scope: all devices, capture range (outside a range)");
+    c.flags = CUPSTORE_EPOCH_ATTACHED | CUPSTORE_EPOCH_CAPTURE;
+    tui_scope_text(CUPSTORE_HF_ATTACHED, &c, a, sizeof a, b, sizeof b);
+    assert_string_equal(a, "CUPTI: attached");
+    assert_string_equal(b, "scope: all devices, capture range (in a range)");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -353,7 +378,7 @@ int main(void)
         cmocka_unit_test(test_layout),       cmocka_unit_test(test_wrap),
         cmocka_unit_test(test_format),       cmocka_unit_test(test_suggest_line),
         cmocka_unit_test(test_summary_cache),
-        cmocka_unit_test(test_hist),
+        cmocka_unit_test(test_hist),         cmocka_unit_test(test_scope_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,249 @@
+/*
+ * agent_attach.c - attaching to CUPTI and detaching from it.
+ *
+ * The agent takes nothing it does not use (DESIGN invariant 8): while no
+ * activity kind is on it makes no CUPTI call at all - libcupti is not even
+ * loaded, nothing is subscribed, no buffer callback is registered, no
+ * flush period runs.  The first request that turns kinds on attaches;
+ * turning every kind off again detaches as far as CUPTI allows.
+ *
+ * What a detach cannot undo: CUPTI has no call that unregisters the
+ * activity buffer callbacks (short of cuptiFinalize, which cuptop avoids:
+ * it has crashed other tools), and the library stays loaded.  Both cost
+ * nothing while no kind is on, and another client that registers its own
+ * callbacks replaces ours - which is why every attach registers again.
+ *
+ * A late attach cannot see the contexts that already exist through the
+ * resource callbacks; CONTEXT records from cuptiActivityEnableAndDump name
+ * them (id, device) but give no CUcontext handle, so their drops can only
+ * be read through the NULL-context query (device "none").  The epoch says
+ * so (CUPSTORE_EPOCH_DROPS_UNATTRIBUTED with pre_contexts).
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent_int.h"
+
+/* Attributes CUPTI reads before callbacks are registered: set once. */
+static void attach_set_attributes(agent *a)
+{
+    if (!a->cupti.ActivitySetAttribute)
+        return;
+    if (a->cfg.device_buffer_size) {
+        size_t v = a->cfg.device_buffer_size, sz = sizeof v;
+        CUptiResult r = a->cupti.ActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &sz, &v);
+        if (r != CUPTI_SUCCESS)
+            agent_note(a, 1, "CUPTOP_DEVICE_BUFFER_SIZE not applied: %s",
+                       agent_cupti_strerror(&a->cupti, r));
+    }
+    if (a->cfg.device_buffer_pool_limit) {
+        size_t v = a->cfg.device_buffer_pool_limit, sz = sizeof v;
+        CUptiResult r = a->cupti.ActivitySetAttribute(
+            CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT, &sz, &v);
+        if (r != CUPTI_SUCCESS)
+            agent_note(a, 1, "CUPTOP_DEVICE_BUFFER_POOL_LIMIT not applied: %s",
+                       agent_cupti_strerror(&a->cupti, r));
+    }
+}
+
+/* Subscribe for resource callbacks; a refusal names the other client. */
+void agent_attach_subscribe(agent *a)
+{
+    CUptiResult r = CUPTI_ERROR_NOT_SUPPORTED;
+    char other[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = "";
+
+    if (a->subscriber)
+        return;
+    a->have_resource_cb = false;
+    if (a->cupti.Subscribe_v2) {
+        CUpti_SubscriberParams p = {.structSize = CUpti_SubscriberParams_STRUCT_SIZE,
+                                    .subscriberName = "cuptop",
+                                    .oldSubscriberName = other,
+                                    .oldSubscriberSize = sizeof other - 1};
+        r = a->cupti.Subscribe_v2(&a->subscriber, agent_resource_cb, a, &p);
+    } else if (a->cupti.Subscribe) {
+        r = a->cupti.Subscribe(&a->subscriber, agent_resource_cb, a);
+    }
+    if (r == CUPTI_SUCCESS) {
+        if (a->cupti.EnableDomain &&
+            a->cupti.EnableDomain(1, a->subscriber, CUPTI_CB_DOMAIN_RESOURCE) == CUPTI_SUCCESS)
+            a->have_resource_cb = true;
+        return;
+    }
+    a->subscriber = NULL;
+    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+        other[sizeof other - 1] = '\0';
+        agent_count(a, agent_c_loss(CUPSTORE_LOSS_CONFLICT, AGENT_DEV_NONE, AGENT_KIND_ALL), 1);
+        agent_note(a, 2,
+                   "subscriber conflict: another CUPTI client is active (%s); continuing "
+                   "with activity records only (no per-device drops, no context-destroy flush)",
+                   other[0] ? other : "not named");
+    } else if (a->cupti.Subscribe || a->cupti.Subscribe_v2) {
+        agent_note(a, 1, "cuptiSubscribe failed: %s; no resource callbacks",
+                   agent_cupti_strerror(&a->cupti, r));
+    }
+}
+
+static int put_cupti_meta(cupstore_txn *txn, void *arg)
+{
+    agent *a = arg;
+    char v[32];
+    int rc = cupstore_meta_put(txn, "cupti_library", a->cupti.path);
+    snprintf(v, sizeof v, "%u", a->api_version);
+    if (rc == 0)
+        rc = cupstore_meta_put(txn, "cupti_api_version", v);
+    if (rc == 0)
+        rc = cupstore_meta_put(txn, "cupti_version", v);
+    return rc;
+}
+
+/* Load CUPTI and its version (the first attach only), and what depends on
+ * the version: the discard buffers of API < 27, allocated up front
+ * because the decline path must not allocate. */
+int agent_attach_load(agent *a, char *why, size_t len)
+{
+    if (a->loaded_cupti)
+        return 0;
+    if (agent_cupti_load(&a->cupti, a->cfg.cupti_library, why, len))
+        return -1;
+    CUptiResult r = a->cupti.GetVersion(&a->api_version);
+    if (r != CUPTI_SUCCESS) {
+        char e[200];
+        agent_cupti_describe(&a->cupti, r, e, sizeof e);
+        snprintf(why, len, "cuptiGetVersion: %s", e);
+        a->cupti_error_rc = (int)r;
+        return -1;
+    }
+    a->loaded_cupti = true;
+    a->use_discard = a->api_version < 27;
+    if (a->use_discard && !a->discard_last) {
+        if (agent_pool_init(&a->discard, AGENT_DISCARD_SIZE, AGENT_DISCARD_N, AGENT_DISCARD_N) == 0) {
+            uint8_t *b;
+            int slots[AGENT_DISCARD_N], n = 0;
+            while (n < AGENT_DISCARD_N && (slots[n] = agent_pool_get(&a->discard, &b)) >= 0)
+                n++;
+            while (n > 0)
+                agent_pool_put(&a->discard, slots[--n]);
+        }
+        a->discard_last = aligned_alloc(AGENT_POOL_ALIGN, AGENT_DISCARD_SIZE);
+    }
+    if (a->env)
+        (void)agent_store_put(a, put_cupti_meta, a, 8);
+    return 0;
+}
+
+int agent_attach(agent *a, bool late, char *why, size_t len)
+{
+    uint64_t t0 = agent_mono_ns();
+
+    if (len)
+        why[0] = '\0';
+    if (atomic_load(&a->attached))
+        return 0;
+    if (agent_attach_load(a, why, len))
+        return -1;
+    if (!a->attrs_set) {
+        attach_set_attributes(a);
+        a->attrs_set = true;
+    }
+    agent_attach_subscribe(a);
+    CUptiResult r = a->cupti.ActivityRegisterCallbacks(agent_buffer_requested,
+                                                       agent_buffer_completed);
+    if (r != CUPTI_SUCCESS) {
+        char e[200];
+        agent_cupti_describe(&a->cupti, r, e, sizeof e);
+        snprintf(why, len, "cuptiActivityRegisterCallbacks: %s", e);
+        a->cupti_error_rc = (int)r;
+        if (a->subscriber && a->cupti.Unsubscribe)
+            (void)a->cupti.Unsubscribe(a->subscriber);
+        a->subscriber = NULL;
+        a->have_resource_cb = false;
+        return -1;
+    }
+    if (a->cfg.flush_period_ms && a->cupti.ActivityFlushPeriod)
+        (void)a->cupti.ActivityFlushPeriod(a->cfg.flush_period_ms);
+    atomic_store(&a->pre_contexts, 0);
+    a->epoch_pre_written = 0;
+    atomic_store(&a->attached, true);   /* before the dump: its records count */
+    /* What exists already (a late attach): DEVICE records (provenance,
+     * agent_prov.c, on every attach) and CONTEXT records arrive in the next
+     * buffers; the consumer learns the devices and the contexts. */
+    a->prov.device_records_on = false;
+    agent_prov_enable_devices(a);
+    if (a->cupti.ActivityEnableAndDump) {
+        (void)a->cupti.ActivityEnableAndDump(CUPTI_ACTIVITY_KIND_CONTEXT);
+        a->dump_on = true;
+        /* deliver them now (no kind is on yet: nothing else is held), so
+         * the contexts are known before the first drop query */
+        if (late && !a->watching)   /* (not inside the profiler callback) */
+            (void)a->cupti.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    }
+    a->attaches++;
+    a->attach_late = late;
+    a->attach_ns = agent_real_ns();
+    a->attach_cost_ns = agent_mono_ns() - t0;
+    return 0;
+}
+
+void agent_detach_cupti(agent *a)
+{
+    uint64_t t0 = agent_mono_ns();
+    bool was_subscribed = a->subscriber != NULL;
+    CUptiResult fr;
+
+    if (!atomic_load(&a->attached))
+        return;
+    if (a->dump_on) {
+        (void)a->cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_DEVICE);
+        (void)a->cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_CONTEXT);
+        a->dump_on = false;
+    }
+    /* every record CUPTI still holds comes back now; the consumer stores
+     * it (the buffer callbacks stay ours until another client replaces
+     * them) */
+    fr = a->cupti.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    agent_health_query_drops(a);
+    if (a->cfg.flush_period_ms && a->cupti.ActivityFlushPeriod)
+        (void)a->cupti.ActivityFlushPeriod(0);
+    if (a->subscriber) {
+        if (a->cupti.EnableDomain)
+            (void)a->cupti.EnableDomain(0, a->subscriber, CUPTI_CB_DOMAIN_RESOURCE);
+        if (a->cupti.Unsubscribe)
+            (void)a->cupti.Unsubscribe(a->subscriber);
+        a->subscriber = NULL;
+    }
+    a->have_resource_cb = false;
+    /* Without callbacks a handle may die unseen: forget every context.
+     * The next attach learns them again (as dumped contexts). */
+    pthread_mutex_lock(&a->ctx_lock);
+    memset(a->ctx, 0, sizeof a->ctx);
+    atomic_store(&a->attached, false);   /* late CONTEXT records: ignored */
+    atomic_store(&a->pre_contexts, 0);
+    pthread_mutex_unlock(&a->ctx_lock);
+    agent_note(a, 0,
+               "detached from CUPTI in %.1f ms: kinds disabled, buffers flushed%s%s; not "
+               "released: the activity buffer callbacks stay registered with CUPTI (it has no "
+               "call to unregister them; cuptiFinalize is avoided) and libcupti stays loaded",
+               (double)(agent_mono_ns() - t0) / 1e6,
+               fr == CUPTI_SUCCESS ? "" : " (the forced flush failed)",
+               was_subscribed ? ", unsubscribed (the subscriber slot is free for another tool)"
+                              : "");
+}
+
+void agent_epoch_fill(agent *a, cupstore_epoch *e)
+{
+    uint32_t pre = a->epoch_pre_written;   /* what the epoch was told */
+    uint32_t f = a->epoch_flags;
+    if (pre)
+        f |= CUPSTORE_EPOCH_DROPS_UNATTRIBUTED;
+    if (a->cfg.capture)
+        f |= CUPSTORE_EPOCH_CAPTURE;
+    *e = (cupstore_epoch){.id = a->epoch, .kinds = a->epoch_kinds,
+                          .start_ns = a->epoch_start_ns, .ctl_gen = a->epoch_ctl_gen,
+                          .flags = f, .attach_ns = a->epoch_attach_ns,
+                          .attach_cost_ns = a->epoch_attach_cost_ns,
+                          .devices = a->cfg.devices, .pre_contexts = pre};
+}

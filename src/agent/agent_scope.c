@@ -1,0 +1,193 @@
+/*
+ * agent_scope.c - capture ranges: collect only between cudaProfilerStart
+ * and cudaProfilerStop (CUPTOP_CAPTURE_RANGE=cudaProfilerApi), once
+ * (CUPTOP_CAPTURE_RANGE_END=stop) or for every range (repeat, repeat:N).
+ *
+ * Seeing the calls needs CUPTI's callback API, so in this mode the agent
+ * subscribes at the start - the one CUPTI state it holds outside a range
+ * (with the resource domain, so the contexts are known by handle).  The
+ * activity side attaches at the first range: buffer callbacks, flush
+ * period, dump; kinds go on at the exit of cudaProfilerStart and off at
+ * the entry of cudaProfilerStop, on the application's thread inside the
+ * callback, so exactly the work in between is collected.  The callback
+ * only records the transition (time, kinds) in a small ring; the health
+ * thread turns each into an epoch (out-of-scope epochs between ranges).
+ * After the last range (stop, or repeat:N reached) the agent detaches
+ * for good, unsubscribing too.
+ *
+ * cudaProfilerStart calls cuProfilerStart: both are watched (a program may
+ * call either), and entering a range that is already open is a no-op.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "agent_int.h"
+
+int agent_scope_watch(agent *a, char *why, size_t len)
+{
+    static const struct {
+        CUpti_CallbackDomain dom;
+        CUpti_CallbackId cbid;
+    } cbs[] = {
+        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000},
+        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000},
+        {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart},
+        {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop},
+    };
+    unsigned on = 0;
+
+    if (agent_attach_load(a, why, len))
+        return -1;
+    pthread_mutex_lock(&a->range_lock);
+    a->range_kinds = a->cfg.kinds;
+    a->in_range = a->range_done = false;
+    a->ranges = 0;
+    a->ev_head = a->ev_tail = a->ev_lost = 0;
+    pthread_mutex_unlock(&a->range_lock);
+    agent_attach_subscribe(a);
+    if (a->subscriber && a->cupti.EnableCallback)
+        for (size_t i = 0; i < sizeof cbs / sizeof cbs[0]; i++)
+            on += a->cupti.EnableCallback(1, a->subscriber, cbs[i].dom, cbs[i].cbid) ==
+                  CUPTI_SUCCESS;
+    a->watching = on > 0;
+    if (!a->watching)
+        agent_note(a, 2, "capture range cudaProfilerApi: %s, so cudaProfilerStart cannot be "
+                   "seen and nothing will be collected",
+                   a->subscriber ? "CUPTI refused the profiler API callbacks"
+                                 : "no CUPTI subscription (another client holds it)");
+    else
+        agent_note(a, 0, "capture range cudaProfilerApi (%s): subscribed, waiting for "
+                   "cudaProfilerStart; nothing else of CUPTI is attached until then",
+                   !a->cfg.capture_repeat ? "end: stop"
+                   : a->cfg.capture_max    ? "end: repeat:N"
+                                           : "end: repeat");
+    return 0;
+}
+
+/* Record a transition; range_lock held.  A full ring counts it lost. */
+static void scope_event(agent *a, uint32_t kinds, bool attach)
+{
+    if (a->ev_head - a->ev_tail >= sizeof a->range_ev / sizeof a->range_ev[0]) {
+        a->ev_lost++;
+        return;
+    }
+    struct agent_range_ev *e =
+        &a->range_ev[a->ev_head % (sizeof a->range_ev / sizeof a->range_ev[0])];
+    e->ns = agent_real_ns();
+    e->kinds = kinds;
+    e->attach = attach;
+    a->ev_head++;
+}
+
+void agent_scope_api(agent *a, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                     const CUpti_CallbackData *cd)
+{
+    bool start, rt = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+    if (!cd || !a->watching)
+        return;
+    if (cbid == (rt ? CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000
+                    : CUPTI_DRIVER_TRACE_CBID_cuProfilerStart))
+        start = true;
+    else if (cbid == (rt ? CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000
+                         : CUPTI_DRIVER_TRACE_CBID_cuProfilerStop))
+        start = false;
+    else
+        return;
+    /* the range is strictly between the calls: on after Start returns,
+     * off as Stop is entered */
+    if (cd->callbackSite != (start ? CUPTI_API_EXIT : CUPTI_API_ENTER))
+        return;
+    pthread_mutex_lock(&a->range_lock);
+    if (atomic_load(&a->state) != AGENT_RUNNING || a->range_done || a->in_range == start) {
+        pthread_mutex_unlock(&a->range_lock);
+        return;
+    }
+    if (start) {
+        char why[256];
+        bool first = !atomic_load(&a->attached);
+        if (first && agent_attach(a, true, why, sizeof why)) {
+            a->range_done = true;   /* cannot collect: noted by the health thread */
+            a->ev_lost = UINT32_MAX;
+            pthread_mutex_unlock(&a->range_lock);
+            return;
+        }
+        (void)agent_apply_kinds(a, a->range_kinds);
+        a->in_range = true;
+        a->ranges++;
+        scope_event(a, (uint32_t)atomic_load(&a->kinds), first);
+    } else {
+        (void)agent_apply_kinds(a, 0);
+        a->in_range = false;
+        if (!a->cfg.capture_repeat || (a->cfg.capture_max && a->ranges >= a->cfg.capture_max))
+            a->range_done = true;
+        scope_event(a, 0, false);
+    }
+    pthread_mutex_unlock(&a->range_lock);
+}
+
+static int put_two(cupstore_txn *txn, void *arg)
+{
+    cupstore_epoch *e = arg;
+    int rc = cupstore_epoch_put(txn, &e[0]);
+    return rc ? rc : cupstore_epoch_put(txn, &e[1]);
+}
+
+void agent_scope_poll(agent *a)
+{
+    if (a->cfg.capture == AGENT_CAPTURE_NONE || !a->session_ok)
+        return;
+    for (;;) {
+        struct agent_range_ev ev;
+        uint32_t lost;
+        pthread_mutex_lock(&a->range_lock);
+        bool have = a->ev_tail != a->ev_head;
+        if (have)
+            ev = a->range_ev[a->ev_tail++ % (sizeof a->range_ev / sizeof a->range_ev[0])];
+        lost = a->ev_lost;
+        a->ev_lost = 0;
+        bool done = a->range_done && !a->in_range;
+        pthread_mutex_unlock(&a->range_lock);
+        if (lost == UINT32_MAX)
+            agent_note(a, 2, "capture range: cannot attach to CUPTI at cudaProfilerStart; "
+                       "nothing is collected");
+        else if (lost)
+            agent_note(a, 2, "capture range: %u range transition(s) not recorded as epochs "
+                       "(the ranges came faster than the agent could write them)", lost);
+        if (!have) {
+            if (done && atomic_load(&a->attached) && atomic_load(&a->state) == AGENT_RUNNING) {
+                agent_detach_cupti(a);   /* the last range is over */
+                a->watching = false;
+            }
+            return;
+        }
+        cupstore_epoch e[2];
+        agent_epoch_fill(a, &e[0]);
+        e[0].end_ns = ev.ns;
+        a->epoch++;
+        a->epoch_start_ns = ev.ns;
+        a->epoch_kinds = ev.kinds;
+        a->epoch_ctl_gen = 0;
+        a->epoch_flags = ev.kinds ? CUPSTORE_EPOCH_ATTACHED : CUPSTORE_EPOCH_OUT_OF_SCOPE;
+        if (ev.attach)
+            a->epoch_flags |= CUPSTORE_EPOCH_LATE_ATTACH;
+        if (ev.kinds && !a->have_resource_cb)
+            a->epoch_flags |= CUPSTORE_EPOCH_NO_CALLBACKS;
+        a->epoch_attach_ns = ev.attach ? a->attach_ns : 0;
+        a->epoch_attach_cost_ns = ev.attach ? a->attach_cost_ns : 0;
+        a->epoch_pre_written = ev.kinds ? atomic_load(&a->pre_contexts) : 0;
+        agent_epoch_fill(a, &e[1]);
+        (void)agent_store_put(a, put_two, e, 8);
+        agent_note(a, 0, "capture range %s (epoch %u)", ev.kinds ? "entered" : "left",
+                   a->epoch);
+    }
+}
+
+void agent_scope_end(agent *a)
+{
+    pthread_mutex_lock(&a->range_lock);
+    a->range_done = true;
+    a->in_range = false;
+    pthread_mutex_unlock(&a->range_lock);
+}

@@ -1,0 +1,184 @@
+#!/bin/sh
+# sim_attach.sh - lazy attach over the simulated CUPTI, against its truth
+# (which logs every CUPTI entry point called, with its first and last time):
+#  late    a dormant session makes no CUPTI call at all until the request
+#          that turns kinds on; then attach, detach (kinds none), attach
+#          again: records equal the truth exactly, per kind and device, and
+#          each epoch says what it was (dormant / attached late, cost)
+#  after   contexts created after a late attach: drops attributed per
+#          device, exactly as the simulator reported them
+#  before  contexts that predate the attach (CONTEXT records of the dump):
+#          their drops go to device none and the epoch and the report say so
+#  other   a second CUPTI client subscribes while cuptop is dormant; once
+#          cuptop is attached the one-subscriber rule refuses it
+#  held    the other client still holds the slot at the attach: activity
+#          records only, flagged in the epoch
+#  eager   a non-dormant agent holds the slot from the start
+# Exits 77 when the simulator or python3 is missing.
+set -u
+b=${top_builddir:?}
+s=${top_srcdir:?}
+sim=$b/libcuptop-simcupti.so
+agent=$b/libcuptop-agent.so
+drive=$b/simdrive
+ctl=$b/agentctl
+for f in "$sim" "$agent" "$drive" "$ctl" "$b/cuptop"; do
+    [ -e "$f" ] || { echo "missing $f: skipped"; exit 77; }
+done
+command -v python3 >/dev/null || { echo "no python3: skipped"; exit 77; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuptop-attach.XXXXXX")
+pid=
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+fail=0
+export CUPTOP_STOP_TIMEOUT_MS=${CUPTOP_STOP_TIMEOUT_MS:-20000}
+export CUPTOPSIM_SEED=7 CUPTOPSIM_SCENARIO=clean
+
+val() { sed -n "s/^$2=//p" "$1" | head -1; }
+check() { # NAME GOT WANT
+    if [ "$2" = "$3" ]; then echo "ok   $1: $2"; else echo "FAIL $1: $2 (want $3)"; fail=1; fi
+}
+wait_file() { # PATH: the simulated application reached a step (60 s at most)
+    i=0
+    while [ ! -e "$1" ] && [ $i -lt 3000 ]; do sleep 0.02; i=$((i + 1)); done
+    [ -e "$1" ] || { echo "FAIL: $1 never appeared"; fail=1; }
+}
+# start DIR SEQ ENV...: the simulated application in the background
+start() {
+    d=$1 seq=$2
+    shift 2
+    mkdir -p "$d"
+    env CUPTOP_STORE="$d/store" "$@" timeout 300 "$drive" "$sim" "$agent" "$d/truth" "seq:$seq" \
+        return >"$d/out" 2>"$d/err" &
+    pid=$!
+    id=$("$ctl" wait-session "$d/store" 1 30)
+}
+# request DIR KINDS: a control request, acknowledged; prints the generation
+request() {
+    g=$("$ctl" control "$1/store" "$id" "$2")
+    "$ctl" wait-ack "$1/store" "$id" "$g" 60 >/dev/null || { echo "FAIL: generation $g not acknowledged" >&2; fail=1; }
+    echo "$g"
+}
+finish() { # DIR [CHECK-ARGS...]: wait for the end, dump, compare with the truth
+    d=$1
+    shift
+    wait "$pid" || { echo "FAIL $d: the application exited with $?"; cat "$d/err"; fail=1; }
+    pid=
+    "$ctl" dump "$d/store" "$id" >"$d/dump"
+    if python3 "$s/tests/agent/check_truth.py" "$d/dump" "$d/truth" --exit return "$@" >"$d/check"
+    then echo "ok   $(basename "$d"): every record accounted for against the truth"
+    else echo "FAIL $(basename "$d") accounting:"; grep FAIL "$d/check"; fail=1; fi
+}
+
+# ---- late: dormant -> attach -> detach -> attach ---------------------------
+d=$tmp/late
+start "$d" ctx,emit:500,mark:dormant,wait:go1,emit:1000,mark:p1,wait:go2,emit:400,mark:p2,wait:go3,emit:700 \
+    CUPTOP_DORMANT=1 CUPTOPSIM_DEVICES=2
+wait_file "$d/dormant"
+# the dormant agent is alive (heartbeat rows, control polling) for >= 2 s
+i=0
+while [ "$("$ctl" seconds "$d/store" "$id" | wc -l)" -lt 2 ] && [ $i -lt 600 ]; do
+    sleep 0.1; i=$((i + 1)); done
+g1=$(request "$d" kernel,memcpy,runtime); touch "$d/go1"; wait_file "$d/p1"
+g2=$(request "$d" none); touch "$d/go2"; wait_file "$d/p2"
+g3=$(request "$d" kernel,memcpy,runtime); touch "$d/go3"
+finish "$d"
+dump=$d/dump
+python3 - "$d/truth" "$(val "$dump" "control.$g1.requested_ns")" <<'PY' >"$d/calls" 2>&1
+import sys
+t0 = int(sys.argv[2])
+calls = {}
+for line in open(sys.argv[1]):
+    if line.startswith("call."):
+        k, v = line[5:].split("=", 1)
+        n, first, last = map(int, v.split())
+        calls[k] = (n, first, last)
+assert t0 > 0, "no request time"
+assert calls, "the truth logged no CUPTI call at all"
+early = {k: (first - t0) / 1e6 for k, (n, first, last) in calls.items() if first < t0}
+assert not early, "CUPTI called before the request (ms before): %s" % early
+print("%d entry points called, the first %.1f ms after the request" %
+      (len(calls), (min(f for _, f, _ in calls.values()) - t0) / 1e6))
+PY
+if [ $? = 0 ]; then echo "ok   late: no CUPTI call while dormant: $(cat "$d/calls")"
+else echo "FAIL late: $(tail -1 "$d/calls")"; fail=1; fi
+# hand-counted: 1000 + 700 operations per kind and device were made while
+# attached, the 500 and 400 while dormant or detached produce nothing
+for k in kernel memcpy; do
+    for dev in 0 1; do check "late: $k records on device $dev" "$(val "$dump" records.$k.$dev)" 1700; done
+done
+m=$(val "$dump" records.memset.0); check "late: memset records (never on)" "${m:-0}" 0
+check "late: epochs" "$(val "$dump" epochs)" 4
+check "late: epoch 1 dormant" "$(val "$dump" epoch.1.scope | cut -d' ' -f1)" flags:out_of_scope
+check "late: epoch 2 attached" "$(val "$dump" epoch.2.scope | cut -d' ' -f1)" \
+    flags:attached,late_attach,drops_unattributed
+check "late: epoch 3 detached" "$(val "$dump" epoch.3.scope | cut -d' ' -f1)" flags:out_of_scope
+check "late: epoch 4 attached again" "$(val "$dump" epoch.4.scope | cut -d' ' -f1)" \
+    flags:attached,late_attach,drops_unattributed
+check "late: epoch 2 contexts before the attach" \
+    "$(val "$dump" epoch.2.scope | sed 's/.*pre_contexts:\([0-9]*\).*/\1/')" 2
+cost=$(val "$dump" epoch.2.scope | sed 's/.*attach_cost_ns:\([0-9]*\).*/\1/')
+at=$(val "$dump" epoch.2.scope | sed 's/.*attach_ns:\([0-9]*\).*/\1/')
+check "late: epoch 2 records the attach" "$([ "$at" -gt 0 ] && [ "$cost" -gt 0 ] && echo yes)" yes
+check "late: epoch 3 no attach" "$(val "$dump" epoch.3.scope | sed 's/.*attach_ns:\([0-9]*\).*/\1/')" 0
+check "late: subscribed twice" "$(val "$d/truth" call.cuptiSubscribe_v2 | cut -d' ' -f1)" 2
+check "late: unsubscribed at the detach" "$(val "$d/truth" call.cuptiUnsubscribe | cut -d' ' -f1)" 1
+check "late: contexts dumped per attach" "$(val "$d/truth" dumped_contexts.0)" 2
+grep -q "detached from CUPTI.*unsubscribed.*not released: the activity buffer callbacks" "$dump" ||
+    { echo "FAIL late: no detach note naming what stays"; fail=1; }
+grep -q "attached to CUPTI in" "$dump" || { echo "FAIL late: no attach note"; fail=1; }
+
+# ---- after: contexts created after a late attach, drops per device ---------
+d=$tmp/after
+start "$d" mark:ready,wait:go,ctx,run:3 CUPTOP_DORMANT=1 CUPTOP_POOL=2 CUPTOPSIM_DEVICES=2 \
+    CUPTOPSIM_DEVICE_SCALE=1,20 CUPTOPSIM_THREADS=4
+wait_file "$d/ready"
+request "$d" default >/dev/null; touch "$d/go"
+finish "$d" --expect cupti_dropped
+check "after: drops on device 1 attributed" \
+    "$([ "$(val "$d/dump" loss.cupti_dropped.all.1)" -gt 0 ] && echo yes)" yes
+check "after: no context before the attach" \
+    "$(val "$d/dump" epoch.2.scope | sed 's/.*pre_contexts:\([0-9]*\).*/\1/')" 0
+
+# ---- before: contexts that predate the attach ---------------------------------
+d=$tmp/before
+start "$d" ctx,mark:ready,wait:go,run:3 CUPTOP_DORMANT=1 CUPTOP_POOL=2 CUPTOPSIM_DEVICES=2 \
+    CUPTOPSIM_DEVICE_SCALE=1,20 CUPTOPSIM_THREADS=4
+wait_file "$d/ready"
+request "$d" default >/dev/null; touch "$d/go"
+finish "$d" --expect cupti_dropped
+check "before: drops under device none" \
+    "$([ "$(val "$d/dump" loss.cupti_dropped.all.none)" -gt 0 ] && echo yes)" yes
+m=$(val "$d/dump" loss.cupti_dropped.all.1); check "before: drops on device 1" "${m:-0}" 0
+check "before: epoch 2 flags" "$(val "$d/dump" epoch.2.scope | cut -d' ' -f1)" \
+    flags:attached,late_attach,drops_unattributed
+"$b/cuptop" report --store "$d/store" "$id" >"$d/report" 2>&1
+grep -q "not attributed per device" "$d/report" ||
+    { echo "FAIL before: the report does not say the drops are unattributed"; fail=1; }
+
+# ---- other: a second client while cuptop is dormant ------------------------
+d=$tmp/other
+start "$d" ctx,sub,unsub,mark:ready,wait:go,emit:300,sub CUPTOP_DORMANT=1
+wait_file "$d/ready"
+check "other: the second client subscribes while cuptop is dormant" "$(cat "$d/sub.1")" 0
+request "$d" kernel >/dev/null; touch "$d/go"
+finish "$d"
+check "other: refused once cuptop is attached (one subscriber)" "$(cat "$d/sub.2")" 39
+check "other: kernel records" "$(val "$d/dump" records.kernel.0)" 300
+
+# ---- held: the other client still subscribed at the attach -----------------
+d=$tmp/held
+start "$d" ctx,sub,mark:ready,wait:go,emit:300,unsub CUPTOP_DORMANT=1
+wait_file "$d/ready"
+request "$d" kernel >/dev/null; touch "$d/go"
+finish "$d" --allow conflict
+check "held: activity records still stored" "$(val "$d/dump" records.kernel.0)" 300
+check "held: epoch 2 flags" "$(val "$d/dump" epoch.2.scope | cut -d' ' -f1)" \
+    flags:attached,late_attach,drops_unattributed,no_callbacks
+grep -q "subscriber conflict" "$d/dump" || { echo "FAIL held: no conflict note"; fail=1; }
+
+# ---- eager: without --dormant the agent holds the slot from the start ------
+d=$tmp/eager
+start "$d" ctx,sub,emit:100
+finish "$d"
+check "eager: the second client is refused" "$(cat "$d/sub.1")" 39
+exit $fail

@@ -1,0 +1,75 @@
+#!/bin/sh
+# sim_capture.sh - capture ranges (CUPTOP_CAPTURE_RANGE=cudaProfilerApi)
+# over the simulated CUPTI: only the operations between cudaProfilerStart
+# and cudaProfilerStop are stored, exactly; each range is an epoch and the
+# time between ranges an out-of-scope one; the activity side of CUPTI is
+# attached only at the first range (the simulator's call log), and after
+# the last range the agent detaches (unsubscribes).  End modes: stop (one
+# range), repeat (every range), repeat:1.  Exits 77 without the simulator.
+set -u
+b=${top_builddir:?}
+s=${top_srcdir:?}
+sim=$b/libcuptop-simcupti.so
+agent=$b/libcuptop-agent.so
+drive=$b/simdrive
+ctl=$b/agentctl
+for f in "$sim" "$agent" "$drive" "$ctl" "$b/cuptop"; do
+    [ -e "$f" ] || { echo "missing $f: skipped"; exit 77; }
+done
+command -v python3 >/dev/null || { echo "no python3: skipped"; exit 77; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuptop-capture.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+export CUPTOP_STOP_TIMEOUT_MS=${CUPTOP_STOP_TIMEOUT_MS:-20000}
+export CUPTOPSIM_SEED=7 CUPTOPSIM_SCENARIO=clean CUPTOPSIM_DEVICES=2
+val() { sed -n "s/^$2=//p" "$1" | head -1; }
+check() {
+    if [ "$2" = "$3" ]; then echo "ok   $1: $2"; else echo "FAIL $1: $2 (want $3)"; fail=1; fi
+}
+# two ranges of 1000 and 200 operations per kind and device, with work
+# before, between and after them (and time for the agent to detach after
+# the first one when it is the last)
+SEQ=ctx,emit:500,mark:before,pstart,emit:1000,pstop,sleep:700,emit:300,pstart,emit:200,pstop,emit:100
+run() { # NAME END WANT_KERNELS WANT_EPOCHS
+    d=$tmp/$1
+    mkdir -p "$d"
+    env CUPTOP_STORE="$d/store" CUPTOP_CAPTURE_RANGE=cudaProfilerApi ${2:+CUPTOP_CAPTURE_RANGE_END=$2} \
+        timeout 300 "$drive" "$sim" "$agent" "$d/truth" "seq:$SEQ" return >"$d/out" 2>"$d/err" ||
+        { echo "FAIL $1: the application failed"; cat "$d/err"; fail=1; }
+    "$ctl" dump "$d/store" >"$d/dump"
+    if python3 "$s/tests/agent/check_truth.py" "$d/dump" "$d/truth" --exit return >"$d/check"
+    then echo "ok   $1: every record accounted for against the truth"
+    else echo "FAIL $1 accounting:"; grep FAIL "$d/check"; fail=1; fi
+    for dev in 0 1; do
+        check "$1: kernel records on device $dev" "$(val "$d/dump" records.kernel.$dev)" "$3"
+        check "$1: memcpy records on device $dev" "$(val "$d/dump" records.memcpy.$dev)" "$3"
+    done
+    check "$1: epochs" "$(val "$d/dump" epochs)" "$4"
+    check "$1: epoch 1 (before the first range)" "$(val "$d/dump" epoch.1.scope | cut -d' ' -f1)" \
+        flags:out_of_scope,capture
+    check "$1: epoch 2 (the first range)" "$(val "$d/dump" epoch.2.scope | cut -d' ' -f1)" \
+        flags:attached,late_attach,capture
+    check "$1: epoch 3 (after it)" "$(val "$d/dump" epoch.3.scope | cut -d' ' -f1)" \
+        flags:out_of_scope,capture
+    # nothing of the activity API before the first cudaProfilerStart
+    before=$(cat "$d/before")
+    for fn in cuptiActivityRegisterCallbacks cuptiActivityEnable cuptiActivityFlushPeriod; do
+        first=$(val "$d/truth" "call.$fn" | cut -d' ' -f2)
+        check "$1: $fn only after the first cudaProfilerStart" \
+            "$([ "${first:-0}" -gt "$before" ] && echo yes)" yes
+    done
+    "$b/cuptop" report --store "$d/store" "$("$ctl" sessions "$d/store" | head -1)" >"$d/report" 2>&1
+    grep -q "epoch 2: in scope: a capture range" "$d/report" &&
+        grep -q "epoch 1: out of scope (outside the capture range)" "$d/report" ||
+        { echo "FAIL $1: the report does not say which windows were in scope"; fail=1; }
+}
+run stop "" 1000 3
+check "stop: detached (unsubscribed) after the range" \
+    "$(val "$tmp/stop/truth" call.cuptiUnsubscribe | cut -d' ' -f1)" 1
+run repeat repeat 1200 5
+check "repeat: epoch 4 (the second range)" "$(val "$tmp/repeat/dump" epoch.4.scope | cut -d' ' -f1)" \
+    flags:attached,capture
+check "repeat: epoch 5 (after it)" "$(val "$tmp/repeat/dump" epoch.5.scope | cut -d' ' -f1)" \
+    flags:out_of_scope,capture
+run repeat1 repeat:1 1000 3
+exit $fail
