@@ -188,7 +188,7 @@ static void draw_kinds(tui *t, WINDOW *w)
                                                                                    : TUI_C_DIM),
                       l1);
         tui_draw_text(w, y + 1, 1, 0, l2);
-        y += 3;
+        y += y + 5 < getmaxy(w) ? 3 : 2;   /* short window: the pool keeps its two lines */
     }
     if (h->have_last && !h->last.pool_limit && y < getmaxy(w)) {
         tui_draw_text(w, y, 1, tui_color_attr(TUI_C_DIM), "buffer pool: none (agent not collecting)");
