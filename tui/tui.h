@@ -104,6 +104,11 @@ int tui_plot_points_per_col(bool ascii);
  *  colour of the first series that has dots in it.  Returns the top used. */
 double tui_plot_series(WINDOW *w, const tui_series_ref *s, size_t ns, size_t n,
                        const tui_plot_opts *o);
+/** The value at the top row tui_plot_series would use for these series in
+ *  a plot `cols` columns wide (o->top when > 0, else the nice maximum of the
+ *  points shown), so that a scale label can be placed before plotting. */
+double tui_plot_top(const tui_series_ref *s, size_t ns, size_t n, int cols,
+                    const tui_plot_opts *o);
 /** Convenience: one series. */
 double tui_plot_line(WINDOW *w, const double *v, const bool *valid, size_t n,
                      tui_color color, tui_plot_style style, const tui_plot_opts *o);
@@ -146,15 +151,24 @@ typedef struct tui_dash_layout {
     tui_rect footer;     /* key bar                                        */
 } tui_dash_layout;
 
-/** Lay out the dashboard on a rows x cols screen.  Panels go in a grid of
- *  1-3 columns, each at least 4 rows; panels that do not fit are dropped
- *  from the end (first = most important).  Returns false if the screen is
- *  too small to show anything useful (< 40x10). */
-bool tui_layout_dash(int rows, int cols, bool banner, tui_dash_layout *l);
+/** Lay out the dashboard on a rows x cols screen, with banner_rows rows for
+ *  the demo banner (0: none).  Panels go in a grid of 1-3 columns, each at
+ *  least 4 rows; panels that do not fit are dropped from the end (first =
+ *  most important).  Returns false if the screen is too small to show
+ *  anything useful (< 40x10). */
+bool tui_layout_dash(int rows, int cols, int banner_rows, tui_dash_layout *l);
 
 /* ---- Text --------------------------------------------------------------- */
 /* Text from the trace goes through model_sanitize (src/model/model.h), the
  * sanitiser the CLI's model_escape shares. */
+/** One line of wrapped text: bytes [start, start + len) of the string. */
+typedef struct tui_line {
+    size_t start, len;
+} tui_line;
+/** Break s into lines of at most width display columns (UTF-8: one column
+ *  a code point) at spaces; a word longer than a line is cut.  Spaces at
+ *  the breaks are dropped.  Returns the number of lines, at most max. */
+size_t tui_wrap(const char *s, int width, tui_line *lines, size_t max);
 /** Human number: 999, 1.2k, 34k, 5.6M, 7.8G (fits in 5 chars). */
 void tui_format_count(double v, char *buf, size_t len);
 /** Human duration from nanoseconds: 850ns, 12us, 3.4ms, 1.2s. */

@@ -15,7 +15,7 @@ static void agg_destroy(tui *t)
 
 static void agg_layout(tui *t)
 {
-    int top = t->opts->demo_hint ? 2 : 1;
+    int top = 1 + tui_banner_rows(t, COLS);
     t->av.win_head = tui_window(t->av.win_head, (tui_rect){0, 0, top, COLS});
     t->av.win_body = tui_window(t->av.win_body, (tui_rect){top, 0, LINES - top - 1, COLS});
     t->av.win_foot = tui_window(t->av.win_foot, (tui_rect){LINES - 1, 0, 1, COLS});
@@ -62,9 +62,9 @@ static void agg_draw(tui *t)
         }
     }
     werase(v->win_head);
-    tui_draw_textf(v->win_head, 0, 0, A_BOLD, "Devices: %u live sessions (last second)", live);
-    if (t->opts->demo_hint)
-        tui_draw_text(v->win_head, 1, 0, tui_color_attr(TUI_C_BANNER), t->opts->demo_hint);
+    tui_draw_textf(v->win_head, 0, 0, A_BOLD, "Devices: %u live session%s (last second)", live,
+                   live == 1 ? "" : "s");
+    tui_draw_banner(t, v->win_head, 1, getmaxy(v->win_head) - 1);
     wnoutrefresh(v->win_head);
     WINDOW *w = v->win_body;
     werase(w);
@@ -77,11 +77,11 @@ static void agg_draw(tui *t)
         char rate[16], drops[16];
         tui_format_count(dev[d].rate, rate, sizeof rate);
         tui_format_count(dev[d].drops, drops, sizeof drops);
-        tui_draw_textf(w, y, 0, 0, " %6d  %-24s %8u  %7s  ", d, dev[d].name[0] ? dev[d].name : "?",
-                       dev[d].sessions, rate);
-        tui_draw_textf(w, y, getcurx(w), dev[d].drops > 0 ? tui_color_attr(TUI_C_BAD) : 0,
-                       "%7s", drops);
-        tui_draw_textf(w, y, getcurx(w), 0, "  %s", dev[d].ids);
+        int x = tui_draw_textf(w, y, 0, 0, " %6d  %-24s %8u  %7s  ", d,
+                               dev[d].name[0] ? dev[d].name : "?", dev[d].sessions, rate);
+        x = tui_draw_textf(w, y, x, dev[d].drops > 0 ? tui_color_attr(TUI_C_BAD) : 0, "%7s",
+                           drops);
+        tui_draw_textf(w, y, x, 0, "  %s", dev[d].ids);
         y++;
     }
     if (y == 1)
@@ -96,7 +96,10 @@ static void agg_draw(tui *t)
 static bool agg_on_key(tui *t, int key)
 {
     if (key == 27 || key == 'a' || key == KEY_BACKSPACE) {
-        tui_set_screen(t, t->cur >= 0 ? TUI_SCR_DASH : TUI_SCR_SESSIONS);
+        tui_screen back = t->agg_from;
+        if (back == TUI_SCR_AGG || (back != TUI_SCR_SESSIONS && t->cur < 0))
+            back = TUI_SCR_SESSIONS;
+        tui_set_screen(t, back);
         return true;
     }
     return false;

@@ -8,6 +8,21 @@
 
 #include "tui_int.h"
 
+/* A panel's first row: its title, "name value" legend items, the scale
+ * label at the right.  Collected first, placed once the scale is known. */
+#define LEGEND_MAX (CUPSTORE_DEVICE_MAX + 2)
+typedef struct legend_item {
+    tui_color c;
+    const char *name;
+    char value[40];
+} legend_item;
+
+typedef struct panel_head {
+    const char *title, *abbr;     /* abbr: the title when space is short     */
+    legend_item item[LEGEND_MAX];
+    int n;
+} panel_head;
+
 /* What every panel of one frame shares: the view on the time axis. */
 typedef struct dash_frame {
     tui_axis axis;
@@ -16,6 +31,8 @@ typedef struct dash_frame {
     double *v;            /* scratch: view of one series                    */
     bool *valid;
     size_t scratch;       /* series slots in v/valid                        */
+    panel_head head;      /* the panel being drawn                          */
+    WINDOW *tmp_plot;     /* plot below a two-row legend (freed per panel)  */
 } dash_frame;
 
 struct tui_panel_ops {
@@ -51,34 +68,133 @@ static double cursor_value(tui *t, int id)
     return tui_hist_at(&t->hist, id, t->dv.cursor, NULL);
 }
 
-/* "name value" legend items after the title; stops at the edge. */
-static void legend(WINDOW *w, int *x, tui_color c, const char *name, const char *value)
+/* Short names for legends in narrow panels; kinds keep a readable stem. */
+static const char *legend_abbr(const char *name)
 {
-    int room = getmaxx(w) - *x;
-    int need = (int)(strlen(name) + strlen(value)) + 2;
-    if (need > room)
+    static const char *const map[][2] = {
+        {"kernel", "kern"},   {"memcpy", "cpy"},       {"memset", "set"},
+        {"runtime", "rt"},    {"driver", "drv"},       {"overhead", "ovh"},
+        {"marker", "mark"},   {"other", "oth"},        {"outstanding", "out"},
+        {"declined", "decl"}, {"high-water", "hw"},    {"capacity", "cap"},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (strcmp(map[i][0], name) == 0)
+            return map[i][1];
+    return name;
+}
+
+static void head_begin(dash_frame *f, const char *title, const char *abbr)
+{
+    memset(&f->head, 0, sizeof f->head);
+    f->head.title = title;
+    f->head.abbr = abbr ? abbr : title;
+}
+
+static void legend_add(dash_frame *f, tui_color c, const char *name, const char *value)
+{
+    panel_head *p = &f->head;
+    if (p->n >= LEGEND_MAX)
         return;
-    tui_draw_textf(w, 0, *x, tui_color_attr(c), "%s %s", name, value);
-    *x += need;
+    legend_item *it = &p->item[p->n++];
+    it->c = c;
+    it->name = name;
+    snprintf(it->value, sizeof it->value, "%s", value);
 }
 
-static void title(WINDOW *w, const char *t, int *x)
+static int item_len(const legend_item *it, bool abbr)
 {
-    tui_draw_text(w, 0, 0, A_BOLD, t);
-    *x = (int)strlen(t) + 1;
+    return (int)(strlen(abbr ? legend_abbr(it->name) : it->name) + 1 + strlen(it->value));
 }
 
-static void top_label(WINDOW *w, double top, bool ns)
+/* Place the items after the title on up to `rows` rows of a panel `width`
+ * wide whose row 0 ends at `limit0`, keeping `reserve` columns free at the
+ * end of the last row.  x[i], y[i]: where item i goes.  Returns how many
+ * items were placed (they are placed in order, none skipped). */
+static int legend_place(const panel_head *p, bool abbr, int rows, int width, int limit0,
+                        int reserve, int *x, int *y)
 {
+    int cx = (int)strlen(abbr ? p->abbr : p->title) + 1, cy = 0;
+    for (int i = 0; i < p->n; i++) {
+        int len = item_len(&p->item[i], abbr);
+        for (;;) {
+            int limit = cy == 0 ? limit0 : width - 1;
+            if (cy == rows - 1)
+                limit -= reserve;
+            if (cx + len <= limit)
+                break;
+            if (++cy >= rows)
+                return i;
+            cx = 0;
+        }
+        x[i] = cx;
+        y[i] = cy;
+        cx += len + 1;
+    }
+    return p->n;
+}
+
+/* Draw the panel's first row (and a second one when the legend needs it,
+ * the plot giving up that row); returns the window to plot into.  Nothing
+ * overlaps: the scale label has its place at the right of row 0, and items
+ * that find no room are counted as "+N", never drawn over. */
+static WINDOW *head_draw(WINDOW *pw, WINDOW *plot, dash_frame *f, double top, bool ns)
+{
+    const panel_head *p = &f->head;
+    int width = getmaxx(pw);
     char buf[16], lab[20];
     if (ns)
         tui_format_ns(top, buf, sizeof buf);
     else
         tui_format_count(top, buf, sizeof buf);
     snprintf(lab, sizeof lab, "^%s", buf);
-    int x = getmaxx(w) - 1 - (int)strlen(lab);
-    if (x > 0)
-        tui_draw_text(w, 0, x, tui_color_attr(TUI_C_DIM), lab);
+    int lab_x = width - 1 - (int)strlen(lab);
+    int limit0 = lab_x > 0 ? lab_x - 1 : width - 1;
+    int maxrows = getmaxy(plot) >= 3 ? 2 : 1;
+    int x[LEGEND_MAX], y[LEGEND_MAX];
+    bool abbr = false;
+    int rows = 1, placed = 0, reserve = 0;
+    /* Full names on one row; then, where the plot can spare a row, full
+     * names on two; short names on one; short names on two. */
+    typedef struct { bool abbr; int rows; } try_t;
+    static const try_t tall[] = {{false, 1}, {false, 2}, {true, 1}, {true, 2}};
+    static const try_t low[] = {{false, 1}, {true, 1}, {false, 2}, {true, 2}};
+    const try_t *tries = getmaxy(plot) >= 5 ? tall : low;
+    for (size_t k = 0; k < 4; k++) {
+        if (tries[k].rows > maxrows)
+            continue;
+        abbr = tries[k].abbr;
+        rows = tries[k].rows;
+        placed = legend_place(p, abbr, rows, width, limit0, 0, x, y);
+        if (placed == p->n)
+            break;
+    }
+    if (placed < p->n) {   /* room for "+N" at the end of the last row */
+        reserve = 4;
+        placed = legend_place(p, abbr, rows, width, limit0, reserve, x, y);
+    }
+    int used = 1;
+    for (int i = 0; i < placed; i++)
+        if (y[i] + 1 > used)
+            used = y[i] + 1;
+    tui_draw_text(pw, 0, 0, A_BOLD, abbr ? p->abbr : p->title);
+    for (int i = 0; i < placed; i++)
+        tui_draw_textf(pw, y[i], x[i], tui_color_attr(p->item[i].c), "%s %s",
+                       abbr ? legend_abbr(p->item[i].name) : p->item[i].name,
+                       p->item[i].value);
+    if (placed < p->n) {
+        int ly = rows - 1, lx = (ly == 0 ? limit0 : width - 1) - reserve + 1;
+        if (placed > 0 && y[placed - 1] == ly && x[placed - 1] + item_len(&p->item[placed - 1], abbr) + 1 > lx)
+            lx = x[placed - 1] + item_len(&p->item[placed - 1], abbr) + 1;
+        tui_draw_textf(pw, ly, lx, tui_color_attr(TUI_C_DIM), "+%d", p->n - placed);
+        if (ly + 1 > used)
+            used = ly + 1;
+    }
+    if (lab_x > 0)
+        tui_draw_text(pw, 0, lab_x, tui_color_attr(TUI_C_DIM), lab);
+    if (used < 2)
+        return plot;
+    f->tmp_plot = derwin(pw, getmaxy(pw) - used, getmaxx(plot), used, 0);
+    return f->tmp_plot ? f->tmp_plot : plot;
 }
 
 static tui_plot_opts plot_opts(tui *t, dash_frame *f, double top)
@@ -87,10 +203,19 @@ static tui_plot_opts plot_opts(tui *t, dash_frame *f, double top)
     return o;
 }
 
+/* Scale, head and plot of a panel with one band. */
+static void panel_plot(tui *t, WINDOW *pw, WINDOW *plot, dash_frame *f, const tui_series_ref *s,
+                       size_t ns, double top, bool ns_scale)
+{
+    tui_plot_opts o = plot_opts(t, f, top);
+    o.top = tui_plot_top(s, ns, f->axis.points, getmaxx(plot), &o);
+    WINDOW *pl = head_draw(pw, plot, f, o.top, ns_scale);
+    tui_plot_series(pl, s, ns, f->axis.points, &o);
+}
+
 static void panel_records(tui *t, WINDOW *pw, WINDOW *plot, dash_frame *f)
 {
-    int x;
-    title(pw, "records/s", &x);
+    head_begin(f, "records/s", "rec/s");
     tui_series_ref s[CUPSTORE_KIND_MAX];
     size_t ns = 0;
     for (int k = 0; k < CUPSTORE_KIND_MAX; k++) {
@@ -102,21 +227,19 @@ static void panel_records(tui *t, WINDOW *pw, WINDOW *plot, dash_frame *f)
         s[ns++] = (tui_series_ref){v, va, c, TUI_PLOT_LINE};
         char val[16];
         tui_format_count(cursor_value(t, TUI_S_REC_KIND + k), val, sizeof val);
-        legend(pw, &x, c, cupstore_kind_name((unsigned)k), val);
+        legend_add(f, c, cupstore_kind_name((unsigned)k), val);
     }
-    tui_plot_opts o = plot_opts(t, f, 0.0);
-    double top = tui_plot_series(plot, s, ns, f->axis.points, &o);
-    top_label(pw, top, false);
+    panel_plot(t, pw, plot, f, s, ns, 0.0, false);
 }
 
 static void panel_drops(tui *t, WINDOW *pw, WINDOW *plot, dash_frame *f)
 {
-    int x;
-    title(pw, "drops", &x);
-    int h = getmaxy(plot), w = getmaxx(plot);
-    int h1 = h >= 2 ? (h + 1) / 2 : h, h2 = h - h1;
+    head_begin(f, "drops", NULL);
     /* Exact counts by device (CUPTI-reported and agent-side), filled. */
     tui_series_ref s[CUPSTORE_DEVICE_MAX + 1];
+    static const char *const dev_names[CUPSTORE_DEVICE_MAX] = {
+        "dev0", "dev1", "dev2",  "dev3",  "dev4",  "dev5",  "dev6",  "dev7",
+        "dev8", "dev9", "dev10", "dev11", "dev12", "dev13", "dev14", "dev15"};
     size_t ns = 0;
     double exact_now = 0.0;
     for (int d = 0; d <= CUPSTORE_DEVICE_MAX; d++) {
@@ -128,24 +251,24 @@ static void panel_drops(tui *t, WINDOW *pw, WINDOW *plot, dash_frame *f)
             continue;
         tui_color c = ns == 0 ? TUI_C_BAD : (tui_color)(TUI_C_SERIES0 + (int)ns % TUI_SERIES_COLORS);
         s[ns++] = (tui_series_ref){v, va, c, TUI_PLOT_AREA};
-        char val[16], name[12];
+        char val[16];
         tui_format_count(cursor_value(t, id), val, sizeof val);
-        if (d < CUPSTORE_DEVICE_MAX)
-            snprintf(name, sizeof name, "dev%d", d);
-        else
-            snprintf(name, sizeof name, "host");
-        legend(pw, &x, c, name, val);
+        legend_add(f, c, d < CUPSTORE_DEVICE_MAX ? dev_names[d] : "host", val);
     }
     if (ns == 0) {
         char val[16];
         tui_format_count(exact_now, val, sizeof val);
-        legend(pw, &x, TUI_C_OK, "exact", val);
+        legend_add(f, TUI_C_OK, "exact", val);
     }
+    int w = getmaxx(plot);
+    tui_plot_opts o = plot_opts(t, f, 0.0);
+    o.top = tui_plot_top(s, ns, f->axis.points, w, &o);
+    plot = head_draw(pw, plot, f, o.top, false);
+    int h = getmaxy(plot);
+    int h1 = h >= 2 ? (h + 1) / 2 : h, h2 = h - h1;
     WINDOW *top_band = derwin(plot, h1, w, 0, 0);
     if (top_band) {
-        tui_plot_opts o = plot_opts(t, f, 0.0);
-        double top = tui_plot_series(top_band, s, ns, f->axis.points, &o);
-        top_label(pw, top, false);
+        tui_plot_series(top_band, s, ns, f->axis.points, &o);
         delwin(top_band);
     }
     if (h2 <= 0)
@@ -155,34 +278,49 @@ static void panel_drops(tui *t, WINDOW *pw, WINDOW *plot, dash_frame *f)
     if (!est)
         return;
     tui_series_ref e[CUPSTORE_KIND_MAX];
+    char item[CUPSTORE_KIND_MAX][2][40];   /* full and short "kind~value" */
     size_t ne = 0;
-    char lab[128] = "est. by kind:";
-    size_t ll = strlen(lab);
     for (int k = 0; k < CUPSTORE_KIND_MAX; k++) {
         const bool *va;
         const double *v = view_series(t, f, (int)(ns + ne), TUI_S_EST_KIND + k, &va);
         if (tui_scale_max(v, va, f->axis.points) <= 0.0)
             continue;
-        e[ne++] = (tui_series_ref){v, va, TUI_C_ESTIMATE, TUI_PLOT_DOTS};
         char val[16];
         tui_format_count(cursor_value(t, TUI_S_EST_KIND + k), val, sizeof val);
-        ll += (size_t)snprintf(lab + ll, ll < sizeof lab ? sizeof lab - ll : 0, " %s~%s",
-                               cupstore_kind_name((unsigned)k), val);
-        if (ll >= sizeof lab)
-            break;
+        const char *name = cupstore_kind_name((unsigned)k);
+        snprintf(item[ne][0], sizeof item[ne][0], " %s~%s", name, val);
+        snprintf(item[ne][1], sizeof item[ne][1], " %s~%s", legend_abbr(name), val);
+        e[ne++] = (tui_series_ref){v, va, TUI_C_ESTIMATE, TUI_PLOT_DOTS};
     }
-    if (ne == 0)
-        snprintf(lab + strlen("est. by kind:"), sizeof lab - strlen("est. by kind:"), " none");
-    tui_plot_opts o = plot_opts(t, f, 0.0);
-    tui_plot_series(est, e, ne, f->axis.points, &o);
+    tui_plot_opts eo = plot_opts(t, f, 0.0);
+    tui_plot_series(est, e, ne, f->axis.points, &eo);
+    /* The label over the band: every kind in full, else short names, else
+     * as many as fit and "+N" -- never cut in the middle of a value. */
+    char lab[256];
+    int room = getmaxx(est);
+    for (int form = 0; form < 3; form++) {
+        size_t ll = (size_t)snprintf(lab, sizeof lab, "est. by kind:%s", ne ? "" : " none");
+        size_t shown = 0;
+        for (; shown < ne; shown++) {
+            const char *it = item[shown][form ? 1 : 0];
+            size_t more = form == 2 && shown + 1 < ne ? 4 : 0;
+            if ((int)(ll + strlen(it) + more) > room)
+                break;
+            ll += (size_t)snprintf(lab + ll, sizeof lab - ll, "%s", it);
+        }
+        if (shown < ne && form < 2)
+            continue;
+        if (shown < ne)
+            snprintf(lab + ll, sizeof lab - ll, " +%zu", ne - shown);
+        break;
+    }
     tui_draw_text(est, 0, 0, tui_color_attr(TUI_C_ESTIMATE) | A_DIM, lab);
     delwin(est);
 }
 
 static void panel_buffers(tui *t, WINDOW *pw, WINDOW *plot, dash_frame *f)
 {
-    int x;
-    title(pw, "buffers", &x);
+    head_begin(f, "buffers", NULL);
     const bool *va[3];
     const double *v0 = view_series(t, f, 0, TUI_S_BUF_OUT, &va[0]);
     const double *v1 = view_series(t, f, 1, TUI_S_BUF_DECLINED, &va[1]);
@@ -203,23 +341,20 @@ static void panel_buffers(tui *t, WINDOW *pw, WINDOW *plot, dash_frame *f)
     tui_format_count(cursor_value(t, TUI_S_BUF_OUT), a, sizeof a);
     tui_format_count(cursor_value(t, TUI_S_POOL_LIMIT), b, sizeof b);
     snprintf(val, sizeof val, "%s/%s", a, b);
-    legend(pw, &x, TUI_C_SERIES0, "outstanding", val);
+    legend_add(f, TUI_C_SERIES0, "outstanding", val);
     tui_format_count(cursor_value(t, TUI_S_BUF_DECLINED), c, sizeof c);
-    legend(pw, &x, TUI_C_BAD, "declined", c);
+    legend_add(f, TUI_C_BAD, "declined", c);
     tui_format_count(cursor_value(t, TUI_S_OVERHEAD), c, sizeof c);
-    legend(pw, &x, TUI_C_SERIES1, "overhead", c);
+    legend_add(f, TUI_C_SERIES1, "overhead", c);
     tui_series_ref s[3] = {{v1, va[1], TUI_C_BAD, TUI_PLOT_AREA},
                            {v0, va[0], TUI_C_SERIES0, TUI_PLOT_LINE},
                            {v2, va[2], TUI_C_SERIES1, TUI_PLOT_DOTS}};
-    tui_plot_opts o = plot_opts(t, f, top);
-    top = tui_plot_series(plot, s, 3, f->axis.points, &o);
-    top_label(pw, top, false);
+    panel_plot(t, pw, plot, f, s, 3, top, false);
 }
 
 static void panel_queue(tui *t, WINDOW *pw, WINDOW *plot, dash_frame *f)
 {
-    int x;
-    title(pw, "queue", &x);
+    head_begin(f, "queue", NULL);
     const bool *va[3];
     const double *d = view_series(t, f, 0, TUI_S_Q_DEPTH, &va[0]);
     const double *hw = view_series(t, f, 1, TUI_S_Q_HW, &va[1]);
@@ -230,23 +365,20 @@ static void panel_queue(tui *t, WINDOW *pw, WINDOW *plot, dash_frame *f)
         top = tui_scale_nice(m);
     char a[16], b[16];
     tui_format_count(cursor_value(t, TUI_S_Q_DEPTH), a, sizeof a);
-    legend(pw, &x, TUI_C_SERIES1, "depth", a);
+    legend_add(f, TUI_C_SERIES1, "depth", a);
     tui_format_count(cursor_value(t, TUI_S_Q_HW), a, sizeof a);
-    legend(pw, &x, TUI_C_WARN, "high-water", a);
+    legend_add(f, TUI_C_WARN, "high-water", a);
     tui_format_count(cursor_value(t, TUI_S_Q_CAP), b, sizeof b);
-    legend(pw, &x, TUI_C_DIM, "capacity", b);
+    legend_add(f, TUI_C_DIM, "capacity", b);
     tui_series_ref s[2] = {{d, va[0], TUI_C_SERIES1, TUI_PLOT_AREA},
                            {hw, va[1], TUI_C_WARN, TUI_PLOT_LINE}};
-    tui_plot_opts o = plot_opts(t, f, top);
-    top = tui_plot_series(plot, s, 2, f->axis.points, &o);
-    top_label(pw, top, false);
+    panel_plot(t, pw, plot, f, s, 2, top, false);
 }
 
 static void panel_latency(tui *t, WINDOW *pw, WINDOW *plot, dash_frame *f, const char *name,
-                          int first)
+                          const char *abbr, int first)
 {
-    int x;
-    title(pw, name, &x);
+    head_begin(f, name, abbr);
     static const char *const q[3] = {"p50", "p99", "max"};
     static const tui_color col[3] = {TUI_C_SERIES0, TUI_C_SERIES3, TUI_C_BAD};
     tui_series_ref s[3];
@@ -256,21 +388,19 @@ static void panel_latency(tui *t, WINDOW *pw, WINDOW *plot, dash_frame *f, const
         s[2 - i] = (tui_series_ref){v, va, col[i], i == 2 ? TUI_PLOT_DOTS : TUI_PLOT_LINE};
         char val[16];
         tui_format_ns(cursor_value(t, first + i), val, sizeof val);
-        legend(pw, &x, col[i], q[i], val);
+        legend_add(f, col[i], q[i], val);
     }
-    tui_plot_opts o = plot_opts(t, f, 0.0);
-    double top = tui_plot_series(plot, s, 3, f->axis.points, &o);
-    top_label(pw, top, true);
+    panel_plot(t, pw, plot, f, s, 3, 0.0, true);
 }
 
 static void panel_cmp_lat(tui *t, WINDOW *pw, WINDOW *plot, dash_frame *f)
 {
-    panel_latency(t, pw, plot, f, "callback latency", TUI_S_CMP_P50);
+    panel_latency(t, pw, plot, f, "callback latency", "callback", TUI_S_CMP_P50);
 }
 
 static void panel_commit_lat(tui *t, WINDOW *pw, WINDOW *plot, dash_frame *f)
 {
-    panel_latency(t, pw, plot, f, "store commit", TUI_S_COMMIT_P50);
+    panel_latency(t, pw, plot, f, "store commit", "commit", TUI_S_COMMIT_P50);
 }
 
 /* In order of importance: at small sizes the last ones are left out. */
@@ -294,96 +424,188 @@ static void draw_header(tui *t, WINDOW *w)
     if (s) {
         tui_sess_state st = tui_sess_state_of(s);
         bool ok = st == TUI_ST_COMPLETE || (st == TUI_ST_RUNNING && s->sum.complete);
-        char id[40];
+        char id[40], head[128];
         model_sanitize(s->id, strlen(s->id), id, sizeof id, true);
-        tui_draw_textf(w, 0, 0, A_BOLD, "%s  pid %d  %s  %s  ", id, s->have_sum ? s->sum.pid : 0,
-                       tui_sess_state_name(st),
-                       ok ? (st == TUI_ST_RUNNING ? "ok so far" : "COMPLETE") : "INCOMPLETE");
+        const char *verdict = ok ? (st == TUI_ST_RUNNING ? "ok so far" : "COMPLETE") : "INCOMPLETE";
+        /* State and verdict are never cut: on a narrow terminal the pid
+         * (also the id's suffix) goes, then the id keeps its tail. */
+        int cols = getmaxx(w);
+        snprintf(head, sizeof head, "%s  pid %d  %s  %s  ", id, s->have_sum ? s->sum.pid : 0,
+                 tui_sess_state_name(st), verdict);
+        if ((int)strlen(head) > cols) {
+            int fixed = (int)(strlen(tui_sess_state_name(st)) + strlen(verdict)) + 4;
+            int idw = cols - fixed;
+            size_t il = strlen(id);
+            const char *ids = idw > 0 && il > (size_t)idw ? id + il - (size_t)idw : id;
+            snprintf(head, sizeof head, "%.*s  %s  %s", idw > 0 ? idw : 0, ids,
+                     tui_sess_state_name(st), verdict);
+        }
+        int x = tui_draw_text(w, 0, 0, A_BOLD, head);
         /* what it ran on: the label and the first device the agent named */
         const model_prov *p = s->have_sum ? s->sum.prov : NULL;
         char buf[96], lab[64];
         if (p && p->label) {
             model_sanitize(p->label, strlen(p->label), lab, sizeof lab, true);
-            tui_draw_textf(w, 0, getcurx(w), A_BOLD, "[%s]  ", lab);
+            x = tui_draw_textf(w, 0, x, A_BOLD, "[%s]  ", lab);
         }
         for (unsigned d = 0; p && d < CUPSTORE_DEVICE_MAX; d++)
             if (p->dev[d].known) {
                 model_prov_device_label(p, d, buf, sizeof buf);
                 model_sanitize(buf, strlen(buf), lab, sizeof lab, true);
-                tui_draw_textf(w, 0, getcurx(w), 0, "%s  ", lab);
+                x = tui_draw_textf(w, 0, x, 0, "%s  ", lab);
                 break;
             }
-        tui_draw_text(w, 0, getcurx(w), 0, s->cmd);
+        tui_draw_text(w, 0, x, 0, s->cmd);
     }
     wbkgdset(w, ' ');
     wnoutrefresh(w);
+}
+
+/* Items laid out left to right, wrapping onto the next row while there is
+ * one (rows y .. ymax); a last item that finds no row is cut at the edge. */
+typedef struct flow {
+    WINDOW *w;
+    int y, ymax, x, x0;
+} flow;
+
+static void flow_item(flow *f, attr_t a, const char *text)
+{
+    int cols = getmaxx(f->w), n = (int)strlen(text);
+    if (f->x > f->x0 && f->x + n > cols && f->y < f->ymax) {
+        f->y++;
+        f->x = f->x0;
+    }
+    if (f->x >= cols)
+        return;
+    f->x = tui_draw_text(f->w, f->y, f->x, a, text) + 2;
 }
 
 static void draw_counters(tui *t, WINDOW *w)
 {
     werase(w);
     const tui_hist *h = &t->hist;
-    int rows = getmaxy(w), cols = getmaxx(w);
-    int y = 0, x = 0;
-    tui_draw_text(w, y, x, A_BOLD, "loss:");
-    x = 6;
+    int rows = getmaxy(w);
+    tui_draw_text(w, 0, 0, A_BOLD, "loss:");
+    flow fl = {w, 0, rows >= 2 ? rows - 2 : 0, 6, 6};
     for (unsigned c = 0; c < CUPSTORE_LOSS_MAX; c++) {
         char val[16], item[48];
         tui_format_count((double)h->loss_sum[c], val, sizeof val);
-        int n = snprintf(item, sizeof item, "%s %s", cupstore_loss_name(c), val);
-        if (x + n >= cols && y + 2 < rows) {
-            y++;
-            x = 6;
-        }
-        tui_draw_text(w, y, x,
-                      h->loss_sum[c] ? tui_color_attr(TUI_C_BAD) : tui_color_attr(TUI_C_DIM),
-                      item);
-        x += n + 2;
+        snprintf(item, sizeof item, "%s %s", cupstore_loss_name(c), val);
+        flow_item(&fl, h->loss_sum[c] ? tui_color_attr(TUI_C_BAD) : tui_color_attr(TUI_C_DIM),
+                  item);
     }
-    y = rows - 1;
-    char kinds[128];
-    x = 0;
+    /* The last row: control state, epoch, the mark in progress (with its
+     * instruction), then the kinds, longest and least urgent, last. */
+    fl = (flow){w, rows - 1, rows - 1, 0, 0};
+    char kinds[128], item[192];
     if (h->have_ctl) {
-        cupstore_kinds_format(h->ctl.kinds, kinds, sizeof kinds);
         bool applied = h->have_last && h->last.ctl_gen_applied >= h->ctl.gen;
-        tui_draw_textf(w, y, x, 0, "control gen %llu [%s] ", (unsigned long long)h->ctl.gen,
-                       kinds);
-        x = getcurx(w);
-        if (applied && h->ctl.result != 0)
-            tui_draw_textf(w, y, x, tui_color_attr(TUI_C_BAD), "failed (%d)", (int)h->ctl.result);
-        else
-            tui_draw_text(w, y, x, tui_color_attr(applied ? TUI_C_OK : TUI_C_WARN),
-                          applied ? "applied" : "pending");
-        x = getcurx(w) + 2;
-    } else {
-        tui_draw_text(w, y, x, tui_color_attr(TUI_C_DIM), "control: no requests");
-        x = getcurx(w) + 2;
+        if (applied) {
+            snprintf(item, sizeof item, "control gen %llu", (unsigned long long)h->ctl.gen);
+        } else {
+            cupstore_kinds_format(h->ctl.kinds, kinds, sizeof kinds);
+            snprintf(item, sizeof item, "control gen %llu [%s]", (unsigned long long)h->ctl.gen,
+                     kinds);
+        }
+        flow_item(&fl, 0, item);
+        fl.x -= 1;
+        if (applied && h->ctl.result != 0) {
+            snprintf(item, sizeof item, "failed (%d)", (int)h->ctl.result);
+            flow_item(&fl, tui_color_attr(TUI_C_BAD), item);
+        } else {
+            flow_item(&fl, tui_color_attr(applied ? TUI_C_OK : TUI_C_WARN),
+                      applied ? "applied" : "pending");
+        }
     }
     if (h->have_last) {
-        cupstore_kinds_format(h->last.kinds_enabled, kinds, sizeof kinds);
-        tui_draw_textf(w, y, x, 0, "epoch %u  kinds %s  ", h->last.epoch, kinds);
-        x = getcurx(w);
+        snprintf(item, sizeof item, "epoch %u", h->last.epoch);
+        flow_item(&fl, 0, item);
     }
     if (t->dv.mark_from_set) {
         char c[16];
         tui_format_clock(t->dv.mark_from, c, sizeof c);
-        tui_draw_textf(w, y, x, tui_color_attr(TUI_C_MARK), "mark from %s (M: end)", c);
+        snprintf(item, sizeof item, "mark from %s (M: end)", c);
+        flow_item(&fl, tui_color_attr(TUI_C_MARK), item);
     } else if (h->nmarks) {
-        tui_draw_textf(w, y, x, tui_color_attr(TUI_C_DIM), "marks %zu", h->nmarks);
+        snprintf(item, sizeof item, "marks %zu", h->nmarks);
+        flow_item(&fl, tui_color_attr(TUI_C_DIM), item);
     }
+    if (tui_agent_disabled(h)) {
+        flow_item(&fl, tui_color_attr(TUI_C_BAD),
+                  "kinds none: agent off (cuptop report says why)");
+    } else if (h->have_last) {
+        uint32_t on = tui_kinds_on(h);
+        cupstore_kinds_format(on, kinds, sizeof kinds);
+        snprintf(item, sizeof item, "kinds %s", on ? kinds : "none");
+        if (fl.x + (int)strlen(item) > getmaxx(w)) {
+            /* One letter per kind (the kind panel's legend), not cut. */
+            static const char letters[] = "KCSRDYOMX";
+            size_t n = (size_t)snprintf(item, sizeof item, "kinds ");
+            for (unsigned k = 0; k < CUPSTORE_KIND_MAX && n + 1 < sizeof item; k++)
+                item[n++] = on & (1u << k) ? letters[k] : '.';
+            item[n] = '\0';
+        }
+        flow_item(&fl, 0, item);
+    }
+    static const char no_ctl[] = "control: no requests";
+    if (!h->have_ctl && fl.x + (int)strlen(no_ctl) <= getmaxx(w))   /* least news: last, if room */
+        flow_item(&fl, tui_color_attr(TUI_C_DIM), no_ctl);
     wnoutrefresh(w);
 }
 
-static void axis_put(WINDOW *w, int x0, int width, int col, chtype ch, attr_t a)
+/* The axis row of one column of panels: what is drawn where, so that a
+ * clock label never covers a marker (epoch, mark, cursor) or another
+ * label. */
+#define AXIS_MAX_COLS 1024
+typedef struct axis_row {
+    WINDOW *w;
+    int x0, width;
+    bool occ[AXIS_MAX_COLS];
+} axis_row;
+
+static void axis_put(axis_row *r, int col, chtype ch, attr_t a)
 {
-    if (col >= 0 && col < width)
-        mvwaddch(w, 0, x0 + col, ch | a);
+    if (col >= 0 && col < r->width && col < AXIS_MAX_COLS) {
+        mvwaddch(r->w, 0, r->x0 + col, ch | a);
+        r->occ[col] = true;
+    }
+}
+
+static bool axis_free(const axis_row *r, int col, int len)
+{
+    if (col < 0 || col + len > r->width || col + len > AXIS_MAX_COLS)
+        return false;
+    for (int i = col - 1; i <= col + len; i++)   /* and a gap on each side */
+        if (i >= 0 && i < r->width && r->occ[i])
+            return false;
+    return true;
+}
+
+/* Put a clock label at `col`, or the nearest free place within a few
+ * columns in direction `dir`; leave it out when there is none. */
+static void axis_label(axis_row *r, int col, int dir, const char *lab)
+{
+    int len = (int)strlen(lab);
+    for (int k = 0; k <= 12; k++) {
+        int c = col + dir * k;
+        if (!axis_free(r, c, len))
+            continue;
+        tui_draw_text(r->w, 0, r->x0 + c, tui_color_attr(TUI_C_DIM), lab);
+        for (int i = 0; i < len; i++)
+            r->occ[c + i] = true;
+        return;
+    }
 }
 
 static void draw_axis(tui *t, WINDOW *w, dash_frame *f, int x0, int width)
 {
     const tui_hist *h = &t->hist;
     char lab[32];
+    axis_row r;
+    memset(&r, 0, sizeof r);
+    r.w = w;
+    r.x0 = x0;
+    r.width = width < AXIS_MAX_COLS ? width : AXIS_MAX_COLS;
     wattron(w, tui_color_attr(TUI_C_DIM));
     if (t->ascii) {
         mvwhline(w, 0, x0, '-', width);
@@ -394,40 +616,48 @@ static void draw_axis(tui *t, WINDOW *w, dash_frame *f, int x0, int width)
     wattroff(w, tui_color_attr(TUI_C_DIM));
     /* The view is right-aligned: the last point is in the last column. */
     int lead = width - (int)((f->axis.points + (size_t)f->ppc - 1) / (size_t)f->ppc);
-    tui_format_clock(f->axis.first, lab, sizeof lab);
-    tui_draw_text(w, 0, x0 + (lead > 0 ? lead : 0), tui_color_attr(TUI_C_DIM), lab);
-    uint64_t last = f->axis.first + f->axis.points * f->axis.span - 1;
-    tui_format_clock(last, lab, sizeof lab);
-    if (width > 20)
-        tui_draw_text(w, 0, x0 + width - 1 - (int)strlen(lab), tui_color_attr(TUI_C_DIM), lab);
+    /* Markers first (they matter more than the clock): epoch starts, marks,
+     * the cursor; then the epochs' names where they cover no marker. */
     for (size_t i = 0; i < h->nepochs; i++) {
         long p = tui_axis_point(&f->axis, h->epochs[i].start_ns / 1000000000u);
-        if (p < 0)
-            continue;
-        int col = lead + tui_axis_col(p, f->ppc);
-        axis_put(w, x0, width, col, '|', tui_color_attr(TUI_C_EPOCH));
-        char e[12];
-        snprintf(e, sizeof e, "E%u", h->epochs[i].id);
-        for (int k = 0; e[k] && col + 1 + k < width; k++)
-            axis_put(w, x0, width, col + 1 + k, (chtype)(unsigned char)e[k],
-                     tui_color_attr(TUI_C_EPOCH));
+        if (p >= 0)
+            axis_put(&r, lead + tui_axis_col(p, f->ppc), '|', tui_color_attr(TUI_C_EPOCH));
     }
     for (size_t i = 0; i < h->nmarks; i++) {
         long a = tui_axis_point(&f->axis, h->marks[i].from_ns / 1000000000u);
         long b = tui_axis_point(&f->axis, h->marks[i].to_ns / 1000000000u);
         if (a >= 0)
-            axis_put(w, x0, width, lead + tui_axis_col(a, f->ppc), '[', tui_color_attr(TUI_C_MARK));
+            axis_put(&r, lead + tui_axis_col(a, f->ppc), '[', tui_color_attr(TUI_C_MARK));
         if (b >= 0)
-            axis_put(w, x0, width, lead + tui_axis_col(b, f->ppc), ']', tui_color_attr(TUI_C_MARK));
+            axis_put(&r, lead + tui_axis_col(b, f->ppc), ']', tui_color_attr(TUI_C_MARK));
     }
     if (t->dv.mark_from_set) {
         long a = tui_axis_point(&f->axis, t->dv.mark_from);
         if (a >= 0)
-            axis_put(w, x0, width, lead + tui_axis_col(a, f->ppc), '[', tui_color_attr(TUI_C_MARK));
+            axis_put(&r, lead + tui_axis_col(a, f->ppc), '[', tui_color_attr(TUI_C_MARK));
     }
     if (f->cursor >= 0)
-        axis_put(w, x0, width, lead + tui_axis_col(f->cursor, f->ppc), '^',
-                 tui_color_attr(TUI_C_CURSOR));
+        axis_put(&r, lead + tui_axis_col(f->cursor, f->ppc), '^', tui_color_attr(TUI_C_CURSOR));
+    for (size_t i = 0; i < h->nepochs; i++) {
+        long p = tui_axis_point(&f->axis, h->epochs[i].start_ns / 1000000000u);
+        if (p < 0)
+            continue;
+        char e[12];
+        int len = snprintf(e, sizeof e, "E%u", h->epochs[i].id);
+        int col = lead + tui_axis_col(p, f->ppc) + 1;
+        bool room = col + len <= r.width;
+        for (int k = 0; room && k < len; k++)
+            room = !r.occ[col + k];
+        for (int k = 0; room && k < len; k++)
+            axis_put(&r, col + k, (chtype)(unsigned char)e[k], tui_color_attr(TUI_C_EPOCH));
+    }
+    /* The clock at both ends of the view, where the markers leave room. */
+    tui_format_clock(f->axis.first, lab, sizeof lab);
+    axis_label(&r, lead > 0 ? lead : 0, 1, lab);
+    uint64_t last = f->axis.first + f->axis.points * f->axis.span - 1;
+    tui_format_clock(last, lab, sizeof lab);
+    if (width > 20)
+        axis_label(&r, width - 1 - (int)strlen(lab), -1, lab);
 }
 
 /* ---- The widget --------------------------------------------------------- */
@@ -451,7 +681,7 @@ static void dash_layout(tui *t)
 {
     tui_dash_view *v = &t->dv;
     dash_destroy(t);
-    v->too_small = !tui_layout_dash(LINES, COLS, t->opts->demo_hint != NULL, &v->lay);
+    v->too_small = !tui_layout_dash(LINES, COLS, tui_banner_rows(t, COLS), &v->lay);
     if (v->too_small)
         return;
     v->win_header = tui_window(NULL, v->lay.header);
@@ -506,7 +736,7 @@ static tui_axis dash_axis(tui *t)
     tui_dash_view *v = &t->dv;
     size_t points = dash_points(t);
     uint64_t last = v->follow ? dash_newest(t) : v->last;
-    if (v->follow)
+    if (v->follow && v->cursor_live)
         v->cursor = last;
     return tui_axis_ending(last, points, v->span);
 }
@@ -525,7 +755,7 @@ static void dash_draw(tui *t)
         werase(v->win_banner);
         wbkgdset(v->win_banner, ' ' | tui_color_attr(TUI_C_BANNER));
         werase(v->win_banner);
-        tui_draw_text(v->win_banner, 0, 1, tui_color_attr(TUI_C_BANNER), t->opts->demo_hint);
+        tui_draw_banner(t, v->win_banner, 0, getmaxy(v->win_banner));
         wbkgdset(v->win_banner, ' ');
         wnoutrefresh(v->win_banner);
     }
@@ -544,6 +774,10 @@ static void dash_draw(tui *t)
         werase(v->win_panel[i]);
         if (v->win_plot[i])
             dash_panels[i].draw(t, v->win_panel[i], v->win_plot[i], &f);
+        if (f.tmp_plot) {
+            delwin(f.tmp_plot);
+            f.tmp_plot = NULL;
+        }
         wnoutrefresh(v->win_panel[i]);
         if (v->lay.panels[i].y == v->lay.panels[0].y)   /* first row: one axis per column */
             draw_axis(t, v->win_axis, &f, v->lay.panels[i].x, v->lay.panels[i].w - 1);
@@ -590,7 +824,8 @@ static void dash_scroll(tui *t, long delta_points, bool move_cursor)
         last = cur;
     if (last >= newest)
         last = newest;
-    v->follow = last >= newest && cur >= newest;
+    v->follow = last >= newest;
+    v->cursor_live = v->follow && cur >= newest;
     v->last = last;
     v->cursor = cur;
 }
@@ -641,16 +876,18 @@ static bool dash_on_key(tui *t, int key)
         dash_scroll(t, page, false);
         return true;
     case KEY_HOME:
+        /* The cursor goes to the oldest second; when the whole session
+         * fits in the view, the view keeps following (nothing to scroll). */
         if (t->hist.len) {
-            v->follow = false;
             v->cursor = t->hist.base;
+            v->cursor_live = false;
             v->last = t->hist.base + dash_points(t) * v->span - 1;
-            if (v->last >= dash_newest(t))
-                v->follow = true;
+            v->follow = v->last >= dash_newest(t);
         }
         return true;
     case KEY_END:
         v->follow = true;
+        v->cursor_live = true;
         return true;
     case '+':
     case '=':

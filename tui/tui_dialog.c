@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "tui_int.h"
@@ -25,12 +26,39 @@ void tui_set_status(tui *t, tui_color c, const char *fmt, ...)
     vsnprintf(t->status, sizeof t->status, fmt, ap);
     va_end(ap);
     t->status_attr = (int)c;
+    t->status_gen = 0;
+}
+
+void tui_status_pending(tui *t, uint64_t gen, const char *what)
+{
+    tui_set_status(t, TUI_C_WARN, "control request gen %llu sent: %s (pending)",
+                   (unsigned long long)gen, what);
+    t->status_gen = gen;
+    snprintf(t->status_what, sizeof t->status_what, "%s", what);
+}
+
+void tui_status_update(tui *t)
+{
+    const tui_hist *h = &t->hist;
+    if (!t->status_gen || !h->have_last || h->last.ctl_gen_applied < t->status_gen)
+        return;
+    bool failed = h->have_ctl && h->ctl.gen == t->status_gen && h->ctl.result != 0;
+    uint64_t gen = t->status_gen;
+    char what[sizeof t->status_what];
+    snprintf(what, sizeof what, "%s", t->status_what);
+    if (failed)
+        tui_set_status(t, TUI_C_BAD, "control request gen %llu applied with an error (%d): %s",
+                       (unsigned long long)gen, (int)h->ctl.result, what);
+    else
+        tui_set_status(t, TUI_C_OK, "control request gen %llu applied: %s",
+                       (unsigned long long)gen, what);
 }
 
 bool tui_prompt(tui *t, const char *label, char *buf, size_t len)
 {
     size_t n = strlen(buf);
     bool ok = false;
+    bool fresh = n > 0;   /* the default is selected: typing replaces it */
     curs_set(1);
     for (;;) {
         WINDOW *w = newwin(1, COLS, LINES - 2, 0);
@@ -45,16 +73,19 @@ bool tui_prompt(tui *t, const char *label, char *buf, size_t len)
         const char *shown = buf;
         if (room > 0 && (int)n > room)
             shown = buf + n - (size_t)room;
+        if (fresh)
+            wattron(w, A_REVERSE);
         waddnstr(w, shown, room > 0 ? room : 0);
+        if (fresh)
+            wattroff(w, A_REVERSE);
         wnoutrefresh(w);
         doupdate();
-        wtimeout(w, 1000);
         keypad(w, TRUE);
-        int ch = wgetch(w);
+        int ch = tui_getch(t, w, 1000);
         delwin(w);
         if (ch == ERR)
             continue;
-        if (ch == 27) {
+        if (ch == TUI_KEY_GONE || ch == 27) {
             break;
         } else if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
             ok = true;
@@ -62,19 +93,62 @@ bool tui_prompt(tui *t, const char *label, char *buf, size_t len)
         } else if (ch == KEY_BACKSPACE || ch == 127 || ch == 8) {
             if (n > 0)
                 buf[--n] = '\0';
+            fresh = false;
         } else if (ch == 21) {   /* ^U */
             n = 0;
             buf[0] = '\0';
+            fresh = false;
+        } else if (ch == KEY_LEFT || ch == KEY_RIGHT || ch == KEY_END || ch == 5) {
+            fresh = false;   /* keep the default and edit it at its end */
         } else if (ch == KEY_RESIZE) {
             tui_redraw(t);
-        } else if (ch >= 32 && ch < 127 && n + 1 < len) {
-            buf[n++] = (char)ch;
-            buf[n] = '\0';
+        } else if (ch >= 32 && ch < 127) {
+            if (fresh) {
+                n = 0;
+                buf[0] = '\0';
+                fresh = false;
+            }
+            if (n + 1 < len) {
+                buf[n++] = (char)ch;
+                buf[n] = '\0';
+            }
         }
     }
     curs_set(0);
     tui_redraw(t);
     return ok;
+}
+
+bool tui_confirm(tui *t, const char *question)
+{
+    bool yes = false;
+    for (;;) {
+        WINDOW *w = newwin(1, COLS, LINES - 2, 0);
+        if (!w)
+            break;
+        werase(w);
+        wattron(w, A_BOLD | tui_color_attr(TUI_C_WARN));
+        mvwaddnstr(w, 0, 0, question, COLS - 1);
+        wattroff(w, A_BOLD | tui_color_attr(TUI_C_WARN));
+        waddnstr(w, " (y/n) ", COLS - getcurx(w) - 1 > 0 ? COLS - getcurx(w) - 1 : 0);
+        wnoutrefresh(w);
+        doupdate();
+        keypad(w, TRUE);
+        int ch = tui_getch(t, w, 1000);
+        delwin(w);
+        if (ch == ERR)
+            continue;
+        if (ch == KEY_RESIZE) {
+            tui_redraw(t);
+            continue;
+        }
+        if (ch == 'y' || ch == 'Y')
+            yes = true;
+        if (ch == 'y' || ch == 'Y' || ch == 'n' || ch == 'N' || ch == 27 || ch == TUI_KEY_GONE)
+            break;
+    }
+    tui_redraw(t);
+    return yes;
 }
 
 int tui_choose(tui *t, const char *title, const char *const *items, int n)
@@ -103,10 +177,9 @@ int tui_choose(tui *t, const char *title, const char *const *items, int n)
         wnoutrefresh(win);
         doupdate();
         keypad(win, TRUE);
-        wtimeout(win, 1000);
-        int ch = wgetch(win);
+        int ch = tui_getch(t, win, 1000);
         delwin(win);
-        if (ch == 27)
+        if (ch == 27 || ch == TUI_KEY_GONE)
             break;
         if (ch == KEY_UP && sel > 0)
             sel--;
@@ -197,10 +270,9 @@ static int export_progress_cb(uint64_t done, uint64_t total, void *arg)
             mvwprintw(w, 0, 0, "exporting: %llu records  Esc cancels", (unsigned long long)done);
         wnoutrefresh(w);
         doupdate();
-        nodelay(w, TRUE);
-        int ch = wgetch(w);
+        int ch = tui_getch(p->t, w, 0);
         delwin(w);
-        if (ch == 27) {
+        if (ch == 27 || ch == TUI_KEY_GONE) {
             p->cancelled = true;
             return 1;
         }
@@ -260,6 +332,17 @@ void tui_export(tui *t, const char *mark)
     eo.mark = name;
     eo.format = formats[f];
     eo.output = path;
+    /* The monitor has no --force: ask before replacing a file. */
+    struct stat sb;
+    if (lstat(path, &sb) == 0) {
+        char q[600];
+        snprintf(q, sizeof q, "%s exists: overwrite it?", path);
+        if (!tui_confirm(t, q)) {
+            tui_set_status(t, TUI_C_DIM, "export cancelled: %s kept", path);
+            return;
+        }
+        eo.force = true;
+    }
     /* LMDB: never two handles on one environment in a process. */
     tui_store_release(&t->store, (size_t)t->cur);
     struct export_progress p = {t, 0, false};

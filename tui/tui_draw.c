@@ -7,6 +7,19 @@
 
 #include "tui_int.h"
 
+bool tui_agent_disabled(const tui_hist *h)
+{
+    return (h->have_last && (h->last.flags & CUPSTORE_HF_DISABLED)) ||
+           (h->have_final && h->fin.exit_path == CUPSTORE_EXIT_DETACH);
+}
+
+uint32_t tui_kinds_on(const tui_hist *h)
+{
+    if (!h->have_last || tui_agent_disabled(h))
+        return 0;
+    return h->last.kinds_enabled;
+}
+
 WINDOW *tui_window(WINDOW *old, tui_rect r)
 {
     if (old)
@@ -23,35 +36,78 @@ void tui_window_free(WINDOW **w)
     *w = NULL;
 }
 
-void tui_draw_text(WINDOW *w, int y, int x, attr_t a, const char *s)
+/* Text cut at the window's right edge.  Returns the column after it, or
+ * the window's width when it was cut (nothing more fits on the row): a
+ * caller that appends must use this, not getcurx, which stays on the last
+ * column after a cut and lets the next text overwrite its last character. */
+int tui_draw_text(WINDOW *w, int y, int x, attr_t a, const char *s)
 {
     if (!w)
-        return;
-    int room = getmaxx(w) - x;
+        return 0;
+    int maxx = getmaxx(w);
+    int room = maxx - x;
     if (room <= 0 || y < 0 || y >= getmaxy(w))
-        return;
+        return maxx;
     wattron(w, a);
     mvwaddnstr(w, y, x, s, room);
     wattroff(w, a);
+    /* Display columns: the text is ASCII or already sanitised (UTF-8). */
+    int cols = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        cols += (*p & 0xc0) != 0x80;
+    return cols >= room ? maxx : x + cols;
 }
 
-void tui_draw_textf(WINDOW *w, int y, int x, attr_t a, const char *fmt, ...)
+int tui_draw_textf(WINDOW *w, int y, int x, attr_t a, const char *fmt, ...)
 {
     char buf[512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    /* Cut by display columns: the text is ASCII or already sanitised. */
-    if (!w)
-        return;
-    int room = getmaxx(w) - x;
-    if (room <= 0 || y < 0 || y >= getmaxy(w))
-        return;
+    return tui_draw_text(w, y, x, a, buf);
+}
+
+int tui_draw_wrapped(WINDOW *w, int y, int x, attr_t a, const char *s, int maxrows)
+{
+    if (!w || maxrows <= 0)
+        return 0;
+    tui_line lines[16];
+    int width = getmaxx(w) - x;
+    if (width <= 0)
+        return 0;
+    size_t n = tui_wrap(s, width, lines, sizeof lines / sizeof lines[0]);
+    int rows = (int)n < maxrows ? (int)n : maxrows;
     wattron(w, a);
-    wmove(w, y, x);
-    waddnstr(w, buf, -1);
+    for (int i = 0; i < rows && y + i < getmaxy(w); i++)
+        mvwaddnstr(w, y + i, x, s + lines[i].start, (int)lines[i].len);
     wattroff(w, a);
+    return rows;
+}
+
+#define TUI_BANNER_MAX_ROWS 3
+
+int tui_banner_rows(const tui *t, int cols)
+{
+    const char *hint = t->opts ? t->opts->demo_hint : NULL;
+    if (!hint || !hint[0])
+        return 0;
+    tui_line lines[TUI_BANNER_MAX_ROWS];
+    int n = (int)tui_wrap(hint, cols - 2, lines, TUI_BANNER_MAX_ROWS);
+    return n > 0 ? n : 1;
+}
+
+void tui_draw_banner(const tui *t, WINDOW *w, int y, int rows)
+{
+    const char *hint = t->opts ? t->opts->demo_hint : NULL;
+    if (!w || !hint || rows <= 0)
+        return;
+    attr_t a = tui_color_attr(TUI_C_BANNER);
+    wattron(w, a);
+    for (int r = 0; r < rows && y + r < getmaxy(w); r++)
+        mvwhline(w, y + r, 0, ' ', getmaxx(w));
+    wattroff(w, a);
+    tui_draw_wrapped(w, y, 1, a, hint, rows);
 }
 
 void tui_draw_footer(WINDOW *w, const char *const *keys, size_t n)
@@ -89,18 +145,19 @@ void tui_draw_status(tui *t, WINDOW *w)
     wnoutrefresh(w);
 }
 
-/* At most 22 lines: the box fits an 80x24 terminal. */
+/* At most 22 lines of at most 76 columns: the box (78 wide, borders
+ * included) fits an 80x24 terminal. */
 static const char *const help_lines[] = {
     "cuptop - CUPTI activity trace loss monitor",
     "Everywhere",
     "  F1 ?        this help (Esc closes)      q F10     quit",
-    "  Esc         close a dialog / go back    a         aggregate view per device",
+    "  Esc         close a dialog / go back    a         devices (sums per device)",
     "Sessions screen",
     "  Up Down     select a session            Enter     open its dashboard",
-    "  F6 < >      sort column (again: invert) /         filter (Esc clears)",
+    "  F6 < >      sort column   I invert      /         new filter (Esc clears)",
     "Session dashboard",
     "  Left Right  move the time cursor        PgUp PgDn scroll a page",
-    "  Home End    oldest / follow live data   + -       zoom the time axis",
+    "  Home End    cursor to oldest / live     + -       zoom the time axis",
     "  m           mark window start at cursor M         mark end, name it",
     "  e           export the marked window    k         kind panel + epochs",
     "Kind panel",
@@ -136,8 +193,12 @@ void tui_help_draw(tui *t)
     werase(win);
     box(win, 0, 0);
     tui_draw_text(win, 0, 2, A_BOLD, " Help ");
-    for (int i = 0; i < n && i + 1 < h - 1; i++)
-        tui_draw_text(win, i + 1, 1, help_heading(i) ? A_BOLD : 0, help_lines[i]);
+    /* Inside the borders only: a long line must not overwrite the right one. */
+    for (int i = 0; i < n && i + 1 < h - 1; i++) {
+        wattron(win, help_heading(i) ? A_BOLD : 0);
+        mvwaddnstr(win, i + 1, 1, help_lines[i], w - 2 > 0 ? w - 2 : 0);
+        wattroff(win, A_BOLD);
+    }
     tui_draw_text(win, h - 1, w - 16 > 0 ? w - 16 : 0, 0, " Esc: close ");
     wnoutrefresh(win);
     delwin(win);

@@ -2,14 +2,20 @@
  * sample (short read txns) -> update -> draw, keys, store checks. */
 #include "config.h"
 
+#include <errno.h>
 #include <langinfo.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "tui_int.h"
+
+struct tui_signals tui_signals;
 
 uint64_t tui_clock_ns(clockid_t c)
 {
@@ -55,6 +61,7 @@ void tui_open_session(tui *t, size_t i)
     t->kv.judged = false;
     tui_hist_reset(&t->hist);
     t->dv.follow = true;
+    t->dv.cursor_live = true;
     t->dv.span = 1;
     t->dv.mark_from_set = false;
     t->dv.sel_mark[0] = '\0';
@@ -103,8 +110,68 @@ int tui_frame_sample(tui *t, char **cause)
         rc = screens[t->screen]->sample(t);
         if (rc != 0)
             tui_set_status(t, TUI_C_BAD, "cannot read the session: %s", cupstore_strerror(rc));
+        else if (t->screen != TUI_SCR_SESSIONS && t->screen != TUI_SCR_AGG)
+            tui_status_update(t);
     }
     return 0;
+}
+
+bool tui_input_lost(short revents)
+{
+    return (revents & (POLLHUP | POLLERR | POLLNVAL)) != 0;
+}
+
+/* After an ERR from getch: is the terminal still there?  A hung-up or
+ * closed terminal polls as HUP/ERR (and tcgetattr fails with EIO); a
+ * readable one that gave ERR gave end of file. */
+static bool terminal_gone(bool readable_means_eof)
+{
+    struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
+    int n = poll(&p, 1, 0);
+    if (n < 0)
+        return errno != EINTR && errno != EAGAIN;
+    if (n > 0 && tui_input_lost(p.revents))
+        return true;
+    struct termios tio;
+    if (tcgetattr(STDIN_FILENO, &tio) != 0 && errno != EINTR)
+        return true;
+    return n > 0 && (p.revents & POLLIN) && readable_means_eof;
+}
+
+int tui_getch(tui *t, WINDOW *w, int ms)
+{
+    if (!w)
+        w = stdscr;
+    if (tui_signals.quit || tui_signals.hangup) {
+        t->lost = t->lost || tui_signals.hangup;
+        t->quit = true;
+        return TUI_KEY_GONE;
+    }
+    uint64_t start = tui_clock_ns(CLOCK_MONOTONIC);
+    wtimeout(w, ms);
+    int ch = wgetch(w);
+    if (ch != ERR && !tui_signals.quit && !tui_signals.hangup) {
+        t->early_errs = 0;
+        return ch;
+    }
+    if (tui_signals.quit || tui_signals.hangup) {
+        t->lost = t->lost || tui_signals.hangup;
+        t->quit = true;
+        return TUI_KEY_GONE;
+    }
+    /* ERR: the time ran out, or the terminal is gone.  An ERR well before
+     * the time ran out with input "readable" is end of file. */
+    uint64_t waited_ms = (tui_clock_ns(CLOCK_MONOTONIC) - start) / 1000000u;
+    bool early = ms != 0 && (ms < 0 || waited_ms + 5 < (uint64_t)ms);
+    t->early_errs = early ? t->early_errs + 1 : 0;
+    /* Whatever the terminal says: a getch that keeps failing at once is
+     * one that will never give a key (and would spin the CPU). */
+    if (terminal_gone(early) || t->early_errs > 200) {
+        t->lost = true;
+        t->quit = true;
+        return TUI_KEY_GONE;
+    }
+    return ERR;
 }
 
 void tui_handle_key(tui *t, int ch)
@@ -129,6 +196,7 @@ void tui_handle_key(tui *t, int ch)
     if (screens[t->screen]->on_key(t, ch))
         return;
     if (ch == 'a') {
+        t->agg_from = t->screen;
         tui_set_screen(t, TUI_SCR_AGG);
         return;
     }

@@ -187,6 +187,7 @@ typedef struct tui_sessions_view {
 
 typedef struct tui_dash_view {
     bool follow;                 /* the view tracks the newest second     */
+    bool cursor_live;            /* the cursor tracks it too (End)        */
     uint64_t last;               /* last second shown when not following  */
     uint64_t cursor;             /* second under the cursor               */
     uint64_t span;               /* seconds per point (zoom)              */
@@ -237,9 +238,14 @@ struct tui {
     tui_agg_view av;
     bool help;                   /* help overlay open                     */
     bool quit;
+    bool lost;                   /* the terminal went away (EOF, hangup)  */
+    unsigned early_errs;         /* getch ERRs in a row before their time */
+    tui_screen agg_from;         /* screen the devices view was opened from */
     bool dirty_layout;
     char status[256];            /* one-line message                      */
     int status_attr;
+    uint64_t status_gen;         /* status says this request is pending   */
+    char status_what[128];       /* what that request changes             */
     uint64_t now_ns;
     /* The export writer (tui_opts.export_fn; NULL: export unavailable).
      * A pointer keeps tui/ linkable without src/export (tests, bench). */
@@ -263,6 +269,19 @@ void tui_set_screen(tui *t, tui_screen s);
 void tui_open_session(tui *t, size_t i);
 void tui_set_status(tui *t, tui_color c, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/** Status for a control request just sent: "pending" now, rewritten to
+ *  "applied" once a health row acknowledges generation gen. */
+void tui_status_pending(tui *t, uint64_t gen, const char *what);
+/** Rewrite a pending request's status once the agent applied it. */
+void tui_status_update(tui *t);
+
+/* ---- What the stored state says is on (tui_draw.c) -------------------- */
+/** The agent stepped aside (CUPTI could not start, or it disabled itself):
+ *  its health rows say DISABLED or its final status is DETACH. */
+bool tui_agent_disabled(const tui_hist *h);
+/** Kinds collecting now: the last health row's, none when the agent is
+ *  disabled (its rows may still carry the configured mask). */
+uint32_t tui_kinds_on(const tui_hist *h);
 
 /* ---- Small helpers (tui_frame.c) ---------------------------------------- */
 /** Nanoseconds on clock c. */
@@ -273,10 +292,18 @@ char *tui_strdupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* ---- Shared drawing helpers (tui_draw.c) ----------------------------- */
 /** Draw the footer key bar: pairs of "key", "label". */
 void tui_draw_footer(WINDOW *w, const char *const *keys, size_t n);
-/** Draw a string cut to the window width at (y, x) with attributes. */
-void tui_draw_text(WINDOW *w, int y, int x, attr_t a, const char *s);
-void tui_draw_textf(WINDOW *w, int y, int x, attr_t a, const char *fmt, ...)
+/** Draw a string cut to the window width at (y, x) with attributes.
+ *  Returns the column after it, or the window's width when it was cut. */
+int tui_draw_text(WINDOW *w, int y, int x, attr_t a, const char *s);
+int tui_draw_textf(WINDOW *w, int y, int x, attr_t a, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+/** Draw s wrapped at spaces from (y, x) over at most maxrows rows; returns
+ *  the rows used. */
+int tui_draw_wrapped(WINDOW *w, int y, int x, attr_t a, const char *s, int maxrows);
+/** Rows the demo banner needs at this width (0: no banner; at most 3). */
+int tui_banner_rows(const tui *t, int cols);
+/** Draw the demo banner, wrapped, on rows y .. y + rows - 1 of w. */
+void tui_draw_banner(const tui *t, WINDOW *w, int y, int rows);
 /** (Re)create a window for a rect; NULL for an empty rect. */
 WINDOW *tui_window(WINDOW *old, tui_rect r);
 void tui_window_free(WINDOW **w);
@@ -285,12 +312,36 @@ void tui_help_draw(tui *t);
 /** Draw the status line of any screen. */
 void tui_draw_status(tui *t, WINDOW *w);
 
+/* ---- Keys and signals (tui_frame.c) ----------------------------------- */
+/* Signal handlers only set these flags; every wait for a key reads them. */
+struct tui_signals {
+    volatile sig_atomic_t quit;     /* SIGINT, SIGTERM                      */
+    volatile sig_atomic_t hangup;   /* SIGHUP: the terminal is gone         */
+};
+extern struct tui_signals tui_signals;
+
+/** Returned by tui_getch when the monitor must end: a stop signal came or
+ *  the terminal went away (then t->lost is set too).  t->quit is set. */
+#define TUI_KEY_GONE (-2)
+/** Wait up to ms milliseconds (< 0: forever) for a key on w (NULL: stdscr).
+ *  Returns the key, ERR when the time ran out, or TUI_KEY_GONE.  Every
+ *  loop that waits for a key (frame loop, dialogs) goes through here, so a
+ *  lost terminal or a stop signal ends the monitor from any dialog. */
+int tui_getch(tui *t, WINDOW *w, int ms);
+/** Pure: does an ERR from getch mean the terminal is gone?  revents: what
+ *  poll(2) said about the terminal's input just after. */
+bool tui_input_lost(short revents);
+
 /* ---- Dialogs (tui_dialog.c): modal, Esc cancels ----------------------- */
-/** Line prompt on the last-but-one line; buf holds the default.
- *  Returns true on Enter, false on Esc. */
+/** Line prompt on the last-but-one line; buf holds the default, shown
+ *  selected: typing replaces it, an editing key (Backspace, ^U, Left)
+ *  keeps it for editing.  Returns true on Enter, false on Esc (or when the
+ *  monitor must end). */
 bool tui_prompt(tui *t, const char *label, char *buf, size_t len);
 /** Chooser dialog; returns the index chosen or -1 on Esc. */
 int tui_choose(tui *t, const char *title, const char *const *items, int n);
+/** Yes/no question on the prompt line; true only for y/Y. */
+bool tui_confirm(tui *t, const char *question);
 /** Redraw the current screen (used by modal dialogs on resize). */
 void tui_redraw(tui *t);
 

@@ -39,7 +39,7 @@ static uint32_t kinds_wanted(const tui_hist *h, bool *pending)
     *pending = ctl_pending(h);
     if (*pending)
         return h->ctl.kinds;
-    return h->have_last ? h->last.kinds_enabled : 0;
+    return tui_kinds_on(h);
 }
 
 /* The pool limit the agent will have once the latest request is applied. */
@@ -74,16 +74,34 @@ static void kinds_destroy(tui *t)
     tui_window_free(&v->win_foot);
 }
 
+/* Words laid out left to right over rows y .. ymax of w. */
+typedef struct flow_text {
+    WINDOW *w;
+    int y, ymax, x;
+} flow_text;
+
+static void flow_text_item(flow_text *f, attr_t a, const char *text)
+{
+    int n = (int)strlen(text);
+    if (f->x > 1 && f->x + n > getmaxx(f->w)) {
+        if (f->y >= f->ymax)
+            return;
+        f->y++;
+        f->x = 1;
+    }
+    f->x = tui_draw_text(f->w, f->y, f->x, a, text) + 2;
+}
+
 static void kinds_layout(tui *t)
 {
     tui_kinds_view *v = &t->kv;
-    int top = t->opts->demo_hint ? 2 : 1;
-    int left = COLS >= 100 ? 46 : COLS / 2;
-    int body = LINES - top - 4;
+    int top = 1 + tui_banner_rows(t, COLS);
+    int left = COLS >= 100 ? 46 : COLS >= 76 ? 38 : COLS / 2;
+    int body = LINES - top - 5;
     v->win_head = tui_window(v->win_head, (tui_rect){0, 0, top, COLS});
     v->win_kinds = tui_window(v->win_kinds, (tui_rect){top, 0, body, left});
     v->win_epochs = tui_window(v->win_epochs, (tui_rect){top, left, body, COLS - left});
-    v->win_suggest = tui_window(v->win_suggest, (tui_rect){LINES - 4, 0, 3, COLS});
+    v->win_suggest = tui_window(v->win_suggest, (tui_rect){LINES - 5, 0, 4, COLS});
     v->win_foot = tui_window(v->win_foot, (tui_rect){LINES - 1, 0, 1, COLS});
 }
 
@@ -142,7 +160,7 @@ static void draw_kinds(tui *t, WINDOW *w)
     werase(w);
     bool pending;
     uint32_t wanted = kinds_wanted(h, &pending);
-    uint32_t now = h->have_last ? h->last.kinds_enabled : 0;
+    uint32_t now = tui_kinds_on(h);
     tui_draw_text(w, 0, 0, tui_color_attr(TUI_C_HEADER), " KIND           REC/S   EST.DROP/S  ");
     for (int k = 0; k < CUPSTORE_KIND_MAX && k + 1 < getmaxy(w); k++) {
         bool on = now & (1u << k), want = wanted & (1u << k);
@@ -155,13 +173,11 @@ static void draw_kinds(tui *t, WINDOW *w)
             mvwhline(w, k + 1, 0, ' ', getmaxx(w));
             wattroff(w, a);
         }
-        tui_draw_textf(w, k + 1, 0, a, " [%c] %-9s %6s  %7s ", want ? 'x' : ' ',
-                       cupstore_kind_name((unsigned)k), rate, est);
+        int x = tui_draw_textf(w, k + 1, 0, a, " [%c] %-9s %6s  %7s ", want ? 'x' : ' ',
+                               cupstore_kind_name((unsigned)k), rate, est);
+        /* [x] already says which way it goes; the word says it is not yet. */
         if (on != want)
-            tui_draw_text(w, k + 1, getcurx(w), a | tui_color_attr(TUI_C_WARN),
-                          want ? "on: pending" : "off: pending");
-        else if (pending)
-            tui_draw_text(w, k + 1, getcurx(w), a | tui_color_attr(TUI_C_DIM), "");
+            tui_draw_text(w, k + 1, x, a | tui_color_attr(TUI_C_WARN), "pending");
     }
     int y = CUPSTORE_KIND_MAX + 2;
     if (h->have_last && y + 1 < getmaxy(w)) {
@@ -172,19 +188,27 @@ static void draw_kinds(tui *t, WINDOW *w)
                                                                                    : TUI_C_DIM),
                       l1);
         tui_draw_text(w, y + 1, 1, 0, l2);
-        y += 3;
+        y += y + 5 < getmaxy(w) ? 3 : 2;   /* short window: the pool keeps its two lines */
     }
-    if (h->have_last && y < getmaxy(w)) {
+    if (h->have_last && !h->last.pool_limit && y < getmaxy(w)) {
+        tui_draw_text(w, y, 1, tui_color_attr(TUI_C_DIM), "buffer pool: none (agent not collecting)");
+        y += 3;
+    } else if (h->have_last && y < getmaxy(w)) {
         uint32_t want = pool_wanted(h);
-        tui_draw_textf(w, y, 1, 0, "buffer pool: limit %u, in use up to %u, out %u",
-                       h->last.pool_limit, h->last.pool_high_water, h->last.buf_outstanding);
+        int x = tui_draw_textf(w, y, 1, 0, "buffer pool: limit %u,", h->last.pool_limit);
+        char use[64];
+        snprintf(use, sizeof use, " in use up to %u, out %u", h->last.pool_high_water,
+                 h->last.buf_outstanding);
+        if (x + (int)strlen(use) > getmaxx(w) && y + 1 < getmaxy(w))
+            x = tui_draw_text(w, ++y, 2, 0, use + 1);   /* narrow: its own line */
+        else
+            x = tui_draw_text(w, y, x, 0, use);
         if (want != h->last.pool_limit)
-            tui_draw_textf(w, y, getcurx(w), tui_color_attr(TUI_C_WARN), "  -> %u pending",
-                           want);
+            tui_draw_textf(w, y, x, tui_color_attr(TUI_C_WARN), "  -> %u pending", want);
         y++;
         if (y < getmaxy(w))
             tui_draw_text(w, y, 1, tui_color_attr(TUI_C_DIM),
-                          "+ doubles it, - halves it (at runtime)");
+                          "+ doubles it, - halves it");
         y += 2;
     }
     if (h->have_ctl && y < getmaxy(w)) {
@@ -203,33 +227,57 @@ static void draw_epochs(tui *t, WINDOW *w)
     const model_epoch_stat *ep = t->kv.ep;
     size_t n = t->kv.nep;
     int base = model_epoch_baseline(ep, n);
-    bool wide = getmaxx(w) >= 70;
-    tui_draw_textf(w, 0, 0, tui_color_attr(TUI_C_HEADER), " %-4s %-*s %8s %7s %7s  %-8s",
-                   "EP", wide ? 30 : 9, "KINDS", "DURATION", "REC/S", "LOSSES", "");
-    int rows = getmaxy(w) - 2;
+    bool off = tui_agent_disabled(&t->hist);
+    /* Three widths: kind names in full, kinds as letters, and narrow (the
+     * baseline is a '*' explained below the table). */
+    int cols = getmaxx(w);
+    bool wide = cols >= 78, narrow = cols < 56;
+    int kw = wide ? 30 : 9, dw = narrow ? 6 : 8, nw = narrow ? 5 : 7;
+    tui_draw_textf(w, 0, 0, tui_color_attr(TUI_C_HEADER), " %-3s %-*s %*s %*s %*s %5s %s", "EP",
+                   kw, "KINDS", dw, narrow ? "DUR" : "DURATION", nw, "REC/S", nw,
+                   narrow ? "LOSS" : "LOSSES", "POOL", narrow ? "" : "        ");
+    int legend_rows = wide ? 0 : narrow ? 3 : 2;
+    int rows = getmaxy(w) - 1 - legend_rows;
     size_t first = n > (size_t)rows && rows > 0 ? n - (size_t)rows : 0;
-    for (size_t i = first; i < n; i++) {
-        char kinds[128], dur[16], rate[16], loss[16];
-        if (wide)
-            cupstore_kinds_format(ep[i].kinds, kinds, sizeof kinds);
+    for (size_t i = first; i < n && rows > 0; i++) {
+        char kinds[128], dur[16], rate[16], loss[16], pool[16] = "-";
+        /* An epoch the agent collected nothing in because it stepped aside
+         * (CUPTI did not start) had no kind on, whatever was configured. */
+        uint32_t ek = off && ep[i].records == 0 ? 0 : ep[i].kinds;
+        if (ek == 0)
+            snprintf(kinds, sizeof kinds, "none");
+        else if (wide)
+            cupstore_kinds_format(ek, kinds, sizeof kinds);
         else
-            kinds_compact(ep[i].kinds, kinds, sizeof kinds);
+            kinds_compact(ek, kinds, sizeof kinds);
         tui_format_secs((uint64_t)(ep[i].seconds + 0.5), dur, sizeof dur);
         tui_format_count(ep[i].seconds > 0 ? (double)ep[i].records / ep[i].seconds : 0.0,
                          rate, sizeof rate);
         tui_format_count((double)ep[i].losses, loss, sizeof loss);
+        uint32_t pl = ep[i].pool_limit;
+        if (pl)
+            snprintf(pool, sizeof pool, "%u", pl);
         int y = (int)(i - first) + 1;
         attr_t a = ep[i].losses ? tui_color_attr(TUI_C_BAD) : 0;
-        tui_draw_textf(w, y, 0, a, " %-4u %-*.*s %8s %7s %7s  ", ep[i].id, wide ? 30 : 9,
-                       wide ? 30 : 9, kinds, dur, rate, loss);
+        int x = tui_draw_textf(w, y, 0, a, " %-3u %-*.*s %*s %*s %*s %5s ", ep[i].id, kw, kw,
+                               kinds, dw, dur, nw, rate, nw, loss, pool);
         if ((int)i == base)
-            tui_draw_text(w, y, getcurx(w), tui_color_attr(TUI_C_OK), "baseline");
+            tui_draw_text(w, y, x, tui_color_attr(TUI_C_OK), narrow ? "*" : "baseline");
     }
     if (n == 0)
         tui_draw_text(w, 1, 1, tui_color_attr(TUI_C_DIM), "no epochs recorded yet");
-    if (!wide)
-        tui_draw_text(w, getmaxy(w) - 1, 0, tui_color_attr(TUI_C_DIM),
-                      " K kernel C memcpy S memset R runtime D driver Y sync O overhead");
+    if (legend_rows) {
+        /* What the letters mean, wrapped over the last rows. */
+        static const char letters[] = "KCSRDYOMX";
+        flow_text fl = {w, getmaxy(w) - legend_rows, getmaxy(w) - 1, 1};
+        if (narrow)
+            flow_text_item(&fl, tui_color_attr(TUI_C_OK), "* baseline");
+        for (int k = 0; k < CUPSTORE_KIND_MAX; k++) {
+            char item[24];
+            snprintf(item, sizeof item, "%c %s", letters[k], cupstore_kind_name((unsigned)k));
+            flow_text_item(&fl, tui_color_attr(TUI_C_DIM), item);
+        }
+    }
     wnoutrefresh(w);
 }
 
@@ -238,18 +286,19 @@ static void draw_suggest(tui *t, WINDOW *w)
     werase(w);
     tui_draw_text(w, 0, 0, A_BOLD, "Suggestion: ");
     if (t->kv.judged) {
-        /* up to two lines: what to do, then the key that does it now */
+        /* What to do, then the key that does it now: each part wrapped,
+         * never cut (the instruction may come last). */
         char first[sizeof t->kv.suggest];
         snprintf(first, sizeof first, "%s", t->kv.suggest);
         char *nl = strchr(first, '\n');
         if (nl)
             *nl++ = '\0';
-        tui_draw_text(w, 0, 12, 0, first);
-        if (nl && getmaxy(w) > 1)
-            tui_draw_text(w, 1, 12, 0, nl);
+        int used = tui_draw_wrapped(w, 0, 12, 0, first, getmaxy(w) - 1);
+        if (nl && used < getmaxy(w) - 1)
+            tui_draw_wrapped(w, used, 12, 0, nl, getmaxy(w) - 1 - used);
     }
     if (t->status[0])
-        tui_draw_text(w, 2, 0, tui_color_attr((tui_color)t->status_attr), t->status);
+        tui_draw_text(w, getmaxy(w) - 1, 0, tui_color_attr((tui_color)t->status_attr), t->status);
     wnoutrefresh(w);
 }
 
@@ -265,8 +314,7 @@ static void kinds_draw(tui *t)
         model_sanitize(s->id, strlen(s->id), id, sizeof id, true);
     tui_draw_textf(v->win_head, 0, 0, A_BOLD, "Kinds and epochs  %s  %s", id,
                    s ? tui_sess_state_name(tui_sess_state_of(s)) : "");
-    if (t->opts->demo_hint)
-        tui_draw_text(v->win_head, 1, 0, tui_color_attr(TUI_C_BANNER), t->opts->demo_hint);
+    tui_draw_banner(t, v->win_head, 1, getmaxy(v->win_head) - 1);
     wnoutrefresh(v->win_head);
     draw_kinds(t, v->win_kinds);
     draw_epochs(t, v->win_epochs);
@@ -305,11 +353,12 @@ static void kinds_toggle(tui *t)
         return;
     }
     uint32_t before = mask ^ (1u << v->sel);
-    tui_set_status(t, TUI_C_WARN, "control request gen %llu sent: %s %s (pending)%s",
-                   (unsigned long long)gen, cupstore_kind_name((unsigned)v->sel),
-                   mask & (1u << v->sel) ? "on" : "off",
-                   !before && mask ? ": the agent attaches to CUPTI"
-                   : before && !mask ? ": the agent detaches from CUPTI" : "");
+    char what[96];
+    snprintf(what, sizeof what, "%s %s%s", cupstore_kind_name((unsigned)v->sel),
+             mask & (1u << v->sel) ? "on" : "off",
+             !before && mask ? ": the agent attaches to CUPTI"
+             : before && !mask ? ": the agent detaches from CUPTI" : "");
+    tui_status_pending(t, gen, what);
     (void)kinds_sample(t);
 }
 
@@ -339,8 +388,9 @@ static void pool_change(tui *t, bool grow)
         tui_set_status(t, TUI_C_BAD, "control request failed: %s", cupstore_strerror(rc));
         return;
     }
-    tui_set_status(t, TUI_C_WARN, "control request gen %llu sent: buffer pool %u -> %u (pending)",
-                   (unsigned long long)gen, cur, want);
+    char what[64];
+    snprintf(what, sizeof what, "buffer pool %u -> %u", cur, want);
+    tui_status_pending(t, gen, what);
     (void)kinds_sample(t);
 }
 

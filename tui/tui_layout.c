@@ -45,16 +45,22 @@ static tui_rect rect(int y, int x, int h, int w)
     return r;
 }
 
-bool tui_layout_dash(int rows, int cols, bool banner, tui_dash_layout *l)
+bool tui_layout_dash(int rows, int cols, int banner_rows, tui_dash_layout *l)
 {
     memset(l, 0, sizeof *l);
     if (rows < 10 || cols < 40)
         return false;
+    if (banner_rows > (rows - 7) / 2)   /* the banner never takes the panels' place */
+        banner_rows = (rows - 7) / 2;
+    if (banner_rows < 0)
+        banner_rows = 0;
     int y = 0;
     l->header = rect(y++, 0, 1, cols);
-    if (banner)
-        l->banner = rect(y++, 0, 1, cols);
-    int counter_rows = cols >= 110 ? 2 : 3;
+    if (banner_rows) {
+        l->banner = rect(y, 0, banner_rows, cols);
+        y += banner_rows;
+    }
+    int counter_rows = cols >= 140 ? 2 : 3;
     l->counters = rect(y, 0, counter_rows, cols);
     y += counter_rows;
     l->footer = rect(rows - 1, 0, 1, cols);

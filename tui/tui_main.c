@@ -13,15 +13,13 @@
 
 #include "tui_int.h"
 
-/* Signal handlers only set these flags; the frame loop reads them. */
-static struct tui_signals {
-    volatile sig_atomic_t quit;
-} tui_signals;
-
+/* Signal handlers only set flags (tui_signals); tui_getch reads them. */
 static void tui_on_signal(int sig)
 {
-    (void)sig;
-    tui_signals.quit = 1;
+    if (sig == SIGHUP)
+        tui_signals.hangup = 1;
+    else
+        tui_signals.quit = 1;
 }
 
 /* Restore the terminal before the guard prints its line and exits. */
@@ -76,7 +74,7 @@ int tui_main(const tui_opts *o, char **cause)
         tui_set_screen(&t, TUI_SCR_SESSIONS);
 
     uint64_t next = tui_clock_ns(CLOCK_MONOTONIC) + 1000000000u;
-    while (!t.quit && !tui_signals.quit) {
+    while (!t.quit) {
         uint64_t now = tui_clock_ns(CLOCK_MONOTONIC);
         if (now >= next) {
             if (tui_frame_sample(&t, cause) != 0) {
@@ -88,9 +86,8 @@ int tui_main(const tui_opts *o, char **cause)
         tui_frame_draw(&t);
         now = tui_clock_ns(CLOCK_MONOTONIC);
         int ms = now >= next ? 0 : (int)((next - now) / 1000000u) + 1;
-        timeout(ms);
-        int ch = getch();
-        if (ch != ERR)
+        int ch = tui_getch(&t, stdscr, ms);
+        if (ch != ERR && ch != TUI_KEY_GONE)
             tui_handle_key(&t, ch);
     }
     if (o->set_fatal_cleanup)

@@ -158,6 +158,22 @@ static void grid_ascii(struct plot_grid *g, int col, int level, tui_plot_style s
     }
 }
 
+double tui_plot_top(const tui_series_ref *s, size_t ns, size_t n, int cols,
+                    const tui_plot_opts *o)
+{
+    if (o->top > 0.0)
+        return o->top;
+    size_t cap = (size_t)(cols > 0 ? cols : 0) * (size_t)tui_plot_points_per_col(o->ascii);
+    size_t skip = n > cap ? n - cap : 0;
+    double m = 0.0;
+    for (size_t k = 0; k < ns; k++) {
+        double mk = tui_scale_max(s[k].v + skip, s[k].valid ? s[k].valid + skip : NULL, n - skip);
+        if (mk > m)
+            m = mk;
+    }
+    return tui_scale_nice(m);
+}
+
 double tui_plot_series(WINDOW *w, const tui_series_ref *s, size_t ns, size_t n,
                        const tui_plot_opts *o)
 {
@@ -170,17 +186,7 @@ double tui_plot_series(WINDOW *w, const tui_series_ref *s, size_t ns, size_t n,
     size_t shown = n - skip;
     size_t offset = cap - shown;                  /* right-aligned           */
 
-    double top = o->top;
-    if (!(top > 0.0)) {
-        double m = 0.0;
-        for (size_t k = 0; k < ns; k++) {
-            double mk = tui_scale_max(s[k].v + skip, s[k].valid ? s[k].valid + skip : NULL,
-                                      shown);
-            if (mk > m)
-                m = mk;
-        }
-        top = tui_scale_nice(m);
-    }
+    double top = tui_plot_top(s, ns, n, cols, o);
 
     struct plot_grid g = {rows, cols, NULL, NULL};
     size_t cells = (size_t)rows * (size_t)cols;

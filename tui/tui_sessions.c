@@ -130,7 +130,7 @@ static void sessions_rebuild(tui *t)
 static void sessions_layout(tui *t)
 {
     tui_sessions_view *v = &t->sv;
-    int top = t->opts->demo_hint ? 2 : 1;
+    int top = 1 + tui_banner_rows(t, COLS);
     v->win_head = tui_window(v->win_head, (tui_rect){0, 0, top + 1, COLS});
     v->win_list = tui_window(v->win_list, (tui_rect){top + 1, 0, LINES - top - 3, COLS});
     v->win_status = tui_window(v->win_status, (tui_rect){LINES - 2, 0, 1, COLS});
@@ -160,10 +160,55 @@ static int sessions_sample(tui *t)
     return 0;
 }
 
-/* Column positions: header and rows use the same ones. */
-#define COLHDR "STATE          PID  SESSION                DEV     REC/S     LOSS  VERDICT    COMMAND"
-enum { X_STATE = 0, X_PID = 11, X_ID = 20, X_DEV = 43, X_RATE = 49, X_LOSS = 58,
-       X_VERDICT = 68, X_CMD = 79 };
+/* Columns: header and rows use the same ones.  On a narrow terminal the
+ * least useful ones go first (the pid is also the id's suffix), so that
+ * the command keeps some room; below 60 columns it goes too. */
+enum { C_STATE = 0, C_PID, C_ID, C_DEV, C_RATE, C_LOSS, C_VERDICT, C_CMD, C_MAX };
+typedef struct sess_cols {
+    int x[C_MAX];                /* -1: not shown                          */
+    int id_w;                    /* width of the id column                 */
+} sess_cols;
+
+static sess_cols sessions_columns(int cols)
+{
+    static const int width[C_MAX] = {10, 7, 22, 5, 6, 6, 10, 0};
+    static const int drop_order[] = {C_PID, C_DEV, C_RATE, C_LOSS};
+    bool shown[C_MAX];
+    for (int c = 0; c < C_MAX; c++)
+        shown[c] = true;
+    for (size_t k = 0;; k++) {
+        int need = 0;
+        for (int c = 0; c < C_CMD; c++)
+            if (shown[c])
+                need += width[c] + 1;
+        if (need + 20 <= cols || k >= sizeof drop_order / sizeof drop_order[0]) {
+            if (need + 8 > cols)
+                shown[C_CMD] = false;
+            break;
+        }
+        shown[drop_order[k]] = false;
+    }
+    sess_cols sc;
+    /* Narrower than state + id + verdict: the id keeps its tail (time and
+     * pid), cut from the left. */
+    sc.id_w = width[C_ID];
+    if (cols < width[C_STATE] + width[C_ID] + width[C_VERDICT] + 3)
+        sc.id_w = cols - width[C_STATE] - width[C_VERDICT] - 3;
+    if (sc.id_w < 8)
+        sc.id_w = 8;
+    int x = 0;
+    for (int c = 0; c < C_MAX; c++) {
+        sc.x[c] = shown[c] ? x : -1;
+        if (shown[c])
+            x += (c == C_ID ? sc.id_w : width[c]) + 1;
+    }
+    return sc;
+}
+
+static const char *const col_names[C_MAX] = {"STATE", "PID", "SESSION", "DEV",
+                                             "REC/S", "LOSS", "VERDICT", "COMMAND"};
+/* Right-aligned numeric columns: the header's name ends where the value does. */
+static const int col_right[C_MAX] = {0, 7, 0, 0, 6, 6, 0, 0};
 
 static void sessions_draw(tui *t)
 {
@@ -179,23 +224,26 @@ static void sessions_draw(tui *t)
     char dir[128];
     model_sanitize(st->dir, strlen(st->dir), dir, sizeof dir, t->ascii);
     wbkgdset(h, ' ');
-    tui_draw_textf(h, 0, 0, A_BOLD, "cuptop  store %s  %zu sessions, %zu running  sort: %s%s%s%s",
-                   dir, st->n, running, sort_names[v->sort], v->sort_desc ? " (desc)" : "",
-                   v->filter[0] ? "  filter: " : "", v->filter);
-    int y = 1;
-    if (t->opts->demo_hint) {
-        wmove(h, y, 0);
-        wattron(h, tui_color_attr(TUI_C_BANNER));
-        for (int x = 0; x < COLS; x++)
-            waddch(h, ' ');
-        wattroff(h, tui_color_attr(TUI_C_BANNER));
-        tui_draw_text(h, y++, 1, tui_color_attr(TUI_C_BANNER), t->opts->demo_hint);
-    }
+    /* The store's path last: it is the longest and the least needed. */
+    tui_draw_textf(h, 0, 0, A_BOLD, "cuptop  %zu session%s, %zu running  sort: %s%s%s%s  store %s",
+                   st->n, st->n == 1 ? "" : "s", running, sort_names[v->sort],
+                   v->sort_desc ? " (desc)" : "", v->filter[0] ? "  filter: " : "", v->filter,
+                   dir);
+    int y = 1, br = tui_banner_rows(t, COLS);
+    tui_draw_banner(t, h, y, br);
+    y += br;
     wmove(h, y, 0);
     wattron(h, tui_color_attr(TUI_C_HEADER));
     for (int x = 0; x < COLS; x++)
         waddch(h, ' ');
-    mvwaddnstr(h, y, 0, COLHDR, COLS);
+    sess_cols sc = sessions_columns(COLS);
+    for (int c = 0; c < C_MAX; c++) {
+        if (sc.x[c] < 0)
+            continue;
+        int x = sc.x[c] + (col_right[c] ? col_right[c] - (int)strlen(col_names[c]) : 0);
+        if (x < COLS)
+            mvwaddnstr(h, y, x, col_names[c], COLS - x);
+    }
     wattroff(h, tui_color_attr(TUI_C_HEADER));
     wnoutrefresh(h);
 
@@ -231,14 +279,29 @@ static void sessions_draw(tui *t)
             wattron(w, tui_color_attr(TUI_C_SELECTED));
             mvwhline(w, r, 0, ' ', COLS);
         }
-        tui_draw_textf(w, r, X_STATE, sa, "%-10s", tui_sess_state_name(state));
-        tui_draw_textf(w, r, X_PID, 0, "%7d", s->have_sum ? s->sum.pid : 0);
-        tui_draw_textf(w, r, X_ID, 0, "%-22.22s", id);
-        tui_draw_textf(w, r, X_DEV, 0, "%-5.5s", s->devices);
-        tui_draw_textf(w, r, X_RATE, 0, "%7s", rate);
-        tui_draw_textf(w, r, X_LOSS, s->have_sum && s->sum.loss_total ? sa : 0, "%7s", loss);
-        tui_draw_textf(w, r, X_VERDICT, va, "%-10.10s", verdict);
-        tui_draw_text(w, r, X_CMD, 0, s->cmd + s->cmd_prog);
+        tui_draw_textf(w, r, sc.x[C_STATE], sa, "%-10s", tui_sess_state_name(state));
+        if (sc.x[C_PID] >= 0)
+            tui_draw_textf(w, r, sc.x[C_PID], 0, "%7d", s->have_sum ? s->sum.pid : 0);
+        size_t il = strlen(id);
+        const char *ids = il > (size_t)sc.id_w ? id + il - (size_t)sc.id_w : id;
+        tui_draw_textf(w, r, sc.x[C_ID], 0, "%-*.*s", sc.id_w, sc.id_w, ids);
+        if (sc.x[C_DEV] >= 0)
+            tui_draw_textf(w, r, sc.x[C_DEV], 0, "%-5.5s", s->devices);
+        if (sc.x[C_RATE] >= 0)
+            tui_draw_textf(w, r, sc.x[C_RATE], 0, "%6s", rate);
+        if (sc.x[C_LOSS] >= 0)
+            tui_draw_textf(w, r, sc.x[C_LOSS], s->have_sum && s->sum.loss_total ? sa : 0, "%6s",
+                           loss);
+        /* An unreadable session: the reason takes the command's place. */
+        if (state == TUI_ST_UNREADABLE) {
+            tui_draw_text(w, r, sc.x[C_VERDICT], va, "UNREADABLE");
+            if (sc.x[C_CMD] >= 0)
+                tui_draw_text(w, r, sc.x[C_CMD], va, verdict);
+        } else {
+            tui_draw_textf(w, r, sc.x[C_VERDICT], va, "%-10.10s", verdict);
+            if (sc.x[C_CMD] >= 0)
+                tui_draw_text(w, r, sc.x[C_CMD], 0, s->cmd + s->cmd_prog);
+        }
         if (sel)
             wattroff(w, tui_color_attr(TUI_C_SELECTED));
     }
@@ -297,8 +360,7 @@ static bool sessions_on_key(tui *t, int key)
     case '/':
     case KEY_F(3):
     case KEY_F(4): {
-        char buf[sizeof v->filter];
-        snprintf(buf, sizeof buf, "%s", v->filter);
+        char buf[sizeof v->filter] = "";   /* a new filter, not an edit */
         if (tui_prompt(t, "Filter: ", buf, sizeof buf))
             snprintf(v->filter, sizeof v->filter, "%s", buf);
         sessions_rebuild(t);

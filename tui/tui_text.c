@@ -72,6 +72,43 @@ void tui_format_clock(uint64_t second, char *buf, size_t len)
     strftime(buf, len, "%H:%M:%S", &tm);
 }
 
+size_t tui_wrap(const char *s, int width, tui_line *lines, size_t max)
+{
+    size_t n = 0, len = strlen(s), i = 0;
+    if (width < 1)
+        width = 1;
+    while (i < len && n < max) {
+        while (i < len && s[i] == ' ')
+            i++;
+        if (i >= len)
+            break;
+        /* The longest run of whole words within `width` display columns. */
+        size_t end = i, brk = 0, cols = 0, j = i;
+        while (j < len) {
+            size_t k = j + 1;
+            while (k < len && ((unsigned char)s[k] & 0xc0) == 0x80)
+                k++;   /* one code point, one column */
+            if (cols + 1 > (size_t)width)
+                break;
+            cols++;
+            j = k;
+            if (j >= len || s[j] == ' ')
+                brk = j;
+        }
+        if (j >= len)
+            end = len;
+        else if (brk > i)
+            end = brk;
+        else
+            end = j;   /* a word longer than the line: cut it */
+        lines[n].start = i;
+        lines[n].len = end - i;
+        n++;
+        i = end;
+    }
+    return n;
+}
+
 void tui_scope_text(uint32_t health_flags, const struct cupstore_epoch *open, char *line1,
                     size_t len1, char *line2, size_t len2)
 {

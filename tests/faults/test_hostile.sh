@@ -99,11 +99,14 @@ if command -v tmux >/dev/null 2>&1; then
     fi
     # open the session's dashboard too
     tmux -L "$sock" send-keys -t f Enter
-    sleep 1
+    wait_until 30 sh -c "tmux -L $sock capture-pane -p -t f | grep -q 'callback'" ||
+        fail "top: the dashboard never opened"
     tmux -L "$sock" capture-pane -p -t f >"$WORK/pane.txt"
     title=$(tmux -L "$sock" display-message -p -t f '#{pane_title}')
     tmux -L "$sock" send-keys -t f q
-    sleep 0.5
+    # the monitor has ended (its footer left the screen with it)
+    wait_until 30 sh -c "! tmux -L $sock capture-pane -p -t f | grep -q 'F10'" ||
+        fail "top: q did not end the monitor"
     [ "$title" = PWNED ] && fail "top: the pane title was set by a name" ||
         pass "top: pane title untouched ('$title0' -> '$title')"
     if LC_ALL=C grep -q "${esc}\]0;PWNED" "$WORK/raw.out"; then

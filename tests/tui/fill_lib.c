@@ -228,6 +228,38 @@ static int put_final(cupstore_txn *txn, const fill_session *s, uint64_t end_s)
     return cupstore_final_put(txn, &f);
 }
 
+/* What the agent leaves when CUPTI cannot start: an epoch with the
+ * configured kinds, health rows flagged DISABLED, a note, DETACH. */
+static int put_no_cupti(cupstore_txn *txn, const fill_session *s, uint64_t start_s)
+{
+    uint64_t end_s = start_s + s->seconds - 1;
+    cupstore_epoch ep = {1, CUPSTORE_KINDS_DEFAULT, start_s * 1000000000u,
+                         end_s * 1000000000u, 0};
+    int rc = cupstore_epoch_put(txn, &ep);
+    for (unsigned t = 0; rc == 0 && t < s->seconds; t++) {
+        cupstore_health h;
+        memset(&h, 0, sizeof h);
+        h.second = start_s + t;
+        h.heartbeat_ns = h.second * 1000000000u + 500000000u;
+        h.epoch = 1;
+        h.kinds_enabled = CUPSTORE_KINDS_DEFAULT;
+        h.flags = CUPSTORE_HF_DISABLED;
+        rc = cupstore_health_put(txn, &h);
+    }
+    cupstore_note n;
+    memset(&n, 0, sizeof n);
+    n.time_ns = start_s * 1000000000u;
+    n.level = 2;
+    snprintf(n.text, sizeof n.text, "agent disabled: CUPTI could not start: "
+                                    "cuptiActivityEnable: CUPTI_ERROR_UNKNOWN (999)");
+    rc = rc ? rc : cupstore_note_put(txn, &n);
+    cupstore_final f;
+    memset(&f, 0, sizeof f);
+    f.end_ns = end_s * 1000000000u + 900000000u;
+    f.exit_path = CUPSTORE_EXIT_DETACH;
+    return rc ? rc : cupstore_final_put(txn, &f);
+}
+
 struct write_all_arg {
     const fill_session *s;
     uint64_t start_s;
@@ -241,6 +273,8 @@ static int put_all(cupstore_txn *txn, void *arg)
     const fill_session *s = w->s;
     uint64_t start_s = w->start_s;
     int rc = put_meta(txn, s, start_s);
+    if (s->kind == FILL_NO_CUPTI)
+        return rc ? rc : put_no_cupti(txn, s, start_s);
     rc = rc ? rc : put_epochs(txn, s, start_s);
     for (unsigned t = 0; rc == 0 && t < s->seconds; t++) {
         cupstore_health h;

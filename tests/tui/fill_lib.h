@@ -15,6 +15,10 @@ typedef enum fill_kind {
     FILL_COMPLETE,        /* ended, nothing lost                           */
     FILL_INCOMPLETE,      /* ended, losses of several classes              */
     FILL_CRASHED,         /* stale heartbeat, dead pid, no final           */
+    FILL_NO_CUPTI,        /* CUPTI failed to start: the agent stepped aside
+                             (health rows flagged DISABLED, still carrying
+                             the configured kinds, no records, a note, a
+                             DETACH final status)                          */
 } fill_kind;
 
 typedef struct fill_session {

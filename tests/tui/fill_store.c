@@ -4,10 +4,12 @@
  *
  *   tui-fill-store --store DIR [--seconds N] [--sessions N]
  *                  [--live SECONDS] [--running-pid PID] [--pending]
+ *                  [--no-cupti]
  *
  * Prints "STATE ID" per session.  With --live, writes a health row every
  * second for the running session (drops while kernel is on) and
- * acknowledges control requests, until SIGTERM or SECONDS (0: forever). */
+ * acknowledges control requests, until SIGTERM or SECONDS (0: forever).
+ * --no-cupti adds one more session whose CUPTI failed to start. */
 #include "config.h"
 
 #include <signal.h>
@@ -43,14 +45,14 @@ static int dead_pid(void)
 static void usage(void)
 {
     fprintf(stderr, "usage: tui-fill-store --store DIR [--seconds N] [--sessions N] "
-                    "[--live SECONDS] [--running-pid PID] [--pending]\n");
+                    "[--live SECONDS] [--running-pid PID] [--pending] [--no-cupti]\n");
 }
 
 int main(int argc, char **argv)
 {
     const char *dir = NULL;
     unsigned seconds = 3600, nsessions = 4, live = 0;
-    bool do_live = false, pending = false;
+    bool do_live = false, pending = false, no_cupti = false;
     int running_pid = (int)getppid();
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -67,6 +69,8 @@ int main(int argc, char **argv)
             running_pid = atoi(v), i++;
         else if (strcmp(a, "--pending") == 0)
             pending = true;
+        else if (strcmp(a, "--no-cupti") == 0)
+            no_cupti = true;
         else {
             usage();
             return 2;
@@ -98,6 +102,7 @@ int main(int argc, char **argv)
             s.end_s = now - 120 - i;
             break;
         case FILL_CRASHED:
+        case FILL_NO_CUPTI:
             s.pid = dead_pid();
             s.end_s = now - 600;
             break;
@@ -115,6 +120,22 @@ int main(int argc, char **argv)
         /* Session ids carry the second: keep them distinct and ordered. */
         if (i + 1 < nsessions)
             usleep(5000);
+    }
+    if (no_cupti) {
+        fill_session s;
+        memset(&s, 0, sizeof s);
+        s.kind = FILL_NO_CUPTI;
+        s.seconds = 10;
+        s.pid = dead_pid();
+        s.end_s = now - 60;
+        usleep(5000);
+        int rc = fill_session_write(dir, &s);
+        if (rc) {
+            fprintf(stderr, "tui-fill-store: %s\n", cupstore_strerror(rc));
+            return 1;
+        }
+        printf("no_cupti %s\n", s.id);
+        free(s.id);
     }
     fflush(stdout);
     int rc = 0;

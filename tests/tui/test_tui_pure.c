@@ -126,12 +126,17 @@ static void test_layout(void **state)
     assert_true(tui_layout_dash(24, 80, false, &l));
     assert_int_equal(l.npanels, 6);           /* every panel at 80x24 */
     assert_int_equal(l.banner.h, 0);
-    assert_true(tui_layout_dash(24, 80, true, &l));
+    assert_true(tui_layout_dash(24, 80, 1, &l));
     assert_int_equal(l.banner.h, 1);
+    assert_true(l.npanels >= 4);
+    /* A banner wrapped over 3 rows (the demo's at 80 columns) keeps them. */
+    assert_true(tui_layout_dash(24, 80, 3, &l));
+    assert_int_equal(l.banner.h, 3);
+    assert_int_equal(l.counters.y, 4);
     assert_true(l.npanels >= 4);
     for (int rows = 10; rows <= 120; rows += 7) {
         for (int cols = 40; cols <= 320; cols += 23) {
-            for (int b = 0; b < 2; b++) {
+            for (int b = 0; b < 4; b++) {
                 assert_true(tui_layout_dash(rows, cols, b, &l));
                 tui_rect all[6 + TUI_DASH_PANELS] = {l.header, l.banner, l.counters,
                                                      l.axis,   l.status, l.footer};
@@ -153,6 +158,48 @@ static void test_layout(void **state)
     assert_true(tui_layout_dash(50, 200, false, &l));
     assert_int_equal(l.npanels, 6);
     assert_int_equal(l.panels[0].y, l.panels[2].y);
+}
+
+/* Lines of a wrap, as strings, for the assertions below. */
+static size_t wrap_lines(const char *s, int width, char out[][96], size_t max)
+{
+    tui_line l[16];
+    size_t n = tui_wrap(s, width, l, max < 16 ? max : 16);
+    for (size_t i = 0; i < n; i++)
+        snprintf(out[i], 96, "%.*s", (int)l[i].len, s + l[i].start);
+    return n;
+}
+
+static void test_wrap(void **state)
+{
+    (void)state;
+    char o[8][96];
+    /* Breaks at spaces, never inside a word; each line fits the width. */
+    const char *hint = "Press k for the kind panel and turn runtime off (space): the drops stop.";
+    size_t n = wrap_lines(hint, 30, o, 8);
+    assert_int_equal(n, 3);
+    assert_string_equal(o[0], "Press k for the kind panel and");
+    assert_string_equal(o[1], "turn runtime off (space): the");
+    assert_string_equal(o[2], "drops stop.");
+    for (size_t i = 0; i < n; i++)
+        assert_true(strlen(o[i]) <= 30);
+    /* Fits on one line: one line, unchanged. */
+    assert_int_equal(wrap_lines("short text", 30, o, 8), 1);
+    assert_string_equal(o[0], "short text");
+    /* A word longer than the line is cut, the rest goes on. */
+    n = wrap_lines("abcdefghij xy", 4, o, 8);
+    assert_int_equal(n, 4);
+    assert_string_equal(o[0], "abcd");
+    assert_string_equal(o[2], "ij");
+    assert_string_equal(o[3], "xy");
+    /* UTF-8 counts one column per code point (braille, ellipsis). */
+    n = wrap_lines("\xe2\xa3\xbf\xe2\xa3\xbf\xe2\xa3\xbf ab", 3, o, 8);
+    assert_int_equal(n, 2);
+    assert_string_equal(o[0], "\xe2\xa3\xbf\xe2\xa3\xbf\xe2\xa3\xbf");
+    /* max bounds the lines; empty text has none. */
+    assert_int_equal(wrap_lines(hint, 10, o, 2), 2);
+    assert_int_equal(wrap_lines("", 10, o, 2), 0);
+    assert_int_equal(wrap_lines("   ", 10, o, 2), 0);
 }
 
 static void test_format(void **state)
@@ -328,7 +375,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scale),        cmocka_unit_test(test_bucket),
         cmocka_unit_test(test_braille),      cmocka_unit_test(test_axis),
-        cmocka_unit_test(test_layout),
+        cmocka_unit_test(test_layout),       cmocka_unit_test(test_wrap),
         cmocka_unit_test(test_format),       cmocka_unit_test(test_suggest_line),
         cmocka_unit_test(test_summary_cache),
         cmocka_unit_test(test_hist),         cmocka_unit_test(test_scope_text),

@@ -40,17 +40,19 @@ while [ "$limit" -lt 64 ]; do
     tui_screen | grep -qF "No losses now" && break
     tui_keys +
     limit=$((limit * 2))
-    tui_wait "buffer pool $((limit / 2)) -> $limit (pending)" "request for a pool of $limit"
+    tui_wait "buffer pool $((limit / 2)) -> $limit" "request for a pool of $limit"
     tui_wait "buffer pool: limit $limit," "pool of $limit acknowledged"
-    # New figures need a few seconds of the new epoch.
-    sleep 3
+    # Until the new pool is starved too (CUPTI holds all of it) or the
+    # losses have stopped: then press again, or stop.
+    tui_wait_re "(^| )out $limit( |\$)|No losses now" \
+        "the pool of $limit starved or enough"
 done
 tui_wait "No losses now" "losses stopped after the pool grew (limit $limit)"
 tui_screen | grep -E -q '^ \[x\] kernel' || fail "kernel was turned off"
 
 # '-' halves it (acknowledged as well).
 tui_keys -
-tui_wait "buffer pool $limit -> $((limit / 2)) (pending)" "request to halve the pool"
+tui_wait "buffer pool $limit -> $((limit / 2))" "request to halve the pool"
 tui_wait "buffer pool: limit $((limit / 2))," "halved pool acknowledged"
 tui_keys q
 st=$(tui_wait_exit)

@@ -42,9 +42,10 @@ tui_screen | grep -q "^complete .*COMPLETE" || fail "complete session"
 tui_screen | grep -q "^incomplete .*INCOMPLETE" || fail "incomplete session"
 tui_screen | grep -q $'\033' && fail "an escape sequence reached the screen"
 
-# Help opens with F1 and ?, closes with Esc.
+# Help opens with F1 and ?, closes with Esc; it names every key (I too).
 tui_keys F1
 tui_wait "Kind panel" "help (F1)"
+tui_screen | grep -q "I invert" || fail "the help does not name I (invert the sort)"
 tui_keys Escape
 tui_wait_gone "Kind panel"
 tui_keys '?'
@@ -58,6 +59,13 @@ tui_wait "Filter:"
 tui_keys c r a s h Enter
 tui_wait "filter: crash"
 tui_screen | grep -qF "$running" && fail "filter kept a non-matching session"
+# '/' again starts a new filter (it used to append to the old one)
+tui_keys '/'
+tui_wait "Filter:"
+tui_keys r u n Enter
+tui_wait "filter: run" "a new filter"
+tui_screen | grep -q "filter: crashrun" && fail "'/' appended to the old filter"
+tui_wait "$running"
 tui_keys Escape
 tui_wait "$running"
 
@@ -94,6 +102,9 @@ tui_wait "KIND" "kind panel"
 tui_keys Home ' '
 tui_wait "pending" "control request pending"
 tui_wait "applied" "control request applied"
+# the status line follows: no stale "(pending)" once the agent applied it
+tui_wait "applied: kernel off" "the status line says the request was applied"
+tui_wait_gone "(pending)"
 tui_wait "No losses now" "drops stopped after narrowing"
 tui_wait "baseline" "the new zero-drop epoch marked as baseline"
 tui_keys Escape
@@ -102,7 +113,8 @@ tui_wait "callback latency"
 # A mark: start, move, end, name it; then export it.
 tui_keys Left Left m Left Left Left M
 tui_wait "Mark name:"
-tui_keys C-u w i n d o w 1 Enter
+# typing replaces the prefilled default (it used to append: mark-1window1)
+tui_keys w i n d o w 1 Enter
 tui_wait "mark 'window1' stored"
 tui_keys e
 tui_wait "jsonl" "format chooser"
@@ -117,6 +129,25 @@ else
     tui_wait "exported 'window1'"
     tui_wait_file "$TUI_TMP/out.jsonl"
     grep -q . "$TUI_TMP/out.jsonl" || fail "empty export"
+    # Again onto the same file: the monitor asks (it has no --force).
+    : > "$TUI_TMP/out.jsonl"
+    for answer in n y; do
+        tui_keys e
+        tui_wait "jsonl" "format chooser"
+        tui_keys Down Enter
+        tui_wait "Export to:"
+        tui_keys C-u "$TUI_TMP/out.jsonl" Enter
+        tui_wait "exists: overwrite it?" "the overwrite question"
+        tui_keys "$answer"
+        if [ "$answer" = n ]; then
+            tui_wait "export cancelled" "no overwrite on n"
+            [ -s "$TUI_TMP/out.jsonl" ] && fail "n overwrote the file"
+        else
+            tui_wait "exported 'window1'" "overwritten on y"
+            tui_wait_file "$TUI_TMP/out.jsonl"
+        fi
+        tui_screen | grep -q -- "--force" && fail "the monitor told the user to use --force"
+    done
 fi
 
 tui_keys q
