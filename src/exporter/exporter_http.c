@@ -160,7 +160,8 @@ int exporter_server_start(exporter_server *srv, const struct sockaddr *addr,
         flags, 0, NULL, NULL, handle, srv, MHD_OPTION_SOCK_ADDR, addr,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)timeout_s, MHD_OPTION_CONNECTION_LIMIT,
         (unsigned)max_connections, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
-        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, srv, MHD_OPTION_END);
+        MHD_OPTION_STRICT_FOR_CLIENT, (int)1, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, srv,
+        MHD_OPTION_END);
     if (!srv->daemon) {
         int err = errno;
         if (asprintf(cause, "cannot listen: %s", err ? strerror(err) : "libmicrohttpd failed") < 0)
