@@ -14,9 +14,10 @@
 #include <stdint.h>
 
 #include "cupstore.h"
-#include "cuptop.h"
+#include "export.h"
 #include "model.h"
 #include "tui.h"
+#include "tui_main.h"
 
 /* ---- Store snapshot: every session (tui_store.c) --------------------- */
 typedef struct tui_sess {
@@ -225,9 +226,9 @@ struct tui {
     char status[256];            /* one-line message                      */
     int status_attr;
     uint64_t now_ns;
-    /* The export writer (src/cli's export_run; NULL: export unavailable).
-     * A pointer keeps tui/ linkable without the CLI (tests, bench). */
-    int (*export_fn)(const export_opts *, export_progress_fn, void *, char **);
+    /* The export writer (tui_opts.export_fn; NULL: export unavailable).
+     * A pointer keeps tui/ linkable without src/export (tests, bench). */
+    export_run_fn export_fn;
 };
 
 const struct tui_widget_ops *tui_screen_ops(tui_screen s);

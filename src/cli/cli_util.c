@@ -9,7 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cupstore.h"
 #include "cuptop.h"
+#include "model.h"
 
 void cli_error(const char *cmd, const char *fmt, ...)
 {
@@ -84,4 +86,39 @@ char *cli_locate(const char *name)
         return p;
     free(p);
     return NULL;
+}
+
+char *cli_store_dir(const char *cmd, const char *opt)
+{
+    char *dir = NULL;
+    int rc = cupstore_dir_resolve(opt, &dir);
+    if (rc) {
+        cli_error(cmd, "cannot find the store directory: %s (use --store DIR or set "
+                       "CUPTOP_STORE)", cupstore_strerror(rc));
+        return NULL;
+    }
+    return dir;
+}
+
+void cli_print_safe(FILE *f, const char *s, size_t n)
+{
+    char buf[2048];
+    while (n) {
+        size_t take = n > 400 ? 400 : n;
+        for (int k = 0; k < 3 && take < n && ((unsigned char)s[take] & 0xc0) == 0x80; k++)
+            take--;
+        model_escape(buf, sizeof buf, s, take);
+        fputs(buf, f);
+        s += take;
+        n -= take;
+    }
+}
+
+void cli_print_note(FILE *f, const char *indent, const model_note *n)
+{
+    char when[32];
+    model_format_second(n->time_ns / 1000000000u, when, sizeof when);
+    fprintf(f, "%s%-7s %s  ", indent, model_note_level_name(n->level), when);
+    cli_print_safe(f, n->text, strlen(n->text));
+    fputc('\n', f);
 }

@@ -15,7 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "export_int.h"
+#include "cupstore.h"
+#include "cuptop.h"
+#include "export.h"
+#include "model.h"
 
 #define CHECK_NOTES_MAX 8   /* notes shown under one verdict */
 

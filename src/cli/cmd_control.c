@@ -15,7 +15,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "export_int.h"
+#include "cupstore.h"
+#include "cuptop.h"
+#include "export.h"
+#include "model.h"
 
 #define POOL_MAX CUPSTORE_CONTROL_POOL_MAX /* the agent clamps to it as well */
 

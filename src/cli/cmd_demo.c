@@ -23,7 +23,9 @@
 
 #include "cupstore.h"
 #include "cuptop.h"
+#include "export.h"
 #include "model.h"
+#include "tui_main.h"
 
 static const char *const demo_scenarios[] = {
     "clean", "drops", "slow-consumer", "crash", "conflict", "demo",
@@ -254,6 +256,8 @@ static int demo_live(const char *cmd, const char *store_opt, bool ascii, bool mo
         .demo_hint = "demo: CUPTI is dropping records (the agent's pool is too small for "
                      "this rate). Press k for the kind panel and turn runtime and driver records "
                      "off (space): the drops stop, in a new epoch.",
+        .export_fn = export_run,
+        .set_fatal_cleanup = cli_set_fatal_cleanup,
     };
     rc = tui_main(&o, &cause);
     if (pid > 0) {

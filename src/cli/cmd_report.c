@@ -15,7 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export_int.h"
+#include "cupstore.h"
+#include "cuptop.h"
+#include "export.h"
+#include "model.h"
 
 #define NS UINT64_C(1000000000)
 

@@ -12,7 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "export_int.h"
+#include "cupstore.h"
+#include "cuptop.h"
+#include "export.h"
+#include "model.h"
 
 static void usage(FILE *f)
 {

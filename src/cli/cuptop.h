@@ -10,12 +10,12 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
-#define CUPTOP_EXIT_OK 0
-#define CUPTOP_EXIT_NO 1
-#define CUPTOP_EXIT_USAGE 2
+#include "export.h"
+#include "model.h"
 
-int cmd_top(int argc, char **argv);       /* tui/        : live monitor     */
+int cmd_top(int argc, char **argv);       /* src/cli/cmd_top.c: live monitor */
 int cmd_demo(int argc, char **argv);      /* src/cli/cmd_demo.c             */
 int cmd_run(int argc, char **argv);       /* src/cli/cmd_run.c              */
 int cmd_sessions(int argc, char **argv);  /* src/cli/cmd_sessions.c         */
@@ -33,9 +33,9 @@ int cli_bad_option(const char *cmd, char **argv);
 /** Usage error when the operands after the options are not exactly one
  *  session (call when optind + 1 != argc); returns 2. */
 int cli_one_session(const char *cmd, int argc, char **argv);
-/** Called from the fatal-signal guard before it prints and exits (the TUI
- *  sets it to restore the terminal); NULL for none. */
-extern void (*volatile cli_fatal_cleanup)(void);
+/** Set the function the fatal-signal guard calls before it prints and
+ *  exits (the monitor's terminal restore, through tui_opts); NULL for none. */
+void cli_set_fatal_cleanup(void (*fn)(void));
 
 /** Print "cuptop CMD: MESSAGE" to stderr (one line). */
 void cli_error(const char *cmd, const char *fmt, ...)
@@ -48,38 +48,24 @@ void cli_error(const char *cmd, const char *fmt, ...)
  *  @return malloc'ed path, or NULL if not found. */
 char *cli_locate(const char *name);
 
-/** Options shared by the export writer and its callers (CLI and TUI). */
-typedef struct export_opts {
-    const char *store_dir;   /* resolved store directory                   */
-    const char *session;     /* session id or unique prefix                */
-    uint64_t from_ns, to_ns; /* window (CLOCK_REALTIME ns), inclusive      */
-    const char *mark;        /* or a mark name (then from/to are ignored)  */
-    const char *format;      /* "chrome", "jsonl", "csv", "store"          */
-    const char *output;      /* path, or "-" for standard output           */
-    bool force;              /* overwrite an existing output               */
-    bool allow_stdout;       /* "-" means standard output (the CLI only:
-                                the monitor owns its terminal)             */
-} export_opts;
+/** Resolve --store (NULL: $CUPTOP_STORE, then the default).  On failure
+ *  prints one line for cmd and returns NULL. */
+char *cli_store_dir(const char *cmd, const char *opt);
+/** One line explaining why a session could not be opened (the model's
+ *  words: model_strerror). */
+static inline const char *cli_open_error(int rc)
+{
+    return model_strerror(rc);
+}
+/** Print s escaped for a terminal (control characters, ESC, invalid
+ *  UTF-8 shown as \xHH). */
+void cli_print_safe(FILE *f, const char *s, size_t n);
 
-/* Progress: records done so far (total may be 0 when unknown). Return
- * non-zero to cancel. */
-typedef int (*export_progress_fn)(uint64_t done, uint64_t total, void *arg);
+/** One note as "INDENT<level> <UTC time>  <text>" + newline, the text
+ *  escaped for a terminal (model_escape). */
+void cli_print_note(FILE *f, const char *indent, const model_note *n);
 
-/** Write an export.  Streams; atomic (temp file + rename).
- *  @param[out] cause  malloc'ed message on failure.
- *  @return 0, or a CUPTOP_EXIT_* status (2: bad arguments or store). */
-int export_run(const export_opts *o, export_progress_fn progress, void *arg,
-               char **cause);
-
-/** The live monitor (tui/).  session may be NULL (sessions screen).
- *  demo_hint: text for a banner line (NULL for none). */
-typedef struct tui_opts {
-    const char *store_dir;
-    const char *session;
-    bool ascii;              /* force ASCII plots instead of Braille        */
-    bool mono;               /* no colours                                  */
-    const char *demo_hint;
-} tui_opts;
-int tui_main(const tui_opts *o, char **cause);
+/** The JSON object for one summary (sessions --json, check --json). */
+void sessions_json(xout *o, const model_summary *s);
 
 #endif /* CUPTOP_CLI_H */

@@ -33,6 +33,15 @@ static const struct subcommand subcommands[] = {
  * fault.  cuptop only reads the store then, so a fault ends in one line and
  * exit 2 instead of a core dump (doc/reliability.md, row 8).  Not installed
  * in sanitizer builds, whose own report must win. */
+/* What the guard calls before it prints (the monitor restores the
+ * terminal); set through cli_set_fatal_cleanup. */
+static void (*volatile fatal_cleanup)(void);
+
+void cli_set_fatal_cleanup(void (*fn)(void))
+{
+    fatal_cleanup = fn;
+}
+
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 #define CUPTOP_FATAL_GUARD 1
 static void fatal_guard(int sig)
@@ -43,9 +52,9 @@ static void fatal_guard(int sig)
     static const char msg_segv[] =
         "cuptop: memory fault (SIGSEGV) while reading the store: the session's data.mdb is "
         "most likely damaged (check it with mdb_stat -a); nothing was written\n";
-    void (*cleanup)(void) = cli_fatal_cleanup;
+    void (*cleanup)(void) = fatal_cleanup;
     if (cleanup) {
-        cli_fatal_cleanup = NULL;
+        fatal_cleanup = NULL;
         cleanup();
     }
     if (sig == SIGBUS)

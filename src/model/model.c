@@ -759,3 +759,21 @@ int model_parse_time(const char *s, uint64_t session_start_s, uint64_t session_e
     *out_s = (uint64_t)t;
     return 0;
 }
+
+const char *model_strerror(int rc)
+{
+    switch (rc) {
+    case CUPSTORE_ENOTFOUND:
+        return "no such session in the store";
+    case CUPSTORE_EINVAL:
+        return "ambiguous or invalid session id (give more of it)";
+    case CUPSTORE_ENOTSTORE:
+        return "not a cuptop session (foreign or damaged files)";
+    case CUPSTORE_ENEWER:
+        return "written by a newer cuptop (schema version too new); upgrade cuptop";
+    case CUPSTORE_ECORRUPT:
+        return "the session's store is damaged";
+    default:
+        return cupstore_strerror(rc);
+    }
+}

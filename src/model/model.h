@@ -13,6 +13,18 @@
 
 #include "cupstore.h"
 
+/* Exit statuses of every front end (cuptop's subcommands, export_run and
+ * the monitor): 0 ok, 1 a negative answer (INCOMPLETE, export failed),
+ * 2 usage error or unreadable store. */
+#define CUPTOP_EXIT_OK 0
+#define CUPTOP_EXIT_NO 1
+#define CUPTOP_EXIT_USAGE 2
+
+/** The words for a store or model error code, said about a session: the
+ *  one mapping every front end uses ("no such session in the store", ...).
+ *  @return a static string. */
+const char *model_strerror(int rc);
+
 /* A heartbeat older than this, with no final status, means crashed. */
 #define MODEL_STALE_SECONDS 5
 

@@ -16,7 +16,8 @@
 
 #include <cmocka.h>
 
-#include "export_int.h"
+#include "export.h"
+#include "model.h"
 
 static void test_parse_time(void **state)
 {

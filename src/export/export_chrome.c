@@ -8,10 +8,8 @@
  * to the second) with three decimals, so nanoseconds survive.
  *
  * Slices on one track must nest.  Records are put in (start asc, end desc,
- * arrival) order through a bounded reorder window (records of one chunk
- * are not sorted): arrivals are sorted in blocks of RUN_LEN (radix sort on
- * a packed key) into runs, and a small heap merges the runs; whenever more
- * than WINDOW records are held, the earliest are written.  Each track then
+ * arrival) order through the bounded reorder window of export_sort.c
+ * (records of one chunk are not sorted).  Each track then
  * keeps a stack of open slice ends; a slice that would overlap without
  * nesting goes to the first overflow lane of its track where it nests
  * ("stream 7 (overlap 1)").  Memory: the window (bounded), one stack per
@@ -30,9 +28,6 @@
 #define OVERLAP_STRIDE (1ull << 22) /* lane k of tid t: t + k * stride;
                                        Linux tids and stream ids stay below */
 #define KIND_TID 0x3fff00ull      /* + kind: records with no thread/stream */
-#define RUN_LEN 8192u            /* records sorted at a time              */
-#define WINDOW (256u * 1024u)     /* records held for reordering           */
-#define MAX_RUNS (WINDOW / RUN_LEN + 1)
 #define FLOW_SLOTS (1u << 16)
 
 /* A string literal or "key": number, the literal's length known at compile
@@ -60,20 +55,6 @@ typedef struct flow_slot {
     uint64_t ts, pid, tid;
 } flow_slot;
 
-/* A sorted run: records in (start asc, end desc, arrival) order. */
-typedef struct run {
-    cupstore_record *recs;    /* RUN_LEN records                           */
-    uint32_t pos, n;
-    uint64_t seq;             /* creation order: ties go to the older run  */
-} run;
-
-/* Sort key of one arrival: packed (start - base, ~duration) when it fits,
- * else compared field by field. */
-struct skey {
-    uint64_t key;
-    uint32_t idx;
-};
-
 typedef struct chrome {
     export_ctx *x;
     xout *o;
@@ -82,16 +63,7 @@ typedef struct chrome {
     size_t ntracks, cap;
     uint64_t pids[64];
     size_t npids;
-    cupstore_record *in;      /* arrivals not yet sorted (RUN_LEN)         */
-    uint32_t nin;
-    struct skey *keys, *keys2;/* radix sort buffers (RUN_LEN each)         */
-    run runs[MAX_RUNS];       /* buffers; free ones have recs in spare     */
-    cupstore_record *spare[MAX_RUNS];
-    uint32_t nspare;
-    uint32_t merge[MAX_RUNS]; /* min-heap of run indexes by head record    */
-    uint32_t nmerge;
-    size_t held;              /* records in runs                           */
-    uint64_t run_seq;
+    export_sort sort;         /* the reorder window (export_sort.c)        */
     flow_slot *flows;
     uint64_t flow_id;
     uint64_t written, zero_ts, overflowed, flows_out;
@@ -446,177 +418,17 @@ static int emit_record(chrome *c, const cupstore_record *r)
     return 0;
 }
 
-/* ---- Reorder window -------------------------------------------------------- */
-
-/* (start asc, end desc): parents before the slices they contain. */
-static int rec_cmp(const cupstore_record *a, const cupstore_record *b)
+/* The reorder window's output: one record in order. */
+static int emit_sorted(const cupstore_record *r, void *arg)
 {
-    if (a->start_ns != b->start_ns)
-        return a->start_ns < b->start_ns ? -1 : 1;
-    if (a->end_ns != b->end_ns)
-        return a->end_ns > b->end_ns ? -1 : 1;
-    return 0;
-}
-
-static int skey_cmp_slow(const void *pa, const void *pb, void *arg)
-{
-    const struct skey *a = pa, *b = pb;
-    const cupstore_record *in = arg;
-    int c = rec_cmp(&in[a->idx], &in[b->idx]);
-    return c ? c : (a->idx < b->idx ? -1 : a->idx > b->idx);
-}
-
-/* Sort c->in[0..nin) into keys (indexes in order).  The fast path packs
- * (start - min start) << 32 | ~(end - start) into one word, which orders
- * exactly as rec_cmp when every record has end >= start, a duration below
- * 2^32 ns and the block spans less than 2^32 ns of starts; then a stable
- * LSD radix sort (bytes that are equal in every key are skipped) keeps
- * arrival order among equal keys.  Anything else: qsort with the index as
- * the last key. */
-static struct skey *sort_block(chrome *c)
-{
-    uint32_t n = c->nin;
-    const cupstore_record *in = c->in;
-    uint64_t lo = UINT64_MAX, hi = 0;
-    bool packable = true;
-    for (uint32_t i = 0; i < n; i++) {
-        uint64_t s = in[i].start_ns, e = in[i].end_ns;
-        if (!s || (in[i].flags & CUPSTORE_RF_ZERO_TS))
-            continue; /* not written: its place does not matter */
-        lo = s < lo ? s : lo;
-        hi = s > hi ? s : hi;
-        if (e < s || e - s > UINT32_MAX)
-            packable = false;
-    }
-    struct skey *k = c->keys, *k2 = c->keys2;
-    if (!packable || (lo <= hi && hi - lo > UINT32_MAX)) {
-        for (uint32_t i = 0; i < n; i++)
-            k[i] = (struct skey){.key = 0, .idx = i};
-        qsort_r(k, n, sizeof *k, skey_cmp_slow, (void *)in);
-        return k;
-    }
-    uint32_t hist[8][256];
-    memset(hist, 0, sizeof hist);
-    for (uint32_t i = 0; i < n; i++) {
-        uint64_t s = in[i].start_ns, d = in[i].end_ns - s, key = 0;
-        if (s && !(in[i].flags & CUPSTORE_RF_ZERO_TS))
-            key = (s - lo) << 32 | (uint32_t)~d;
-        k[i] = (struct skey){.key = key, .idx = i};
-        for (int b = 0; b < 8; b++)
-            hist[b][(key >> (8 * b)) & 0xff]++;
-    }
-    for (int b = 0; b < 8; b++) {
-        uint32_t *h = hist[b], sum = 0;
-        if (h[(k[0].key >> (8 * b)) & 0xff] == n)
-            continue; /* this byte is the same in every key */
-        for (int v = 0; v < 256; v++) {
-            uint32_t t = h[v];
-            h[v] = sum;
-            sum += t;
-        }
-        for (uint32_t i = 0; i < n; i++)
-            k2[h[(k[i].key >> (8 * b)) & 0xff]++] = k[i];
-        struct skey *t = k;
-        k = k2;
-        k2 = t;
-    }
-    return k;
-}
-
-static bool run_before(const chrome *c, uint32_t a, uint32_t b)
-{
-    const run *ra = &c->runs[a], *rb = &c->runs[b];
-    int x = rec_cmp(&ra->recs[ra->pos], &rb->recs[rb->pos]);
-    return x ? x < 0 : ra->seq < rb->seq;
-}
-
-static void merge_down(chrome *c, uint32_t i)
-{
-    uint32_t *m = c->merge, n = c->nmerge, v = m[i];
-    for (;;) {
-        uint32_t l = 2 * i + 1, j;
-        if (l >= n)
-            break;
-        j = l + 1 < n && run_before(c, m[l + 1], m[l]) ? l + 1 : l;
-        if (!run_before(c, m[j], v))
-            break;
-        m[i] = m[j];
-        i = j;
-    }
-    m[i] = v;
-}
-
-/* Write the earliest held record. */
-static int emit_earliest(chrome *c)
-{
-    uint32_t r = c->merge[0];
-    run *ru = &c->runs[r];
-    int rc = emit_record(c, &ru->recs[ru->pos]);
-    c->held--;
-    if (++ru->pos == ru->n) {
-        c->spare[c->nspare++] = ru->recs;
-        ru->recs = NULL;
-        c->merge[0] = c->merge[--c->nmerge];
-    }
-    if (c->nmerge)
-        merge_down(c, 0);
-    return rc;
-}
-
-/* Write the earliest held records until at most keep remain. */
-static int drain(chrome *c, size_t keep)
-{
-    while (c->held > keep) {
-        int rc = emit_earliest(c);
-        if (rc)
-            return rc;
-    }
-    return c->o->err;
-}
-
-/* Sort the arrivals into a new run and put it in the merge heap.  Runs
- * that were mostly written may each keep a few late records: when every
- * run buffer is in use, the earliest records are written until one frees
- * (so the window is WINDOW records or MAX_RUNS runs, whichever is less). */
-static int close_block(chrome *c)
-{
-    if (!c->nin)
-        return 0;
-    while (!c->nspare) {
-        int rc = emit_earliest(c);
-        if (rc)
-            return rc;
-    }
-    struct skey *k = sort_block(c);
-    uint32_t r = 0;
-    while (c->runs[r].recs)
-        r++; /* a spare buffer means a free run slot */
-    run *ru = &c->runs[r];
-    ru->recs = c->spare[--c->nspare];
-    for (uint32_t i = 0; i < c->nin; i++)
-        ru->recs[i] = c->in[k[i].idx];
-    ru->pos = 0;
-    ru->n = c->nin;
-    ru->seq = c->run_seq++;
-    c->held += c->nin;
-    c->nin = 0;
-    uint32_t i = c->nmerge++;
-    while (i && run_before(c, r, c->merge[(i - 1) / 2])) {
-        c->merge[i] = c->merge[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    c->merge[i] = r;
-    return 0;
+    return emit_record(arg, r);
 }
 
 static int on_record(const cupstore_record *r, void *arg)
 {
     chrome *c = arg;
-    c->in[c->nin++] = *r;
-    if (c->nin < RUN_LEN)
-        return 0;
-    int rc = close_block(c);
-    return rc ? rc : drain(c, WINDOW);
+    int rc = export_sort_add(&c->sort, r, emit_sorted, c);
+    return rc ? rc : c->o->err;
 }
 
 /* End of a one-second slice: later slices start later, so drain. */
@@ -624,8 +436,8 @@ static int on_slice(export_ctx *x, void *arg)
 {
     chrome *c = arg;
     (void)x;
-    int rc = close_block(c);
-    return rc ? rc : drain(c, 0);
+    int rc = export_sort_flush(&c->sort, emit_sorted, c);
+    return rc ? rc : c->o->err;
 }
 
 /* ---- Health, losses, epochs, metadata ------------------------------------- */
@@ -829,20 +641,10 @@ int export_chrome(export_ctx *x, xout *o)
     c->x = x;
     c->o = o;
     c->first = true;
-    c->in = malloc(RUN_LEN * sizeof *c->in);
-    c->keys = malloc(RUN_LEN * sizeof *c->keys);
-    c->keys2 = malloc(RUN_LEN * sizeof *c->keys2);
     c->flows = calloc(FLOW_SLOTS, sizeof *c->flows);
-    if (!c->in || !c->keys || !c->keys2 || !c->flows) {
+    if (!c->flows || export_sort_init(&c->sort) != 0) {
         rc = ENOMEM;
         goto out;
-    }
-    for (uint32_t i = 0; i < MAX_RUNS; i++) {
-        if (!(c->spare[i] = malloc(RUN_LEN * sizeof *c->spare[i]))) {
-            rc = ENOMEM;
-            goto out;
-        }
-        c->nspare++;
     }
     XOUT_LIT(o, "{\"displayTimeUnit\":\"ns\",");
     if ((rc = cupstore_txn_begin(x->env, false, &txn)) != 0)
@@ -892,13 +694,7 @@ out:
         free(c->tracks[i].lanes);
     }
     free(c->tracks);
-    for (uint32_t i = 0; i < MAX_RUNS; i++)
-        free(c->runs[i].recs);
-    for (uint32_t i = 0; i < c->nspare; i++)
-        free(c->spare[i]);
-    free(c->in);
-    free(c->keys);
-    free(c->keys2);
+    export_sort_free(&c->sort);
     free(c->flows);
     free(c);
     return rc;

@@ -1,20 +1,50 @@
 /*
- * export_int.h - internals shared by the export writers and the read-only
- * subcommands (sessions, check, report): a buffered output with JSON
- * escaping, an interned-name cache, and the export context.
+ * export.h - the export library (src/export): export_run(), which writes a
+ * window of a session as Trace Event JSON, JSON lines, CSV or a standalone
+ * store, and the buffered output with JSON escaping that the writers and
+ * the front ends' --json output share.  Used by the CLI and the monitor;
+ * depends on the model and the store only.
  */
-#ifndef CUPTOP_EXPORT_INT_H
-#define CUPTOP_EXPORT_INT_H
+#ifndef CUPTOP_EXPORT_H
+#define CUPTOP_EXPORT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <string.h>
 
-#include "cupstore.h"
-#include "cuptop.h"
-#include "model.h"
+/** Options of one export (the CLI and the monitor fill them). */
+typedef struct export_opts {
+    const char *store_dir;   /* store directory (NULL: the default)        */
+    const char *session;     /* session id or unique prefix                */
+    uint64_t from_ns, to_ns; /* window (CLOCK_REALTIME ns), inclusive      */
+    const char *mark;        /* or a mark name (then from/to are ignored)  */
+    const char *format;      /* "chrome", "jsonl", "csv", "store"          */
+    const char *output;      /* path, or "-" for standard output           */
+    bool force;              /* overwrite an existing output               */
+    bool allow_stdout;       /* "-" means standard output (the CLI only:
+                                the monitor owns its terminal)             */
+} export_opts;
+
+/** Progress: records done so far (total may be 0 when unknown).  Return
+ *  non-zero to cancel. */
+typedef int (*export_progress_fn)(uint64_t done, uint64_t total, void *arg);
+
+/** Write an export.  Streams; atomic (temp file + rename).
+ *  @param[in]  o         what to write, and where
+ *  @param[in]  progress  called as records are written (may be NULL)
+ *  @param[out] cause     malloc'ed message on failure (caller frees)
+ *  @return 0, or a CUPTOP_EXIT_* status (model.h): 1 writing failed or
+ *          was cancelled, 2 bad arguments, session, mark or store. */
+int export_run(const export_opts *o, export_progress_fn progress, void *arg,
+               char **cause);
+
+/** The signature of export_run, for front ends that take it as an option. */
+typedef int (*export_run_fn)(const export_opts *o, export_progress_fn progress, void *arg,
+                             char **cause);
+
+/** True for a format export_run writes ("chrome", "jsonl", "csv", "store"). */
+bool export_format_known(const char *format);
 
 /* ---- Buffered output ------------------------------------------------------
  * Writes to fd in 256 KiB blocks; the first write error sticks in err and
@@ -102,65 +132,4 @@ void xout_json_str(xout *o, const char *s, size_t n);
  *  returns its length, or -1 on ENOMEM. */
 long json_escape_dup(const char *s, size_t n, char **out);
 
-/* ---- Interned names ---------------------------------------------------------
- * id -> JSON-escaped name (without quotes), copied out of the store so it
- * survives the read transaction.  Bounded by the session's names table. */
-typedef struct name_cache {
-    struct name_ent *ents;
-    size_t cap, n;
-} name_cache;
-
-void name_cache_free(name_cache *c);
-/** JSON-escaped name for id (looked up in txn when not cached).  Returns
- *  NULL for id 0 or when the store has no such name. */
-const char *name_cache_get(name_cache *c, cupstore_txn *txn, uint32_t id, size_t *len);
-
-/* ---- CLI helpers --------------------------------------------------------- */
-
-/** Resolve --store (NULL: $CUPTOP_STORE, then the default).  On failure
- *  prints one line for cmd and returns NULL. */
-char *cli_store_dir(const char *cmd, const char *opt);
-/** One line explaining why a session could not be opened. */
-const char *cli_open_error(int rc);
-/** Print s escaped for a terminal (control characters, ESC, invalid
- *  UTF-8 shown as \xHH). */
-void cli_print_safe(FILE *f, const char *s, size_t n);
-
-/** One note as "INDENT<level> <UTC time>  <text>" + newline, the text
- *  escaped for a terminal (model_escape). */
-void cli_print_note(FILE *f, const char *indent, const model_note *n);
-
-/** The JSON object for one summary (sessions --json, check --json). */
-void sessions_json(xout *o, const model_summary *s);
-
-/* ---- Export context ----------------------------------------------------------- */
-typedef struct export_ctx {
-    const export_opts *o;
-    cupstore_env *env;
-    char *store_dir;
-    uint64_t from_ns, to_ns;        /* window, inclusive                    */
-    uint64_t base_ns;               /* chrome ts origin: from rounded down  */
-    model_summary sum;              /* verdict for the window               */
-    uint64_t total_hint;            /* records expected (for progress)      */
-    uint64_t done;                  /* records written so far               */
-    export_progress_fn progress;
-    void *progress_arg;
-    bool cancelled;
-    name_cache names;
-    cupstore_txn *txn;              /* the slice's read txn during a scan   */
-} export_ctx;
-
-/** Scan the window's records in short read transactions (one per second
- *  of trace time), calling fn; end_slice (may be NULL) after each slice.
- *  Reports progress and honours cancellation. */
-typedef int (*export_slice_fn)(export_ctx *x, void *arg);
-int export_scan(export_ctx *x, cupstore_record_fn fn, export_slice_fn end_slice, void *arg);
-
-/* Writers: 0, or an errno / cupstore code (the caller words the message). */
-int export_chrome(export_ctx *x, xout *o);
-int export_jsonl(export_ctx *x, xout *o);
-int export_csv(export_ctx *x, xout *o);
-/** Write a standalone store into dir (a new, empty directory). */
-int export_store(export_ctx *x, const char *dir);
-
-#endif /* CUPTOP_EXPORT_INT_H */
+#endif /* CUPTOP_EXPORT_H */

@@ -1,0 +1,107 @@
+/*
+ * export_int.h - internals of the export library (src/export): the
+ * interned-name cache, the export context, the window scan and the writers.
+ * The buffered output and export_run() are public (export.h).
+ */
+#ifndef CUPTOP_EXPORT_INT_H
+#define CUPTOP_EXPORT_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cupstore.h"
+#include "export.h"
+#include "model.h"
+
+/* ---- Interned names ---------------------------------------------------------
+ * id -> JSON-escaped name (without quotes), copied out of the store so it
+ * survives the read transaction.  Bounded by the session's names table. */
+typedef struct name_cache {
+    struct name_ent *ents;
+    size_t cap, n;
+} name_cache;
+
+void name_cache_free(name_cache *c);
+/** JSON-escaped name for id (looked up in txn when not cached).  Returns
+ *  NULL for id 0 or when the store has no such name. */
+const char *name_cache_get(name_cache *c, cupstore_txn *txn, uint32_t id, size_t *len);
+
+/* ---- Export context ----------------------------------------------------------- */
+typedef struct export_ctx {
+    const export_opts *o;
+    cupstore_env *env;
+    char *store_dir;
+    uint64_t from_ns, to_ns;        /* window, inclusive                    */
+    uint64_t base_ns;               /* chrome ts origin: from rounded down  */
+    model_summary sum;              /* verdict for the window               */
+    uint64_t total_hint;            /* records expected (for progress)      */
+    uint64_t done;                  /* records written so far               */
+    export_progress_fn progress;
+    void *progress_arg;
+    bool cancelled;
+    name_cache names;
+    cupstore_txn *txn;              /* the slice's read txn during a scan   */
+} export_ctx;
+
+/** Scan the window's records in short read transactions (one per second
+ *  of trace time), calling fn; end_slice (may be NULL) after each slice.
+ *  Reports progress and honours cancellation. */
+typedef int (*export_slice_fn)(export_ctx *x, void *arg);
+int export_scan(export_ctx *x, cupstore_record_fn fn, export_slice_fn end_slice, void *arg);
+
+/* ---- Reorder window (export_sort.c) ----------------------------------------
+ * Records in, records out in (start asc, end desc, arrival) order, holding at
+ * most EXPORT_SORT_WINDOW records (or EXPORT_SORT_MAX_RUNS runs). */
+#define EXPORT_SORT_RUN 8192u              /* records sorted at a time       */
+#define EXPORT_SORT_WINDOW (256u * 1024u)  /* records held for reordering    */
+#define EXPORT_SORT_MAX_RUNS (EXPORT_SORT_WINDOW / EXPORT_SORT_RUN + 1)
+
+/* A sorted run: records in (start asc, end desc, arrival) order. */
+typedef struct export_run_buf {
+    cupstore_record *recs;    /* EXPORT_SORT_RUN records                   */
+    uint32_t pos, n;
+    uint64_t seq;             /* creation order: ties go to the older run  */
+} export_run_buf;
+
+/* Sort key of one arrival: packed (start - base, ~duration) when it fits,
+ * else compared field by field. */
+struct export_skey {
+    uint64_t key;
+    uint32_t idx;
+};
+
+typedef struct export_sort {
+    cupstore_record *in;      /* arrivals not yet sorted (EXPORT_SORT_RUN) */
+    uint32_t nin;
+    struct export_skey *keys, *keys2; /* radix sort buffers                */
+    export_run_buf runs[EXPORT_SORT_MAX_RUNS]; /* free ones: recs in spare */
+    cupstore_record *spare[EXPORT_SORT_MAX_RUNS];
+    uint32_t nspare;
+    uint32_t merge[EXPORT_SORT_MAX_RUNS]; /* min-heap of runs by head record */
+    uint32_t nmerge;
+    size_t held;              /* records in runs                           */
+    uint64_t run_seq;
+} export_sort;
+
+/** Allocate the window's buffers.  @return 0 or ENOMEM (then call
+ *  export_sort_free all the same). */
+int export_sort_init(export_sort *s);
+void export_sort_free(export_sort *s);
+/** Add one record; emits (through emit) the earliest records when the
+ *  window is full.  @return 0 or emit's first non-zero return. */
+int export_sort_add(export_sort *s, const cupstore_record *r, cupstore_record_fn emit, void *arg);
+/** Emit every held record in order (the end of a slice: later slices
+ *  start later).  @return 0 or emit's first non-zero return. */
+int export_sort_flush(export_sort *s, cupstore_record_fn emit, void *arg);
+
+/* Writers: 0, or an errno / cupstore code (the caller words the message). */
+int export_chrome(export_ctx *x, xout *o);
+int export_jsonl(export_ctx *x, xout *o);
+int export_csv(export_ctx *x, xout *o);
+/** Write a standalone store into dir (a new, empty directory). */
+int export_store(export_ctx *x, const char *dir);
+
+#endif /* CUPTOP_EXPORT_INT_H */
