@@ -21,9 +21,11 @@
 #include "exporter.h"
 #include "exporter_http.h"
 
-#define EXIT_OK 0
-#define EXIT_FAIL 1
-#define EXIT_USAGE 2
+#include "model.h"
+
+#define EXIT_OK CUPTOP_EXIT_OK
+#define EXIT_FAIL CUPTOP_EXIT_NO
+#define EXIT_USAGE CUPTOP_EXIT_USAGE
 
 static void usage(FILE *f)
 {

@@ -238,7 +238,7 @@ static void fam_latency(wctx *w, const char *base, const char *help, const char 
             continue;
         cupstore_lat l;
         uint64_t count;
-        memcpy(&l, (const char *)&s->last + lat_off, sizeof l);
+        memcpy(&l, (const char *)s + lat_off, sizeof l);
         memcpy(&count, (const char *)s + count_off, sizeof count);
         static const char *const q[] = {"0.5", "0.99", "1"};
         uint32_t v[] = {l.p50_ns, l.p99_ns, l.max_ns};

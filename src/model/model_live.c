@@ -92,10 +92,19 @@ int model_live_update(cupstore_env *env, model_live *l, char **cause)
     if (l->sum.state != MODEL_STATE_RUNNING)
         return 0;
 
-    /* Fold old seconds of the tail into the base. */
-    uint64_t newest = l->sum.heartbeat_ns / 1000000000u;
+    /* Fold old seconds of the tail into the base: those more than
+     * LIVE_GUARD seconds before the newest row. */
     uint64_t tail_seconds = l->sum.seconds - (l->have_base ? l->base.seconds : 0);
-    if (tail_seconds < LIVE_FOLD_AT || newest < LIVE_GUARD || newest - LIVE_GUARD < from)
+    if (tail_seconds < LIVE_FOLD_AT)
+        return 0;
+    cupstore_txn *txn;
+    cupstore_health last;
+    if (cupstore_txn_begin(env, false, &txn) != 0)
+        return 0;
+    rc = cupstore_health_last(txn, &last);
+    cupstore_txn_abort(txn);
+    uint64_t newest = last.second;
+    if (rc || newest < LIVE_GUARD || newest - LIVE_GUARD < from)
         return 0;
     uint64_t to = newest - LIVE_GUARD;
     model_summary part;
