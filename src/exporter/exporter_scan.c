@@ -47,7 +47,7 @@ struct exporter {
     uint64_t retention_s;
     size_t max_sessions;
     entry *e;
-    size_t n, cap;
+    size_t n, cap, sorted;
     uint64_t scrapes, read_errors;
 };
 
@@ -105,9 +105,23 @@ void exporter_free(exporter *e)
     free(e);
 }
 
+static int entry_cmp(const void *a, const void *b)
+{
+    const entry *x = a, *y = b;
+    if (x->store != y->store)
+        return x->store < y->store ? -1 : 1;
+    return strcmp(x->id, y->id);
+}
+
+/* Entries [0, e->sorted) are in entry_cmp order (binary search); those
+ * added since the last scrape follow them (a short linear search). */
 static entry *entry_find(exporter *e, size_t store, const char *id)
 {
-    for (size_t i = 0; i < e->n; i++)
+    entry key = {.store = store, .id = (char *)id};
+    entry *hit = bsearch(&key, e->e, e->sorted, sizeof *e->e, entry_cmp);
+    if (hit)
+        return hit;
+    for (size_t i = e->sorted; i < e->n; i++)
         if (e->e[i].store == store && strcmp(e->e[i].id, id) == 0)
             return &e->e[i];
     if (e->n == e->cap) {
@@ -356,6 +370,8 @@ int exporter_scrape(exporter *e, bool openmetrics, char **text, size_t *len)
             i++;
         }
     }
+    qsort(e->e, e->n, sizeof *e->e, entry_cmp);
+    e->sorted = e->n;
 
     exp_sess **cand = calloc(e->n ? e->n : 1, sizeof *cand);
     if (!cand)

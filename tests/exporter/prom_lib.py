@@ -13,6 +13,10 @@
       a text exposition: the exporter's counts and the session count
   prom_lib.py http-misc HOST PORT TIMEOUT
       malformed requests and a client that never sends its request
+  prom_lib.py wait-alert PROM_URL SECONDS ALERT SESSION
+      poll /api/v1/alerts until ALERT is firing for SESSION
+  prom_lib.py dashboard PROM_URL JSON
+      every query of a Grafana dashboard runs in Prometheus (and returns data)
   prom_lib.py conn-limit HOST PORT LIMIT TIMEOUT
       LIMIT idle connections fill the server: one more waits for their timeout
 """
@@ -294,6 +298,52 @@ def conn_limit(host, port, limit, timeout):
     return 0 if held and code == 200 else 1
 
 
+def wait_alert(prom, seconds, name, session):
+    end = time.time() + float(seconds)
+    seen = []
+    while time.time() < end:
+        try:
+            doc = json.loads(get(prom + "/api/v1/alerts"))
+            seen = [(a["labels"].get("alertname"), a["labels"].get("session"), a["state"])
+                    for a in doc["data"]["alerts"]]
+            if (name, session, "firing") in seen:
+                print("%s firing for %s" % (name, session))
+                return 0
+        except Exception:
+            pass
+        time.sleep(0.5)
+    print("%s never fired for %s; alerts: %s" % (name, session, seen[:10]))
+    return 1
+
+
+def dashboard(prom, path):
+    dash = json.load(open(path))
+    fails, n, empty = 0, 0, []
+    for p in dash["panels"]:
+        for t in p.get("targets", []):
+            expr = t["expr"].replace("$host", ".*").replace("$session", ".*")
+            n += 1
+            try:
+                r = query(prom, expr)
+            except Exception as e:
+                print("FAIL panel %r: %s: %s" % (p["title"], expr, e))
+                fails += 1
+                continue
+            if not r:
+                empty.append(p["title"])
+    for v in dash["templating"]["list"]:
+        if v["type"] == "query":
+            q = v["query"]["query"]
+            m = q[len("label_values("):-1].rsplit(",", 1)
+            sel = m[0].replace('$host', '.*')
+            r = query(prom, "count by (%s) (%s)" % (m[1].strip(), sel))
+            n += 1
+            if not r:
+                empty.append("variable " + v["name"])
+    print("%d dashboard queries run, %d failed, without data: %s" % (n, fails, empty or "none"))
+    return 1 if fails else 0
+
+
 def main(argv):
     cmd = argv[1]
     if cmd == "free-port":
@@ -309,6 +359,10 @@ def main(argv):
         return scrape_check(argv[2], argv[3], argv[4])
     if cmd == "http-misc":
         return http_misc(argv[2], argv[3], argv[4])
+    if cmd == "wait-alert":
+        return wait_alert(argv[2], argv[3], argv[4], argv[5])
+    if cmd == "dashboard":
+        return dashboard(argv[2], argv[3])
     if cmd == "conn-limit":
         return conn_limit(argv[2], argv[3], argv[4], argv[5])
     print(__doc__)

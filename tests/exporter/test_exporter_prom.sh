@@ -91,6 +91,11 @@ for d in sim fill damaged; do
 done
 
 # ---- exporter 1, scraped by Prometheus -----------------------------------
+if "$promtool" check rules "$s/doc/prometheus/cuptop-alerts.yml" >"$tmp/rules.out" 2>&1; then
+    ok "promtool check rules doc/prometheus/cuptop-alerts.yml"
+else
+    bad "promtool check rules"; cat "$tmp/rules.out"
+fi
 # (a retention of an hour: tui-fill-store's crashed session is 10 min old)
 start_exporter main --store "$tmp/sim" --store "$tmp/fill" --store "$tmp/damaged" --timeout 3 \
     --retention 3600
@@ -102,6 +107,9 @@ for attempt in 1 2 3; do
 global:
   scrape_interval: 1s
   scrape_timeout: 1s
+  evaluation_interval: 1s
+rule_files:
+  - $s/doc/prometheus/cuptop-alerts.yml
 scrape_configs:
   - job_name: cuptop
     static_configs:
@@ -130,6 +138,12 @@ if $py wait-query "$purl" 60 \
 else
     bad "live session never seen running"
 fi
+# the live writer drops records while it runs: the example alert fires
+if out=$($py wait-alert "$purl" 60 CuptopRecordsLost "$live_id"); then
+    ok "doc/prometheus/cuptop-alerts.yml: $out (an increase)"
+else
+    bad "$out"
+fi
 kill -9 "$livepid"
 wait "$livepid" 2>/dev/null
 if $py wait-query "$purl" 60 "cuptop_session_state{session=\"$live_id\",state=\"crashed\"} == 1 \
@@ -146,6 +160,25 @@ if [ $have_sim = yes ]; then
     else
         bad "the crash scenario is not crashed in Prometheus"
     fi
+fi
+
+for a in CuptopSessionCrashed CuptopHeartbeatStale; do
+    if out=$($py wait-alert "$purl" 60 $a "$live_id"); then
+        ok "doc/prometheus/cuptop-alerts.yml: $out"
+    else
+        bad "$out"
+    fi
+done
+inc_id=$(awk '$1 == "incomplete" {print $2}' "$tmp/fill.ids")
+if out=$($py wait-alert "$purl" 30 CuptopRecordsLost "$inc_id"); then
+    ok "doc/prometheus/cuptop-alerts.yml: $out (ended with losses before it was first scraped)"
+else
+    bad "$out"
+fi
+if out=$($py dashboard "$purl" "$s/doc/prometheus/cuptop-grafana.json"); then
+    ok "doc/prometheus/cuptop-grafana.json: $out"
+else
+    bad "the Grafana dashboard: $out"
 fi
 
 # Every session and loss class equal to cuptop sessions --json.
