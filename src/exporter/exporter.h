@@ -39,6 +39,9 @@ typedef struct exporter_opts {
     size_t nstores;
     uint64_t retention_s;        /* ended/crashed sessions kept this long  */
     size_t max_sessions;         /* per scrape; the rest are counted       */
+    bool full_rejudge;           /* benchmarks only: summarise each running
+                                    session from its start at every scrape
+                                    instead of incrementally (model_live) */
 } exporter_opts;
 
 /** Create an exporter over the given stores (nothing is read yet).

@@ -46,6 +46,7 @@ struct exporter {
     size_t nstores;
     uint64_t retention_s;
     size_t max_sessions;
+    bool full_rejudge;
     entry *e;
     size_t n, cap, sorted;
     uint64_t scrapes, read_errors;
@@ -65,6 +66,7 @@ int exporter_new(exporter **out, const exporter_opts *o)
         return ENOMEM;
     e->retention_s = o->retention_s;
     e->max_sessions = o->max_sessions;
+    e->full_rejudge = o->full_rejudge;
     e->stores = calloc(o->nstores ? o->nstores : 1, sizeof *e->stores);
     if (!e->stores) {
         free(e);
@@ -272,6 +274,8 @@ static int session_read(exporter *e, entry *en)
             return 0;
     }
     char *cause = NULL;
+    if (e->full_rejudge)
+        model_live_free(&en->live); /* the next update starts from scratch */
     rc = model_live_update(en->env, &en->live, &cause);
     free(cause);
     if (rc)
