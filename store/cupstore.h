@@ -52,7 +52,8 @@ enum {
     CUPSTORE_EPERM = -30894,      /* store dir not ours or mode too open  */
     CUPSTORE_EBUSY = -30893,      /* resource busy (retry)                */
     CUPSTORE_EINVAL = -30892,     /* bad argument                         */
-    CUPSTORE_E_LAST = -30892,
+    CUPSTORE_ELMDBNEWER = -30891, /* data file in a newer LMDB format     */
+    CUPSTORE_E_LAST = -30891,
 };
 
 /** Describe an error code (positive errno or CUPSTORE_E*). Static string. */
@@ -167,7 +168,8 @@ int cupstore_session_create(cupstore_env **out, char **id, const char *dir,
  *  flags: CUPSTORE_RDONLY for readers; 0 for a front end that may write
  *  control requests and marks.
  *  @return 0, CUPSTORE_ENOTFOUND, CUPSTORE_ENOTSTORE (not a cuptop
- *  session, e.g. a foreign LMDB or garbage), CUPSTORE_ENEWER,
+ *  session, e.g. a foreign LMDB or garbage), CUPSTORE_ENEWER (a newer
+ *  cuptop schema), CUPSTORE_ELMDBNEWER (a newer LMDB data format),
  *  CUPSTORE_ECORRUPT, CUPSTORE_EINVAL (ambiguous prefix), CUPSTORE_EPERM
  *  (store dir not owned by the caller's euid or group/world writable),
  *  errno. */

@@ -62,7 +62,7 @@ static int meta_check(const uint8_t *m, uint64_t pgno, uint32_t psize, uint64_t 
     if (rd32(m + 16) != LMDB_MAGIC)
         return CUPSTORE_ECORRUPT;
     if (rd32(m + 20) != LMDB_DATA_VERSION)
-        return rd32(m + 20) > LMDB_DATA_VERSION ? CUPSTORE_ENEWER : CUPSTORE_ECORRUPT;
+        return rd32(m + 20) > LMDB_DATA_VERSION ? CUPSTORE_ELMDBNEWER : CUPSTORE_ECORRUPT;
     if (rd64(m) != pgno || !(rd16(m + 10) & LMDB_P_META) || rd32(m + 40) != psize)
         return CUPSTORE_ECORRUPT;
     uint64_t last = rd64(m + 136);
@@ -92,8 +92,8 @@ static int file_check(const uint8_t *hdr, size_t hdr_len, uint64_t file_len)
     const uint8_t *m0 = hdr, *m1 = hdr + psize;
     int r0 = meta_check(m0, 0, psize, file_len);
     int r1 = meta_check(m1, 1, psize, file_len);
-    if (r0 == CUPSTORE_ENEWER || r1 == CUPSTORE_ENEWER)
-        return CUPSTORE_ENEWER;
+    if (r0 == CUPSTORE_ELMDBNEWER || r1 == CUPSTORE_ELMDBNEWER)
+        return CUPSTORE_ELMDBNEWER;
     /* LMDB uses the meta with the greater txnid: that one must be sound. */
     if (rd32(m1 + 16) == LMDB_MAGIC && rd64(m1 + 144) > rd64(m0 + 144))
         return r1;

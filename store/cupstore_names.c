@@ -239,6 +239,8 @@ const char *cupstore_strerror(int err)
         return "store busy, retry";
     case CUPSTORE_EINVAL:
         return "invalid argument";
+    case CUPSTORE_ELMDBNEWER:
+        return "data file written in a newer LMDB format than this cuptop's liblmdb reads";
     default:
         break;
     }

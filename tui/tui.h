@@ -153,11 +153,8 @@ typedef struct tui_dash_layout {
 bool tui_layout_dash(int rows, int cols, bool banner, tui_dash_layout *l);
 
 /* ---- Text --------------------------------------------------------------- */
-/** Copy at most len bytes of s into out (size outlen, always terminated),
- *  replacing control characters, escapes, invalid UTF-8, C1 controls and
- *  bidi overrides by '?'.  ascii_only: also replace every non-ASCII byte.
- *  Returns the length written. */
-size_t tui_sanitize(const char *s, size_t len, char *out, size_t outlen, bool ascii_only);
+/* Text from the trace goes through model_sanitize (src/model/model.h), the
+ * sanitiser the CLI's model_escape shares. */
 /** Human number: 999, 1.2k, 34k, 5.6M, 7.8G (fits in 5 chars). */
 void tui_format_count(double v, char *buf, size_t len);
 /** Human duration from nanoseconds: 850ns, 12us, 3.4ms, 1.2s. */

@@ -295,7 +295,7 @@ static void draw_header(tui *t, WINDOW *w)
         tui_sess_state st = tui_sess_state_of(s);
         bool ok = st == TUI_ST_COMPLETE || (st == TUI_ST_RUNNING && s->sum.complete);
         char id[40];
-        tui_sanitize(s->id, strlen(s->id), id, sizeof id, true);
+        model_sanitize(s->id, strlen(s->id), id, sizeof id, true);
         tui_draw_textf(w, 0, 0, A_BOLD, "%s  pid %d  %s  %s  ", id, s->have_sum ? s->sum.pid : 0,
                        tui_sess_state_name(st),
                        ok ? (st == TUI_ST_RUNNING ? "ok so far" : "COMPLETE") : "INCOMPLETE");

@@ -259,7 +259,7 @@ void tui_export(tui *t, const char *mark)
     }
     char path[512];
     char safe[64];
-    tui_sanitize(name, strlen(name), safe, sizeof safe, true);
+    model_sanitize(name, strlen(name), safe, sizeof safe, true);
     for (char *p = safe; *p; p++)
         if (*p == '/' || *p == ' ' || *p == '?')
             *p = '_';
@@ -284,7 +284,10 @@ void tui_export(tui *t, const char *mark)
         return;
     }
     int rc = t->export_fn(&eo, export_progress_cb, &p, &cause);
-    if (rc == 0)
+    if (rc == 0 && cause) /* a note: the session stored no records */
+        tui_set_status(t, TUI_C_WARN, "exported '%s' (%s) to %s; %s", name, formats[f], path,
+                       cause);
+    else if (rc == 0)
         tui_set_status(t, TUI_C_OK, "exported '%s' (%s) to %s", name, formats[f], path);
     else if (p.cancelled)
         tui_set_status(t, TUI_C_WARN, "export cancelled");

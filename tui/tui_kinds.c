@@ -212,7 +212,7 @@ static void kinds_draw(tui *t)
     const tui_sess *s = t->cur >= 0 ? &t->store.s[t->cur] : NULL;
     char id[40] = "";
     if (s)
-        tui_sanitize(s->id, strlen(s->id), id, sizeof id, true);
+        model_sanitize(s->id, strlen(s->id), id, sizeof id, true);
     tui_draw_textf(v->win_head, 0, 0, A_BOLD, "Kinds and epochs  %s  %s", id,
                    s ? tui_sess_state_name(tui_sess_state_of(s)) : "");
     if (t->opts->demo_hint)

@@ -177,7 +177,7 @@ static void sessions_draw(tui *t)
     for (size_t i = 0; i < st->n; i++)
         running += tui_sess_state_of(&st->s[i]) == TUI_ST_RUNNING;
     char dir[128];
-    tui_sanitize(st->dir, strlen(st->dir), dir, sizeof dir, t->ascii);
+    model_sanitize(st->dir, strlen(st->dir), dir, sizeof dir, t->ascii);
     wbkgdset(h, ' ');
     tui_draw_textf(h, 0, 0, A_BOLD, "cuptop  store %s  %zu sessions, %zu running  sort: %s%s%s%s",
                    dir, st->n, running, sort_names[v->sort], v->sort_desc ? " (desc)" : "",
@@ -224,7 +224,7 @@ static void sessions_draw(tui *t)
         char rate[16], loss[16], id[24];
         tui_format_count(sess_rate(s), rate, sizeof rate);
         tui_format_count(s->have_sum ? (double)s->sum.loss_total : 0.0, loss, sizeof loss);
-        tui_sanitize(s->id, strlen(s->id), id, sizeof id, true);
+        model_sanitize(s->id, strlen(s->id), id, sizeof id, true);
         bool sel = idx == v->sel;
         if (sel) {
             va = sa = 0;

@@ -192,7 +192,7 @@ out:
 
 static void sess_describe(tui_sess *s, bool ascii)
 {
-    tui_sanitize(s->sum.cmdline, strlen(s->sum.cmdline), s->cmd, sizeof s->cmd, ascii);
+    model_sanitize(s->sum.cmdline, strlen(s->sum.cmdline), s->cmd, sizeof s->cmd, ascii);
     if (!s->cmd[0])
         snprintf(s->cmd, sizeof s->cmd, "?");
     /* The sessions list shows the program without its directory (as ps

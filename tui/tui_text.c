@@ -1,4 +1,5 @@
-/* tui_text.c - strings for the screen: sanitising and number formatting. */
+/* tui_text.c - strings for the screen: number and time formatting (the
+ * sanitiser is model_sanitize, shared with the CLI). */
 #include "config.h"
 
 #include <math.h>
@@ -7,74 +8,6 @@
 #include <time.h>
 
 #include "tui.h"
-
-/* Length of the valid UTF-8 sequence at s (max n bytes) and its code point,
- * or 0 when the bytes are not valid (overlong, surrogate, truncated). */
-static size_t utf8_decode(const unsigned char *s, size_t n, unsigned *cp)
-{
-    unsigned c = s[0];
-    size_t len;
-    unsigned min;
-    if (c < 0x80) {
-        *cp = c;
-        return 1;
-    } else if ((c & 0xe0) == 0xc0) {
-        len = 2, min = 0x80, c &= 0x1f;
-    } else if ((c & 0xf0) == 0xe0) {
-        len = 3, min = 0x800, c &= 0x0f;
-    } else if ((c & 0xf8) == 0xf0) {
-        len = 4, min = 0x10000, c &= 0x07;
-    } else {
-        return 0;
-    }
-    if (len > n)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        c = (c << 6) | (s[i] & 0x3fu);
-    }
-    if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-        return 0;
-    *cp = c;
-    return len;
-}
-
-/* Code points that must never reach the terminal. */
-static bool cp_harmful(unsigned cp)
-{
-    return cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f) ||
-           (cp >= 0x200b && cp <= 0x200f) ||   /* zero width, LRM/RLM       */
-           (cp >= 0x202a && cp <= 0x202e) ||   /* bidi embeddings/overrides */
-           (cp >= 0x2066 && cp <= 0x2069) ||   /* bidi isolates             */
-           cp == 0xfeff;
-}
-
-size_t tui_sanitize(const char *s, size_t len, char *out, size_t outlen, bool ascii_only)
-{
-    if (outlen == 0)
-        return 0;
-    const unsigned char *u = (const unsigned char *)s;
-    size_t o = 0, i = 0;
-    while (i < len && u[i] != '\0') {
-        unsigned cp = 0;
-        size_t n = utf8_decode(u + i, len - i, &cp);
-        if (n == 0 || cp_harmful(cp) || (ascii_only && cp >= 0x80)) {
-            if (o + 1 >= outlen)
-                break;
-            out[o++] = '?';
-            i += n ? n : 1;
-            continue;
-        }
-        if (o + n >= outlen)
-            break;
-        memcpy(out + o, u + i, n);
-        o += n;
-        i += n;
-    }
-    out[o] = '\0';
-    return o;
-}
 
 void tui_format_count(double v, char *buf, size_t len)
 {

@@ -83,6 +83,7 @@ int agent_cupti_load(agent_cupti *t, const char *explicit_path, char *why, size_
     BIND(Unsubscribe, 0);
     BIND(EnableDomain, 0);
     BIND(EnableCallback, 0);
+    BIND(GetErrorMessage, 0);
     return 0;
 }
 
@@ -92,4 +93,16 @@ const char *agent_cupti_strerror(const agent_cupti *t, CUptiResult r)
     if (t && t->GetResultString && t->GetResultString(r, &s) == CUPTI_SUCCESS && s)
         return s;
     return "CUPTI error";
+}
+
+void agent_cupti_describe(const agent_cupti *t, CUptiResult r, char *buf, size_t len)
+{
+    const char *msg = NULL;
+    if (t && t->GetErrorMessage && (t->GetErrorMessage(r, &msg) != CUPTI_SUCCESS || !msg))
+        msg = NULL;
+    size_t n = msg ? strlen(msg) : 0;
+    while (n && (msg[n - 1] == '.' || msg[n - 1] == ' ' || msg[n - 1] == '\n'))
+        n--;   /* the caller goes on after it */
+    snprintf(buf, len, "%s (%d)%s%.*s", agent_cupti_strerror(t, r), (int)r, n ? ": " : "",
+             (int)n, n ? msg : "");
 }

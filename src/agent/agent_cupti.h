@@ -38,6 +38,7 @@ typedef struct agent_cupti {
     AGENT_CUPTI_FN(Unsubscribe);
     AGENT_CUPTI_FN(EnableDomain);
     AGENT_CUPTI_FN(EnableCallback);
+    AGENT_CUPTI_FN(GetErrorMessage);
 } agent_cupti;
 
 /** Load CUPTI: explicit path (CUPTOP_CUPTI_LIBRARY) if non-empty, else
@@ -49,5 +50,9 @@ int agent_cupti_load(agent_cupti *t, const char *explicit_path, char *why, size_
 
 /** Result code as text (CUPTI's own string when available). */
 const char *agent_cupti_strerror(const agent_cupti *t, CUptiResult r);
+
+/** The error for a person: "NAME (CODE): CUPTI's message" (the message
+ *  when the library has cuptiGetErrorMessage), into buf. */
+void agent_cupti_describe(const agent_cupti *t, CUptiResult r, char *buf, size_t len);
 
 #endif /* AGENT_CUPTI_H */

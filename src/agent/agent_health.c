@@ -93,8 +93,14 @@ static int put_meta(cupstore_txn *txn, void *arg)
             PUT("cuda_version", buf);
         }
     }
-    if (m->cupti_note)
+    if (m->cupti_note) {
+        /* CUPTI could not start: why, and CUPTI's code when it gave one */
         PUT("cupti_error", m->cupti_note);
+        if (a->cupti_error_rc) {
+            snprintf(buf, sizeof buf, "%d", a->cupti_error_rc);
+            PUT("cupti_error_code", buf);
+        }
+    }
     agent_config_format(&a->cfg, buf, sizeof buf);
     PUT("config", buf);
 #undef PUT
@@ -258,7 +264,7 @@ static void lat_fill(cupstore_lat *l, agent_hist *h, agent_hist_snap *prev)
     l->max_ns = s.max_ns > UINT32_MAX ? UINT32_MAX : (uint32_t)s.max_ns;
 }
 
-#define HEALTH_ROWS_MAX (CUPSTORE_LOSS_MAX * AGENT_DEVS * AGENT_KINDS + AGENT_DEVS * AGENT_KINDS)
+#define HEALTH_ROWS_MAX (CUPSTORE_LOSS_MAX * AGENT_DEVS * AGENT_KINDS + AGENT_DEVS * AGENT_KINDS + 1)
 
 struct row_arg {
     cupstore_health h;
@@ -319,6 +325,30 @@ static void health_estimate(struct row_arg *r, uint64_t second, unsigned dev, ui
                 .estimate = true, .count = share[k]};
 }
 
+/* The records lost in the shared last-resort discard buffer, which is
+ * never read: its bytes times the records per byte of the pooled discard
+ * buffers (the same declined traffic), else of the buffers parsed.  One
+ * loss row, declined, all kinds, no device, estimate = true: an estimated
+ * count of its own, not a split of an exact one, so it is never in the
+ * health row's exact declined count.  No ratio known: no row (the note
+ * says the count is unknown). */
+static void health_shared_estimate(struct row_arg *r, uint64_t second, uint64_t bytes,
+                                   const uint64_t *now)
+{
+    uint64_t recs = now[C_DISCARD_RECORDS], per = now[C_DISCARD_BYTES];
+    if (!recs || !per) {
+        recs = now[C_RECORDS_PARSED];
+        per = now[C_BYTES] - now[C_DISCARD_BYTES] - now[C_SHARED_BYTES];
+    }
+    if (!recs || !per || per > now[C_BYTES])
+        return;
+    uint64_t n = (uint64_t)((double)bytes * (double)recs / (double)per + 0.5);
+    if (n)
+        r->rows[r->nrows++] = (cupstore_loss_row){
+            .second = second, .loss = CUPSTORE_LOSS_DECLINED, .kind = CUPSTORE_KIND_ALL,
+            .device = CUPSTORE_DEVICE_NONE, .estimate = true, .count = n};
+}
+
 static void health_notes(agent *a)
 {
     static const struct {
@@ -331,12 +361,18 @@ static void health_notes(agent *a)
         {AGENT_SEEN_OVERFLOW, "the completed-buffer queue overflowed (raise CUPTOP_QUEUE)"},
         {AGENT_SEEN_DECLINED, "buffer requests declined: the pool is exhausted (raise CUPTOP_POOL)"},
         {AGENT_SEEN_PARSE_ERROR, "CUPTI returned records it could not parse"},
+        {AGENT_SEEN_SHARED_DISCARD, "every discard buffer was out: declined requests got the "
+                                    "shared last-resort buffer, which CUPTI may write from "
+                                    "several threads at once; its records are never read and "
+                                    "their number is an estimate (from its bytes)"},
     };
     uint32_t f = atomic_load_explicit(&a->flags_seen, memory_order_relaxed);
     for (size_t i = 0; i < sizeof seen / sizeof seen[0]; i++)
         if ((f & seen[i].bit) && !(health_s.seen_noted & seen[i].bit)) {
             health_s.seen_noted |= seen[i].bit;
-            agent_note(a, seen[i].bit == AGENT_SEEN_DECLINED ? 1 : 2, "%s", seen[i].text);
+            bool warn = seen[i].bit == AGENT_SEEN_DECLINED ||
+                        seen[i].bit == AGENT_SEEN_SHARED_DISCARD;
+            agent_note(a, warn ? 1 : 2, "%s", seen[i].text);
         }
 }
 
@@ -402,6 +438,8 @@ static void health_write(agent *a, uint64_t second, bool last)
                 if (l == CUPSTORE_LOSS_CUPTI_DROPPED && k == AGENT_KIND_ALL)
                     health_estimate(&r, second, d, n, by_kind, kinds);
             }
+    if (cur[C_SHARED_BYTES])
+        health_shared_estimate(&r, second, cur[C_SHARED_BYTES], now);
     for (unsigned i = 0; i < 8; i++)
         h->overhead_by_type[i] = cur[C_OVH + i];
     h->queue_depth = (uint32_t)agent_queue_depth(&a->queue);

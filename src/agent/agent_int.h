@@ -53,6 +53,14 @@ enum {
     C_RECORDS_PARSED,
     C_RECORDS_STORED,
     C_STORE_REFUSED,        /* write transactions refused               */
+    /* discard buffers (API < 27): the pooled ones are walked (their
+     * records counted exactly as declined); the shared last-resort one,
+     * which CUPTI may be writing from other threads while it completes,
+     * is never read: its records are estimated from its bytes */
+    C_DISCARD_BYTES,        /* bytes walked in pooled discard buffers   */
+    C_DISCARD_RECORDS,      /* records counted in them                  */
+    C_SHARED_BUFS,          /* completions of the shared one            */
+    C_SHARED_BYTES,         /* their valid bytes                        */
     C_SCALARS,
     /* records parsed by device slot and kind */
     C_REC = C_SCALARS,
@@ -138,6 +146,10 @@ typedef struct agent {
     uint32_t api_version;
     _Atomic int state;
     _Atomic int kinds;                /* mask currently enabled           */
+    char kinds_error[256];            /* agent_apply_kinds' first error   */
+    int kinds_rc;                     /*   and its CUPTI code              */
+    int cupti_error_rc;               /* CUPTI could not start: its code,
+                                         0 when not a CUPTI result (load) */
     bool loaded_cupti;
     bool have_resource_cb;
     CUpti_SubscriberHandle subscriber;
@@ -210,6 +222,7 @@ enum {
     AGENT_SEEN_DECLINED = 1u << 3,
     AGENT_SEEN_PARSE_ERROR = 1u << 4,
     AGENT_SEEN_ZERO_TS = 1u << 5,
+    AGENT_SEEN_SHARED_DISCARD = 1u << 6,   /* the last-resort discard buffer */
 };
 
 extern agent agent_g;

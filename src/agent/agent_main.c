@@ -152,20 +152,31 @@ int agent_apply_kinds(agent *a, uint32_t mask)
         bool want = mask & (1u << k), have = cur & (1u << k);
         CUpti_ActivityKind ck[2];
         size_t n = agent_norm_cupti_kinds((cupstore_kind)k, ck);
+        bool enable_failed = false;
         if (want == have)
             continue;
         for (size_t i = 0; i < n; i++) {
             CUptiResult r = want ? a->cupti.ActivityEnable(ck[i]) : a->cupti.ActivityDisable(ck[i]);
             /* MEMCPY2 (peer copies) is optional: not every CUPTI has it. */
-            if (r != CUPTI_SUCCESS && i == 0 && !first_err) {
-                first_err = (int)r;
-                agent_note(a, 1, "cuptiActivity%s(%s): %s", want ? "Enable" : "Disable",
-                           cupstore_kind_name(k), agent_cupti_strerror(&a->cupti, r));
+            if (r != CUPTI_SUCCESS && i == 0) {
+                if (want)
+                    enable_failed = true;
+                if (!first_err) {
+                    char e[200];
+                    first_err = (int)r;
+                    a->kinds_rc = (int)r;
+                    agent_cupti_describe(&a->cupti, r, e, sizeof e);
+                    snprintf(a->kinds_error, sizeof a->kinds_error, "cuptiActivity%s(%s): %s",
+                             want ? "Enable" : "Disable", cupstore_kind_name(k), e);
+                    agent_note(a, 1, "%s", a->kinds_error);
+                }
             }
         }
-        if (want)
+        /* a kind CUPTI refused to enable is not on: never recorded as
+         * enabled (nor disabled at stop, which would fail the same way) */
+        if (want && !enable_failed)
             cur |= 1u << k;
-        else
+        else if (!want)
             cur &= ~(1u << k);
     }
     atomic_store(&a->kinds, (int)cur);
@@ -177,7 +188,9 @@ int agent_apply_kinds(agent *a, uint32_t mask)
 /* A discard buffer for API < 27 (a NULL there breaks CUPTI): one of a
  * small pool, so concurrent requesters never share one and its records
  * can be counted as DECLINED when it completes.  When that pool is out
- * too, a shared last-resort buffer (its count may then be inexact). */
+ * too, a shared last-resort buffer: several threads may hold it at once,
+ * so CUPTI writes it while it completes and it is never read (its records
+ * are estimated from its bytes, agent_health.c). */
 static uint8_t *agent_discard_get(agent *a, size_t *size)
 {
     uint8_t *b = NULL;
@@ -247,10 +260,23 @@ static void CUPTIAPI agent_buffer_completed(CUcontext ctx, uint32_t stream, uint
     int dslot = a->discard.slots ? agent_pool_find(&a->discard, buffer) : -1;
     if (dslot >= 0 || (a->discard_last && buffer == a->discard_last)) {
         /* API < 27: records CUPTI wrote into a declined (discard) buffer */
+        size_t n = valid > AGENT_DISCARD_SIZE ? AGENT_DISCARD_SIZE : valid;
         agent_count(a, C_BUF_COMPLETED, 1);
         agent_count(a, C_BYTES, valid);
-        agent_count_lost(a, buffer, valid > AGENT_DISCARD_SIZE ? AGENT_DISCARD_SIZE : valid,
-                         CUPSTORE_LOSS_DECLINED);
+        if (dslot >= 0) {
+            /* ours alone until now: its records are whole, count them */
+            agent_count(a, C_DISCARD_BYTES, n);
+            agent_count(a, C_DISCARD_RECORDS,
+                        agent_count_lost(a, buffer, n, CUPSTORE_LOSS_DECLINED));
+        } else {
+            /* the shared one: other threads may be writing it right now,
+             * so its bytes are no records (a half-written one reads as a
+             * phantom device or kind): never parsed, only its size kept */
+            atomic_fetch_or_explicit(&a->flags_seen, AGENT_SEEN_SHARED_DISCARD,
+                                     memory_order_relaxed);
+            agent_count(a, C_SHARED_BUFS, 1);
+            agent_count(a, C_SHARED_BYTES, n);
+        }
         agent_count(a, C_BUF_CONSUMED, 1);
         if (dslot >= 0)
             agent_pool_put(&a->discard, dslot);
@@ -505,6 +531,7 @@ int agent_session_start(agent *a)
         return 0;
     }
     agent_reset_counters(a);
+    a->cupti_error_rc = 0;
     atomic_store(&a->stop_done, 0);
     atomic_store(&a->stop_signal, 0);
     a->exit_path = CUPSTORE_EXIT_UNKNOWN;
@@ -532,8 +559,10 @@ int agent_session_start(agent *a)
         a->loaded_cupti = true;
         rc = (int)a->cupti.GetVersion(&a->api_version);
         if (rc != CUPTI_SUCCESS) {
-            snprintf(why, sizeof why, "cuptiGetVersion: %s",
-                     agent_cupti_strerror(&a->cupti, (CUptiResult)rc));
+            char e[200];
+            agent_cupti_describe(&a->cupti, (CUptiResult)rc, e, sizeof e);
+            snprintf(why, sizeof why, "cuptiGetVersion: %s", e);
+            a->cupti_error_rc = rc;
             agent_health_begin_session(a, why);
             agent_detach(a, why);
             pthread_mutex_unlock(&a->stop_lock);
@@ -590,8 +619,10 @@ int agent_session_start(agent *a)
         CUptiResult r = a->cupti.ActivityRegisterCallbacks(agent_buffer_requested,
                                                            agent_buffer_completed);
         if (r != CUPTI_SUCCESS) {
-            snprintf(why, sizeof why, "cuptiActivityRegisterCallbacks: %s",
-                     agent_cupti_strerror(&a->cupti, r));
+            char e[200];
+            agent_cupti_describe(&a->cupti, r, e, sizeof e);
+            snprintf(why, sizeof why, "cuptiActivityRegisterCallbacks: %s", e);
+            a->cupti_error_rc = (int)r;
             agent_health_begin_session(a, why);
             pthread_mutex_unlock(&a->stop_lock);
             agent_stop_run(a, CUPSTORE_EXIT_DETACH, 0);
@@ -601,8 +632,19 @@ int agent_session_start(agent *a)
             (void)a->cupti.ActivityFlushPeriod(a->cfg.flush_period_ms);
     }
     atomic_store(&a->kinds, 0);
-    if (!a->cfg.dormant)
-        (void)agent_apply_kinds(a, a->cfg.kinds);
+    if (!a->cfg.dormant && agent_apply_kinds(a, a->cfg.kinds) && a->cfg.kinds &&
+        atomic_load(&a->kinds) == 0) {
+        /* CUPTI refused every kind: it could not start (no privileges,
+         * another profiler, a library that does not match the driver).
+         * Say so first, with CUPTI's error, and step aside. */
+        snprintf(why, sizeof why, "%s", a->kinds_error);
+        a->cupti_error_rc = a->kinds_rc;
+        agent_health_begin_session(a, why);
+        agent_note(a, 2, "CUPTI could not start: %s", why);
+        pthread_mutex_unlock(&a->stop_lock);
+        agent_stop_run(a, CUPSTORE_EXIT_DETACH, 0);
+        return -1;
+    }
     agent_health_begin_session(a, NULL);
     pthread_mutex_unlock(&a->stop_lock);
     agent_stop_install(a);

@@ -1,6 +1,6 @@
 /*
  * agent_stop.c - the stop protocol and every path into it: atexit (return
- * from main, exit()), SIGINT/SIGTERM/SIGHUP (chained to the host's
+ * from main, exit()), SIGINT/SIGTERM/SIGHUP/SIGQUIT (chained to the host's
  * handlers), SIGABRT (best effort), the last context's destruction, and a
  * detach.  Also the fork rules (pthread_atfork).
  *
@@ -14,6 +14,15 @@
  * still dies of it.  A handler the host installs after the agent replaces
  * ours: that signal then ends the session through atexit, or as a crash
  * (stale heartbeat) if the process dies without exit().
+ *
+ * Several stop signals (Ctrl-C, then a supervisor's SIGTERM): the handler
+ * runs with every stop signal blocked, so a second one on the same thread
+ * waits until the first is handled (protocol and chaining) instead of
+ * killing the process in the middle of it; one delivered to another thread
+ * while the protocol runs waits for its end there.  The thread that runs
+ * the protocol outside a handler (atexit, the last context's destruction)
+ * blocks the stop signals meanwhile.  Only then is each signal chained, with
+ * the signal mask the host's handler asked for.
  */
 #include "config.h"
 
@@ -23,12 +32,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "agent_int.h"
 
-static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGABRT};
+static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGABRT};
 #define NSIG_STOP (sizeof stop_signals / sizeof stop_signals[0])
+
+/* The stop signals a person or a supervisor sends (all but SIGABRT, which
+ * abort() raises on its own thread): blocked while one is handled. */
+static void stop_sigset(sigset_t *set)
+{
+    sigemptyset(set);
+    for (size_t i = 0; i < NSIG_STOP; i++)
+        if (stop_signals[i] != SIGABRT)
+            sigaddset(set, stop_signals[i]);
+}
 
 /* Previous dispositions, saved once when the agent installs its own. */
 static struct sigaction stop_old[NSIG_STOP];
@@ -148,7 +168,7 @@ static int put_final(cupstore_txn *txn, void *arg)
     return rc;
 }
 
-void agent_stop_run(agent *a, int exit_path, int detail)
+static void stop_protocol(agent *a, int exit_path, int detail)
 {
     struct final_arg x;
     uint32_t tmo = a->cfg.stop_timeout_ms;
@@ -156,8 +176,6 @@ void agent_stop_run(agent *a, int exit_path, int detail)
     bool flush_to = false;
     int rc, ok = 1;
 
-    if (a->session_pid != getpid())
-        return;   /* a forked child never touches its parent's session */
     pthread_mutex_lock(&a->stop_lock);
     if (atomic_load(&a->state) != AGENT_RUNNING) {
         pthread_mutex_unlock(&a->stop_lock);
@@ -258,6 +276,26 @@ void agent_stop_run(agent *a, int exit_path, int detail)
     pthread_mutex_unlock(&a->stop_lock);
 }
 
+void agent_stop_run(agent *a, int exit_path, int detail)
+{
+    sigset_t set, old;
+
+    if (a->session_pid != getpid())
+        return;   /* a forked child never touches its parent's session */
+    if (agent_thread) {
+        stop_protocol(a, exit_path, detail);
+        return;
+    }
+    /* An application thread (atexit, the last context's destruction): a
+     * stop signal meanwhile must not run our handler on this thread, where
+     * it would wait for this very protocol.  It stays pending until the
+     * end, or goes to another thread, whose handler waits for the end. */
+    stop_sigset(&set);
+    pthread_sigmask(SIG_BLOCK, &set, &old);
+    stop_protocol(a, exit_path, detail);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 /* ---- exit paths ------------------------------------------------------------ */
 
 static void stop_atexit(void)
@@ -293,35 +331,77 @@ static int stop_index(int sig)
     return -1;
 }
 
+/* Before the host's handler runs: the signal mask it would have had
+ * without the agent (the mask at delivery, its sa_mask, the signal itself
+ * unless SA_NODEFER), instead of ours, which blocks every stop signal.
+ * Stop signals that arrived during the protocol stay blocked until the
+ * host's handler returns: they come after it, as they would have without
+ * the protocol's delay.  sigpending and pthread_sigmask are
+ * async-signal-safe. */
+static void stop_host_mask(const struct sigaction *old, int sig, void *uctx)
+{
+    const ucontext_t *uc = uctx;
+    sigset_t m, pending, stops;
+    if (!uc)
+        return;   /* called directly, not by the kernel: leave the mask */
+    m = uc->uc_sigmask;
+    stop_sigset(&stops);
+    if (sigpending(&pending) != 0)
+        pending = stops;
+    for (int s = 1; s < NSIG; s++)
+        if (sigismember(&old->sa_mask, s) == 1 ||
+            (sigismember(&stops, s) == 1 && sigismember(&pending, s) == 1))
+            sigaddset(&m, s);
+    if (!(old->sa_flags & SA_NODEFER))
+        sigaddset(&m, sig);
+    pthread_sigmask(SIG_SETMASK, &m, NULL);
+}
+
+/* Wait (bounded) until the stop protocol this signal started, or the one
+ * already under way, has ended. */
+static void stop_wait_done(agent *a)
+{
+    /* the protocol steps may each use the timeout, and a consumer's commit
+     * in progress its grace (slow disk) */
+    uint32_t tmo = a->cfg.stop_timeout_ms;
+    uint64_t waited = 0, limit = ms_to_ns(tmo) * 4 +
+        ms_to_ns(tmo > AGENT_STOP_GRACE_MS ? tmo : AGENT_STOP_GRACE_MS) + 1000000000ull;
+    while (!atomic_load(&a->stop_done) && waited < limit) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+        waited += 1000000;
+    }
+}
+
 static void stop_handler(int sig, siginfo_t *info, void *uctx)
 {
     agent *a = &agent_g;
     int saved_errno = errno;
     int i = stop_index(sig);
 
-    if (!agent_thread && a->stop_up && a->session_pid == getpid() &&
-        atomic_load(&a->state) == AGENT_RUNNING) {
-        int expect = 0;
-        if (atomic_compare_exchange_strong(&a->stop_signal, &expect, sig))
-            sem_post(&a->stop_sem);
-        /* bounded wait: the protocol steps may each use the timeout, and
-         * a consumer's commit in progress its grace (slow disk) */
-        uint32_t tmo = a->cfg.stop_timeout_ms;
-        uint64_t waited = 0, limit = ms_to_ns(tmo) * 4 +
-            ms_to_ns(tmo > AGENT_STOP_GRACE_MS ? tmo : AGENT_STOP_GRACE_MS) + 1000000000ull;
-        while (!atomic_load(&a->stop_done) && waited < limit) {
-            struct timespec ts = {0, 1000000};
-            nanosleep(&ts, NULL);
-            waited += 1000000;
+    if (!agent_thread && a->stop_up && a->session_pid == getpid()) {
+        int st = atomic_load(&a->state);
+        if (st == AGENT_RUNNING) {
+            int expect = 0;
+            if (atomic_compare_exchange_strong(&a->stop_signal, &expect, sig))
+                sem_post(&a->stop_sem);
         }
+        /* A second signal while the protocol runs (on another thread: on
+         * this one the stop signals are blocked) waits for its end too,
+         * rather than chaining to a default action that kills the process
+         * in the middle of it. */
+        if (st == AGENT_RUNNING || st == AGENT_STOPPING)
+            stop_wait_done(a);
     }
     errno = saved_errno;
     if (i < 0)
         return;
     const struct sigaction *old = &stop_old[i];
     if (old->sa_flags & SA_SIGINFO) {
-        if (old->sa_sigaction)
+        if (old->sa_sigaction) {
+            stop_host_mask(old, sig, uctx);
             old->sa_sigaction(sig, info, uctx);
+        }
     } else if (old->sa_handler == SIG_IGN) {
         return;
     } else if (old->sa_handler == SIG_DFL) {
@@ -335,6 +415,7 @@ static void stop_handler(int sig, siginfo_t *info, void *uctx)
         sigaction(sig, &dfl, NULL);
         raise(sig);
     } else {
+        stop_host_mask(old, sig, uctx);
         old->sa_handler(sig);
     }
 }
@@ -350,7 +431,7 @@ static void stop_install_signals(void)
         memset(&sa, 0, sizeof sa);
         sa.sa_sigaction = stop_handler;
         sa.sa_flags = SA_SIGINFO | SA_RESTART;
-        sigemptyset(&sa.sa_mask);
+        stop_sigset(&sa.sa_mask);   /* one stop signal at a time */
         stop_old[i] = cur;
         if (sigaction(stop_signals[i], &sa, NULL) == 0)
             stop_installed[i] = true;

@@ -1,6 +1,7 @@
 /* cli_util.c - small helpers shared by the subcommands. */
 #include "config.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -46,6 +47,40 @@ int cli_one_session(const char *cmd, int argc, char **argv)
     if (optind >= argc)
         return cli_usage_error(cmd, "no session given");
     return cli_usage_error(cmd, "one session only (got '%s' too)", argv[optind + 1]);
+}
+
+/* The first error of a write to fd 1 that did not go through stdio. */
+static int stdout_write_err;
+
+void cli_stdout_failed(int err)
+{
+    if (!stdout_write_err)
+        stdout_write_err = err > 0 ? err : EIO;
+}
+
+int cli_close_stdout(const char *cmd, int status)
+{
+    int err = stdout_write_err;
+    bool failed = err != 0 || ferror(stdout);
+    errno = 0;
+    if (fflush(stdout) != 0) {
+        failed = true;
+        if (!err)
+            err = errno;
+    }
+    /* A closed fd 1 with nothing written to it is not a failure (EBADF
+     * only: anything pending made the fflush above fail already). */
+    errno = 0;
+    if (fclose(stdout) != 0 && errno != EBADF) {
+        failed = true;
+        if (!err)
+            err = errno;
+    }
+    if (!failed)
+        return status;
+    fprintf(stderr, "cuptop%s%s: cannot write the output: %s\n", cmd ? " " : "", cmd ? cmd : "",
+            err ? strerror(err) : "a write to standard output failed");
+    return CUPTOP_EXIT_USAGE;
 }
 
 static char *join_path(const char *dir, size_t dirlen, const char *name)

@@ -39,8 +39,10 @@ static void usage(FILE *f)
           "                 missing or unreadable make the session INCOMPLETE\n"
           "                 (store_damaged); ended sessions only, whole sessions\n"
           "  --json         a JSON array of verdicts\n\n"
-          "Exit status: 0 all COMPLETE, 1 any INCOMPLETE, 2 usage error, unknown\n"
-          "session, empty or inverted window, or unreadable store.\n",
+          "A session with no data in the window is listed as NO DATA and not judged.\n\n"
+          "Exit status: 0 all judged COMPLETE, 1 any INCOMPLETE, 2 usage error, unknown\n"
+          "session, a window with no data in any session, an inverted window, or an\n"
+          "unreadable store.\n",
           f);
 }
 
@@ -59,13 +61,15 @@ static bool note_in_reasons(const model_summary *s, const model_note *n)
 /* Warnings and errors the agent noted explain an INCOMPLETE verdict: the
  * conflicting subscriber's name, why the agent stepped aside, a setting it
  * refused.  Info notes and notes already quoted in a reason are left to
- * cuptop report. */
-static void print_notes(const model_summary *s)
+ * cuptop report, and so are notes outside the window judged ([from_s,
+ * to_s], unix seconds). */
+static void print_notes(const model_summary *s, uint64_t from_s, uint64_t to_s)
 {
     unsigned shown = 0, more = 0;
     for (size_t i = 0; i < s->nnotes; i++) {
         const model_note *n = &s->notes[i];
-        if (n->level < 1 || note_in_reasons(s, n))
+        uint64_t at = n->time_ns / 1000000000u;
+        if (n->level < 1 || note_in_reasons(s, n) || at < from_s || at > to_s)
             continue;
         if (shown < CHECK_NOTES_MAX) {
             cli_print_note(stdout, "  note: ", n);
@@ -78,23 +82,60 @@ static void print_notes(const model_summary *s)
         printf("  note: more notes: cuptop report %s\n", s->id);
 }
 
-static void print_verdict(const model_summary *s, const char *window)
+static void print_verdict(const model_summary *s, const char *window, uint64_t from_s,
+                          uint64_t to_s)
 {
     const char *v = model_verdict_name(s);
+    char id[4 * sizeof s->id];
+    model_escape(id, sizeof id, s->id, strlen(s->id));
     if (s->state == MODEL_STATE_RUNNING)
-        printf("%s: %s so far (running; judged on what has happened so far)%s\n", s->id, v,
+        printf("%s: %s so far (running; judged on what has happened so far)%s\n", id, v,
                window);
     else if (s->state == MODEL_STATE_CRASHED)
-        printf("%s: %s (crashed)%s\n", s->id, v, window);
+        printf("%s: %s (crashed)%s\n", id, v, window);
     else
-        printf("%s: %s%s\n", s->id, v, window);
+        printf("%s: %s%s\n", id, v, window);
     for (size_t i = 0; i < s->nreasons; i++) {
         fputs("  - ", stdout);
         fputs(s->reasons[i].text, stdout); /* made safe by the model */
         fputc('\n', stdout);
     }
+    if (s->cupti_advice)
+        printf("  what to do: %s\n", s->cupti_advice);
     if (!s->complete)
-        print_notes(s);
+        print_notes(s, from_s, to_s);
+}
+
+/* One session's judgement, kept until everything is judged. */
+struct check_item {
+    model_summary whole, s;     /* the whole session; the window judged    */
+    bool have_whole, have_s, no_data, verified;
+    uint64_t f, t;              /* window, unix seconds                    */
+    uint64_t read_back;
+    char window[128];
+};
+
+/* A session with no health row in the window: said so, not judged. */
+static void print_no_data(xout *o, const model_summary *whole, const char *window,
+                          uint64_t from_s, uint64_t to_s)
+{
+    char a[32], b[32];
+    model_format_second(whole->start_ns / 1000000000u, a, sizeof a);
+    model_format_second(whole->end_ns / 1000000000u, b, sizeof b);
+    if (o) {
+        xout_puts(o, "{\"id\":");
+        xout_json_str(o, whole->id, strlen(whole->id));
+        xout_printf(o, ",\"state\":\"%s\",\"verdict\":\"NO_DATA\",\"complete\":null,"
+                       "\"no_data\":true,\"window_from_s\":%" PRIu64 ",\"window_to_s\":%" PRIu64
+                       ",\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64 "}",
+                    model_state_name(whole->state), from_s, to_s, whole->start_ns,
+                    whole->end_ns);
+        return;
+    }
+    char id[4 * sizeof whole->id];
+    model_escape(id, sizeof id, whole->id, strlen(whole->id));
+    printf("%s: NO DATA in the window%s (the session runs from %s to %s); not judged\n", id,
+           window, a, b);
 }
 
 int cmd_check(int argc, char **argv)
@@ -158,8 +199,67 @@ int cmd_check(int argc, char **argv)
             ids[i] = strdup(argv[optind + (int)i]);
     }
 
+    /* Judge every session first, print after: when the window holds no data
+     * in any of them, that is one usage error and nothing on stdout. */
+    struct check_item *items = ids ? calloc(n ? n : 1, sizeof *items) : NULL;
     int status = CUPTOP_EXIT_OK;
-    bool any_incomplete = false, any_error = false;
+    bool any_incomplete = false, any_error = !items;
+    size_t judged = 0;
+    for (size_t i = 0; items && i < n; i++) {
+        struct check_item *it = &items[i];
+        char *cause = NULL;
+        it->t = UINT64_MAX;
+        int rc = model_summarize_id(dir, ids[i], 0, UINT64_MAX, &it->whole, &cause);
+        free(cause);
+        if (rc) {
+            cli_error(cmd, "session %s in %s: %s", ids[i], dir, cli_open_error(rc));
+            any_error = true;
+            continue;
+        }
+        it->have_whole = true;
+        if (from) {
+            uint64_t ss = it->whole.start_ns / 1000000000u, es = it->whole.end_ns / 1000000000u;
+            if (model_parse_time(from, ss, es, &it->f) != 0 ||
+                model_parse_time(to, ss, es, &it->t) != 0) {
+                status = cli_usage_error(cmd, "bad time '%s'",
+                                         model_parse_time(from, ss, es, &it->f) ? from : to);
+                goto out;
+            }
+            if (it->f > it->t) {
+                status = cli_usage_error(cmd, "the window is inverted (--from %s is after "
+                                              "--to %s)", from, to);
+                goto out;
+            }
+            char a[32], b[32];
+            model_format_second(it->f, a, sizeof a);
+            model_format_second(it->t, b, sizeof b);
+            snprintf(it->window, sizeof it->window, " [window %s .. %s]", a, b);
+        }
+        rc = verify ? model_verify_id(dir, ids[i], &it->s, &it->verified, &it->read_back, &cause)
+                    : model_summarize_id(dir, ids[i], it->f, it->t, &it->s, &cause);
+        free(cause);
+        if (rc != 0) {
+            cli_error(cmd, "session %s: %s", ids[i], cli_open_error(rc));
+            any_error = true;
+            continue;
+        }
+        it->have_s = true;
+        /* Nothing to judge in the window: said so, and the other sessions'
+         * verdicts stand. */
+        it->no_data = from && !it->s.seconds;
+        if (it->no_data)
+            continue;
+        judged++;
+        if (!it->s.complete)
+            any_incomplete = true;
+    }
+    if (!any_error && !judged) {
+        cli_error(cmd, "the window holds no data in %s",
+                  all ? "any session of the store" : n == 1 ? "the session" : "any session named");
+        status = CUPTOP_EXIT_USAGE;
+        goto out;
+    }
+
     xout o;
     bool have_o = false;
     size_t written = 0;
@@ -169,79 +269,46 @@ int cmd_check(int argc, char **argv)
         if (have_o)
             xout_putc(&o, '[');
     }
-    for (size_t i = 0; ids && i < n; i++) {
-        model_summary whole, s;
-        char *cause = NULL, window[128] = "";
-        uint64_t f = 0, t = UINT64_MAX;
-        int rc = model_summarize_id(dir, ids[i], 0, UINT64_MAX, &whole, &cause);
-        free(cause);
-        if (rc) {
-            cli_error(cmd, "session %s in %s: %s", ids[i], dir, cli_open_error(rc));
-            any_error = true;
+    for (size_t i = 0; items && i < n; i++) {
+        struct check_item *it = &items[i];
+        if (!it->have_s)
             continue;
-        }
-        if (from) {
-            uint64_t ss = whole.start_ns / 1000000000u, es = whole.end_ns / 1000000000u;
-            if (model_parse_time(from, ss, es, &f) != 0 || model_parse_time(to, ss, es, &t) != 0) {
-                model_summary_free(&whole);
-                status = cli_usage_error(cmd, "bad time '%s'",
-                                         model_parse_time(from, ss, es, &f) ? from : to);
-                goto out;
-            }
-            if (f > t) {
-                model_summary_free(&whole);
-                status = cli_usage_error(cmd, "the window is inverted (--from %s is after "
-                                              "--to %s)", from, to);
-                goto out;
-            }
-            char a[32], b[32];
-            model_format_second(f, a, sizeof a);
-            model_format_second(t, b, sizeof b);
-            snprintf(window, sizeof window, " [window %s .. %s]", a, b);
-        }
-        model_summary_free(&whole);
-        bool verified = false;
-        uint64_t read_back = 0;
-        rc = verify ? model_verify_id(dir, ids[i], &s, &verified, &read_back, &cause)
-                    : model_summarize_id(dir, ids[i], f, t, &s, &cause);
-        if (rc != 0) {
-            cli_error(cmd, "session %s: %s", ids[i], cli_open_error(rc));
-            free(cause);
-            any_error = true;
-            continue;
-        }
-        if (from && !s.seconds) {
-            cli_error(cmd, "session %s: the window%s holds no data", s.id, window);
-            model_summary_free(&s);
-            any_error = true;
-            continue;
-        }
-        if (!s.complete)
-            any_incomplete = true;
-        if (json && have_o) {
-            xout_puts(&o, written ? ",\n" : "\n");
-            sessions_json(&o, &s);
-        } else if (!json) {
-            print_verdict(&s, window);
-            if (verify && verified)
-                printf("  verified: %" PRIu64 " records read back\n", read_back);
+        if (json && !have_o)
+            break;
+        if (json)
+            xout_puts(&o, written++ ? ",\n" : "\n");
+        if (it->no_data) {
+            print_no_data(json ? &o : NULL, &it->whole, it->window, it->f, it->t);
+        } else if (json) {
+            sessions_json(&o, &it->s);
+        } else {
+            print_verdict(&it->s, it->window, it->f, it->t);
+            if (verify && it->verified)
+                printf("  verified: %" PRIu64 " records read back\n", it->read_back);
             else if (verify)
-                printf("  not verified: %s\n", s.state == MODEL_STATE_RUNNING
+                printf("  not verified: %s\n", it->s.state == MODEL_STATE_RUNNING
                                                     ? "still running"
                                                     : "count-only session (nothing stored)");
         }
-        written++;
-        model_summary_free(&s);
     }
-    if (!ids)
-        any_error = true;
-    status = any_error ? CUPTOP_EXIT_USAGE : any_incomplete ? CUPTOP_EXIT_NO : CUPTOP_EXIT_OK;
-out:
     if (have_o) {
         xout_puts(&o, "\n]\n");
-        xout_flush(&o);
+        int err = xout_flush(&o);
+        if (err) {
+            cli_stdout_failed(err);
+            any_error = true;
+        }
         xout_free(&o);
     }
+    status = any_error ? CUPTOP_EXIT_USAGE : any_incomplete ? CUPTOP_EXIT_NO : CUPTOP_EXIT_OK;
+out:
+    for (size_t i = 0; items && i < n; i++) {
+        if (items[i].have_whole)
+            model_summary_free(&items[i].whole);
+        if (items[i].have_s)
+            model_summary_free(&items[i].s);
+    }
+    free(items);
     cupstore_ids_free(ids, n);
     free(dir);
     return status;

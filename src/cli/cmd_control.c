@@ -29,7 +29,7 @@ static void usage(FILE *f)
           "Ask the agent of a running session to change what it collects, now:\n"
           "  --kinds LIST  the activity kinds to collect from now on: a comma list of\n"
           "                kernel,memcpy,memset,runtime,driver,sync,overhead,marker,\n"
-          "                or all / none (default: the kinds collected now)\n"
+          "                other, or all / none (default: the kinds collected now)\n"
           "  --pool N      the buffer-pool limit from now on, 1-4096 buffers of the\n"
           "                session's buffer size (replaces the automatic limit)\n"
           "  --wait S      wait up to S seconds for the agent to apply it (default 5;\n"

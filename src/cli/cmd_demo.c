@@ -174,8 +174,9 @@ static int demo_verdict(const char *cmd, const char *store, const char *id)
     printf("session %s: %s (%s), %llu records, %llu lost\n", s.id,
            s.complete ? "COMPLETE" : "INCOMPLETE", model_state_name(s.state),
            (unsigned long long)s.records_total, (unsigned long long)s.loss_total);
+    /* Each reason's text starts with its class already. */
     for (size_t i = 0; i < s.nreasons; i++)
-        printf("  %s: %s\n", model_reason_name(s.reasons[i].reason), s.reasons[i].text);
+        printf("  - %s\n", s.reasons[i].text);
     bool complete = s.complete;
     model_summary_free(&s);
     return complete ? CUPTOP_EXIT_OK : CUPTOP_EXIT_NO;

@@ -170,6 +170,8 @@ int cmd_export(int argc, char **argv)
     sigaction(SIGTERM, &old_term, NULL);
     if (status != CUPTOP_EXIT_OK)
         cli_error(cmd, "%s", cause ? cause : "export failed");
+    else if (cause)
+        cli_error(cmd, "note: %s", cause);
     free(cause);
     free(dir);
     return status;

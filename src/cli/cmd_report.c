@@ -232,6 +232,12 @@ static void advise(const rep *r, const model_summary *s, bool have_final,
     const uint64_t *L = s->loss;
     unsigned n = 0;
     printf("\nAdvice\n");
+    if (s->cupti_advice) {
+        /* nothing was traced: the rest of the advice would be about nothing */
+        printf("  %u. CUPTI could not start, so nothing was traced. What to do: %s.\n", ++n,
+               s->cupti_advice);
+        return;
+    }
     if (s->complete && s->state != MODEL_STATE_RUNNING) {
         printf("  %u. Nothing was lost: this session can serve as a zero-loss baseline. Keep its\n"
                "     workload, collection configuration and versions with it, and compare other\n"
@@ -445,9 +451,13 @@ static int report(cupstore_env *env, model_summary *s)
                    r->dev_loss[d]);
 
     printf("\nLosses by class\n");
-    for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
+    for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++) {
         printf("  %-15s %12" PRIu64 "  %s\n", cupstore_loss_name(l), s->loss[l],
                cupstore_loss_describe(l));
+        if (s->loss_estimate[l])
+            printf("  %-15s %11" PRIu64 "~  more, estimated (the shared discard buffer, "
+                   "never read)\n", "", s->loss_estimate[l]);
+    }
 
     printf("\nBuffers and queue\n");
     printf("  buffers   requested %" PRIu64 ", provided %" PRIu64 ", declined %" PRIu64

@@ -200,8 +200,11 @@ int cmd_sessions(int argc, char **argv)
     }
     if (json) {
         xout_puts(&o, "\n]\n");
-        if (xout_flush(&o) != 0)
+        int err = xout_flush(&o);
+        if (err) {
+            cli_stdout_failed(err);
             status = CUPTOP_EXIT_USAGE;
+        }
         xout_free(&o);
     }
     cupstore_ids_free(ids, n);

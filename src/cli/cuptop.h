@@ -41,6 +41,15 @@ void cli_set_fatal_cleanup(void (*fn)(void));
 void cli_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/** Record that writing standard output through its file descriptor (an
+ *  xout on fd 1) failed with err; cli_close_stdout reports it, once. */
+void cli_stdout_failed(int err);
+/** At the end of every command: flush and close standard output.  When a
+ *  write failed (here, earlier through stdio, or as cli_stdout_failed
+ *  recorded) print one line "cuptop CMD: cannot write the output: ..." and
+ *  return 2; otherwise return status.  cmd NULL for cuptop itself. */
+int cli_close_stdout(const char *cmd, int status);
+
 /** Find a file installed beside cuptop: first the directory of
  *  /proc/self/exe (the build tree), then PKGLIBDIR.  name is e.g.
  *  "libcuptop-agent.so", "libcuptop-simcupti.so", "cuptop-simapp".

@@ -91,9 +91,49 @@ static void usage(FILE *f)
     fprintf(f, "\n'cuptop SUBCOMMAND --help' for details; man cuptop for everything.\n");
 }
 
-int main(int argc, char **argv)
+/* `cuptop --store DIR SUBCOMMAND ARGS...` (or --store=DIR): the global
+ * --store is handed to the subcommand as if it had been written right after
+ * the subcommand's name, so a --store among ARGS still wins.  *argvp is set
+ * to a new vector (owned by the caller, never freed: main returns) when the
+ * words after --store name a subcommand; otherwise nothing changes and the
+ * options go to the monitor. */
+static const struct subcommand *global_store(int *argcp, char ***argvp)
 {
-    fatal_guard_install();
+    int argc = *argcp, rest;
+    char **argv = *argvp;
+    const char *dir;
+    if (argc >= 3 && strcmp(argv[1], "--store") == 0)
+        dir = argv[2], rest = 3;
+    else if (argc >= 2 && strncmp(argv[1], "--store=", 8) == 0)
+        dir = argv[1] + 8, rest = 2;
+    else
+        return NULL;
+    if (rest >= argc)
+        return NULL;
+    const struct subcommand *sub = NULL;
+    for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++)
+        if (strcmp(argv[rest], subcommands[i].name) == 0)
+            sub = &subcommands[i];
+    if (!sub)
+        return NULL;
+    char **nv = calloc((size_t)(argc - rest) + 3, sizeof *nv);
+    if (!nv)
+        return NULL;
+    int n = 0;
+    nv[n++] = argv[rest];
+    nv[n++] = (char *)"--store";
+    nv[n++] = (char *)dir;
+    for (int i = rest + 1; i < argc; i++)
+        nv[n++] = argv[i];
+    nv[n] = NULL;
+    *argcp = n;
+    *argvp = nv;
+    return sub;
+}
+
+static int dispatch(int argc, char **argv, const char **name)
+{
+    *name = NULL;
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
                       strcmp(argv[1], "help") == 0)) {
         usage(stdout);
@@ -103,14 +143,32 @@ int main(int argc, char **argv)
         printf("cuptop %s\n", PACKAGE_VERSION);
         return CUPTOP_EXIT_OK;
     }
+    const struct subcommand *sub = global_store(&argc, &argv);
+    if (sub) {
+        *name = sub->name;
+        return sub->fn(argc, argv);
+    }
     /* No subcommand, or only options: the live monitor. */
     if (argc < 2 || argv[1][0] == '-') {
         argv[0] = (char *)"top";
+        *name = "top";
         return cmd_top(argc, argv);
     }
     for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++)
-        if (strcmp(argv[1], subcommands[i].name) == 0)
+        if (strcmp(argv[1], subcommands[i].name) == 0) {
+            *name = subcommands[i].name;
             return subcommands[i].fn(argc - 1, argv + 1);
+        }
     fprintf(stderr, "cuptop: unknown subcommand '%s' (try 'cuptop --help')\n", argv[1]);
     return CUPTOP_EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+    fatal_guard_install();
+    const char *name;
+    int status = dispatch(argc, argv, &name);
+    /* Output that did not reach its file is a failure, whatever the
+     * command concluded (`cuptop sessions > /dev/full`). */
+    return cli_close_stdout(name, status);
 }

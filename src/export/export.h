@@ -33,7 +33,9 @@ typedef int (*export_progress_fn)(uint64_t done, uint64_t total, void *arg);
 /** Write an export.  Streams; atomic (temp file + rename).
  *  @param[in]  o         what to write, and where
  *  @param[in]  progress  called as records are written (may be NULL)
- *  @param[out] cause     malloc'ed message on failure (caller frees)
+ *  @param[out] cause     malloc'ed message on failure; on success NULL or a
+ *                        note the person must see (a count-only session's
+ *                        export holds no records); the caller frees it
  *  @return 0, or a CUPTOP_EXIT_* status (model.h): 1 writing failed or
  *          was cancelled, 2 bad arguments, session, mark or store. */
 int export_run(const export_opts *o, export_progress_fn progress, void *arg,

@@ -593,8 +593,13 @@ static int write_metadata(chrome *c, cupstore_txn *txn)
                 (unsigned long long)x->base_ns);
     xout_printf(o, ",\"window\":{\"from_ns\":%llu,\"to_ns\":%llu}", (unsigned long long)x->from_ns,
                 (unsigned long long)x->to_ns);
-    xout_printf(o, ",\"state\":\"%s\",\"verdict\":\"%s\"", model_state_name(s->state),
-                model_verdict_name(s));
+    xout_printf(o, ",\"state\":\"%s\",\"verdict\":\"%s\",\"count_only\":%s",
+                model_state_name(s->state), model_verdict_name(s),
+                s->count_only ? "true" : "false");
+    if (s->count_only)
+        XOUT_LIT(o, ",\"records_note\":\"count-only session (CUPTOP_SINK=null): the agent "
+                    "counted every record but stored none, by design; this trace has no record "
+                    "events, only the per-second counters\"");
     XOUT_LIT(o, ",\"reasons\":[");
     for (size_t i = 0; i < s->nreasons; i++) {
         const model_reason *r = &s->reasons[i];

@@ -295,10 +295,30 @@ static int write_store(export_ctx *x, char **cause)
             if (!o->force) {
                 set_cause(cause, "%s exists (use --force to replace it)", o->output);
                 rc = -EEXIST;
-            } else if (!(old = temp_name(o->output, "old"))) {
+            } else if (!(old = temp_name(o->output, "old.XXXXXX"))) {
                 rc = ENOMEM;
-            } else if (rename(o->output, old) != 0) {
-                rc = errno;
+            } else {
+                /* A fresh name of the same type, so the rename replaces
+                 * our own placeholder and never someone else's leftover
+                 * (a .PATH.old from an earlier kept export). */
+                int fd = -1;
+                if (S_ISDIR(st.st_mode) ? !mkdtemp(old) : (fd = mkstemp(old)) < 0)
+                    rc = errno;
+                else if (fd >= 0)
+                    close(fd);
+                if (!rc && rename(o->output, old) != 0) {
+                    rc = errno;
+                    if (S_ISDIR(st.st_mode))
+                        rmdir(old);
+                    else
+                        unlink(old);
+                }
+                if (rc) {
+                    set_cause(cause, "cannot move the previous %s aside: %s", o->output,
+                              strerror(rc));
+                    free(old);
+                    old = NULL;
+                }
             }
         }
         if (!rc && rename(tmp, o->output) != 0) {
@@ -478,6 +498,13 @@ int export_run(const export_opts *o, export_progress_fn progress, void *arg, cha
         status = CUPTOP_EXIT_NO;
     } else {
         status = CUPTOP_EXIT_OK;
+        /* Not a failure, but an empty trace must not pass for a quiet one. */
+        if (x.sum.count_only && cause)
+            set_cause(cause, "session %s is count-only (CUPTOP_SINK=null): the agent counted "
+                             "every record but stored none, by design, so this export holds "
+                             "%s", cupstore_env_id(x.env),
+                      !strcmp(o->format, "csv") ? "its per-second counts and no record"
+                                                : "no record");
     }
 out:
     model_summary_free(&x.sum);

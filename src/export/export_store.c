@@ -4,10 +4,14 @@
  * fresh temporary directory the caller renames into place), so
  * `cuptop --store DIR` and every subcommand open it like any other store.
  *
- * Copied: metadata (plus export_of and export_window), the health and loss
- * rows of the window, the records of the window with the names they use,
- * the epochs and marks that overlap the window, notes, control requests,
- * the stop-protocol steps and the final status.
+ * Copied: metadata (plus export_of, export_window and export_session_span),
+ * the health and loss rows of the window, the records of the window with
+ * the names they use, the epochs and marks that overlap the window, notes,
+ * control requests, the stop-protocol steps and the final status.  The
+ * export's own span is the window's, clipped to the session: its start_ns
+ * and the final status's end_ns are moved in (the session's own span is
+ * kept in export_session_span), so `sessions` on it shows the window's
+ * length, not the whole session's.
  */
 #include "config.h"
 
@@ -210,15 +214,33 @@ static int copy_small(cupstore_txn *dst, void *arg)
     char buf[96];
     int rc;
 
+    /* The window, clipped to the session (x->sum judges the window: its
+     * start is the session's, its end the window's last heartbeat). */
+    uint64_t span_start = x->sum.start_ns, span_end = x->sum.end_ns;
+    uint64_t win_start = x->from_ns > span_start ? x->from_ns : span_start;
+    uint64_t win_end = x->to_ns < UINT64_MAX ? x->to_ns + 1 : x->to_ns;
+    rc = cupstore_final_get(src, &f);
+    if (rc && rc != CUPSTORE_ENOTFOUND)
+        return rc;
+    bool have_final = rc == 0;
+    if (have_final && f.end_ns)
+        span_end = f.end_ns;
     for (size_t i = 0; i < sizeof meta_keys / sizeof meta_keys[0]; i++) {
         char *v = NULL;
-        rc = cupstore_meta_get(src, meta_keys[i], &v);
-        if (rc == 0)
+        if (!strcmp(meta_keys[i], "start_ns")) {
+            snprintf(buf, sizeof buf, "%llu", (unsigned long long)win_start);
+            rc = cupstore_meta_put(dst, meta_keys[i], buf);
+        } else if ((rc = cupstore_meta_get(src, meta_keys[i], &v)) == 0) {
             rc = cupstore_meta_put(dst, meta_keys[i], v);
+        }
         free(v);
         if (rc && rc != CUPSTORE_ENOTFOUND)
             return rc;
     }
+    snprintf(buf, sizeof buf, "%llu %llu", (unsigned long long)span_start,
+             (unsigned long long)span_end);
+    if ((rc = cupstore_meta_put(dst, "export_session_span", buf)) != 0)
+        return rc;
     if ((rc = cupstore_meta_put(dst, "export_of", cupstore_env_id(x->env))) != 0)
         return rc;
     snprintf(buf, sizeof buf, "%llu %llu", (unsigned long long)x->from_ns,
@@ -236,10 +258,11 @@ static int copy_small(cupstore_txn *dst, void *arg)
         (rc = cupstore_control_scan(src, cp_control, dst)) != 0 ||
         (rc = cupstore_step_scan(src, cp_step, dst)) != 0)
         return rc;
-    rc = cupstore_final_get(src, &f);
-    if (rc == 0)
-        rc = cupstore_final_put(dst, &f);
-    return rc == CUPSTORE_ENOTFOUND ? 0 : rc;
+    if (!have_final)
+        return 0;
+    if (f.end_ns > win_end)
+        f.end_ns = win_end;
+    return cupstore_final_put(dst, &f);
 }
 
 int export_store(export_ctx *x, const char *dir)

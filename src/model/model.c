@@ -34,7 +34,7 @@ const char *model_state_name(model_state s)
 const char *model_reason_name(unsigned reason)
 {
     static const char *const extra[] = {"unconsumed", "no_final", "protocol", "flush",
-                                        "disabled", "store_damaged"};
+                                        "disabled", "store_damaged", "cupti_start"};
     if (reason < CUPSTORE_LOSS_MAX)
         return cupstore_loss_name(reason);
     if (reason < MODEL_REASON_MAX)
@@ -42,73 +42,31 @@ const char *model_reason_name(unsigned reason)
     return "?";
 }
 
+const char *model_cupti_advice(int code)
+{
+    switch (code) {
+    case 0:
+        return "the CUPTI library could not be loaded: install the CUDA toolkit's CUPTI "
+               "(extras/CUPTI/lib64) or point CUPTOP_CUPTI_LIBRARY at a libcupti.so that "
+               "matches the driver, then run again";
+    case 35:   /* CUPTI_ERROR_INSUFFICIENT_PRIVILEGES */
+    case 40:   /* CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES */
+        return "GPU profiling is restricted to administrators here: run as root, or ask the "
+               "administrator to load the driver with NVreg_RestrictProfilingToAdminUsers=0 "
+               "(https://developer.nvidia.com/CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)";
+    case 39:   /* CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED */
+        return "another profiler holds CUPTI in this process (Nsight Systems or Compute, "
+               "compute-sanitizer, torch.profiler): run the application without it";
+    default:
+        return "check that the CUPTI library the agent loaded (cuptop report: CUPTI) comes "
+               "with the CUDA version of the driver, and that no other profiler (Nsight, "
+               "compute-sanitizer, torch.profiler) runs in the process; then run again";
+    }
+}
+
 const char *model_verdict_name(const model_summary *s)
 {
     return s->complete ? "COMPLETE" : "INCOMPLETE";
-}
-
-void model_escape(char *dst, size_t len, const char *src, size_t n)
-{
-    static const char hex[] = "0123456789abcdef";
-    size_t o = 0;
-    if (!len)
-        return;
-    for (size_t i = 0; i < n && o + 1 < len; i++) {
-        unsigned char c = (unsigned char)src[i];
-        char esc[5];
-        size_t el = 0;
-        if (c == '\\') {
-            esc[el++] = '\\';
-            esc[el++] = '\\';
-        } else if (c == '\n') {
-            esc[el++] = '\\';
-            esc[el++] = 'n';
-        } else if (c == '\t') {
-            esc[el++] = '\\';
-            esc[el++] = 't';
-        } else if (c < 0x20 || c == 0x7f) {
-            esc[el++] = '\\';
-            esc[el++] = 'x';
-            esc[el++] = hex[c >> 4];
-            esc[el++] = hex[c & 15];
-        } else if (c >= 0x80) {
-            /* Keep valid UTF-8 sequences (but not C1 controls, U+0080..9F,
-             * which some terminals obey); escape every other byte. */
-            size_t sl = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
-            bool ok = sl && sl <= 4 && c < 0xf5 && i + sl <= n;
-            for (size_t k = 1; ok && k < sl; k++)
-                ok = ((unsigned char)src[i + k] & 0xc0) == 0x80;
-            if (ok && sl == 2 && c == 0xc2 && (unsigned char)src[i + 1] < 0xa0)
-                ok = false;
-            if (ok && sl == 3 && c == 0xe0 && (unsigned char)src[i + 1] < 0xa0)
-                ok = false;
-            if (ok && sl == 3 && c == 0xed && (unsigned char)src[i + 1] >= 0xa0)
-                ok = false;
-            if (ok && sl == 4 && c == 0xf0 && (unsigned char)src[i + 1] < 0x90)
-                ok = false;
-            if (ok && sl == 4 && c == 0xf4 && (unsigned char)src[i + 1] >= 0x90)
-                ok = false;
-            if (ok) {
-                if (o + sl + 1 > len)
-                    break;
-                memcpy(dst + o, src + i, sl);
-                o += sl;
-                i += sl - 1;
-                continue;
-            }
-            esc[el++] = '\\';
-            esc[el++] = 'x';
-            esc[el++] = hex[c >> 4];
-            esc[el++] = hex[c & 15];
-        } else {
-            esc[el++] = (char)c;
-        }
-        if (o + el + 1 > len)
-            break;
-        memcpy(dst + o, esc, el);
-        o += el;
-    }
-    dst[o] = '\0';
 }
 
 void model_format_second(uint64_t second, char *buf, size_t len)
@@ -128,6 +86,7 @@ typedef struct class_acc {
 typedef struct sum_ctx {
     model_summary *out;
     class_acc acc[CUPSTORE_LOSS_MAX];
+    class_acc est[CUPSTORE_LOSS_MAX];   /* estimated counts of their own */
     uint64_t rows, last_second, first_second;
     bool any_disabled;
     cupstore_health last;
@@ -211,8 +170,15 @@ static int loss_flush(sum_ctx *c)
 static int loss_row(const cupstore_loss_row *r, void *arg)
 {
     sum_ctx *c = arg;
-    if (r->estimate || r->loss >= CUPSTORE_LOSS_MAX)
+    if (r->loss >= CUPSTORE_LOSS_MAX)
         return 0;
+    if (r->estimate) {
+        /* kind "all": a count estimated on its own (the shared discard
+         * buffer); other estimates split an exact count over kinds */
+        if (r->kind == CUPSTORE_KIND_ALL)
+            acc_add(&c->est[r->loss], r->second, r->count, true);
+        return 0;
+    }
     if (c->lhave && r->second != c->lsec) {
         int rc = loss_flush(c);
         if (rc)
@@ -407,6 +373,8 @@ static int judge_end(cupstore_txn *txn, sum_ctx *c, bool covers_end, bool have_f
                          "never consumed", completed - consumed, completed)) != 0)
         return rc;
 
+    if (s->cupti_failed && f->exit_path == CUPSTORE_EXIT_DETACH)
+        return 0;   /* nothing started, nothing to stop or flush: said first */
     struct step_ctx st = {.len = 0};
     if ((rc = cupstore_step_scan(txn, step_row, &st)) != 0)
         return rc;
@@ -432,7 +400,7 @@ static int judge_end(cupstore_txn *txn, sum_ctx *c, bool covers_end, bool have_f
         (rc = reason_add(s, MODEL_REASON_FLUSH, 1, end_s, end_s, 0,
                          "flush: the final forced flush did not succeed")) != 0)
         return rc;
-    if (f->exit_path == CUPSTORE_EXIT_DETACH || c->any_disabled) {
+    if ((f->exit_path == CUPSTORE_EXIT_DETACH || c->any_disabled) && !s->cupti_failed) {
         struct note_ctx nc = {.have = false};
         char why[256];
         if ((rc = cupstore_note_scan(txn, note_row, &nc)) != 0)
@@ -476,6 +444,16 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
     meta_copy(txn, "host", out->host, sizeof out->host);
     meta_copy(txn, "cmdline", out->cmdline, sizeof out->cmdline);
     out->start_ns = meta_u64(txn, "start_ns");
+    {
+        char *e = NULL;
+        if (cupstore_meta_get(txn, "cupti_error", &e) == 0 && e) {
+            out->cupti_failed = true;
+            snprintf(out->cupti_error, sizeof out->cupti_error, "%s", e);
+            out->cupti_error_code = (int)meta_u64(txn, "cupti_error_code");
+            out->cupti_advice = model_cupti_advice(out->cupti_error_code);
+        }
+        free(e);
+    }
     {
         char *sink = NULL;
         if (cupstore_meta_get(txn, "sink", &sink) == 0 && sink && strcmp(sink, "null") == 0)
@@ -539,16 +517,29 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
 
     /* Loss classes, in class order. */
     for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++) {
-        class_acc *a = &c->acc[l];
-        char win[128];
+        class_acc *a = &c->acc[l], *e = &c->est[l];
+        char win[128], more[160] = "";
         out->loss[l] = a->count;
         out->loss_total += a->count;
-        if (!a->count)
+        out->loss_estimate[l] = e->count;
+        if (!a->count && !e->count)
             continue;
-        window_text(win, sizeof win, a->first, a->last, a->seconds);
-        if ((rc = reason_add(out, l, a->count, a->first, a->last, a->seconds,
-                             "%s: %" PRIu64 " records lost %s (%s)", cupstore_loss_name(l),
-                             a->count, win, cupstore_loss_describe(l))) != 0)
+        /* an estimate says so, before the window (the text may be cut) */
+        if (e->count)
+            snprintf(more, sizeof more, "%sabout %" PRIu64 "%s (estimated: the shared "
+                     "discard buffer is never read)", a->count ? ", and " : "", e->count,
+                     a->count ? " more" : " records lost");
+        if (!a->count) {
+            window_text(win, sizeof win, e->first, e->last, e->seconds);
+            rc = reason_add(out, l, 0, e->first, e->last, e->seconds, "%s: %s %s (%s)",
+                            cupstore_loss_name(l), more, win, cupstore_loss_describe(l));
+        } else {
+            window_text(win, sizeof win, a->first, a->last, a->seconds);
+            rc = reason_add(out, l, a->count, a->first, a->last, a->seconds,
+                            "%s: %" PRIu64 " records lost%s %s (%s)", cupstore_loss_name(l),
+                            a->count, more, win, cupstore_loss_describe(l));
+        }
+        if (rc)
             goto out;
     }
     /* Final-status reasons apply when the window reaches the session end. */
@@ -561,6 +552,18 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
         rc = judge_end(txn, c, covers_end, have_final, &f);
     if (rc || (rc = cupstore_note_scan(txn, note_keep, out)) != 0)
         goto out;
+    if (out->cupti_failed) {
+        /* said first: nothing else matters much when nothing was traced */
+        char why[200];
+        uint64_t sec = out->start_ns / 1000000000u;
+        model_escape(why, sizeof why, out->cupti_error, strlen(out->cupti_error));
+        if ((rc = reason_add(out, MODEL_REASON_CUPTI_START, 1, sec, sec, 0,
+                             "CUPTI could not start: %s; nothing was traced", why)) != 0)
+            goto out;
+        model_reason first = out->reasons[out->nreasons - 1];
+        memmove(out->reasons + 1, out->reasons, (out->nreasons - 1) * sizeof *out->reasons);
+        out->reasons[0] = first;
+    }
     out->complete = out->nreasons == 0;
     out->seconds = c->rows;
 out:
@@ -751,6 +754,13 @@ int model_parse_time(const char *s, uint64_t session_start_s, uint64_t session_e
     if (tm.tm_year < 1970 || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 ||
         tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60)
         return CUPSTORE_EINVAL;
+    /* A day the month does not have (2026-02-30) is refused, not carried
+     * into the next month by timegm. */
+    static const int mdays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    int y = tm.tm_year;
+    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    if (tm.tm_mday > mdays[tm.tm_mon - 1] + (tm.tm_mon == 2 && leap))
+        return CUPSTORE_EINVAL;
     tm.tm_year -= 1900;
     tm.tm_mon -= 1;
     time_t t = timegm(&tm);
@@ -771,6 +781,9 @@ const char *model_strerror(int rc)
         return "not a cuptop session (foreign or damaged files)";
     case CUPSTORE_ENEWER:
         return "written by a newer cuptop (schema version too new); upgrade cuptop";
+    case CUPSTORE_ELMDBNEWER:
+        return "its data file is in a newer LMDB format than this cuptop's liblmdb reads "
+               "(not a newer cuptop schema); read it with a cuptop built on that LMDB";
     case CUPSTORE_ECORRUPT:
         return "the session's store is damaged";
     default:

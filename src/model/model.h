@@ -45,6 +45,8 @@ enum {
     MODEL_REASON_DISABLED,        /* agent stepped aside (see notes)        */
     MODEL_REASON_STORE_DAMAGED,   /* model_verify: stored records missing or
                                      unreadable when read back             */
+    MODEL_REASON_CUPTI_START,     /* CUPTI could not start: nothing traced
+                                     (always the first reason)             */
     MODEL_REASON_MAX
 };
 const char *model_reason_name(unsigned reason);  /* "cupti_dropped", ...  */
@@ -76,7 +78,11 @@ typedef struct model_summary {
     uint64_t records_total;
     double records_per_s;           /* last complete second                */
     uint64_t loss[CUPSTORE_LOSS_MAX];
-    uint64_t loss_total;
+    uint64_t loss_total;            /* exact counts only                   */
+    /* Counts that are themselves estimates (loss rows with estimate set and
+     * kind "all": records in the shared discard buffer, never read), in no
+     * exact count above and never in loss_total. */
+    uint64_t loss_estimate[CUPSTORE_LOSS_MAX];
     uint64_t buf_completed, buf_consumed;
     model_reason *reasons;          /* malloc'ed; model_summary_free       */
     size_t nreasons;
@@ -84,6 +90,12 @@ typedef struct model_summary {
     struct model_note *notes;       /* the session's notes, oldest first,  */
     size_t nnotes;                  /*   at most MODEL_NOTES_MAX (added)   */
     uint64_t notes_total;           /* notes in the store (may be more)    */
+    /* CUPTI could not start (the agent's cupti_error): why, CUPTI's code
+     * (0 when the library itself could not be loaded), and what to do. */
+    bool cupti_failed;
+    int cupti_error_code;
+    char cupti_error[256];          /* raw bytes: model_escape to print    */
+    const char *cupti_advice;       /* static text, NULL unless failed     */
 } model_summary;
 
 /* A note the agent left in the session (cupstore_note): a warning about a
@@ -133,14 +145,32 @@ int model_summarize_id(const char *dir, const char *id, uint64_t from_s,
 int model_parse_time(const char *s, uint64_t session_start_s,
                      uint64_t session_end_s, uint64_t *out_s);
 
+/** What a person can do when CUPTI could not start with this code (a
+ *  CUptiResult; 0: the CUPTI library could not be loaded).  Static text. */
+const char *model_cupti_advice(int code);
+
 /** "COMPLETE" or "INCOMPLETE" for s->complete (added for the CLI). */
 const char *model_verdict_name(const model_summary *s);
 
+/* ---- Text from a trace, made safe for a terminal (model_text.c) ----------
+ * One decision for every front end: C0/C1 controls, DEL, zero-width
+ * characters, LRM/RLM, bidi embeddings/overrides/isolates (U+202A..E,
+ * U+2066..9), the BOM and invalid UTF-8 never reach a terminal as they are. */
+
 /** Copy n bytes of src (trace strings: any bytes) into dst as text that is
- *  harmless on a terminal: valid UTF-8 is kept, control characters, ESC,
- *  backslash and invalid bytes are written as \n, \t, \\ or \xHH.
- *  Always NUL-terminates; truncates to fit. */
+ *  harmless on a terminal, reversibly (the CLI's text output): other valid
+ *  UTF-8 is kept; newline, tab and backslash are written \n, \t and \\;
+ *  every byte of a refused character, and every invalid byte, as \xHH
+ *  (U+202E is \xe2\x80\xae).  Always NUL-terminates; truncates to fit,
+ *  never inside an escape or a character. */
 void model_escape(char *dst, size_t len, const char *src, size_t n);
+
+/** Copy at most len bytes of s (stopping at a NUL) into out (size outlen,
+ *  always terminated), each refused character or invalid byte replaced by
+ *  one '?' (the monitor: one column each).  ascii_only: also replace every
+ *  non-ASCII character.  Never splits a character.
+ *  @return the length written. */
+size_t model_sanitize(const char *s, size_t len, char *out, size_t outlen, bool ascii_only);
 
 /** Format unix seconds as "YYYY-mm-ddTHH:MM:SSZ" (UTC) into buf. */
 void model_format_second(uint64_t second, char *buf, size_t len);

@@ -133,6 +133,8 @@ static int sim_parse_faults(sim_config *c, const char *s, char *why, size_t whyl
             bad = sim_u(v, 1u << 30, &c->steal_every);
         else if (!strcmp(tok, "dup"))
             bad = sim_u(v, 1u << 30, &c->dup_every);
+        else if (!strcmp(tok, "enable_fail"))
+            bad = sim_u(v, 0x7fffffff, &c->enable_fail);
         else
             bad = -1;
         if (bad) {

@@ -188,6 +188,7 @@ SIM_EXPORT CUptiResult CUPTIAPI cuptiGetResultString(CUptiResult result, const c
         {CUPTI_ERROR_NOT_SUPPORTED, "CUPTI_ERROR_NOT_SUPPORTED"},
         {CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED,
          "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"},
+        {CUPTI_ERROR_INSUFFICIENT_PRIVILEGES, "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"},
         {CUPTI_ERROR_UNKNOWN, "CUPTI_ERROR_UNKNOWN"},
     };
     if (!str)
@@ -195,6 +196,32 @@ SIM_EXPORT CUptiResult CUPTIAPI cuptiGetResultString(CUptiResult result, const c
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (names[i].r == result) {
             *str = names[i].s;
+            return CUPTI_SUCCESS;
+        }
+    *str = NULL;
+    return CUPTI_ERROR_INVALID_PARAMETER;
+}
+
+/* CUPTI's messages for the codes the simulator returns (cupti_result.h). */
+SIM_EXPORT CUptiResult CUPTIAPI cuptiGetErrorMessage(CUptiResult result, const char **str)
+{
+    static const struct { CUptiResult r; const char *s; } msgs[] = {
+        {CUPTI_SUCCESS, "No error."},
+        {CUPTI_ERROR_INVALID_PARAMETER, "One or more of the parameters is invalid."},
+        {CUPTI_ERROR_NOT_INITIALIZED, "CUPTI is unable to initialize its connection to the CUDA "
+                                      "driver."},
+        {CUPTI_ERROR_NOT_SUPPORTED, "The operation is not supported."},
+        {CUPTI_ERROR_INSUFFICIENT_PRIVILEGES, "The user does not have sufficient privileges "
+                                              "required to perform the operation."},
+        {CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED, "Multiple subscribers are not "
+                                                         "supported."},
+        {CUPTI_ERROR_UNKNOWN, "An unknown internal error has occurred."},
+    };
+    if (!str)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    for (size_t i = 0; i < sizeof msgs / sizeof *msgs; i++)
+        if (msgs[i].r == result) {
+            *str = msgs[i].s;
             return CUPTI_SUCCESS;
         }
     *str = NULL;
@@ -292,6 +319,8 @@ static int sim_kind_of(CUpti_ActivityKind kind)
 static CUptiResult sim_enable(CUpti_ActivityKind kind, bool on)
 {
     sim_init();
+    if (sim.cfg.enable_fail)   /* fault: CUPTI cannot start */
+        return (CUptiResult)sim.cfg.enable_fail;
     int k = sim_kind_of(kind);
     if (k == -2)
         return CUPTI_ERROR_NOT_SUPPORTED;
@@ -320,6 +349,8 @@ SIM_EXPORT CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind kind)
 static CUptiResult sim_enable_ctx(CUcontext context, CUpti_ActivityKind kind, bool on)
 {
     sim_init();
+    if (sim.cfg.enable_fail)
+        return (CUptiResult)sim.cfg.enable_fail;
     struct CUctx_st *c = sim_ctx(context);
     int k = sim_kind_of(kind);
     if (!c)

@@ -69,6 +69,8 @@ typedef struct sim_config {
     unsigned foreign_every;       /* foreign buffer before every Nth       */
     unsigned steal_every;         /* every Nth buffer goes to the other    */
     unsigned dup_every;           /* every Nth buffer completed twice      */
+    unsigned enable_fail;         /* cuptiActivityEnable/Disable return this
+                                     CUptiResult (CUPTI cannot start); 0 off */
 } sim_config;
 
 /** Counts of the records inside one buffer, by kind. */

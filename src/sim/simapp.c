@@ -320,7 +320,7 @@ static int simapp_parse(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
+    static const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
     pid_t child = -1;
     int rc;
 

@@ -213,7 +213,7 @@ static int dump(const char *store, const char *id)
     }
     printf("session=%s\n", cupstore_env_id(env));
     const char *keys[] = {"pid", "sink", "cupti_api_version", "cupti_library", "devices",
-                          "cupti_error", "config"};
+                          "cupti_error", "cupti_error_code", "config"};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
         print_meta(txn, keys[i]);
     memset(&d, 0, sizeof d);

@@ -17,6 +17,8 @@
  *       fork (after the work, a child makes a context, emits 1000 kernels
  *       on device 0, and exits; its truth goes to TRUTH_FILE.child).
  *
+ * SIMDRIVE_AGENT_CUPTI=PATH: the agent loads PATH as CUPTI instead of SIMLIB.
+ *
  * The truth is written after the agent's stop protocol: from an atexit
  * handler registered before the agent's (handlers run in reverse order), or
  * from the host signal handler the agent chains to.
@@ -154,7 +156,10 @@ int main(int argc, char **argv)
     const char *how = argv[5];
     truth_path = argv[3];
     snprintf(truth_child, sizeof truth_child, "%s.child", truth_path);
-    setenv("CUPTOP_CUPTI_LIBRARY", argv[1], 1);
+    /* SIMDRIVE_AGENT_CUPTI: the agent is told to load another library (a
+     * missing one: CUPTI that cannot be loaded) */
+    const char *agent_cupti = getenv("SIMDRIVE_AGENT_CUPTI");
+    setenv("CUPTOP_CUPTI_LIBRARY", agent_cupti && *agent_cupti ? agent_cupti : argv[1], 1);
     void *sim = dlopen(argv[1], RTLD_NOW | RTLD_GLOBAL);
     if (!sim) {
         fprintf(stderr, "simdrive: %s\n", dlerror());

@@ -5,6 +5,13 @@
  *
  *   fill_store DIR            the test sessions (see sessions[] below)
  *   fill_store --running DIR  one session with a fresh heartbeat (pid 1)
+ *   fill_store --count-only DIR  one clean count-only session
+ *                             (20250101T150000-8, CUPTOP_SINK=null: health
+ *                             rows count records, no record is stored)
+ *   fill_store --invisible DIR  one lossy session (20250101T140000-7) whose
+ *                             command line, host and an error note hold
+ *                             bidi overrides, isolates and zero-width
+ *                             characters (U+202E, U+2066, U+200B, U+FEFF)
  *   fill_store --bench DIR N  one session with N records (kernels, memcpys,
  *                             runtime and driver calls) for bench/export
  *   fill_store --shuffled DIR N [CLAIMED]  one session (20250101T120000-5151) with N
@@ -77,6 +84,7 @@ typedef struct sess {
     uint64_t tail_lost;
     bool rich;                /* hostile names, overlaps, epochs, marks    */
     const char *cmdline;
+    bool count_only;          /* sink=null: rows count, no chunk stored    */
 } sess;
 
 static const sess sessions[] = {
@@ -169,7 +177,7 @@ static void put_meta(cupstore_txn *txn, const sess *s)
     CK(cupstore_meta_put(txn, "agent_version", "test"));
     CK(cupstore_meta_put(txn, "devices", "0:Test GPU \"A\"\n1:Test GPU B"));
     CK(cupstore_meta_put(txn, "config", "kinds=kernel,memcpy,memset,runtime,driver\npool=8"));
-    CK(cupstore_meta_put(txn, "sink", "store"));
+    CK(cupstore_meta_put(txn, "sink", s->count_only ? "null" : "store"));
 }
 
 static void fill_session(const char *dir, const sess *s, bool running)
@@ -248,6 +256,10 @@ static void fill_session(const char *dir, const sess *s, bool running)
             recs[n++] = z;
         }
         h.records_parsed = h.records_stored = n;
+        if (s->count_only) {
+            h.records_stored = 0;
+            h.flags |= CUPSTORE_HF_COUNT_ONLY;
+        }
         h.buf_requested = h.buf_provided = h.buf_completed = h.buf_consumed = 4;
         h.bytes_delivered = n * 64;
         h.pool_limit = 8, h.pool_high_water = 2, h.buf_outstanding = 1;
@@ -278,7 +290,8 @@ static void fill_session(const char *dir, const sess *s, bool running)
             h.heartbeat_ns = (uint64_t)time(NULL) * NS;
 
         CK(cupstore_txn_begin(env, true, &txn));
-        CK(cupstore_chunk_put(txn, recs, n));
+        if (!s->count_only)
+            CK(cupstore_chunk_put(txn, recs, n));
         CK(cupstore_health_put(txn, &h));
         if (l && (s->loss_rows || s->rows_only)) {
             /* exact rows split over the two devices, plus a per-kind estimate */
@@ -545,8 +558,36 @@ int main(int argc, char **argv)
         }
         return 0;
     }
+    if (argc == 3 && strcmp(argv[1], "--count-only") == 0) {
+        sess co = {"20250101T150000-8", 8, -1, false, false, true};
+        co.count_only = true;
+        CK(cupstore_dir_prepare(argv[2]));
+        fill_session(argv[2], &co, false);
+        return 0;
+    }
+    if (argc == 3 && strcmp(argv[1], "--invisible") == 0) {
+        static const char bidi[] = "x\xe2\x80\xae" "exe.gpj\xe2\x81\xa6 z\xe2\x80\x8b" "w\xef\xbb\xbf";
+        char cmdline[128], path[4096];
+        snprintf(cmdline, sizeof cmdline, "./app %s", bidi);
+        sess v = {"20250101T140000-7", 7, CUPSTORE_LOSS_DECLINED, false, false, true};
+        v.cmdline = cmdline;
+        CK(cupstore_dir_prepare(argv[2]));
+        fill_session(argv[2], &v, false);
+        cupstore_env *env;
+        cupstore_txn *txn;
+        snprintf(path, sizeof path, "%s/%s", argv[2], v.id);
+        CK(cupstore_env_open(&env, path, 0, NULL));
+        CK(cupstore_txn_begin(env, true, &txn));
+        CK(cupstore_meta_put(txn, "host", bidi));
+        cupstore_note note = {.time_ns = (T0 + 3) * NS, .level = 2};
+        snprintf(note.text, sizeof note.text, "subscriber conflict: %s", bidi);
+        CK(cupstore_note_put(txn, &note));
+        CK(cupstore_txn_commit(txn));
+        cupstore_env_close(env);
+        return 0;
+    }
     if (argc != 2) {
-        fprintf(stderr, "usage: fill_store DIR | --running DIR | --bench DIR N | --shuffled DIR N [CLAIMED]\n");
+        fprintf(stderr, "usage: fill_store DIR | --running DIR | --count-only DIR | --invisible DIR | --bench DIR N | --shuffled DIR N [CLAIMED]\n");
         return 2;
     }
     CK(cupstore_dir_prepare(argv[1]));

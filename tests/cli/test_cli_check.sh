@@ -69,6 +69,45 @@ grep -q 'COMPLETE so far (running' "$WORK/check_running.out" || fail "running: $
 run 0 sessions_running "$CUPTOP" sessions --store "$R"
 grep -q ' running ' "$WORK/sessions_running.out" || fail "sessions does not say running"
 
+# a window some sessions have no data in: those are listed as NO DATA, not
+# judged, and do not hide another's INCOMPLETE behind a usage error
+M=$WORK/mixed
+"$FILL" "$M" && "$FILL" --running "$M" || fail "fill mixed store"
+W0=2025-01-01T12:00:00Z W9=2025-01-01T12:00:09Z
+run 1 check_mixed "$CUPTOP" check --store "$M" --all --from "$W0" --to "$W9"
+grep -q '^20250101T130000-1: NO DATA in the window' "$WORK/check_mixed.out" ||
+    fail "no-data session not reported: $(cat "$WORK/check_mixed.out")"
+grep -q '^20250101T120100-2000: INCOMPLETE' "$WORK/check_mixed.out" ||
+    fail "INCOMPLETE hidden by a session without data"
+[ -s "$WORK/check_mixed.err" ] && fail "check_mixed: stderr: $(cat "$WORK/check_mixed.err")"
+run 0 check_mixed_ok "$CUPTOP" check --store "$M" 20250101T120000 20250101T130000 \
+    --from "$W0" --to "$W9"
+grep -q ': COMPLETE \[window' "$WORK/check_mixed_ok.out" || fail "complete one not judged"
+run 1 check_mixed_json "$CUPTOP" check --store "$M" --all --from "$W0" --to "$W9" --json
+strict_json "$WORK/check_mixed_json.out"
+python3 - "$WORK/check_mixed_json.out" <<'PY' || fail "check --json: no-data session"
+import json, sys
+by_id = {s["id"]: s for s in json.load(open(sys.argv[1]))}
+assert len(by_id) == 15, len(by_id)
+r = by_id["20250101T130000-1"]
+assert r["verdict"] == "NO_DATA" and r["no_data"] is True and r["complete"] is None, r
+assert r["window_from_s"] == 1735732800 and r["window_to_s"] == 1735732809, r
+assert by_id["20250101T120100-2000"]["complete"] is False
+PY
+# no data in any session: one usage error, nothing on stdout
+usage_error check_mixed_empty "$CUPTOP" check --store "$M" --all --from 2025-01-01T13:00:00Z \
+    --to 2025-01-01T13:00:09Z
+grep -q 'holds no data' "$WORK/check_mixed_empty.err" || fail "empty window message (--all)"
+
+# a window shows only the notes written inside it: the conflict note is at
+# +2, the window +3..+4 (its losses) leaves it out, +2..+4 keeps it
+run 1 check_notes_out "$CUPTOP" check --store "$S" 20250101T120107 --from +3 --to +4
+grep -q 'note:' "$WORK/check_notes_out.out" &&
+    fail "check: a note from outside the window: $(cat "$WORK/check_notes_out.out")"
+run 1 check_notes_in "$CUPTOP" check --store "$S" 20250101T120107 --from +2 --to +4
+grep -q '^  note: error   2025-01-01T12:00:02Z  subscriber conflict' "$WORK/check_notes_in.out" ||
+    fail "check: the note inside the window is missing: $(cat "$WORK/check_notes_in.out")"
+
 # report: golden summaries with advice
 report() { # ID GOLDEN RC
     run "$3" "report_$1" "$CUPTOP" report --store "$S" "$1"

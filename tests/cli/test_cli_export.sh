@@ -81,6 +81,42 @@ run 0 store_check "$CUPTOP" check --store "$O/hot.store" --all
 run 0 store_rt "$CUPTOP" export --store "$O/hot.store" "$CLEAN" --mark hot --format jsonl \
     -o "$O/rt.jsonl"
 cmp -s "$O/hot.jsonl" "$O/rt.jsonl" || fail "records differ after a round trip through a store"
+# a window export's span is the window's (4 s), the session's own kept aside
+run 0 store_win "$CUPTOP" export --store "$S" 20250101T120100 --from +2 --to +5 --format store \
+    -o "$O/win.store"
+run 0 store_win_sessions "$CUPTOP" sessions --store "$O/win.store"
+grep -q '^20250101T120100-2000 .* 2025-01-01T12:00:02Z *4s ' "$WORK/store_win_sessions.out" ||
+    fail "window store span: $(cat "$WORK/store_win_sessions.out")"
+run 0 store_win_json "$CUPTOP" sessions --store "$O/win.store" --json
+python3 - "$WORK/store_win_json.out" <<'PY' || fail "window store: start/end not the window's"
+import json, sys
+s = json.load(open(sys.argv[1]))[0]
+assert s["start_ns"] == 1735732802 * 10**9 and s["end_ns"] == 1735732806 * 10**9, s
+PY
+mdb_dump -s meta -p "$O/win.store/20250101T120100-2000" 2>/dev/null |
+    grep -q 'export_session_span' || fail "the session's own span is not kept in the export"
+
+# a count-only session: the export says, in its metadata and on stderr, that
+# no record was stored by design (an empty trace is not a quiet one)
+C1=$WORK/countonly
+"$FILL" --count-only "$C1" || fail "fill_store --count-only"
+for fmt in chrome jsonl csv store; do
+    run 0 co_$fmt "$CUPTOP" export --store "$C1" 20250101T150000 --from start --to end \
+        --format $fmt -o "$O/co.$fmt"
+    grep -q '^cuptop export: note: .*count-only .*stored none, by design' "$WORK/co_$fmt.err" ||
+        fail "count-only $fmt export: no note on stderr: $(cat "$WORK/co_$fmt.err")"
+done
+python3 - "$O/co.chrome" <<'PY' || fail "count-only chrome export: metadata"
+import json, sys
+d = json.load(open(sys.argv[1]))
+o = d["otherData"]
+assert o["count_only"] is True and "stored none, by design" in o["records_note"], o
+assert not [e for e in d["traceEvents"] if e["ph"] == "X"]
+PY
+[ ! -s "$O/co.jsonl" ] || fail "count-only jsonl export holds records"
+grep -q '"count_only":false' "$O/hot.json" || fail "chrome metadata: count_only missing"
+grep -q 'note:' "$WORK/store_hot.err" && fail "a note for a session that stored its records"
+
 # -o -: the same bytes on standard output (pipes, gzip); store needs a path
 for fmt in chrome jsonl csv; do
     run 0 stdout_$fmt "$CUPTOP" export --store "$S" "$CLEAN" --mark hot --format $fmt -o -
@@ -131,6 +167,18 @@ head -1 "$O/hot.json" | grep -q '^second,' || fail "--force did not replace the 
 run 0 force_store "$CUPTOP" export --store "$S" "$CLEAN" --mark hot --format store \
     -o "$O/hot.store" --force
 [ -z "$(ls -A "$O" | grep '^\.')" ] || fail "temporary files left: $(ls -A "$O")"
+# --force with a leftover .PATH.old beside it (a directory, then a file):
+# replaced all the same, the leftover untouched
+mkdir "$O/.hot.store.old" && echo keep >"$O/.hot.store.old/x"
+run 0 force_store_old "$CUPTOP" export --store "$S" "$CLEAN" --mark hot --format store \
+    -o "$O/hot.store" --force
+[ "$(cat "$O/.hot.store.old/x" 2>/dev/null)" = keep ] || fail "the leftover .hot.store.old was touched"
+rm -r "$O/.hot.store.old" && echo keep >"$O/.hot.store.old"
+run 0 force_store_oldfile "$CUPTOP" export --store "$S" "$CLEAN" --mark hot --format store \
+    -o "$O/hot.store" --force
+run 0 force_store_check "$CUPTOP" check --store "$O/hot.store" --all
+rm -f "$O/.hot.store.old"
+[ -z "$(ls -A "$O" | grep '^\.')" ] || fail "temporary files left (--force): $(ls -A "$O")"
 # an output directory that does not exist; something that is not a file
 usage_error nodir "$CUPTOP" export --store "$S" "$CLEAN" --mark hot --format chrome \
     -o "$O/no/such/x.json"

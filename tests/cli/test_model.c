@@ -42,10 +42,19 @@ static void test_parse_time(void **state)
     assert_int_equal(t, start + 9);
     const char *bad[] = {"", "+", "-", "yesterday", "12x", "2025-13-01T00:00:00Z",
                          "2025-01-01T25:00:00Z", "2025-01-01T12:00:00+02:00", "+-3",
+                         "2026-02-30T00:00:00Z", "2026-02-29T00:00:00Z", "2025-04-31T00:00:00Z",
+                         "2100-02-29T00:00:00Z",
                          "99999999999999999999999", "-99999999999", NULL};
     for (int i = 0; bad[i]; i++)
         assert_int_equal(model_parse_time(bad[i], start, end, &t), CUPSTORE_EINVAL);
     assert_int_equal(model_parse_time(NULL, start, end, &t), CUPSTORE_EINVAL);
+    /* The last day of each month is accepted, the 29th of February in leap
+     * years only. */
+    assert_int_equal(model_parse_time("2024-02-29T00:00:00Z", start, end, &t), 0);
+    assert_int_equal(t, 1709164800);
+    assert_int_equal(model_parse_time("2000-02-29T00:00:00Z", start, end, &t), 0);
+    assert_int_equal(model_parse_time("2026-12-31T23:59:59Z", start, end, &t), 0);
+    assert_int_equal(model_parse_time("2025-04-30T00:00:00Z", start, end, &t), 0);
 }
 
 static void test_escape(void **state)
@@ -60,6 +69,58 @@ static void test_escape(void **state)
     assert_string_equal(buf, "\\x1b");
     model_escape(buf, 1, "abc", 3);
     assert_string_equal(buf, "");
+}
+
+static void test_sanitize(void **state)
+{
+    (void)state;
+    char out[64];
+    model_sanitize("ls \x1b[31mred\x1b[0m", 16, out, sizeof out, false);
+    assert_string_equal(out, "ls ?[31mred?[0m");
+    model_sanitize("a\tb\nc\r\x07\x7f", 9, out, sizeof out, false);
+    assert_string_equal(out, "a?b?c???");
+    /* C1 CSI (U+009B), RLO (U+202E), invalid and overlong UTF-8. */
+    model_sanitize("x\xc2\x9by", 4, out, sizeof out, false);
+    assert_string_equal(out, "x?y");
+    model_sanitize("\xe2\x80\xae" "abc", 6, out, sizeof out, false);
+    assert_string_equal(out, "?abc");
+    model_sanitize("\xff\xc0\xaf", 3, out, sizeof out, false);
+    assert_string_equal(out, "???");
+    /* Valid UTF-8 stays (unless ASCII only). */
+    model_sanitize("caf\xc3\xa9", 5, out, sizeof out, false);
+    assert_string_equal(out, "caf\xc3\xa9");
+    model_sanitize("caf\xc3\xa9", 5, out, sizeof out, true);
+    assert_string_equal(out, "caf?");
+    /* Truncated multibyte sequence at the end of the input. */
+    model_sanitize("ab\xe2\x80", 4, out, sizeof out, false);
+    assert_string_equal(out, "ab??");
+    /* Bounded by len and by the output size; never splits a character. */
+    model_sanitize("abcdef", 3, out, sizeof out, false);
+    assert_string_equal(out, "abc");
+    char small[4];
+    model_sanitize("\xc3\xa9\xc3\xa9", 4, small, sizeof small, false);
+    assert_string_equal(small, "\xc3\xa9");
+    assert_int_equal(model_sanitize("x", 1, small, 0, false), 0);
+}
+
+/* The same refusals in both styles: bidi overrides and isolates, zero-width
+ * characters, LRM/RLM and the BOM are invisible controls, not text. */
+static void test_escape_invisible(void **state)
+{
+    char buf[128];
+    (void)state;
+    const char in[] = "ab\xe2\x80\xae" "cd\xe2\x81\xa6" "e\xe2\x80\x8b" "f\xe2\x80\x8f" "g\xef\xbb\xbf" "h";
+    model_escape(buf, sizeof buf, in, sizeof in - 1);
+    assert_string_equal(buf, "ab\\xe2\\x80\\xaecd\\xe2\\x81\\xa6e\\xe2\\x80\\x8b"
+                             "f\\xe2\\x80\\x8fg\\xef\\xbb\\xbfh");
+    model_sanitize(in, sizeof in - 1, buf, sizeof buf, false);
+    assert_string_equal(buf, "ab?cd?e?f?g?h");
+    /* Harmless non-ASCII is kept by both (U+2028 included: it is text). */
+    model_escape(buf, sizeof buf, "\xc3\xa9\xe2\x82\xac", 5);
+    assert_string_equal(buf, "\xc3\xa9\xe2\x82\xac");
+    /* An escape is never cut: 12 bytes do not fit in 11. */
+    model_escape(buf, 12, "x\xe2\x80\xae", 4);
+    assert_string_equal(buf, "x");
 }
 
 static char *json_of(const char *s, size_t n)
@@ -137,6 +198,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_time), cmocka_unit_test(test_escape),
+        cmocka_unit_test(test_sanitize), cmocka_unit_test(test_escape_invisible),
         cmocka_unit_test(test_json_escape), cmocka_unit_test(test_xout),
         cmocka_unit_test(test_names),
     };

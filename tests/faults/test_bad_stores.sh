@@ -126,7 +126,11 @@ for bad in random zero nofile truncated metaonly foreign foreignmeta newer badsc
     all_subcommands "$bad"
 done
 grep -q 'newer' "$WORK/newer-check.err" || fail "newer schema: the message does not say newer"
-grep -q 'newer' "$WORK/newerlmdb-check.err" || fail "newer LMDB: the message does not say newer"
+grep -q 'newer LMDB format' "$WORK/newerlmdb-check.err" ||
+    fail "newer LMDB: the message does not say LMDB: $(cat "$WORK/newerlmdb-check.err")"
+grep -q 'schema version too new' "$WORK/newerlmdb-check.err" &&
+    fail "newer LMDB reported as a newer cuptop schema"
+grep -q 'schema version too new' "$WORK/newer-check.err" || fail "newer schema: not said so"
 
 # a garbage lock file: LMDB re-initialises or refuses it; either way no crash
 for c in "check --store $WORK/badlock $ID" "report --store $WORK/badlock $ID"; do

@@ -186,7 +186,7 @@ static void test_bad_data_files(void **state)
     memcpy(junk + 20, &ver, 4);
     memcpy(junk + 4096 + 20, &ver, 4);
     write_file(file, junk, 1 << 20);
-    expect_open(f->dir, "20200101T000000-10", CUPSTORE_ENEWER);
+    expect_open(f->dir, "20200101T000000-10", CUPSTORE_ELMDBNEWER);
 
     /* data.mdb is a directory; session dir is a file */
     unlink(file);

@@ -155,38 +155,6 @@ static void test_layout(void **state)
     assert_int_equal(l.panels[0].y, l.panels[2].y);
 }
 
-static void test_sanitize(void **state)
-{
-    (void)state;
-    char out[64];
-    tui_sanitize("ls \x1b[31mred\x1b[0m", 16, out, sizeof out, false);
-    assert_string_equal(out, "ls ?[31mred?[0m");
-    tui_sanitize("a\tb\nc\r\x07\x7f", 9, out, sizeof out, false);
-    assert_string_equal(out, "a?b?c???");
-    /* C1 CSI (U+009B), RLO (U+202E), invalid and overlong UTF-8. */
-    tui_sanitize("x\xc2\x9by", 4, out, sizeof out, false);
-    assert_string_equal(out, "x?y");
-    tui_sanitize("\xe2\x80\xae" "abc", 6, out, sizeof out, false);
-    assert_string_equal(out, "?abc");
-    tui_sanitize("\xff\xc0\xaf", 3, out, sizeof out, false);
-    assert_string_equal(out, "???");
-    /* Valid UTF-8 stays (unless ASCII only). */
-    tui_sanitize("caf\xc3\xa9", 5, out, sizeof out, false);
-    assert_string_equal(out, "caf\xc3\xa9");
-    tui_sanitize("caf\xc3\xa9", 5, out, sizeof out, true);
-    assert_string_equal(out, "caf?");
-    /* Truncated multibyte sequence at the end of the input. */
-    tui_sanitize("ab\xe2\x80", 4, out, sizeof out, false);
-    assert_string_equal(out, "ab??");
-    /* Bounded by len and by the output size; never splits a character. */
-    tui_sanitize("abcdef", 3, out, sizeof out, false);
-    assert_string_equal(out, "abc");
-    char small[4];
-    tui_sanitize("\xc3\xa9\xc3\xa9", 4, small, sizeof small, false);
-    assert_string_equal(small, "\xc3\xa9");
-    assert_int_equal(tui_sanitize("x", 1, small, 0, false), 0);
-}
-
 static void test_format(void **state)
 {
     (void)state;
@@ -356,7 +324,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scale),        cmocka_unit_test(test_bucket),
         cmocka_unit_test(test_braille),      cmocka_unit_test(test_axis),
-        cmocka_unit_test(test_layout),       cmocka_unit_test(test_sanitize),
+        cmocka_unit_test(test_layout),
         cmocka_unit_test(test_format),       cmocka_unit_test(test_baseline),
         cmocka_unit_test(test_suggest),      cmocka_unit_test(test_summary_cache),
         cmocka_unit_test(test_hist),
