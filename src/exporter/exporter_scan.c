@@ -120,7 +120,7 @@ static int entry_cmp(const void *a, const void *b)
 static entry *entry_find(exporter *e, size_t store, const char *id)
 {
     entry key = {.store = store, .id = (char *)id};
-    entry *hit = bsearch(&key, e->e, e->sorted, sizeof *e->e, entry_cmp);
+    entry *hit = e->sorted ? bsearch(&key, e->e, e->sorted, sizeof *e->e, entry_cmp) : NULL;
     if (hit)
         return hit;
     for (size_t i = e->sorted; i < e->n; i++)
@@ -374,7 +374,8 @@ int exporter_scrape(exporter *e, bool openmetrics, char **text, size_t *len)
             i++;
         }
     }
-    qsort(e->e, e->n, sizeof *e->e, entry_cmp);
+    if (e->n)
+        qsort(e->e, e->n, sizeof *e->e, entry_cmp);
     e->sorted = e->n;
 
     exp_sess **cand = calloc(e->n ? e->n : 1, sizeof *cand);
