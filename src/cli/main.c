@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cuptop.h"
+#include "exporter.h"
 
 struct subcommand {
     const char *name;
@@ -24,6 +25,7 @@ static const struct subcommand subcommands[] = {
     {"report", cmd_report, "human summary of a session, with advice"},
     {"export", cmd_export, "export a window: chrome, jsonl, csv or store"},
     {"control", cmd_control, "change a running session's kinds or buffer pool"},
+    {"exporter", cmd_exporter, "serve Prometheus metrics of every session (fleet view)"},
 };
 
 /* LMDB trusts the pages of the file it maps: damage deep inside a data page

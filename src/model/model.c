@@ -369,6 +369,11 @@ static int judge_end(cupstore_txn *txn, sum_ctx *c, bool covers_end, bool have_f
         return 0; /* running: judged on what has happened so far */
 
     uint64_t end_s = f->end_ns / 1000000000u;
+    /* Without the agent's totals, sum the whole session's rows (only here,
+     * so a summary of a short window costs only the window's rows). */
+    if (!f->buffers_completed &&
+        (rc = cupstore_health_scan(txn, 0, UINT64_MAX, health_all, c)) != 0)
+        return rc;
     uint64_t completed = f->buffers_completed ? f->buffers_completed : c->all_completed;
     uint64_t consumed = f->buffers_completed ? f->buffers_consumed : c->all_consumed;
     if (completed > consumed &&
@@ -474,8 +479,6 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
         goto out;
     if ((rc = cupstore_loss_scan(txn, from_s, to_s, loss_row, c)) != 0 ||
         (rc = loss_flush(c)) != 0)
-        goto out;
-    if ((rc = cupstore_health_scan(txn, 0, UINT64_MAX, health_all, c)) != 0)
         goto out;
 
     cupstore_health last;

@@ -311,4 +311,29 @@ int model_advise_id(const char *dir, const char *id, uint64_t from_s, uint64_t t
 int model_judge(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_summary *s,
                 model_facts *f, model_advice **advice, size_t *nadvice, char **cause);
 
+/* ---- A live session, summarised incrementally ------------------------- */
+
+/** What model_summarize(env, 0, UINT64_MAX) says of a session, kept up to
+ *  date by model_live_update at the cost of the rows written since the
+ *  previous update (for front ends that re-read many live sessions, such
+ *  as the exporter).  While the session runs, every count, the state and
+ *  the verdict of `sum` equal the whole-session summary's; its reasons
+ *  cover only the recent seconds.  Once it has ended or crashed, `sum` is
+ *  the whole-session summary itself.  Zero-initialise; one env per
+ *  model_live; release with model_live_free. */
+typedef struct model_live {
+    model_summary sum;          /* as of the last update                   */
+    /* private: seconds <= base_to are summed in base */
+    model_summary base;
+    uint64_t base_to;
+    bool have_base;
+    bool disabled;              /* a folded second had the agent disabled  */
+} model_live;
+
+/** Bring l->sum up to date with one or two short read transactions.
+ *  @param[out] cause  on error, a malloc'ed message (caller frees).
+ *  @return 0 or a cupstore error code (l->sum is then unchanged). */
+int model_live_update(cupstore_env *env, model_live *l, char **cause);
+void model_live_free(model_live *l);
+
 #endif /* CUPTOP_MODEL_H */

@@ -1,0 +1,359 @@
+/*
+ * cmd_exporter.c - `cuptop exporter`: serve /metrics over HTTP, or write
+ * the same exposition to a node_exporter textfile every N seconds.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cupstore.h"
+#include "exporter.h"
+#include "exporter_http.h"
+
+#include "model.h"
+
+#define EXIT_OK CUPTOP_EXIT_OK
+#define EXIT_FAIL CUPTOP_EXIT_NO
+#define EXIT_USAGE CUPTOP_EXIT_USAGE
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: cuptop exporter [--listen ADDR:PORT] [--store DIR]... [--retention SECONDS]\n"
+            "                       [--max-sessions N] [--timeout SECONDS] [--max-connections N]\n"
+            "       cuptop exporter --textfile PATH [--interval SECONDS] [--once] [--store DIR]...\n\n"
+            "Serve the live health of every session in the stores as Prometheus metrics:\n"
+            "GET /metrics, text format 0.0.4 (OpenMetrics when the scraper asks for it).\n"
+            "The stores are only read, in short transactions per scrape.\n\n"
+            "  --listen ADDR:PORT   address to serve on (default %s:%d; [::1]:PORT for IPv6;\n"
+            "                       port 0 picks a free one, printed at start)\n"
+            "  --store DIR          a store to export (repeatable; default: the default store)\n"
+            "  --retention SECONDS  export ended and crashed sessions this long (default %d)\n"
+            "  --max-sessions N     sessions per scrape, running first (default %d); the rest\n"
+            "                       are counted in cuptop_exporter_sessions_omitted\n"
+            "  --timeout SECONDS    close a connection idle this long (default %d)\n"
+            "  --max-connections N  connections at once (default %d)\n"
+            "  --textfile PATH      instead of serving, write the exposition to PATH (atomically)\n"
+            "                       every --interval seconds (default %d), for node_exporter's\n"
+            "                       textfile collector; --once writes it once and exits\n"
+            "  --verbose            print libmicrohttpd's messages\n"
+            "Runs until SIGINT or SIGTERM.  Exit status: 0, 1 when a textfile cannot be\n"
+            "written, 2 on a usage error or when the address cannot be bound.\n",
+            EXPORTER_DEFAULT_ADDR, EXPORTER_DEFAULT_PORT, EXPORTER_DEFAULT_RETENTION_S,
+            EXPORTER_DEFAULT_MAX_SESSIONS, EXPORTER_DEFAULT_TIMEOUT_S,
+            EXPORTER_DEFAULT_MAX_CONNECTIONS, EXPORTER_DEFAULT_INTERVAL_S);
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("cuptop exporter: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs(" (try 'cuptop exporter --help')\n", stderr);
+    return EXIT_USAGE;
+}
+
+static void error_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void error_line(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("cuptop exporter: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+static bool parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out)
+{
+    char *end;
+    if (!s || !*s || *s == '-' || *s == '+')
+        return false;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno || *end || v < min || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* "ADDR:PORT" or "[V6ADDR]:PORT", numeric addresses only. */
+static int parse_listen(const char *spec, struct sockaddr_storage *ss)
+{
+    char host[128];
+    const char *port;
+    if (spec[0] == '[') {
+        const char *close = strchr(spec, ']');
+        if (!close || close[1] != ':' || (size_t)(close - spec - 1) >= sizeof host)
+            return -1;
+        memcpy(host, spec + 1, (size_t)(close - spec - 1));
+        host[close - spec - 1] = '\0';
+        port = close + 2;
+    } else {
+        const char *colon = strrchr(spec, ':');
+        if (!colon || colon == spec || (size_t)(colon - spec) >= sizeof host ||
+            memchr(spec, ':', (size_t)(colon - spec)))
+            return -1;
+        memcpy(host, spec, (size_t)(colon - spec));
+        host[colon - spec] = '\0';
+        port = colon + 1;
+    }
+    unsigned long p;
+    if (!parse_uint(port, 0, 65535, &p))
+        return -1;
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV}, *res;
+    if (getaddrinfo(host, port, &hints, &res) != 0 || !res)
+        return -1;
+    memset(ss, 0, sizeof *ss);
+    memcpy(ss, res->ai_addr, res->ai_addrlen);
+    freeaddrinfo(res);
+    return 0;
+}
+
+/* Write the text exposition to path atomically: a temporary file in the
+ * same directory, synced, then renamed over it. */
+static int textfile_write(exporter *e, const char *path)
+{
+    char *text = NULL, *tmp = NULL;
+    size_t len = 0;
+    int rc = exporter_scrape(e, false, &text, &len);
+    if (rc)
+        return rc;
+    if (asprintf(&tmp, "%s.tmp.%ld", path, (long)getpid()) < 0) {
+        free(text);
+        return ENOMEM;
+    }
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        rc = errno;
+        goto out;
+    }
+    for (size_t off = 0; off < len;) {
+        ssize_t w = write(fd, text + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            rc = w < 0 ? errno : EIO;
+            break;
+        }
+        off += (size_t)w;
+    }
+    if (!rc && fsync(fd) != 0)
+        rc = errno;
+    if (close(fd) != 0 && !rc)
+        rc = errno;
+    if (!rc && rename(tmp, path) != 0)
+        rc = errno;
+    if (rc)
+        unlink(tmp);
+out:
+    free(tmp);
+    free(text);
+    return rc;
+}
+
+static int run_textfile(exporter *e, const char *path, unsigned interval, bool once,
+                        const sigset_t *stop)
+{
+    for (;;) {
+        int rc = textfile_write(e, path);
+        if (rc) {
+            error_line("cannot write %s: %s", path, strerror(rc));
+            return EXIT_FAIL;
+        }
+        if (once)
+            return EXIT_OK;
+        struct timespec ts = {.tv_sec = (time_t)interval};
+        int sig = sigtimedwait(stop, NULL, &ts);
+        if (sig > 0)
+            return EXIT_OK;
+    }
+}
+
+int cmd_exporter(int argc, char **argv)
+{
+    enum { O_LISTEN = 256, O_STORE, O_RETENTION, O_MAX_SESSIONS, O_TIMEOUT, O_MAX_CONN,
+           O_TEXTFILE, O_INTERVAL, O_ONCE, O_VERBOSE };
+    static const struct option longopts[] = {
+        {"listen", required_argument, NULL, O_LISTEN},
+        {"store", required_argument, NULL, O_STORE},
+        {"retention", required_argument, NULL, O_RETENTION},
+        {"max-sessions", required_argument, NULL, O_MAX_SESSIONS},
+        {"timeout", required_argument, NULL, O_TIMEOUT},
+        {"max-connections", required_argument, NULL, O_MAX_CONN},
+        {"textfile", required_argument, NULL, O_TEXTFILE},
+        {"interval", required_argument, NULL, O_INTERVAL},
+        {"once", no_argument, NULL, O_ONCE},
+        {"verbose", no_argument, NULL, O_VERBOSE},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *listen = NULL, *textfile = NULL;
+    const char **stores = NULL;
+    size_t nstores = 0;
+    unsigned long retention = EXPORTER_DEFAULT_RETENTION_S,
+                  max_sessions = EXPORTER_DEFAULT_MAX_SESSIONS,
+                  timeout = EXPORTER_DEFAULT_TIMEOUT_S,
+                  max_conn = EXPORTER_DEFAULT_MAX_CONNECTIONS,
+                  interval = EXPORTER_DEFAULT_INTERVAL_S;
+    bool once = false, verbose = false, have_interval = false;
+    int c, status = EXIT_USAGE;
+
+    if (!(stores = calloc((size_t)argc + 1, sizeof *stores))) {
+        error_line("out of memory");
+        return EXIT_USAGE;
+    }
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+        const char *bad = NULL;
+        switch (c) {
+        case O_LISTEN: listen = optarg; break;
+        case O_STORE: stores[nstores++] = optarg; break;
+        case O_RETENTION:
+            if (!parse_uint(optarg, 0, 366ul * 86400, &retention))
+                bad = "--retention wants seconds (0 to 31622400)";
+            break;
+        case O_MAX_SESSIONS:
+            if (!parse_uint(optarg, 1, 100000, &max_sessions))
+                bad = "--max-sessions wants a number from 1 to 100000";
+            break;
+        case O_TIMEOUT:
+            if (!parse_uint(optarg, 1, 3600, &timeout))
+                bad = "--timeout wants seconds (1 to 3600)";
+            break;
+        case O_MAX_CONN:
+            if (!parse_uint(optarg, 1, 1024, &max_conn))
+                bad = "--max-connections wants a number from 1 to 1024";
+            break;
+        case O_TEXTFILE: textfile = optarg; break;
+        case O_INTERVAL:
+            if (!parse_uint(optarg, 1, 86400, &interval))
+                bad = "--interval wants seconds (1 to 86400)";
+            have_interval = true;
+            break;
+        case O_ONCE: once = true; break;
+        case O_VERBOSE: verbose = true; break;
+        case 'h':
+            usage(stdout);
+            free(stores);
+            return EXIT_OK;
+        default:
+            free(stores);
+            /* for a long option needing a value, getopt sets optopt to its value */
+            return usage_error("%s '%s'", optopt ? "missing value or unknown option"
+                                                 : "unknown option",
+                               argv[optind - 1]);
+        }
+        if (bad) {
+            free(stores);
+            return usage_error("%s, not '%s'", bad, optarg);
+        }
+    }
+    if (optind < argc) {
+        free(stores);
+        return usage_error("unexpected argument '%s'", argv[optind]);
+    }
+    if (textfile && listen) {
+        free(stores);
+        return usage_error("--textfile and --listen do not go together");
+    }
+    if (!textfile && (once || have_interval)) {
+        free(stores);
+        return usage_error("--once and --interval need --textfile");
+    }
+    if (textfile && !*textfile) {
+        free(stores);
+        return usage_error("--textfile wants a path");
+    }
+    struct sockaddr_storage ss;
+    char deflisten[64];
+    snprintf(deflisten, sizeof deflisten, "%s:%d", EXPORTER_DEFAULT_ADDR, EXPORTER_DEFAULT_PORT);
+    if (!listen)
+        listen = deflisten;
+    if (!textfile && parse_listen(listen, &ss) != 0) {
+        free(stores);
+        return usage_error("--listen wants ADDR:PORT with a numeric address, not '%s'", listen);
+    }
+
+    /* Resolve the stores (the default one when none is given). */
+    char **dirs = calloc(nstores ? nstores : 1, sizeof *dirs);
+    size_t ndirs = 0;
+    exporter *e = NULL;
+    if (!dirs)
+        goto oom;
+    for (size_t i = 0; i < (nstores ? nstores : 1); i++) {
+        int rc = cupstore_dir_resolve(nstores ? stores[i] : NULL, &dirs[ndirs]);
+        if (rc) {
+            error_line("cannot find the store: %s", cupstore_strerror(rc));
+            goto done;
+        }
+        ndirs++;
+    }
+    exporter_opts eo = {.stores = (const char *const *)dirs, .nstores = ndirs,
+                        .retention_s = retention, .max_sessions = max_sessions};
+    if (exporter_new(&e, &eo) != 0)
+        goto oom;
+
+    /* SIGINT/SIGTERM end it; blocked here so that the server's thread
+     * (started below, inheriting the mask) never takes them. */
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    if (textfile) {
+        status = run_textfile(e, textfile, (unsigned)interval, once, &stop);
+        goto done;
+    }
+    exporter_server srv = {.exp = e, .verbose = verbose};
+    char *cause = NULL;
+    if (exporter_server_start(&srv, (const struct sockaddr *)&ss, (unsigned)timeout,
+                              (unsigned)max_conn, &cause) != 0) {
+        error_line("%s on %s", cause ? cause : "cannot listen", listen);
+        free(cause);
+        goto done;
+    }
+    {
+        char host[128], shown[160];
+        const char *colon = strrchr(listen, ':');
+        snprintf(host, sizeof host, "%.*s", (int)(colon - listen), listen);
+        snprintf(shown, sizeof shown, "%s:%u", host, (unsigned)srv.port);
+        fprintf(stderr, "cuptop exporter: serving http://%s/metrics for", shown);
+        for (size_t i = 0; i < ndirs; i++)
+            fprintf(stderr, " %s", dirs[i]);
+        fputc('\n', stderr);
+    }
+    int sig;
+    while (sigwait(&stop, &sig) != 0)
+        ;
+    exporter_server_stop(&srv);
+    status = EXIT_OK;
+    goto done;
+oom:
+    error_line("out of memory");
+done:
+    exporter_free(e);
+    for (size_t i = 0; i < ndirs; i++)
+        free(dirs[i]);
+    free(dirs);
+    free(stores);
+    return status;
+}

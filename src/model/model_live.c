@@ -1,0 +1,123 @@
+/*
+ * model_live.c - model_summarize for live sessions at the cost of their
+ * new rows.  A session's seconds are independent in the summary: records
+ * and buffers are per-row sums, and each loss class is merged per second
+ * (health row against exact loss rows), so the summary of [0, S] plus the
+ * summary of [S+1, now] gives the whole session's counts.  The seconds up
+ * to S (a few seconds behind the newest row, so no write can still land
+ * in them) are folded into a base once; each update summarises only the
+ * seconds after S.  While the session runs its verdict is COMPLETE so far
+ * exactly when nothing was lost and the agent never stepped aside; once it
+ * has ended or crashed, the final-status judgement needs the whole
+ * session, so that update is a full model_summarize (once).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+/* Fold once the open tail holds this many seconds, keeping the newest
+ * LIVE_GUARD seconds out of the base. */
+#define LIVE_FOLD_AT 16
+#define LIVE_GUARD 8
+
+static bool has_reason(const model_summary *s, unsigned reason)
+{
+    for (size_t i = 0; i < s->nreasons; i++)
+        if (s->reasons[i].reason == reason)
+            return true;
+    return false;
+}
+
+/* a += b for the per-second counts. */
+static void add_counts(model_summary *a, const model_summary *b)
+{
+    for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++)
+        a->records_by_kind[k] += b->records_by_kind[k];
+    for (unsigned d = 0; d < CUPSTORE_DEVICE_MAX; d++)
+        a->records_by_device[d] += b->records_by_device[d];
+    a->device_mask |= b->device_mask;
+    a->records_total += b->records_total;
+    for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
+        a->loss[l] += b->loss[l];
+    a->loss_total += b->loss_total;
+    a->buf_completed += b->buf_completed;
+    a->buf_consumed += b->buf_consumed;
+    a->seconds += b->seconds;
+}
+
+void model_live_free(model_live *l)
+{
+    model_summary_free(&l->sum);
+    model_summary_free(&l->base);
+    memset(l, 0, sizeof *l);
+}
+
+static void replace_sum(model_live *l, model_summary *s)
+{
+    model_summary_free(&l->sum);
+    l->sum = *s;
+}
+
+int model_live_update(cupstore_env *env, model_live *l, char **cause)
+{
+    model_summary tail;
+    uint64_t from = l->have_base ? l->base_to + 1 : 0;
+    int rc = model_summarize(env, from, UINT64_MAX, &tail, cause);
+    if (rc)
+        return rc;
+    if (tail.state != MODEL_STATE_RUNNING || !l->have_base) {
+        if (l->have_base) {
+            /* ended or crashed: judge the whole session */
+            model_summary_free(&tail);
+            if ((rc = model_summarize(env, 0, UINT64_MAX, &tail, cause)) != 0)
+                return rc;
+        }
+        if (tail.state == MODEL_STATE_RUNNING) {
+            /* the first update: the whole session so far is the tail */
+            l->base_to = 0;
+            l->have_base = false;
+        }
+        replace_sum(l, &tail);
+    } else {
+        /* running: base + tail; the tail carries the session-wide fields */
+        bool disabled = l->disabled || has_reason(&tail, MODEL_REASON_DISABLED);
+        add_counts(&tail, &l->base);
+        tail.complete = tail.loss_total == 0 && !disabled;
+        replace_sum(l, &tail);
+    }
+    if (l->sum.state != MODEL_STATE_RUNNING)
+        return 0;
+
+    /* Fold old seconds of the tail into the base: those more than
+     * LIVE_GUARD seconds before the newest row. */
+    uint64_t tail_seconds = l->sum.seconds - (l->have_base ? l->base.seconds : 0);
+    if (tail_seconds < LIVE_FOLD_AT)
+        return 0;
+    cupstore_txn *txn;
+    cupstore_health last;
+    if (cupstore_txn_begin(env, false, &txn) != 0)
+        return 0;
+    rc = cupstore_health_last(txn, &last);
+    cupstore_txn_abort(txn);
+    uint64_t newest = last.second;
+    if (rc || newest < LIVE_GUARD || newest - LIVE_GUARD < from)
+        return 0;
+    uint64_t to = newest - LIVE_GUARD;
+    model_summary part;
+    if (model_summarize(env, from, to, &part, NULL) != 0)
+        return 0; /* try again next time: the sum above stands */
+    l->disabled = l->disabled || has_reason(&part, MODEL_REASON_DISABLED);
+    if (!l->have_base) {
+        l->base = part;
+        l->have_base = true;
+    } else {
+        add_counts(&l->base, &part);
+        model_summary_free(&part);
+    }
+    l->base_to = to;
+    return 0;
+}
