@@ -145,6 +145,8 @@ int agent_attach(agent *a, bool late, char *why, size_t len)
         return 0;
     if (agent_attach_load(a, why, len))
         return -1;
+    if (!late)   /* at the start: CUPTI loaded, no kind on, before the DEVICE dump */
+        agent_prov_collect(a);
     if (!a->attrs_set) {
         attach_set_attributes(a);
         a->attrs_set = true;

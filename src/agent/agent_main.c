@@ -653,7 +653,8 @@ int agent_session_start(agent *a)
         return -1;
     }
     atomic_store(&a->kinds, 0);
-    agent_prov_collect(a);   /* after an attach (CUPTI's version), before any kind is on */
+    if (!atomic_load(&a->attached))
+        agent_prov_collect(a);   /* dormant (an attach at the start collects it itself) */
     if (want && agent_apply_kinds(a, want) && atomic_load(&a->kinds) == 0) {
         /* CUPTI refused every kind: it could not start (no privileges,
          * another profiler, a library that does not match the driver).
