@@ -538,7 +538,10 @@ static void health_write(agent *a, uint64_t second, bool last)
                     .device = d == AGENT_DEV_NONE ? CUPSTORE_DEVICE_NONE : (uint16_t)d,
                     .count = n};
                 if (l == CUPSTORE_LOSS_CUPTI_DROPPED && k == AGENT_KIND_ALL)
-                    health_estimate(&r, second, d, n, by_kind, kinds);
+                    /* the epoch's kinds while stopping (the kinds are off by
+                     * then, and the stop's last drop query can be most of
+                     * the session's drops) */
+                    health_estimate(&r, second, d, n, by_kind, h->kinds_enabled);
             }
     if (cur[C_SHARED_BYTES])
         health_shared_estimate(&r, second, cur[C_SHARED_BYTES], now);
