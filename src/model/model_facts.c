@@ -360,7 +360,8 @@ int model_facts_read(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_fa
         goto fail;
     run_close(&c);
     epochs_finish(&c);
-    qsort(out->epochs, out->nepochs, sizeof *out->epochs, cmp_epoch);
+    if (out->nepochs)   /* (no epoch row: epochs is NULL) */
+        qsort(out->epochs, out->nepochs, sizeof *out->epochs, cmp_epoch);
     for (unsigned d = 0; d < CUPSTORE_DEVICE_MAX; d++)
         if (out->device_mask & (1u << d))
             out->devices++;
