@@ -15,28 +15,8 @@
 #          records only, flagged in the epoch
 #  eager   a non-dormant agent holds the slot from the start
 # Exits 77 when the simulator or python3 is missing.
-set -u
-b=${top_builddir:?}
-s=${top_srcdir:?}
-sim=$b/libcuptop-simcupti.so
-agent=$b/libcuptop-agent.so
-drive=$b/simdrive
-ctl=$b/agentctl
-for f in "$sim" "$agent" "$drive" "$ctl" "$b/cuptop"; do
-    [ -e "$f" ] || { echo "missing $f: skipped"; exit 77; }
-done
-command -v python3 >/dev/null || { echo "no python3: skipped"; exit 77; }
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuptop-attach.XXXXXX")
-pid=
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
-fail=0
-export CUPTOP_STOP_TIMEOUT_MS=${CUPTOP_STOP_TIMEOUT_MS:-20000}
-export CUPTOPSIM_SEED=7 CUPTOPSIM_SCENARIO=clean
-
-val() { sed -n "s/^$2=//p" "$1" | head -1; }
-check() { # NAME GOT WANT
-    if [ "$2" = "$3" ]; then echo "ok   $1: $2"; else echo "FAIL $1: $2 (want $3)"; fail=1; fi
-}
+SIM_LIB_NAME=attach
+. "${top_srcdir:?}/tests/agent/sim_lib.sh"
 wait_file() { # PATH: the simulated application reached a step (60 s at most)
     i=0
     while [ ! -e "$1" ] && [ $i -lt 3000 ]; do sleep 0.02; i=$((i + 1)); done

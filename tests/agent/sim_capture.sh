@@ -6,26 +6,9 @@
 # attached only at the first range (the simulator's call log), and after
 # the last range the agent detaches (unsubscribes).  End modes: stop (one
 # range), repeat (every range), repeat:1.  Exits 77 without the simulator.
-set -u
-b=${top_builddir:?}
-s=${top_srcdir:?}
-sim=$b/libcuptop-simcupti.so
-agent=$b/libcuptop-agent.so
-drive=$b/simdrive
-ctl=$b/agentctl
-for f in "$sim" "$agent" "$drive" "$ctl" "$b/cuptop"; do
-    [ -e "$f" ] || { echo "missing $f: skipped"; exit 77; }
-done
-command -v python3 >/dev/null || { echo "no python3: skipped"; exit 77; }
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuptop-capture.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-export CUPTOP_STOP_TIMEOUT_MS=${CUPTOP_STOP_TIMEOUT_MS:-20000}
-export CUPTOPSIM_SEED=7 CUPTOPSIM_SCENARIO=clean CUPTOPSIM_DEVICES=2
-val() { sed -n "s/^$2=//p" "$1" | head -1; }
-check() {
-    if [ "$2" = "$3" ]; then echo "ok   $1: $2"; else echo "FAIL $1: $2 (want $3)"; fail=1; fi
-}
+SIM_LIB_NAME=capture
+. "${top_srcdir:?}/tests/agent/sim_lib.sh"
+export CUPTOPSIM_DEVICES=2
 # two ranges of 1000 and 200 operations per kind and device, with work
 # before, between and after them (and time for the agent to detach after
 # the first one when it is the last)

@@ -9,27 +9,8 @@
 #           session says SKIPPED and why; `cuptop check --all` passes
 #  detach   cuptop control --detach, then --attach again
 # Exits 77 without the simulator or python3.
-set -u
-b=${top_builddir:?}
-s=${top_srcdir:?}
-sim=$b/libcuptop-simcupti.so
-agent=$b/libcuptop-agent.so
-drive=$b/simdrive
-ctl=$b/agentctl
-for f in "$sim" "$agent" "$drive" "$ctl" "$b/cuptop"; do
-    [ -e "$f" ] || { echo "missing $f: skipped"; exit 77; }
-done
-command -v python3 >/dev/null || { echo "no python3: skipped"; exit 77; }
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuptop-scope.XXXXXX")
-pid=
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
-fail=0
-export CUPTOP_STOP_TIMEOUT_MS=${CUPTOP_STOP_TIMEOUT_MS:-20000}
-export CUPTOPSIM_SEED=7 CUPTOPSIM_SCENARIO=clean
-val() { sed -n "s/^$2=//p" "$1" | head -1; }
-check() {
-    if [ "$2" = "$3" ]; then echo "ok   $1: $2"; else echo "FAIL $1: $2 (want $3)"; fail=1; fi
-}
+SIM_LIB_NAME=scope
+. "${top_srcdir:?}/tests/agent/sim_lib.sh"
 accounted() { # DIR NAME
     if python3 "$s/tests/agent/check_truth.py" "$1/dump" "$1/truth" --exit return >"$1/check"
     then echo "ok   $2: every record accounted for against the truth"
