@@ -194,10 +194,30 @@ static char *run_untraced_why(const char *path)
     return why;
 }
 
+/* The first session the agents reported into the report file ("" none). */
+static void run_report_session(const char *path, char *id, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    char line[800];
+    id[0] = '\0';
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "session ", 8) && !id[0]) {
+            size_t n = strcspn(line + 8, "\n");
+            if (n >= len)
+                n = len - 1;
+            memcpy(id, line + 8, n);
+            id[n] = '\0';
+        }
+    if (f)
+        fclose(f);
+}
+
 /* Fork, exec the command with the agent injected, wait; then, when no
  * session was created for it, say so and why (one line on stderr).  The
- * exit status is the command's: a death by signal is passed on as one. */
-static int run_command(const char *cmd, char **args)
+ * exit status is the command's: a death by signal is passed on as one,
+ * unless res is given (cuptop baseline): then it is 128 + the signal, and
+ * the first session created is copied into res->session. */
+static int run_command(const char *cmd, char **args, cli_run_result *res)
 {
     static const int fwd[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
     char report[PATH_MAX];
@@ -259,6 +279,8 @@ static int run_command(const char *cmd, char **args)
     if (n == (ssize_t)sizeof e) {
         cli_error(cmd, "cannot run %s: %s", args[0], strerror(e));
     } else if (report[0]) {
+        if (res)
+            run_report_session(report, res->session, sizeof res->session);
         char *why = run_untraced_why(report);
         if (why) {
             char esc[900], prog[200];
@@ -271,6 +293,8 @@ static int run_command(const char *cmd, char **args)
     if (report[0])
         unlink(report);
     fflush(stderr);
+    if (res && WIFSIGNALED(st))
+        return 128 + WTERMSIG(st);
     if (WIFSIGNALED(st)) {
         /* die of the same signal, so a shell sees what it would have */
         int sig = WTERMSIG(st);
@@ -368,5 +392,24 @@ int cmd_run(int argc, char **argv)
     }
     setenv("CUDA_INJECTION64_PATH", agent, 1);
     free(agent);
-    return run_command(cmd, argv + i);
+    return run_command(cmd, argv + i, NULL);
+}
+
+int cli_run_traced(const char *cmd, char **args, cli_run_result *res)
+{
+    char *agent = cli_locate("libcuptop-agent.so");
+    res->session[0] = '\0';
+    if (!agent) {
+        cli_error(cmd, "libcuptop-agent.so not found: the agent was not built (no CUPTI "
+                       "headers at configure time?) or set CUPTOP_AGENT");
+        return -1;
+    }
+    setenv("CUDA_INJECTION64_PATH", agent, 1);
+    free(agent);
+    return run_command(cmd, args, res);
+}
+
+bool cli_run_accepts(const char *var, const char *value)
+{
+    return run_agent_accepts(var, value);
 }

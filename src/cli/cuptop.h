@@ -23,6 +23,19 @@ int cmd_check(int argc, char **argv);     /* src/cli/cmd_check.c            */
 int cmd_report(int argc, char **argv);    /* src/cli/cmd_report.c           */
 int cmd_export(int argc, char **argv);    /* src/cli/cmd_export.c           */
 int cmd_control(int argc, char **argv);   /* src/cli/cmd_control.c          */
+int cmd_compare(int argc, char **argv);   /* src/cli/cmd_compare.c          */
+int cmd_baseline(int argc, char **argv);  /* src/cli/cmd_baseline.c         */
+
+/* One traced run for `cuptop baseline` (src/cli/cmd_run.c). */
+typedef struct cli_run_result {
+    char session[128];          /* the first session created; "" none       */
+} cli_run_result;
+/** Run args with the agent injected and the CUPTOP_* environment as it is
+ *  now; wait.  @return the command's exit status (128 + N for signal N),
+ *  126/127 when it could not be started, -1 when there is no agent. */
+int cli_run_traced(const char *cmd, char **args, cli_run_result *res);
+/** Would the agent accept value for the CUPTOP_* variable var? */
+bool cli_run_accepts(const char *var, const char *value);
 
 /** Print "cuptop CMD: MESSAGE" and a hint to stderr; returns 2. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)

@@ -25,6 +25,8 @@ static const struct subcommand subcommands[] = {
     {"report", cmd_report, "human summary of a session, with advice"},
     {"export", cmd_export, "export a window: chrome, jsonl, csv or store"},
     {"control", cmd_control, "change a running session's kinds or buffer pool"},
+    {"compare", cmd_compare, "set two sessions, epochs or marks side by side"},
+    {"baseline", cmd_baseline, "the control runs: collection off, narrowed, full"},
     {"exporter", cmd_exporter, "serve Prometheus metrics of every session (fleet view)"},
 };
 

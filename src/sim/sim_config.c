@@ -136,6 +136,11 @@ static int sim_parse_faults(sim_config *c, const char *s, char *why, size_t whyl
             bad = sim_u(v, 1u << 30, &c->steal_every);
         else if (!strcmp(tok, "dup"))
             bad = sim_u(v, 1u << 30, &c->dup_every);
+        else if (!strcmp(tok, "slow_kernel")) {
+            bad = sim_u(v, SIM_KERNEL_NAMES - 1, &u);
+            c->slow_kernel = u + 1;
+        } else if (!strcmp(tok, "slow_kernel_x"))
+            bad = sim_u(v, 1000, &c->slow_kernel_x) || !c->slow_kernel_x;
         else if (!strcmp(tok, "enable_fail"))
             bad = sim_u(v, 0x7fffffff, &c->enable_fail);
         else

@@ -33,6 +33,7 @@ enum sim_kind {
     SIM_KINDS = CUPTOPSIM_KINDS
 };
 #define SIM_DEV_MAX CUPTOPSIM_DEV_MAX
+#define SIM_KERNEL_NAMES 14u   /* kernel names the producer picks from (sim_produce.c) */
 #define SIM_STREAM_MAX 64
 #define SIM_THREAD_MAX 256
 
@@ -69,6 +70,9 @@ typedef struct sim_config {
     unsigned foreign_every;       /* foreign buffer before every Nth       */
     unsigned steal_every;         /* every Nth buffer goes to the other    */
     unsigned dup_every;           /* every Nth buffer completed twice      */
+    unsigned slow_kernel;         /* 1 + the index of the kernel name whose
+                                     GPU time is multiplied; 0 off          */
+    unsigned slow_kernel_x;       /* ... by this factor (default 4)         */
     unsigned enable_fail;         /* cuptiActivityEnable/Disable return this
                                      CUptiResult (CUPTI cannot start); 0 off */
 } sim_config;

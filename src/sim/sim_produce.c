@@ -42,6 +42,7 @@ static const char *const sim_kernel_names[] = {
     "",
 };
 #define SIM_NKERNEL (sizeof sim_kernel_names / sizeof *sim_kernel_names)
+_Static_assert(SIM_NKERNEL == SIM_KERNEL_NAMES, "SIM_KERNEL_NAMES in sim_int.h");
 
 static const char *const sim_marker_names[] = {
     "forward", "backward", "optimizer.step", "epoch \"1\"", "nvtx\\range\n2", "\x1b[1mbold\x1b[0m",
@@ -150,8 +151,14 @@ static void sim_kernel(sim_thread *t, uint64_t *rng, struct CUctx_st *c, unsigne
                  : CUPTI_ACTIVITY_KIND_KERNEL;
     r.registersPerThread = (uint16_t)(16 + sim_rand(rng) % 240);
     r.sharedMemoryConfig = 1;
+    /* the name before the duration: slow_kernel= slows one name */
+    unsigned ni = (unsigned)(sim_rand(rng) % SIM_NKERNEL);
+    r.name = sim_kernel_names[ni];
     if (!zero) {
-        sim_stream_slot(c, s, launch, sim_dur(rng, SIM_K_KERNEL), &r.start, &r.end);
+        uint64_t dur = sim_dur(rng, SIM_K_KERNEL);
+        if (sim.cfg.slow_kernel == ni + 1)
+            dur *= sim.cfg.slow_kernel_x ? sim.cfg.slow_kernel_x : 4;
+        sim_stream_slot(c, s, launch, dur, &r.start, &r.end);
         r.completed = r.end;
     }
     r.deviceId = c->device + sim.cfg.device_base;
@@ -169,7 +176,6 @@ static void sim_kernel(sim_thread *t, uint64_t *rng, struct CUctx_st *c, unsigne
     r.localMemoryTotal = 1u << 26;
     r.correlationId = corr;
     r.gridId = (int64_t)corr;
-    r.name = sim_kernel_names[sim_rand(rng) % SIM_NKERNEL];
     r.launchType = CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR;
     r.channelID = s;
     r.channelType = CUPTI_CHANNEL_TYPE_COMPUTE;
