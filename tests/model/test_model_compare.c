@@ -193,7 +193,8 @@ static const model_cmp_group *group(const model_compare *c, const char *name)
     for (size_t i = 0; i < c->ngroups; i++)
         if (!strcmp(c->groups[i].name, name))
             return &c->groups[i];
-    return NULL;
+    fprintf(stderr, "no group \"%s\"\n", name);
+    abort();
 }
 
 static bool has_diff(const model_compare *c, const char *what, bool fatal)
