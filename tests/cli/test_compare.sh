@@ -1,0 +1,124 @@
+#!/bin/sh
+# test_compare.sh - cuptop compare and cuptop baseline end to end: on the
+# simulator (clean runs, a slowed kernel, other kinds, a lossy side, the
+# baseline's control runs) and on fill_store's stores (epochs and marks as
+# operands, an INCOMPLETE side), and every misuse (exit 2).
+. "${top_srcdir:?}/tests/cli/cli_lib.sh"
+b=$top_builddir
+for f in "$b/libcuptop-agent.so" "$b/libcuptop-simcupti.so" "$b/cuptop-simapp"; do
+    [ -e "$f" ] || { echo "missing $f: skipped"; exit 77; }
+done
+command -v python3 >/dev/null || { echo "no python3: skipped"; exit 77; }
+for v in $(env | sed -n 's/^\(CUPTOP_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
+S=$WORK/store
+sim() { # LABEL [cuptop run options] -- [simapp options]
+    label=$1
+    shift
+    "$CUPTOP" run --store "$S" --label "$label" "$@" >/dev/null 2>"$WORK/sim.err" ||
+        fail "simapp run failed: $* $(cat "$WORK/sim.err")"
+    ls "$S" | tail -n 1
+}
+# one thread at its maximal rate with a quota: the same kernel sequence every run
+APP="$b/cuptop-simapp --scenario clean --threads 1 --max-rate --ops 20000 --seconds 20"
+a=$(sim w -- $APP)
+a2=$(sim w -- $APP)
+slow=$(sim w -- $APP --faults slow_kernel=1,slow_kernel_x=4)
+kern=$(sim w --kinds kernel -- $APP)
+lossy=$(sim w --pool 2 -- "$b/cuptop-simapp" --scenario drops --seconds 1)
+
+json_check() { # NAME FILE PYTHON-EXPR...: each expression true of d (the JSON)
+    name=$1 file=$2
+    shift 2
+    checks=$((checks + 1))
+    python3 - "$file" "$@" <<'PY' 2>"$WORK/py.err" || fail "$name: $(tail -n 1 "$WORK/py.err")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for e in sys.argv[2:]:
+    if not eval(e):
+        print("false: " + e, file=sys.stderr)
+        sys.exit(1)
+PY
+}
+
+# two clean runs: comparable, ratios 1, the same order on every stream
+run 0 clean "$CUPTOP" compare --store "$S" "$a" "$a2"
+grep -q '^verdict: comparable$' "$WORK/clean.out" || fail "clean: not comparable"
+run 0 clean_json "$CUPTOP" compare --store "$S" --json --top 0 "$a" "$a2"
+strict_json "$WORK/clean_json.out"
+json_check clean_json "$WORK/clean_json.out" 'd["comparable"]' \
+    'len(d["durations"]) >= 14' \
+    'all(0.99 <= x["total_ratio"] <= 1.01 and 0.99 <= x["p50_ratio"] <= 1.01 for x in d["durations"])' \
+    'all(x["a"]["count"] == x["b"]["count"] for x in d["durations"])' \
+    'len(d["order"]) == 4 and all(s["agreement"] == 1 and not s["diverged"] for s in d["order"])' \
+    'sum(s["kernels"][0] for s in d["order"]) == 20000'
+
+# one kernel four times slower: first, with the ratio 4
+run 0 slowed "$CUPTOP" compare --store "$S" --json "$a" "$slow"
+json_check slowed "$WORK/slowed.out" 'd["comparable"]' \
+    'd["durations"][0]["name"] == "ampere_sgemm_128x64_nn"' \
+    '3.95 <= d["durations"][0]["total_ratio"] <= 4.05' \
+    '3.9 <= d["durations"][0]["p50_ratio"] <= 4.1' \
+    'all(0.99 <= x["total_ratio"] <= 1.01 for x in d["durations"][1:])' \
+    'any(x["what"] == "command" and not x["fatal"] for x in d["differences"])'
+run 0 slowed_text "$CUPTOP" compare --store "$S" --top 1 "$a" "$slow"
+grep -q 'ampere_sgemm_128x64_nn$' "$WORK/slowed_text.out" || fail "slowed: kernel not shown first"
+
+# other kinds: not comparable, and said why
+run 1 kinds "$CUPTOP" compare --store "$S" "$a" "$kern"
+grep -q '^verdict: not comparable: kinds.*absolute times are not comparable; only order and relative durations are' \
+    "$WORK/kinds.out" || fail "kinds: verdict: $(grep verdict "$WORK/kinds.out")"
+
+# a lossy side: exit 1, named unusable
+run 1 lossy "$CUPTOP" compare --store "$S" "$a" "$lossy"
+grep -q '^  B: .*INCOMPLETE: unusable for timing attribution' "$WORK/lossy.out" ||
+    fail "lossy: INCOMPLETE side not named"
+no_raw_escapes "$WORK/lossy.out"
+
+# epochs and marks as operands (fill_store's rich session: epochs 1 and 2, mark "hot")
+F=$WORK/fill
+"$FILL" "$F" || fail "fill_store failed"
+R=20250101T120000-1001
+run 1 epochs "$CUPTOP" compare --store "$F" --json "$R@1" "$R@2"
+json_check epochs "$WORK/epochs.out" 'd["sides"][0]["what"].startswith("epoch 1 of")' \
+    'd["sides"][1]["what"].startswith("epoch 2 of")' \
+    'd["sides"][0]["to_ns"] == d["sides"][1]["from_ns"]' \
+    'not d["comparable"] and any(x["what"] == "kinds" for x in d["differences"])'
+run 0 mark "$CUPTOP" compare --store "$F" --json "$R:hot" "$R:hot"
+json_check mark "$WORK/mark.out" 'd["comparable"]' \
+    'd["sides"][0]["what"].startswith("mark \"hot\"")' \
+    'd["sides"][0]["records"] > 0' \
+    'd["sides"][0]["to_ns"] - d["sides"][0]["from_ns"] == 2 * 10**9 - 1'
+run 1 fill_lossy "$CUPTOP" compare --store "$F" 20250101T120200-3000 20250101T120100-2000
+grep -q '^  B: .*cupti_dropped.*INCOMPLETE' "$WORK/fill_lossy.out" || fail "fill_lossy: not said"
+
+# misuse: one line, exit 2
+usage_error u_one "$CUPTOP" compare --store "$S" "$a"
+usage_error u_three "$CUPTOP" compare --store "$S" "$a" "$a" "$a"
+usage_error u_epoch0 "$CUPTOP" compare --store "$S" "$a@0" "$a"
+usage_error u_range "$CUPTOP" compare --store "$S" "$a/range:step#1" "$a"
+usage_error u_top "$CUPTOP" compare --store "$S" --top -1 "$a" "$a"
+usage_error u_opt "$CUPTOP" compare --store "$S" --bogus "$a" "$a"
+usage_error u_nosess "$CUPTOP" compare --store "$S" nosuch "$a"
+usage_error u_noepoch "$CUPTOP" compare --store "$S" "$a@99" "$a"
+usage_error u_nomark "$CUPTOP" compare --store "$S" "$a:nomark" "$a"
+usage_error b_nocmd "$CUPTOP" baseline --store "$S"
+usage_error b_runs "$CUPTOP" baseline --store "$S" --runs 0 -- true
+usage_error b_narrow "$CUPTOP" baseline --store "$S" --narrow bogus -- true
+
+# baseline: clean is a usable baseline; drops (a pool of 4 small buffers)
+# lose at full collection only: record pressure
+B1=$WORK/bl1
+run 0 bl_clean "$CUPTOP" baseline --store "$B1" --runs 1 -- "$b/cuptop-simapp" --scenario clean --seconds 1
+grep -q '^conclusion (usable_baseline): no loss anywhere' "$WORK/bl_clean.out" ||
+    fail "bl_clean: $(cat "$WORK/bl_clean.out")"
+[ "$(ls "$B1" | wc -l)" = 3 ] || fail "bl_clean: $(ls "$B1" | wc -l) sessions, want 3"
+"$CUPTOP" sessions --store "$B1" --json >"$WORK/bl_sessions.json"
+json_check bl_label "$WORK/bl_sessions.json" \
+    'len(set(s["label"] for s in d)) == 1 and d[0]["label"].startswith("baseline-cuptop-simapp-")'
+B2=$WORK/bl2
+run 1 bl_drops env CUPTOP_POOL=4 CUPTOP_BUFFER_SIZE=256K "$CUPTOP" baseline --store "$B2" --runs 1 \
+    --narrow memcpy,memset,sync -- "$b/cuptop-simapp" --scenario drops --seconds 2
+grep -q '^conclusion (record_pressure): loss only at full collection and none narrowed: the loss is caused by record pressure' \
+    "$WORK/bl_drops.out" || fail "bl_drops: $(cat "$WORK/bl_drops.out")"
+grep -q '^off .* 0/1 ' "$WORK/bl_drops.out" || fail "bl_drops: off row"
+finish
