@@ -12,8 +12,10 @@
  *                             command line, host and an error note hold
  *                             bidi overrides, isolates and zero-width
  *                             characters (U+202E, U+2066, U+200B, U+FEFF)
- *   fill_store --bench DIR N  one session with N records (kernels, memcpys,
- *                             runtime and driver calls) for bench/export
+ *   fill_store --bench DIR N [SEED]  one session with N records (kernels,
+ *                             memcpys, runtime and driver calls) for bench/export
+ *                             and bench/compare; SEED (default 0) varies the
+ *                             names and durations, the id is ...-(4242+SEED)
  *   fill_store --shuffled DIR N [CLAIMED]  one session (20250101T120000-5151) with N
  *                             kernel records in random order within one
  *                             second, for the chrome writer's reordering:
@@ -423,15 +425,17 @@ static void put_clean_end(cupstore_txn *txn, uint64_t end_ns, uint64_t records_s
 }
 
 /* N records in a realistic mix, committed 65536 at a time. */
-static void fill_bench(const char *dir, uint64_t total)
+static void fill_bench(const char *dir, uint64_t total, unsigned seed)
 {
     cupstore_env *env;
     cupstore_txn *txn;
-    sess s = {.id = "20250101T120000-4242", .pid = 4242, .loss = -1, .final = true};
+    static char idbuf[32];
+    snprintf(idbuf, sizeof idbuf, "20250101T120000-%u", 4242 + seed);
+    sess s = {.id = idbuf, .pid = (int)(4242 + seed), .loss = -1, .final = true};
     enum { B = 65536 };
     cupstore_record *recs = malloc(B * sizeof *recs);
     uint32_t corr = 0;
-    uint64_t rng = 0x9e3779b97f4a7c15ull;
+    uint64_t rng = 0x9e3779b97f4a7c15ull + seed * 0x632be59bd9b4e019ull;
     /* 1M records per second of trace time */
     const int launches = 1000000 / 3;
     uint64_t done = 0;
@@ -568,9 +572,10 @@ static void fill_shuffled(const char *dir, uint64_t total, uint64_t claimed)
 
 int main(int argc, char **argv)
 {
-    if (argc == 4 && strcmp(argv[1], "--bench") == 0) {
+    if ((argc == 4 || argc == 5) && strcmp(argv[1], "--bench") == 0) {
         CK(cupstore_dir_prepare(argv[2]));
-        fill_bench(argv[2], strtoull(argv[3], NULL, 10));
+        fill_bench(argv[2], strtoull(argv[3], NULL, 10),
+                   argc == 5 ? (unsigned)strtoul(argv[4], NULL, 10) : 0);
         return 0;
     }
     if ((argc == 4 || argc == 5) && strcmp(argv[1], "--shuffled") == 0) {
