@@ -408,6 +408,8 @@ enum {
 };
 /** "all", "gpu", "none" ("-" for CUPSTORE_API_UNSET or out of range). */
 const char *cupstore_api_mode_name(uint32_t mode);
+/** The kinds an API record policy applies to (runtime, driver). */
+#define CUPSTORE_KINDS_API ((1u << CUPSTORE_KIND_RUNTIME) | (1u << CUPSTORE_KIND_DRIVER))
 /** Longest include or exclude glob list, NUL included. */
 #define CUPSTORE_API_GLOBS_MAX 96
 /** Longest policy text (mode, " include=", " exclude=", two lists). */
