@@ -278,6 +278,8 @@ static void health_poll_control(agent *a)
         return;
     }
     uint32_t before = (uint32_t)atomic_load(&a->kinds);
+    cupstore_epoch old;
+    agent_epoch_fill(a, &old);   /* as it was: the request changes the API policy */
     uint32_t pool_before = a->pool_ready ? atomic_load(&a->pool.limit) : 0;
     uint32_t want = c.kinds & ((1u << CUPSTORE_KIND_MAX) - 1);
     int32_t result = 0;
@@ -327,7 +329,7 @@ static void health_poll_control(agent *a)
     }
     struct ctl_arg x = {a, &c, result, agent_real_ns(),
                         a->pool_ready ? atomic_load(&a->pool.limit) : 0};
-    agent_epoch_fill(a, &x.old);
+    x.old = old;
     x.old.end_ns = x.now;
     agent_epoch_open(a, x.now, c.gen, attached_now);
     agent_epoch_fill(a, &x.e);
