@@ -164,8 +164,8 @@ static const struct {
                       CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async},
     [SIM_K_SYNC] = {CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
                     CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize},
-    [SIM_K_RUNTIME] = {CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_v3020, 0},
-    [SIM_K_DRIVER] = {0, CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent},
+    [SIM_K_RUNTIME] = {CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020, 0},
+    [SIM_K_DRIVER] = {0, CUPTI_DRIVER_TRACE_CBID_cuEventRecord},
 };
 
 static void sim_kernel(sim_thread *t, uint64_t *rng, struct CUctx_st *c, unsigned s,
