@@ -313,9 +313,13 @@ static void health_poll_control(agent *a)
     if (c.api_mode || c.api_set) {
         /* the API record policy: applied to the API kinds on now, and
          * to those a later request turns on */
+        if (a->cfg.capture)   /* a range's callback applies kinds too */
+            pthread_mutex_lock(&a->range_lock);
         int r = agent_api_set_policy(a, c.api_mode,
                                      (c.api_set & CUPSTORE_CTL_API_INCLUDE) ? c.api_include : NULL,
                                      (c.api_set & CUPSTORE_CTL_API_EXCLUDE) ? c.api_exclude : NULL);
+        if (a->cfg.capture)
+            pthread_mutex_unlock(&a->range_lock);
         if (r && !result)
             result = r;
         agent_api_policy_text(a, api_to, sizeof api_to);
