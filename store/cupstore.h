@@ -398,6 +398,23 @@ int cupstore_name_put(cupstore_txn *txn, uint32_t id, const char *name, size_t l
  *  invalid UTF-8 or contain control characters. */
 int cupstore_name_get(cupstore_txn *txn, uint32_t id, const char **name, size_t *len);
 
+/* ---- API record policy ------------------------------------------------- */
+/** Which runtime and driver API calls are recorded (cuptop run --api). */
+enum {
+    CUPSTORE_API_UNSET = 0,  /* older store, or a request that keeps it    */
+    CUPSTORE_API_ALL,        /* every call                                 */
+    CUPSTORE_API_GPU,        /* the calls that explain GPU work (default)  */
+    CUPSTORE_API_NONE,       /* none (but --api-include)                   */
+};
+/** "all", "gpu", "none" ("-" for CUPSTORE_API_UNSET or out of range). */
+const char *cupstore_api_mode_name(uint32_t mode);
+/** The kinds an API record policy applies to (runtime, driver). */
+#define CUPSTORE_KINDS_API ((1u << CUPSTORE_KIND_RUNTIME) | (1u << CUPSTORE_KIND_DRIVER))
+/** Longest include or exclude glob list, NUL included. */
+#define CUPSTORE_API_GLOBS_MAX 96
+/** Longest policy text (mode, " include=", " exclude=", two lists). */
+#define CUPSTORE_API_POLICY_MAX 224
+
 /* ---- Epochs ------------------------------------------------------------ */
 typedef struct cupstore_epoch {
     uint32_t id;            /* 1, 2, ...                                   */
@@ -413,6 +430,11 @@ typedef struct cupstore_epoch {
     uint32_t devices;       /* devices in scope (bit mask); 0: all         */
     uint32_t pre_contexts;  /* contexts that existed before the attach
                                (learned from CUPTI's CONTEXT records)      */
+    /* API record policy (cuptop run --api; 0 / "" in older stores) */
+    uint32_t api_mode;      /* CUPSTORE_API_*                              */
+    uint32_t api_muted[2];  /* call ids muted: [0] runtime, [1] driver     */
+    char api_policy[CUPSTORE_API_POLICY_MAX]; /* "gpu", "gpu include=A
+                               exclude=B*": mode and globs, as applied     */
 } cupstore_epoch;
 /** Epoch flags. */
 enum {
@@ -435,6 +457,9 @@ enum {
      *  an attached epoch is one range, an out-of-scope one the time
      *  between ranges. */
     CUPSTORE_EPOCH_CAPTURE = 1u << 5,
+    /** The API policy could not be applied per call (the CUPTI lacks
+     *  cuptiActivityEnableRuntimeApi/DriverApi): every call recorded. */
+    CUPSTORE_EPOCH_API_UNFILTERED = 1u << 6,
 };
 /** Epoch flags as a comma list ("attached,late_attach"; "-" for none). */
 void cupstore_epoch_flags_format(uint32_t flags, char *buf, size_t len);
@@ -452,7 +477,18 @@ typedef struct cupstore_control {
     int32_t result;         /* 0 ok; else a CUPTI/agent error code         */
     uint32_t pool_applied;  /* pool limit in effect after applying it; 0
                                from an agent without pool control          */
+    /* API record policy: api_mode 0 keeps the mode; api_set says which
+     * glob lists the request replaces (CUPSTORE_CTL_API_*) */
+    uint32_t api_mode;
+    uint32_t api_set;
+    char api_include[CUPSTORE_API_GLOBS_MAX];
+    char api_exclude[CUPSTORE_API_GLOBS_MAX];
 } cupstore_control;
+enum { CUPSTORE_CTL_API_INCLUDE = 1u << 0, CUPSTORE_CTL_API_EXCLUDE = 1u << 1 };
+/** Front end: write the request *req (kinds, pool, API policy fields;
+ *  gen and the times are assigned here).
+ *  @param[out] gen  the generation assigned (may be NULL). */
+int cupstore_control_put(cupstore_txn *txn, const cupstore_control *req, uint64_t *gen);
 /** Front end: request kinds; assigns the next generation.
  *  @param[out] gen  the generation assigned (may be NULL). */
 int cupstore_control_request(cupstore_txn *txn, uint32_t kinds, uint64_t *gen);

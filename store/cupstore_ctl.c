@@ -55,12 +55,23 @@ static const cupstore_tlv_field epoch_fields[] = {
     F(cupstore_epoch, 7, U64, 1, attach_cost_ns),
     F(cupstore_epoch, 8, U32, 1, devices),
     F(cupstore_epoch, 9, U32, 1, pre_contexts),
+    F(cupstore_epoch, 20, U32, 1, api_mode),
+    F(cupstore_epoch, 21, U32, 2, api_muted),
+    {.id = 22, .type = CUPSTORE_TLV_STR, .count = CUPSTORE_API_POLICY_MAX,
+     .offset = offsetof(cupstore_epoch, api_policy)},
 };
+
+const char *cupstore_api_mode_name(uint32_t mode)
+{
+    static const char *const names[] = {"-", "all", "gpu", "none"};
+    return mode < sizeof names / sizeof names[0] ? names[mode] : "-";
+}
 
 void cupstore_epoch_flags_format(uint32_t flags, char *buf, size_t len)
 {
     static const char *const names[] = {"attached", "late_attach", "drops_unattributed",
-                                        "out_of_scope", "no_callbacks", "capture"};
+                                        "out_of_scope", "no_callbacks", "capture",
+                                        "api_unfiltered"};
     size_t off = 0;
     if (!len)
         return;
@@ -124,6 +135,12 @@ static const cupstore_tlv_field control_fields[] = {
     F(cupstore_control, 4, I32, 1, result),
     F(cupstore_control, 5, U32, 1, pool),
     F(cupstore_control, 6, U32, 1, pool_applied),
+    F(cupstore_control, 20, U32, 1, api_mode),
+    F(cupstore_control, 21, U32, 1, api_set),
+    {.id = 22, .type = CUPSTORE_TLV_STR, .count = CUPSTORE_API_GLOBS_MAX,
+     .offset = offsetof(cupstore_control, api_include)},
+    {.id = 23, .type = CUPSTORE_TLV_STR, .count = CUPSTORE_API_GLOBS_MAX,
+     .offset = offsetof(cupstore_control, api_exclude)},
 };
 
 static int control_from(const MDB_val *k, const MDB_val *v, cupstore_control *c)
@@ -144,15 +161,29 @@ int cupstore_control_request_pool(cupstore_txn *txn, uint32_t kinds, uint32_t po
                                   uint64_t *gen)
 {
     cupstore_control c = {0};
+    c.kinds = kinds;
+    c.pool = pool;
+    return cupstore_control_put(txn, &c, gen);
+}
+
+int cupstore_control_put(cupstore_txn *txn, const cupstore_control *req, uint64_t *gen)
+{
+    cupstore_control c;
     uint8_t key[8];
+    if (!req || req->api_mode > CUPSTORE_API_NONE)
+        return CUPSTORE_EINVAL;
     int rc = cupstore_txn_writable(txn);
     if (rc)
         return rc;
+    c = *req;
+    c.applied_ns = 0;
+    c.result = 0;
+    c.pool_applied = 0;
+    c.api_include[sizeof c.api_include - 1] = '\0';
+    c.api_exclude[sizeof c.api_exclude - 1] = '\0';
     if ((rc = last_key64(txn, CUPSTORE_DB_CONTROL, &c.gen)) != 0)
         return rc;
     c.gen++;
-    c.kinds = kinds;
-    c.pool = pool;
     c.requested_ns = now_ns();
     cupstore_be64_put(key, c.gen);
     rc = cupstore_tlv_put(txn, CUPSTORE_DB_CONTROL, key, 8, control_fields, NF(control_fields),

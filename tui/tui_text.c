@@ -142,4 +142,14 @@ void tui_scope_text(uint32_t health_flags, const struct cupstore_epoch *open, ch
                  open->pre_contexts);
     else
         snprintf(line2, len2, "scope: %s", devs);
+    if (open && open->api_mode && (open->kinds & CUPSTORE_KINDS_API)) {
+        /* the API record policy: muted calls are a choice, not loss */
+        size_t off = strlen(line2);
+        if (open->flags & CUPSTORE_EPOCH_API_UNFILTERED)
+            snprintf(line2 + off, len2 - off, "; API %s: every call (CUPTI cannot mute)",
+                     open->api_policy);
+        else
+            snprintf(line2 + off, len2 - off, "; API %s, %u call ids muted", open->api_policy,
+                     open->api_muted[0] + open->api_muted[1]);
+    }
 }

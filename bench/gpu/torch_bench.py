@@ -7,6 +7,7 @@ Usage: torch_bench.py MODE WORKLOAD [N]
             special for it, which is the point)
   WORKLOAD  ops (N small x.add_(1) ops, default 50000)
             train (N training steps of a small MLP, default 300)
+            graph (N replays of a CUDA graph of 100 small ops, default 500)
 
 Prints one line of key=value pairs:
   loop_s    time of the loop (cuda synchronised)
@@ -53,13 +54,33 @@ def workload_train(n):
     return time.perf_counter() - t0
 
 
+def workload_graph(n):
+    x = torch.zeros(1024, device="cuda")
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):   # warm up on a side stream, as the docs say
+        for _ in range(3):
+            x.add_(1)
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for _ in range(100):
+            x.add_(1)
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(n):
+        g.replay()
+    torch.cuda.synchronize()
+    return time.perf_counter() - t0
+
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__, file=sys.stderr)
         return 2
     mode, work = sys.argv[1], sys.argv[2]
-    n = int(sys.argv[3]) if len(sys.argv) > 3 else (50000 if work == "ops" else 300)
-    fn = {"ops": workload_ops, "train": workload_train}.get(work)
+    n = int(sys.argv[3]) if len(sys.argv) > 3 else {"ops": 50000, "graph": 500}.get(work, 300)
+    fn = {"ops": workload_ops, "train": workload_train, "graph": workload_graph}.get(work)
     if fn is None or mode not in ("none", "profiler", "cuptop"):
         print(__doc__, file=sys.stderr)
         return 2

@@ -88,6 +88,8 @@ int agent_cupti_load(agent_cupti *t, const char *explicit_path, char *why, size_
     BIND(ActivityEnableAndDump, 0);
     BIND(ActivityEnableContext, 0);
     BIND(ActivityDisableContext, 0);
+    BIND(ActivityEnableRuntimeApi, 0);
+    BIND(ActivityEnableDriverApi, 0);
     return 0;
 }
 

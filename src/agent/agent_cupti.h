@@ -43,6 +43,8 @@ typedef struct agent_cupti {
     AGENT_CUPTI_FN(ActivityEnableAndDump);     /* late attach: what exists */
     AGENT_CUPTI_FN(ActivityEnableContext);     /* device scope             */
     AGENT_CUPTI_FN(ActivityDisableContext);
+    AGENT_CUPTI_FN(ActivityEnableRuntimeApi);  /* API record policy        */
+    AGENT_CUPTI_FN(ActivityEnableDriverApi);
 } agent_cupti;
 
 /** Load CUPTI: explicit path (CUPTOP_CUPTI_LIBRARY) if non-empty, else

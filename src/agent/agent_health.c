@@ -56,6 +56,16 @@ struct meta_arg {
     const char *cupti_note;
 };
 
+/* The open epoch's muted call ids, compact, as meta api_muted.EPOCH
+ * (the epoch row carries the policy and the counts). */
+int agent_api_muted_put(agent *a, cupstore_txn *txn)
+{
+    char key[40], list[8192];
+    agent_api_muted_list(a, list, sizeof list);
+    snprintf(key, sizeof key, "api_muted.%u", a->epoch);
+    return cupstore_meta_put(txn, key, list[0] ? list : "-");
+}
+
 /* One setting as the structured key config.KEY (agent_config_each). */
 static int put_config_key(const char *key, const char *value, void *arg)
 {
@@ -110,6 +120,8 @@ static int put_meta(cupstore_txn *txn, void *arg)
         cupstore_epoch e;
         agent_epoch_fill(a, &e);
         rc = cupstore_epoch_put(txn, &e);
+        if (rc == 0)
+            rc = agent_api_muted_put(a, txn);
     }
     return rc;
 }
@@ -210,6 +222,8 @@ static int put_ctl(cupstore_txn *txn, void *arg)
     if (rc == 0)
         rc = cupstore_epoch_put(txn, &x->e);
     if (rc == 0)
+        rc = agent_api_muted_put(x->a, txn);
+    if (rc == 0)
         rc = cupstore_control_ack(txn, x->c->gen, x->now, x->result, x->pool_applied);
     return rc;
 }
@@ -264,6 +278,8 @@ static void health_poll_control(agent *a)
         return;
     }
     uint32_t before = (uint32_t)atomic_load(&a->kinds);
+    cupstore_epoch old;
+    agent_epoch_fill(a, &old);   /* as it was: the request changes the API policy */
     uint32_t pool_before = a->pool_ready ? atomic_load(&a->pool.limit) : 0;
     uint32_t want = c.kinds & ((1u << CUPSTORE_KIND_MAX) - 1);
     int32_t result = 0;
@@ -292,6 +308,22 @@ static void health_poll_control(agent *a)
         if (!want)
             agent_detach_cupti(a);   /* every kind off: detach */
     }
+    char api_from[CUPSTORE_API_POLICY_MAX], api_to[CUPSTORE_API_POLICY_MAX] = "";
+    agent_api_policy_text(a, api_from, sizeof api_from);
+    if (c.api_mode || c.api_set) {
+        /* the API record policy: applied to the API kinds on now, and
+         * to those a later request turns on */
+        if (a->cfg.capture)   /* a range's callback applies kinds too */
+            pthread_mutex_lock(&a->range_lock);
+        int r = agent_api_set_policy(a, c.api_mode,
+                                     (c.api_set & CUPSTORE_CTL_API_INCLUDE) ? c.api_include : NULL,
+                                     (c.api_set & CUPSTORE_CTL_API_EXCLUDE) ? c.api_exclude : NULL);
+        if (a->cfg.capture)
+            pthread_mutex_unlock(&a->range_lock);
+        if (r && !result)
+            result = r;
+        agent_api_policy_text(a, api_to, sizeof api_to);
+    }
     if (c.pool && a->pool_ready) {
         /* The operator's limit (clamped to 1..AGENT_POOL_MAX) replaces the
          * automatic one for the rest of the session.  Lowering it hands out
@@ -301,7 +333,7 @@ static void health_poll_control(agent *a)
     }
     struct ctl_arg x = {a, &c, result, agent_real_ns(),
                         a->pool_ready ? atomic_load(&a->pool.limit) : 0};
-    agent_epoch_fill(a, &x.old);
+    x.old = old;
     x.old.end_ns = x.now;
     agent_epoch_open(a, x.now, c.gen, attached_now);
     agent_epoch_fill(a, &x.e);
@@ -321,8 +353,11 @@ static void health_poll_control(agent *a)
     char pool[64] = "";
     if (c.pool)
         snprintf(pool, sizeof pool, ", buffer pool %u -> %u", pool_before, x.pool_applied);
-    agent_note(a, 0, "control generation %llu applied: kinds %s -> %s%s (epoch %u)%s",
-               (unsigned long long)c.gen, from, to, pool, a->epoch,
+    char api[2 * CUPSTORE_API_POLICY_MAX + 32] = "";
+    if (api_to[0])
+        snprintf(api, sizeof api, ", API records %s -> %s", api_from, api_to);
+    agent_note(a, 0, "control generation %llu applied: kinds %s -> %s%s%s (epoch %u)%s",
+               (unsigned long long)c.gen, from, to, pool, api, a->epoch,
                result ? " with errors" : "");
 }
 

@@ -147,6 +147,9 @@ static CUptiResult apply_one(agent *a, unsigned k, bool want, bool *skipped)
     bool per_ctx = a->cfg.devices && (AGENT_CTX_KINDS & (1u << k)) &&
                    a->cupti.ActivityEnableContext && a->cupti.ActivityDisableContext;
 
+    if (k == CUPSTORE_KIND_RUNTIME || k == CUPSTORE_KIND_DRIVER)
+        return agent_api_apply_kind(a, k, want);   /* the API record policy */
+
     for (size_t i = 0; i < n; i++) {
         CUptiResult r = CUPTI_SUCCESS;
         if (!per_ctx) {
@@ -707,6 +710,7 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
     if (atomic_exchange(&once, 1))
         return 1;
     agent_config_load(&a->cfg, agent_getenv, NULL);
+    (void)agent_api_set_policy(a, a->cfg.api_mode, a->cfg.api_include, a->cfg.api_exclude);
     const char *rr = getenv("CUPTOP_RUN_REPORT");
     if (rr && rr[0] == '/' && strlen(rr) < sizeof a->run_report)
         memcpy(a->run_report, rr, strlen(rr) + 1);

@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@ void agent_config_defaults(agent_config *c)
 {
     memset(c, 0, sizeof *c);
     c->kinds = CUPSTORE_KINDS_DEFAULT;
+    c->api_mode = CUPSTORE_API_GPU;
     c->capture_max = 1;            /* --capture-range-end stop */
     c->buffer_size = AGENT_DEFAULT_BUFFER_SIZE;
     c->flush_period_ms = AGENT_DEFAULT_FLUSH_MS;
@@ -230,6 +232,19 @@ bool agent_config_set(agent_config *c, const char *key, const char *value)
         } else {
             BAD("not stop, repeat or repeat:N (N from 1 to 1000000)");
         }
+    } else if (!strcmp(k, "API")) {
+        uint32_t m = agent_config_parse_api_mode(value);
+        if (m)
+            c->api_mode = m;
+        else
+            BAD("not all, gpu or none");
+    } else if (!strcmp(k, "API_INCLUDE") || !strcmp(k, "API_EXCLUDE")) {
+        char why[120];
+        char *dst = k[4] == 'I' ? c->api_include : c->api_exclude;
+        if (agent_config_check_globs(value, why, sizeof why) == 0)
+            snprintf(dst, CUPSTORE_API_GLOBS_MAX, "%s", value);
+        else
+            BAD(why);
     } else if (!strcmp(k, "CONFIG")) {
         copy_path(c, c->config_file, sizeof c->config_file, "CUPTOP_CONFIG", value);
     } else {
@@ -243,8 +258,86 @@ static const char *const config_keys[] = {
     "STORE", "KINDS", "BUFFER_SIZE", "POOL", "QUEUE", "DEVICE_BUFFER_SIZE",
     "DEVICE_BUFFER_POOL_LIMIT", "FLUSH_PERIOD_MS", "DORMANT", "LOG", "SINK",
     "CUPTI_LIBRARY", "STOP_TIMEOUT_MS", "MAP_MAX", "DEVICES", "ONLY_IF", "CAPTURE_RANGE",
-    "CAPTURE_RANGE_END",
+    "CAPTURE_RANGE_END", "API", "API_INCLUDE", "API_EXCLUDE",
 };
+
+uint32_t agent_config_parse_api_mode(const char *s)
+{
+    if (!s)
+        return 0;
+    if (!strcasecmp(s, "all"))
+        return CUPSTORE_API_ALL;
+    if (!strcasecmp(s, "gpu"))
+        return CUPSTORE_API_GPU;
+    if (!strcasecmp(s, "none"))
+        return CUPSTORE_API_NONE;
+    return 0;
+}
+
+int agent_config_check_globs(const char *s, char *why, size_t len)
+{
+    if (strlen(s) >= CUPSTORE_API_GLOBS_MAX) {
+        snprintf(why, len, "a glob list longer than %d characters", CUPSTORE_API_GLOBS_MAX - 1);
+        return -1;
+    }
+    if (!*s)
+        return 0;
+    const char *p = s;
+    for (;;) {
+        size_t n = strcspn(p, ",");
+        int depth = 0;
+        if (n == 0) {
+            snprintf(why, len, "an empty name in the glob list");
+            return -1;
+        }
+        for (size_t i = 0; i < n; i++) {
+            unsigned char ch = (unsigned char)p[i];
+            if (ch == '[')
+                depth++;
+            else if (ch == ']' && depth)
+                depth--;
+            else if (!isalnum(ch) && ch != '_' && ch != '*' && ch != '?' &&
+                     !(depth && (ch == '-' || ch == '!'))) {
+                snprintf(why, len, "'%c' in \"%.*s\": a function-name glob has letters, "
+                         "digits, '_', '*', '?' and [...]", isprint(ch) ? ch : '?',
+                         (int)(n > 40 ? 40 : n), p);
+                return -1;
+            }
+        }
+        if (depth) {
+            snprintf(why, len, "an unclosed '[' in \"%.*s\"", (int)(n > 40 ? 40 : n), p);
+            return -1;
+        }
+        if (!p[n])
+            return 0;
+        p += n + 1;
+    }
+}
+
+bool agent_config_globs_match(const char *list, const char *name)
+{
+    char g[CUPSTORE_API_GLOBS_MAX];
+    const char *p = list;
+    while (p && *p) {
+        size_t n = strcspn(p, ",");
+        if (n && n < sizeof g) {
+            memcpy(g, p, n);
+            g[n] = '\0';
+            if (fnmatch(g, name, 0) == 0)
+                return true;
+        }
+        p = p[n] ? p + n + 1 : NULL;
+    }
+    return false;
+}
+
+void agent_config_api_format(uint32_t mode, const char *include, const char *exclude,
+                             char *buf, size_t len)
+{
+    snprintf(buf, len, "%s%s%s%s%s", cupstore_api_mode_name(mode),
+             include && *include ? " include=" : "", include ? include : "",
+             exclude && *exclude ? " exclude=" : "", exclude ? exclude : "");
+}
 
 int agent_config_parse_devices(const char *s, uint32_t *mask)
 {
@@ -372,14 +465,15 @@ void agent_config_format(const agent_config *c, char *buf, size_t len)
              "device_buffer_size=%zu\ndevice_buffer_pool_limit=%zu\n"
              "flush_period_ms=%u\ndormant=%d\nlog=%d\nsink=%s\ncupti_library=%s\n"
              "stop_timeout_ms=%u\nmap_max=%llu\nconfig=%s\ndevices=%s\nonly_if=%s\n"
-             "capture_range=%s\ncapture_range_end=%s\n",
+             "capture_range=%s\ncapture_range_end=%s\napi=%s\napi_include=%s\n"
+             "api_exclude=%s\n",
              c->store, kinds, c->buffer_size, c->pool, c->pool_explicit ? "" : " (auto)",
              c->queue, c->device_buffer_size, c->device_buffer_pool_limit,
              c->flush_period_ms, c->dormant, c->log,
              c->sink == AGENT_SINK_NULL ? "null" : "store", c->cupti_library,
              c->stop_timeout_ms, (unsigned long long)c->map_max, c->config_file, devs,
              c->only_if, c->capture == AGENT_CAPTURE_PROFILER ? "cudaProfilerApi" : "none",
-             end);
+             end, cupstore_api_mode_name(c->api_mode), c->api_include, c->api_exclude);
 }
 
 int agent_config_each(const agent_config *c, agent_config_kv_fn fn, void *arg)
@@ -416,6 +510,9 @@ int agent_config_each(const agent_config *c, agent_config_kv_fn fn, void *arg)
         {"stop_timeout_ms", n[9]},
         {"map_max", n[10]},
         {"config_file", c->config_file},
+        {"api", cupstore_api_mode_name(c->api_mode)},
+        {"api_include", c->api_include},
+        {"api_exclude", c->api_exclude},
     };
     for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++) {
         int rc = fn(kv[i].key, kv[i].value, arg);

@@ -52,6 +52,9 @@ typedef struct agent_config {
     bool capture_repeat;           /* CUPTOP_CAPTURE_RANGE_END repeat[:N]  */
     uint32_t capture_max;          /* ranges to collect (repeat:N); 0 = no
                                       limit with repeat, 1 with stop       */
+    uint32_t api_mode;             /* CUPTOP_API: CUPSTORE_API_ALL/GPU/NONE */
+    char api_include[CUPSTORE_API_GLOBS_MAX]; /* CUPTOP_API_INCLUDE globs  */
+    char api_exclude[CUPSTORE_API_GLOBS_MAX]; /* CUPTOP_API_EXCLUDE globs  */
     unsigned nwarn;
     char warn[AGENT_CONFIG_WARN_MAX][200];
 } agent_config;
@@ -86,6 +89,23 @@ int agent_config_parse_size(const char *s, uint64_t *out);
 /** Parse a device list ("0,2", "1-3", "all").  @return 0 or -1. */
 int agent_config_parse_devices(const char *s, uint32_t *mask);
 
+/** Parse an API record policy mode ("all", "gpu", "none").
+ *  @return CUPSTORE_API_ALL/GPU/NONE, or 0 when it is none of them. */
+uint32_t agent_config_parse_api_mode(const char *s);
+
+/** Check a comma list of function-name globs (letters, digits, '_', '*',
+ *  '?', '[...]'; no empty entry; shorter than CUPSTORE_API_GLOBS_MAX).
+ *  "" is the empty list.  @return 0, or -1 with the reason in why. */
+int agent_config_check_globs(const char *s, char *why, size_t len);
+
+/** Does name match one glob of the comma list (fnmatch)? */
+bool agent_config_globs_match(const char *list, const char *name);
+
+/** The policy as text: "gpu", "gpu include=A,B exclude=C*" (the epoch's
+ *  api_policy and the config.api_policy meta key). */
+void agent_config_api_format(uint32_t mode, const char *include, const char *exclude,
+                             char *buf, size_t len);
+
 /** Should the agent in a process with environment `get` step aside
  *  (CUPTOP_ONLY_IF set and not matched)?  Writes the reason when so.
  *  @return true to step aside. */
@@ -108,7 +128,8 @@ typedef int (*agent_config_kv_fn)(const char *key, const char *value, void *arg)
  *  writes them.  Keys: store, kinds, buffer_size, pool (0: automatic),
  *  pool_explicit, queue, device_buffer_size, device_buffer_pool_limit,
  *  flush_period_ms, dormant, log, sink, cupti_library, stop_timeout_ms,
- *  map_max, config_file.  The agent stores each as
+ *  map_max, config_file, api (all, gpu, none), api_include, api_exclude.
+ *  The agent stores each as
  *  AGENT_CONFIG_META_PREFIX key (doc/store-format.md).
  *  @return 0 or fn's first non-zero return. */
 int agent_config_each(const agent_config *c, agent_config_kv_fn fn, void *arg);

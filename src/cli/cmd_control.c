@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "agent_config.h"
 #include "cupstore.h"
 #include "cuptop.h"
 #include "export.h"
@@ -25,7 +26,8 @@
 static void usage(FILE *f)
 {
     fputs("usage: cuptop control [--store DIR] SESSION [--kinds LIST | --attach | --detach]\n"
-          "                      [--pool N] [--wait SECONDS]\n\n"
+          "                      [--pool N] [--api all|gpu|none] [--api-include NAMES]\n"
+          "                      [--api-exclude NAMES] [--wait SECONDS]\n\n"
           "Ask the agent of a running session to change what it collects, now:\n"
           "  --kinds LIST  the activity kinds to collect from now on: a comma list of\n"
           "                kernel,memcpy,memset,runtime,driver,sync,overhead,marker,\n"
@@ -36,6 +38,12 @@ static void usage(FILE *f)
           "                call until the next request; the subscriber slot is free)\n"
           "  --pool N      the buffer-pool limit from now on, 1-4096 buffers of the\n"
           "                session's buffer size (replaces the automatic limit)\n"
+          "  --api MODE    which runtime and driver API calls are recorded from now on:\n"
+          "                all, gpu (launch, copy, set, sync, alloc/free, create/destroy\n"
+          "                streams, events, graphs) or none; the rest are muted per call\n"
+          "  --api-include NAMES, --api-exclude NAMES  function-name globs (comma list)\n"
+          "                recorded in addition, or not recorded; each replaces the\n"
+          "                session's list ('' empties it)\n"
           "  --wait S      wait up to S seconds for the agent to apply it (default 5;\n"
           "                0: only write the request)\n"
           "Each request starts a new epoch; `cuptop report` compares the epochs.\n"
@@ -79,19 +87,20 @@ static int kinds_now(cupstore_env *env, uint32_t *kinds)
 }
 
 struct request_arg {
-    uint32_t kinds, pool;
+    const cupstore_control *c;
     uint64_t *gen;
 };
 
 static int put_request(cupstore_txn *txn, void *arg)
 {
     struct request_arg *r = arg;
-    return cupstore_control_request_pool(txn, r->kinds, r->pool, r->gen);
+    return cupstore_control_put(txn, r->c, r->gen);
 }
 
-static int request(cupstore_env *env, uint32_t kinds, uint32_t pool, uint64_t *gen)
+/* req: kinds, pool and the API policy fields (api_mode 0: unchanged). */
+static int request(cupstore_env *env, const cupstore_control *req, uint64_t *gen)
 {
-    struct request_arg r = {kinds, pool, gen};
+    struct request_arg r = {req, gen};
     return cupstore_write(env, put_request, &r, 0);
 }
 
@@ -193,7 +202,7 @@ static uint32_t configured_kinds(cupstore_env *env)
 
 /* kinds: the mask from --kinds, or NULL for the kinds collected now. */
 static int control_session(const char *cmd, cupstore_env *env, const uint32_t *kinds_arg,
-                           uint32_t pool, double wait_s)
+                           cupstore_control *req, double wait_s)
 {
     const char *id = cupstore_env_id(env);
     model_summary s;
@@ -220,7 +229,9 @@ static int control_session(const char *cmd, cupstore_env *env, const uint32_t *k
         return CUPTOP_EXIT_USAGE;
     }
     uint64_t gen = 0;
-    if ((rc = request(env, kinds, pool, &gen)) != 0) {
+    uint32_t pool = req->pool;
+    req->kinds = kinds;
+    if ((rc = request(env, req, &gen)) != 0) {
         cli_error(cmd, "session %s: writing the request failed: %s", id, cupstore_strerror(rc));
         return CUPTOP_EXIT_NO;
     }
@@ -229,6 +240,12 @@ static int control_session(const char *cmd, cupstore_env *env, const uint32_t *k
     printf("session %s: control generation %" PRIu64 " requested: kinds %s", id, gen, want);
     if (pool)
         printf(", buffer pool %u", pool);
+    if (req->api_mode || req->api_set)
+        printf(", API records %s%s%s%s%s", cupstore_api_mode_name(req->api_mode),
+               (req->api_set & CUPSTORE_CTL_API_INCLUDE) ? " include=" : "",
+               (req->api_set & CUPSTORE_CTL_API_INCLUDE) ? req->api_include : "",
+               (req->api_set & CUPSTORE_CTL_API_EXCLUDE) ? " exclude=" : "",
+               (req->api_set & CUPSTORE_CTL_API_EXCLUDE) ? req->api_exclude : "");
     printf("\n");
     fflush(stdout);
     if (wait_s == 0.0)
@@ -278,8 +295,12 @@ int cmd_control(int argc, char **argv)
         {"store", required_argument, NULL, 's'}, {"kinds", required_argument, NULL, 'k'},
         {"pool", required_argument, NULL, 'p'},  {"wait", required_argument, NULL, 'w'},
         {"attach", no_argument, NULL, 'a'},      {"detach", no_argument, NULL, 'd'},
+        {"api", required_argument, NULL, 'A'},   {"api-include", required_argument, NULL, 'I'},
+        {"api-exclude", required_argument, NULL, 'E'},
         {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
     };
+    cupstore_control req = {0};
+    char why[160];
     const char *cmd = argv[0], *store = NULL, *kinds = NULL;
     uint32_t pool = 0;
     double wait_s = 5.0;
@@ -302,6 +323,19 @@ int cmd_control(int argc, char **argv)
                 return cli_usage_error(cmd, "--wait takes seconds from 0 to 3600, not '%s'",
                                        optarg);
             break;
+        case 'A':
+            if (!(req.api_mode = agent_config_parse_api_mode(optarg)))
+                return cli_usage_error(cmd, "--api takes all, gpu or none, not '%.40s'", optarg);
+            break;
+        case 'I':
+        case 'E':
+            if (agent_config_check_globs(optarg, why, sizeof why) != 0)
+                return cli_usage_error(cmd, "--api-%s: %s", c == 'I' ? "include" : "exclude",
+                                       why);
+            snprintf(c == 'I' ? req.api_include : req.api_exclude, CUPSTORE_API_GLOBS_MAX, "%s",
+                     optarg);
+            req.api_set |= c == 'I' ? CUPSTORE_CTL_API_INCLUDE : CUPSTORE_CTL_API_EXCLUDE;
+            break;
         case 'h': usage(stdout); return CUPTOP_EXIT_OK;
         default:
             return cli_bad_option(cmd, argv);
@@ -311,9 +345,9 @@ int cmd_control(int argc, char **argv)
         return cli_one_session(cmd, argc, argv);
     if (attach + detach + (kinds != NULL) > 1)
         return cli_usage_error(cmd, "--kinds, --attach and --detach exclude each other");
-    if (!kinds && !pool && !attach && !detach)
-        return cli_usage_error(cmd, "nothing to change: give --kinds LIST, --attach, --detach "
-                                    "and/or --pool N");
+    if (!kinds && !pool && !attach && !detach && !req.api_mode && !req.api_set)
+        return cli_usage_error(cmd, "nothing to change: give --kinds LIST, --attach, --detach, "
+                                    "--pool N and/or --api MODE");
     if (detach)
         kinds = "none";
     uint32_t mask = 0;
@@ -337,7 +371,8 @@ int cmd_control(int argc, char **argv)
     }
     if (attach)
         mask = configured_kinds(env);
-    int status = control_session(cmd, env, kinds || attach ? &mask : NULL, pool, wait_s);
+    req.pool = pool;
+    int status = control_session(cmd, env, kinds || attach ? &mask : NULL, &req, wait_s);
     cupstore_env_close(env);
     free(dir);
     return status;

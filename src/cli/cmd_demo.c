@@ -34,7 +34,7 @@
 #include "tui_main.h"
 
 static const char *const demo_scenarios[] = {
-    "clean", "drops", "slow-consumer", "crash", "conflict", "demo",
+    "clean", "drops", "slow-consumer", "crash", "conflict", "demo", "pytorch",
 };
 
 static void demo_usage(FILE *f)
@@ -52,7 +52,8 @@ static void demo_usage(FILE *f)
             "scenarios: clean (no loss), drops (CUPTI drops: the agent's pool is too small),\n"
             "  slow-consumer (declined buffer requests: discard buffers, CUPTI API < 27),\n"
             "  crash (the application is killed), conflict (a second CUPTI client),\n"
-            "  demo (drops that clear when the kinds are narrowed)\n"
+            "  demo (drops that clear when the kinds are narrowed), pytorch (a framework's\n"
+            "  API mix: 7 API calls per GPU operation, 2 of them kept by --api gpu)\n"
             "  --seconds N    run length, 0.." SIM_ARGS_STR(SIM_ARGS_SECONDS_MAX) " s\n"
             "  --rate R       kernel launches per second per device, 0..1e9 (the\n"
             "                 scenario's otherwise)\n"

@@ -305,6 +305,18 @@ static int report(cupstore_env *env, model_summary *s)
                                             off ? "," : "", d);
             printf("  epoch %zu: device scope %s (other devices out of scope)\n", id, list);
         }
+        if (e->api_mode && (e->kinds & CUPSTORE_KINDS_API)) {
+            if (e->flags & CUPSTORE_EPOCH_API_UNFILTERED)
+                printf("  epoch %zu: API records %s asked, but this CUPTI cannot mute calls one "
+                       "by one: every API call recorded\n", id, e->api_policy);
+            else if (e->api_muted[0] || e->api_muted[1])
+                printf("  epoch %zu: API records %s: %u runtime and %u driver call ids muted "
+                       "(not recorded, not loss)\n", id, e->api_policy, e->api_muted[0],
+                       e->api_muted[1]);
+            else
+                printf("  epoch %zu: API records %s: every call recorded\n", id,
+                       e->api_policy);
+        }
     }
 
     printf("\nRecords and losses per kind (%" PRIu64 " s of health rows)\n", r->rows);

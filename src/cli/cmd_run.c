@@ -6,6 +6,7 @@
  *              [--flush-period MS] [--stop-timeout MS] [--config FILE] [--label NAME]
  *              [--dormant] [--devices LIST] [--only-if VAR=VALUE]
  *              [--capture-range cudaProfilerApi] [--capture-range-end stop|repeat[:N]]
+ *              [--api all|gpu|none] [--api-include NAMES] [--api-exclude NAMES]
  *              [--count-only] [--log] -- CMD [ARGS...]
  *
  * Every value is checked with the agent's own parser (agent_config.c):
@@ -65,6 +66,13 @@ static void run_usage(FILE *f)
             "                     and cudaProfilerStop (nvtx:NAME is not supported yet)\n"
             "  --capture-range-end stop|repeat|repeat:N  after the first range, stop for\n"
             "                     good (default), or collect every range (at most N)\n"
+            "  --api all|gpu|none which runtime and driver API calls are recorded (default\n"
+            "                     gpu: those that launch, copy, set, synchronize, allocate\n"
+            "                     or free, create or destroy streams, events and graphs;\n"
+            "                     the others are muted per call id, which is not loss)\n"
+            "  --api-include NAMES  also record these calls (function-name globs, comma\n"
+            "                     list: cudaGetDevice,cuCtx*)\n"
+            "  --api-exclude NAMES  do not record these calls (applied last)\n"
             "  --count-only       parse and count records but store none (CUPTOP_SINK=null)\n"
             "  --log              agent messages on stderr\n\n"
             "The exit status is CMD's.  See man cuptop (ENVIRONMENT) for every CUPTOP_* variable.\n");
@@ -76,6 +84,9 @@ static void run_usage(FILE *f)
 typedef struct run_opt {
     const char *opt, *var, *what;
 } run_opt;
+
+#define API_GLOBS_WHAT "a comma list of function-name globs (letters, digits, _, *, ?, [...]), " \
+                       "under 96 characters"
 
 static const run_opt run_opts[] = {
     {"--kinds", "CUPTOP_KINDS", "a comma list of kernel, memcpy, memset, runtime, driver, "
@@ -92,6 +103,9 @@ static const run_opt run_opts[] = {
     {"--capture-range", "CUPTOP_CAPTURE_RANGE",
      "cudaProfilerApi or none (nvtx:NAME needs NVTX routing, which this cuptop lacks)"},
     {"--capture-range-end", "CUPTOP_CAPTURE_RANGE_END", "stop, repeat or repeat:N (N 1..1000000)"},
+    {"--api", "CUPTOP_API", "all, gpu or none"},
+    {"--api-include", "CUPTOP_API_INCLUDE", API_GLOBS_WHAT},
+    {"--api-exclude", "CUPTOP_API_EXCLUDE", API_GLOBS_WHAT},
 };
 
 static const run_opt *run_opt_find(const char *o)

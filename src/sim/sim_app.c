@@ -223,6 +223,10 @@ SIM_EXPORT int cuptopsim_reset(void)
     sim.cmp_cb = NULL;
     sim.ts_cb = NULL;
     atomic_store(&sim.enabled, 0);
+    sim_api_set_all(0, false);
+    sim_api_set_all(1, false);
+    memset(sim.api_calls, 0, sizeof sim.api_calls);
+    memset(sim.api_produced, 0, sizeof sim.api_produced);
     atomic_store(&sim.n_invalid, 0);
     atomic_store(&sim.n_zero, 0);
     atomic_store(&sim.global_drops, 0);

@@ -40,6 +40,7 @@ typedef struct sim_scenario {
     const char *rates;
     const char *faults;
     uint32_t api_version;         /* 0: keep the default */
+    unsigned api_mix;             /* noise API calls per GPU operation */
 } sim_scenario;
 
 static const sim_scenario sim_scenarios[] = {
@@ -65,6 +66,10 @@ static const sim_scenario sim_scenarios[] = {
      * doc/sim.md). */
     {"demo", "kernel=5000,memcpy=500,memset=100,sync=100,runtime=40000,driver=40000,"
              "overhead=20,marker=50", "slow=28", 0},
+    /* A framework's loop: launches with device queries, capture checks,
+     * attribute and error reads between them (7 API calls per GPU
+     * operation, as PyTorch makes them on the H200: doc/benchmarks.md). */
+    {"pytorch", "kernel=20000,memcpy=200,memset=100,sync=50", "", 0, 5},
 };
 
 /* Parse "k=v,k=v" rates into c->rate[]; a kind not named keeps its value. */
@@ -141,7 +146,10 @@ static int sim_parse_faults(sim_config *c, const char *s, char *why, size_t whyl
             c->slow_kernel = u + 1;
         } else if (!strcmp(tok, "slow_kernel_x"))
             bad = sim_u(v, 1000, &c->slow_kernel_x) || !c->slow_kernel_x;
-        else if (!strcmp(tok, "enable_fail"))
+        else if (!strcmp(tok, "no_api_filter")) {
+            bad = sim_u(v, 1, &u);
+            c->no_api_filter = u;
+        } else if (!strcmp(tok, "enable_fail"))
             bad = sim_u(v, 0x7fffffff, &c->enable_fail);
         else
             bad = -1;
@@ -207,6 +215,7 @@ int sim_config_load(sim_config *c, char *why, size_t whylen)
     snprintf(c->scenario, sizeof c->scenario, "%s", sc->name);
     if (sim_parse_rates(c, sc->rates, why, whylen) || sim_parse_faults(c, sc->faults, why, whylen))
         return -1;
+    c->api_mix = sc->api_mix;
     if (sc->api_version)
         c->api_version = sc->api_version;
 
@@ -258,6 +267,8 @@ int sim_config_load(sim_config *c, char *why, size_t whylen)
     if (sim_env_u("CUPTOPSIM_DEVICE_BASE", 0, SIM_DEV_MAX - 1, &c->device_base, why, whylen))
         return -1;
     if ((v = sim_env("CUPTOPSIM_FAULTS")) && sim_parse_faults(c, v, why, whylen))
+        return -1;
+    if (sim_env_u("CUPTOPSIM_API_MIX", 0, 64, &c->api_mix, why, whylen))
         return -1;
     u = 0;
     if (sim_env_u("CUPTOPSIM_MAX_RATE", 0, 1, &u, why, whylen))

@@ -35,7 +35,8 @@ static const char *const sim_call_names[SIM_CALLS] = {
     "cuptiActivityGetNumDroppedRecords", "cuptiActivitySetAttribute", "cuptiActivityGetAttribute",
     "cuptiSubscribe", "cuptiSubscribe_v2", "cuptiUnsubscribe", "cuptiEnableDomain",
     "cuptiEnableCallback", "cuptiFinalize", "cuptiActivityPushExternalCorrelationId",
-    "cuptiActivityPopExternalCorrelationId",
+    "cuptiActivityPopExternalCorrelationId", "cuptiActivityEnableRuntimeApi",
+    "cuptiActivityEnableDriverApi",
 };
 
 /* Count a call: relaxed atomics (a test reads them after the fact; the
@@ -396,7 +397,62 @@ static CUptiResult sim_enable(CUpti_ActivityKind kind, bool on)
     } else {
         atomic_fetch_and(&sim.enabled, ~(1u << k));
     }
+    /* the whole API kind overrides every per-call setting made before */
+    if (k == SIM_K_RUNTIME || k == SIM_K_DRIVER)
+        sim_api_set_all(k == SIM_K_DRIVER, on);
     return CUPTI_SUCCESS;
+}
+
+static pthread_mutex_t sim_api_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void sim_api_set_one(unsigned dom, uint32_t cbid, bool on)
+{
+    uint8_t old = atomic_exchange_explicit(&sim.api_on[dom][cbid], on, memory_order_relaxed);
+    if (old && !on)
+        atomic_fetch_sub(&sim.api_on_count, 1);
+    else if (!old && on)
+        atomic_fetch_add(&sim.api_on_count, 1);
+}
+
+void sim_api_set_all(unsigned dom, bool on)
+{
+    pthread_mutex_lock(&sim_api_lock);
+    for (uint32_t i = 0; i < SIM_CBID_MAX; i++)
+        sim_api_set_one(dom & 1, i, on);
+    pthread_mutex_unlock(&sim_api_lock);
+}
+
+/* cuptiActivityEnableRuntimeApi / DriverApi: one call id on or off.  With
+ * CUPTOPSIM_FAULTS=no_api_filter (a CUPTI without them) or an API version
+ * below 20 they answer CUPTI_ERROR_NOT_SUPPORTED and change nothing. */
+static CUptiResult sim_api_enable(unsigned dom, CUpti_CallbackId cbid, uint8_t enable)
+{
+    sim_init();
+    if (sim.cfg.enable_fail)
+        return (CUptiResult)sim.cfg.enable_fail;
+    if (sim.cfg.no_api_filter || sim.cfg.api_version < 20)
+        return CUPTI_ERROR_NOT_SUPPORTED;
+    unsigned n = dom ? sim_driver_cbid_names_count : sim_runtime_cbid_names_count;
+    if (cbid >= n || cbid >= SIM_CBID_MAX)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    pthread_mutex_lock(&sim_api_lock);
+    sim_api_set_one(dom, cbid, enable != 0);
+    pthread_mutex_unlock(&sim_api_lock);
+    return CUPTI_SUCCESS;
+}
+
+SIM_EXPORT CUptiResult CUPTIAPI cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid,
+                                                             uint8_t enable)
+{
+    sim_call(SIM_C_ActivityEnableRuntimeApi);
+    return sim_api_enable(0, cbid, enable);
+}
+
+SIM_EXPORT CUptiResult CUPTIAPI cuptiActivityEnableDriverApi(CUpti_CallbackId cbid,
+                                                            uint8_t enable)
+{
+    sim_call(SIM_C_ActivityEnableDriverApi);
+    return sim_api_enable(1, cbid, enable);
 }
 
 SIM_EXPORT CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind)
@@ -730,6 +786,8 @@ SIM_EXPORT CUptiResult CUPTIAPI cuptiFinalize(void)
     /* Detach: deliver what is held, then forget the client. */
     (void)sim_buffer_flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     atomic_store(&sim.enabled, 0);
+    sim_api_set_all(0, false);
+    sim_api_set_all(1, false);
     sim.req_cb = NULL;
     sim.cmp_cb = NULL;
     return CUPTI_SUCCESS;

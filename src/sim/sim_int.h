@@ -36,6 +36,7 @@ enum sim_kind {
 #define SIM_KERNEL_NAMES 14u   /* kernel names the producer picks from (sim_produce.c) */
 #define SIM_STREAM_MAX 64
 #define SIM_THREAD_MAX 256
+#define SIM_CBID_MAX 1024             /* runtime and driver call ids       */
 
 /* The record that stands for a corrupted one: GetNextRecord reports
  * CUPTI_ERROR_INVALID_KIND for it and steps over it (16 bytes). */
@@ -75,6 +76,9 @@ typedef struct sim_config {
     unsigned slow_kernel_x;       /* ... by this factor (default 4)         */
     unsigned enable_fail;         /* cuptiActivityEnable/Disable return this
                                      CUptiResult (CUPTI cannot start); 0 off */
+    bool no_api_filter;           /* cuptiActivityEnableRuntimeApi/DriverApi
+                                     answer NOT_SUPPORTED (older CUPTI)    */
+    unsigned api_mix;             /* noise API calls per GPU operation     */
 } sim_config;
 
 /** Counts of the records inside one buffer, by kind. */
@@ -98,6 +102,7 @@ typedef struct sim_thread {
     struct sim_thread *next;
     uint32_t tid;
     unsigned index;
+    unsigned noise;               /* next call of the API mix              */
     sim_slot slot[SIM_DEV_MAX];
 } sim_thread;
 
@@ -134,7 +139,8 @@ enum sim_call {
     SIM_C_ActivityGetNumDroppedRecords, SIM_C_ActivitySetAttribute, SIM_C_ActivityGetAttribute,
     SIM_C_Subscribe, SIM_C_Subscribe_v2, SIM_C_Unsubscribe, SIM_C_EnableDomain,
     SIM_C_EnableCallback, SIM_C_Finalize, SIM_C_ActivityPushExternalCorrelationId,
-    SIM_C_ActivityPopExternalCorrelationId,
+    SIM_C_ActivityPopExternalCorrelationId, SIM_C_ActivityEnableRuntimeApi,
+    SIM_C_ActivityEnableDriverApi,
     SIM_CALLS
 };
 _Static_assert(SIM_CALLS <= CUPTOPSIM_CALLS, "CUPTOPSIM_CALLS too small");
@@ -178,6 +184,13 @@ typedef struct sim_state {
     _Atomic uint32_t corr;        /* correlation ids                       */
     _Atomic uint64_t n_invalid, n_zero; /* fault counters                  */
     _Atomic uint64_t global_drops;/* NULL-context queue                    */
+    /* API records per call id ([0] runtime, [1] driver): whether CUPTI
+     * records the call (cuptiActivityEnable of the kind sets every id,
+     * Disable clears every id, EnableRuntimeApi/DriverApi one), and the
+     * calls the application made and the records produced of them */
+    _Atomic uint8_t api_on[2][SIM_CBID_MAX];
+    _Atomic uint32_t api_on_count;
+    _Atomic uint64_t api_calls[2][SIM_CBID_MAX], api_produced[2][SIM_CBID_MAX];
 
     /* completion queue and worker (q_lock) */
     pthread_mutex_t q_lock;
@@ -217,6 +230,14 @@ extern sim_state sim;
 void sim_call(enum sim_call c);
 const char *sim_call_name(unsigned c);
 void sim_calls_clear(void);
+
+/* sim_cupti.c: the per-call-id API state (reg_lock held or no producer) */
+void sim_api_set_all(unsigned dom, bool on);
+static inline bool sim_api_recorded(unsigned dom, uint32_t cbid)
+{
+    return cbid < SIM_CBID_MAX &&
+           atomic_load_explicit(&sim.api_on[dom & 1][cbid], memory_order_relaxed);
+}
 
 /* sim_config.c */
 int sim_config_load(sim_config *c, char *why, size_t whylen);

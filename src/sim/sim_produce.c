@@ -109,9 +109,20 @@ static void sim_emit(sim_thread *t, unsigned d, unsigned k, const void *rec, siz
     sim_buffer_put(t, d, k, rec, len, zero, sim_fault_invalid(), ck);
 }
 
-static void sim_api(sim_thread *t, unsigned d, unsigned k, CUpti_CallbackId cbid, uint64_t start,
-                    uint64_t end, uint32_t corr)
+/* One API call of sim kind k (runtime or driver): counted per call id,
+ * recorded only when CUPTI records that call id (the whole kind, or the
+ * id alone) or the context has the kind on.  Returns the records made. */
+static long sim_api(sim_thread *t, struct CUctx_st *c, unsigned d, unsigned k,
+                    CUpti_CallbackId cbid, uint64_t start, uint64_t end, uint32_t corr)
 {
+    unsigned dom = k == SIM_K_DRIVER;
+    if (cbid < SIM_CBID_MAX)
+        atomic_fetch_add_explicit(&sim.api_calls[dom][cbid], 1, memory_order_relaxed);
+    if (!sim_api_recorded(dom, cbid) &&
+        !(atomic_load_explicit(&c->enabled, memory_order_relaxed) & (1u << k)))
+        return 0;
+    if (cbid < SIM_CBID_MAX)
+        atomic_fetch_add_explicit(&sim.api_produced[dom][cbid], 1, memory_order_relaxed);
     CUpti_ActivityAPI a;
     memset(&a, 0, sizeof a);
     a.kind = k == SIM_K_RUNTIME ? CUPTI_ACTIVITY_KIND_RUNTIME : CUPTI_ACTIVITY_KIND_DRIVER;
@@ -122,7 +133,26 @@ static void sim_api(sim_thread *t, unsigned d, unsigned k, CUpti_CallbackId cbid
     a.threadId = t->tid;
     a.correlationId = corr;
     sim_emit(t, d, k, &a, sizeof a, false);
+    return 1;
 }
+
+/* What a framework calls between its launches (CUPTOPSIM_API_MIX per GPU
+ * operation, in this order, round robin per thread): device and attribute
+ * queries, capture checks, error reads.  None launches or waits. */
+static const struct {
+    unsigned k;
+    CUpti_CallbackId cbid;
+} sim_noise[] = {
+    {SIM_K_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020},
+    {SIM_K_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaStreamIsCapturing_v10000},
+    {SIM_K_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent},
+    {SIM_K_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuDeviceGetAttribute},
+    {SIM_K_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020},
+    {SIM_K_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceGetAttribute_v5000},
+    {SIM_K_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuStreamIsCapturing},
+    {SIM_K_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020},
+};
+#define SIM_NNOISE (sizeof sim_noise / sizeof *sim_noise)
 
 static const struct {
     CUpti_CallbackId rt, drv;
@@ -135,8 +165,8 @@ static const struct {
                       CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async},
     [SIM_K_SYNC] = {CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
                     CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize},
-    [SIM_K_RUNTIME] = {CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_v3020, 0},
-    [SIM_K_DRIVER] = {0, CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent},
+    [SIM_K_RUNTIME] = {CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020, 0},
+    [SIM_K_DRIVER] = {0, CUPTI_DRIVER_TRACE_CBID_cuEventRecord},
 };
 
 static void sim_kernel(sim_thread *t, uint64_t *rng, struct CUctx_st *c, unsigned s,
@@ -301,7 +331,7 @@ long sim_produce_op(sim_thread *t, uint64_t *rng, unsigned d, unsigned k)
     uint32_t en = atomic_load_explicit(&sim.enabled, memory_order_relaxed) |
                   atomic_load_explicit(&c->enabled, memory_order_relaxed);
     atomic_fetch_add_explicit(&sl->ops[k], 1, memory_order_relaxed);
-    if (!en)
+    if (!en && !atomic_load_explicit(&sim.api_on_count, memory_order_relaxed))
         return 0;
     long n = 0;
     uint64_t t0 = sim_now();
@@ -310,18 +340,20 @@ long sim_produce_op(sim_thread *t, uint64_t *rng, unsigned d, unsigned k)
     uint64_t api_dur = 2000 + sim_rand(rng) % 3000;
     bool gpu = k == SIM_K_KERNEL || k == SIM_K_MEMCPY || k == SIM_K_MEMSET || k == SIM_K_SYNC;
 
-    if (gpu || k == SIM_K_RUNTIME) {
-        if (en & (1u << SIM_K_RUNTIME)) {
-            sim_api(t, d, SIM_K_RUNTIME, sim_api_cbid[k].rt, t0, t0 + api_dur, corr);
-            n++;
+    if (gpu) {
+        /* the calls before the launch: each its own correlation id */
+        for (unsigned i = 0; i < sim.cfg.api_mix; i++) {
+            unsigned j = t->noise++ % SIM_NNOISE;
+            uint32_t nc = atomic_fetch_add_explicit(&sim.corr, 1, memory_order_relaxed) + 1;
+            n += sim_api(t, c, d, sim_noise[j].k, sim_noise[j].cbid, t0 - 1000 * (i + 1),
+                         t0 - 1000 * (i + 1) + 400, nc);
         }
     }
-    if (gpu || k == SIM_K_DRIVER) {
-        if (en & (1u << SIM_K_DRIVER)) {
-            sim_api(t, d, SIM_K_DRIVER, sim_api_cbid[k].drv, t0 + 300, t0 + api_dur - 300, corr);
-            n++;
-        }
-    }
+    if (gpu || k == SIM_K_RUNTIME)
+        n += sim_api(t, c, d, SIM_K_RUNTIME, sim_api_cbid[k].rt, t0, t0 + api_dur, corr);
+    if (gpu || k == SIM_K_DRIVER)
+        n += sim_api(t, c, d, SIM_K_DRIVER, sim_api_cbid[k].drv, t0 + 300, t0 + api_dur - 300,
+                     corr);
     if (!(en & (1u << k)) || k == SIM_K_RUNTIME || k == SIM_K_DRIVER)
         return n;
     switch (k) {

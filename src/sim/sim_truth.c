@@ -193,6 +193,19 @@ SIM_EXPORT int cuptopsim_truth_write(const char *path, int final, const char *ex
                          (unsigned long long)t.call_count[c],
                          (unsigned long long)t.call_first_ns[c],
                          (unsigned long long)t.call_last_ns[c]);
+    /* API calls per call id: made by the application (while anything
+     * was enabled), and the records produced of them */
+    for (unsigned dom = 0; dom < 2; dom++)
+        for (unsigned id = 0; id < SIM_CBID_MAX; id++) {
+            uint64_t calls = atomic_load_explicit(&sim.api_calls[dom][id], memory_order_relaxed);
+            uint64_t prod = atomic_load_explicit(&sim.api_produced[dom][id], memory_order_relaxed);
+            const char *const *tab = dom ? sim_driver_cbid_names : sim_runtime_cbid_names;
+            unsigned n = dom ? sim_driver_cbid_names_count : sim_runtime_cbid_names_count;
+            if (calls && id < n && tab[id])
+                sim_out_line(&o, "api_calls %s %s %llu\napi_produced %s %s %llu\n",
+                             dom ? "driver" : "runtime", tab[id], (unsigned long long)calls,
+                             dom ? "driver" : "runtime", tab[id], (unsigned long long)prod);
+        }
     sim_out_line(&o,
                  "buffers_requested %llu\nbuffers_null %llu\nbuffers_small %llu\n"
                  "buffers_completed %llu\nbuffers_dup %llu\nbuffers_foreign %llu\n"

@@ -221,7 +221,9 @@ static int dump(const char *store, const char *id)
     }
     printf("session=%s\n", cupstore_env_id(env));
     const char *keys[] = {"pid", "sink", "cupti_api_version", "cupti_library", "devices",
-                          "cupti_error", "cupti_error_code", "config"};
+                          "cupti_error", "cupti_error_code", "config", "config.api",
+                          "config.api_include", "config.api_exclude", "api_muted.1",
+                          "api_muted.2"};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
         print_meta(txn, keys[i]);
     memset(&d, 0, sizeof d);

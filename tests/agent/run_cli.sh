@@ -20,7 +20,8 @@ out=$("$b/cuptop" run --devices 0,2-3 --only-if LOCAL_RANK=0 --capture-range cud
     --capture-range-end repeat:3 -- \
     sh -c 'echo "$CUPTOP_DEVICES|$CUPTOP_ONLY_IF|$CUPTOP_CAPTURE_RANGE|$CUPTOP_CAPTURE_RANGE_END"')
 check "scope options" "$out" "0,2-3|LOCAL_RANK=0|cudaProfilerApi|repeat:3"
-for o in --dormant --devices --only-if --capture-range --capture-range-end; do
+for o in --dormant --devices --only-if --capture-range --capture-range-end --api --api-include \
+         --api-exclude; do
     "$b/cuptop" run --help | grep -q -- "^  $o "
     check "--help documents $o" "$?" 0
     grep -F -- "$(printf '%s' "$o" | sed 's/-/\\-/g')" "${top_srcdir:?}/doc/cuptop.1" | grep -q '^\.B[IR]* '

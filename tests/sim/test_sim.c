@@ -47,6 +47,8 @@ static struct {
     FN(cuptiSubscribe_v2);
     FN(cuptiUnsubscribe);
     FN(cuptiEnableDomain);
+    FN(cuptiActivityEnableRuntimeApi);
+    FN(cuptiActivityEnableDriverApi);
     cuptopsim_reset_fn reset;
     cuptopsim_contexts_create_fn ctx_create;
     cuptopsim_contexts_destroy_fn ctx_destroy;
@@ -284,6 +286,8 @@ static void bind(void)
     B(cuptiSubscribe_v2);
     B(cuptiUnsubscribe);
     B(cuptiEnableDomain);
+    B(cuptiActivityEnableRuntimeApi);
+    B(cuptiActivityEnableDriverApi);
 #undef B
 #define S(f, n) *(void **)&L.f = dlsym(L.h, n)
     S(reset, "cuptopsim_reset");
@@ -552,6 +556,46 @@ static void test_disabled_kinds(void **state)
     assert_int_equal(C.rec[1][1], 10);
     /* a kind CUPTI does not have */
     assert_int_equal(L.cuptiActivityEnable((CUpti_ActivityKind)0x4000), CUPTI_ERROR_NOT_SUPPORTED);
+}
+
+/* API records per call id, with CUPTI's precedence: a per-call enable
+ * without the kind records that call only; the whole kind enabled after
+ * per-call settings overrides them; the API mix adds its noise calls. */
+static void test_api_per_call(void **state)
+{
+    (void)state;
+    setup_sim(NULL, "1", NULL, 0);
+    const CUpti_CallbackId launch = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+    assert_int_equal(L.emit(0, 0, 10), 0);                       /* nothing on */
+    assert_int_equal(L.cuptiActivityEnableRuntimeApi(launch, 1), CUPTI_SUCCESS);
+    assert_int_equal(L.emit(0, 0, 10), 10);                      /* the launch call only */
+    assert_int_equal(L.emit(0, 1, 10), 0);                       /* not cudaMemcpyAsync */
+    assert_int_equal(L.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME), CUPTI_SUCCESS);
+    assert_int_equal(L.emit(0, 1, 10), 10);                      /* the whole kind */
+    assert_int_equal(L.cuptiActivityEnableRuntimeApi(launch, 0), CUPTI_SUCCESS);
+    assert_int_equal(L.emit(0, 0, 10), 0);                       /* muted after the kind */
+    assert_int_equal(L.emit(0, 3, 10), 10);                      /* other calls still on */
+    assert_int_equal(L.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME), CUPTI_SUCCESS);
+    assert_int_equal(L.emit(0, 0, 10), 10);                      /* the kind overrides */
+    assert_int_equal(L.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_RUNTIME), CUPTI_SUCCESS);
+    assert_int_equal(L.emit(0, 0, 10), 0);                       /* and clears */
+    assert_int_equal(L.cuptiActivityEnableDriverApi(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 1),
+                     CUPTI_SUCCESS);
+    assert_int_equal(L.emit(0, 0, 10), 10);
+    assert_int_equal(L.cuptiActivityEnableRuntimeApi(5000, 1), CUPTI_ERROR_INVALID_PARAMETER);
+    /* the API mix: 5 noise calls and the 2 launch calls per kernel */
+    setenv("CUPTOPSIM_API_MIX", "5", 1);
+    setup_sim(NULL, "1", NULL, 0);
+    assert_int_equal(L.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME), CUPTI_SUCCESS);
+    assert_int_equal(L.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER), CUPTI_SUCCESS);
+    assert_int_equal(L.emit(0, 0, 8), 8 * 7);
+    assert_int_equal(L.emit(0, 3, 8), 8);                        /* standalone: no noise */
+    unsetenv("CUPTOPSIM_API_MIX");
+    /* a CUPTI without the per-call functions */
+    setup_sim("no_api_filter=1", "1", NULL, 0);
+    assert_int_equal(L.cuptiActivityEnableRuntimeApi(launch, 1), CUPTI_ERROR_NOT_SUPPORTED);
+    assert_int_equal(L.emit(0, 0, 10), 0);
+    assert_int_equal(L.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
 }
 
 static void test_truth_sums_threads(void **state)
@@ -912,6 +956,7 @@ int main(void)
         cmocka_unit_test_teardown(test_flush_variants, check_client),
         cmocka_unit_test_teardown(test_flush_period, check_client),
         cmocka_unit_test_teardown(test_disabled_kinds, check_client),
+        cmocka_unit_test_teardown(test_api_per_call, check_client),
         cmocka_unit_test_teardown(test_truth_sums_threads, check_client),
         cmocka_unit_test_teardown(test_low_api_null_crash, check_client),
         cmocka_unit_test_teardown(test_fault_invalid_and_zero, check_client),

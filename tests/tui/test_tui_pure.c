@@ -368,6 +368,19 @@ static void test_scope_text(void **state)
     tui_scope_text(CUPSTORE_HF_ATTACHED, &c, a, sizeof a, b, sizeof b);
     assert_string_equal(a, "CUPTI: attached");
     assert_string_equal(b, "scope: all devices, capture range (in a range)");
+    /* the API record policy: what was muted, or that CUPTI could not */
+    cupstore_epoch p = {.id = 4, .kinds = CUPSTORE_KINDS_API, .flags = CUPSTORE_EPOCH_ATTACHED,
+                        .api_mode = CUPSTORE_API_GPU, .api_muted = {360, 570},
+                        .api_policy = "gpu include=cudaGetDevice"};
+    tui_scope_text(CUPSTORE_HF_ATTACHED, &p, a, sizeof a, b, sizeof b);
+    assert_string_equal(b, "scope: all devices; API gpu include=cudaGetDevice, 930 call ids muted");
+    p.flags |= CUPSTORE_EPOCH_API_UNFILTERED;
+    tui_scope_text(CUPSTORE_HF_ATTACHED, &p, a, sizeof a, b, sizeof b);
+    assert_string_equal(b, "scope: all devices; API gpu include=cudaGetDevice: every call "
+                           "(CUPTI cannot mute)");
+    p.kinds = 1;   /* no API kind on: nothing to say */
+    tui_scope_text(CUPSTORE_HF_ATTACHED, &p, a, sizeof a, b, sizeof b);
+    assert_string_equal(b, "scope: all devices");
 }
 
 int main(void)

@@ -1,0 +1,188 @@
+/*
+ * agent_api.c - the API record policy (agent_api.h): the runtime and
+ * driver kinds turned on whole (`all`, or a CUPTI without the per-call
+ * functions) or call id by call id.
+ *
+ * CUPTI's precedence (cupti_activity.h): enabling the whole kind after
+ * per-call settings overrides them.  So a filtered kind is never enabled
+ * whole: the kind is disabled and each call id of the table is set with
+ * cuptiActivityEnableRuntimeApi/DriverApi(cbid, 1 or 0).  Call ids the
+ * table does not know (a CUPTI newer than the headers cuptop was built
+ * with) stay off under a filter.  Runs on the thread that applies kinds
+ * (start, health thread under stop_lock, a capture-range callback).
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "agent_api.h"
+#include "agent_int.h"
+
+#define API_ROWS (sizeof ((agent *)0)->api_on)
+
+static bool row_recorded(const agent *a, const agent_api_entry *e)
+{
+    bool on = a->api_mode == CUPSTORE_API_ALL || (a->api_mode == CUPSTORE_API_GPU && e->gpu);
+    if (a->api_include[0] && agent_config_globs_match(a->api_include, e->name))
+        on = true;
+    if (a->api_exclude[0] && agent_config_globs_match(a->api_exclude, e->name))
+        on = false;
+    return on;
+}
+
+/* Whole kind on: `all` without excludes (every call, call ids newer than
+ * the table included). */
+static bool policy_whole(const agent *a)
+{
+    return a->api_mode == CUPSTORE_API_ALL && !a->api_exclude[0];
+}
+
+static void count_muted(agent *a)
+{
+    a->api_muted[0] = a->api_muted[1] = 0;
+    if (policy_whole(a) || a->api_percall_missing)
+        return;
+    for (unsigned i = 0; i < agent_api_table_count; i++)
+        if (!row_recorded(a, &agent_api_table[i]))
+            a->api_muted[agent_api_table[i].domain & 1]++;
+}
+
+CUptiResult agent_api_apply_kind(agent *a, unsigned kind, bool want)
+{
+    unsigned dom = kind == CUPSTORE_KIND_DRIVER;
+    CUpti_ActivityKind ck = dom ? CUPTI_ACTIVITY_KIND_DRIVER : CUPTI_ACTIVITY_KIND_RUNTIME;
+    __typeof__(a->cupti.ActivityEnableRuntimeApi) fn =
+        dom ? a->cupti.ActivityEnableDriverApi : a->cupti.ActivityEnableRuntimeApi;
+    unsigned rows = agent_api_table_count < API_ROWS ? agent_api_table_count : API_ROWS;
+
+    if (!want) {
+        if (a->api_filtered[dom] && fn)
+            for (unsigned i = 0; i < rows; i++)
+                if (agent_api_table[i].domain == dom && a->api_on[i]) {
+                    (void)fn(agent_api_table[i].cbid, 0);
+                    a->api_on[i] = 0;
+                }
+        a->api_filtered[dom] = false;
+        return a->cupti.ActivityDisable(ck);
+    }
+    if (!policy_whole(a) && !fn && !a->api_percall_missing) {
+        a->api_percall_missing = true;
+        agent_note(a, 1, "API record policy %s: this CUPTI lacks cuptiActivityEnable%sApi, "
+                   "so every %s API call is recorded (as with --api all)",
+                   cupstore_api_mode_name(a->api_mode), dom ? "Driver" : "Runtime",
+                   dom ? "driver" : "runtime");
+    }
+    if (policy_whole(a) || a->api_percall_missing) {
+        a->api_filtered[dom] = false;
+        a->api_whole[dom] = true;
+        a->api_unfiltered = !policy_whole(a);
+        count_muted(a);
+        return a->cupti.ActivityEnable(ck);
+    }
+    /* filtered: the whole kind off (it would override), then call by call;
+     * rows only where the state changes, unless the kind was whole since
+     * (its per-call state is then unknown) */
+    (void)a->cupti.ActivityDisable(ck);
+    bool all_rows = a->api_whole[dom], first = true;
+    CUptiResult err = CUPTI_SUCCESS;
+    for (unsigned i = 0; i < rows; i++) {
+        const agent_api_entry *e = &agent_api_table[i];
+        if (e->domain != dom)
+            continue;
+        uint8_t on = row_recorded(a, e);
+        if (!all_rows && on == a->api_on[i])
+            continue;
+        CUptiResult r = fn(e->cbid, on);
+        if (r != CUPTI_SUCCESS && first) {
+            /* the function is there but does nothing here (older CUPTI,
+             * or the simulator set to an older API version) */
+            char d[200];
+            agent_cupti_describe(&a->cupti, r, d, sizeof d);
+            a->api_percall_missing = true;
+            agent_note(a, 1, "API record policy %s: cuptiActivityEnable%sApi failed (%s), so "
+                       "every runtime and driver API call is recorded (as with --api all)",
+                       cupstore_api_mode_name(a->api_mode), dom ? "Driver" : "Runtime", d);
+            return agent_api_apply_kind(a, kind, true);
+        }
+        first = false;
+        if (r == CUPTI_SUCCESS)
+            a->api_on[i] = on;
+        else if (err == CUPTI_SUCCESS)
+            err = r;
+    }
+    a->api_whole[dom] = false;
+    a->api_filtered[dom] = true;
+    a->api_unfiltered = false;
+    count_muted(a);
+    return err;
+}
+
+int agent_api_set_policy(agent *a, uint32_t mode, const char *include, const char *exclude)
+{
+    int first = 0;
+    if (mode)
+        a->api_mode = mode;
+    if (include)
+        snprintf(a->api_include, sizeof a->api_include, "%s", include);
+    if (exclude)
+        snprintf(a->api_exclude, sizeof a->api_exclude, "%s", exclude);
+    count_muted(a);
+    if (!atomic_load(&a->attached))
+        return 0;
+    uint32_t on = (uint32_t)atomic_load(&a->kinds);
+    for (unsigned k = CUPSTORE_KIND_RUNTIME; k <= CUPSTORE_KIND_DRIVER; k++)
+        if (on & (1u << k)) {
+            CUptiResult r = agent_api_apply_kind(a, k, true);
+            if (r != CUPTI_SUCCESS && !first)
+                first = (int)r;
+        }
+    return first;
+}
+
+void agent_api_policy_text(const agent *a, char *buf, size_t len)
+{
+    agent_config_api_format(a->api_mode, a->api_include, a->api_exclude, buf, len);
+}
+
+void agent_api_muted_list(const agent *a, char *buf, size_t len)
+{
+    size_t off = 0;
+    if (!len)
+        return;
+    buf[0] = '\0';
+    if (policy_whole(a) || a->api_percall_missing)
+        return;
+    for (unsigned dom = 0; dom < 2; dom++) {
+        int lo = -1, prev = -2;
+        int n = snprintf(buf + off, len - off, "%s%s", off ? " " : "", dom ? "driver " : "runtime ");
+        if (n < 0 || (size_t)n >= len - off)
+            return;
+        off += (size_t)n;
+        bool any = false;
+        for (unsigned i = 0; i <= agent_api_table_count; i++) {
+            const agent_api_entry *e = i < agent_api_table_count ? &agent_api_table[i] : NULL;
+            bool muted = e && e->domain == dom && !row_recorded(a, e);
+            int id = muted ? (int)e->cbid : -1;
+            if (muted && id == prev + 1) {
+                prev = id;
+                continue;
+            }
+            if (lo >= 0) {   /* close the run lo..prev */
+                n = lo == prev ? snprintf(buf + off, len - off, "%s%d", any ? "," : "", lo)
+                               : snprintf(buf + off, len - off, "%s%d-%d", any ? "," : "", lo, prev);
+                if (n < 0 || (size_t)n >= len - off)
+                    return;
+                off += (size_t)n;
+                any = true;
+                lo = -1;
+            }
+            if (muted)
+                lo = prev = id;
+        }
+        if (!any && off + 2 < len) {
+            buf[off++] = '-';
+            buf[off] = '\0';
+        }
+    }
+}
