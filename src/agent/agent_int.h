@@ -25,6 +25,7 @@
 #include "agent_pool.h"
 #include "agent_prov.h"
 #include "agent_queue.h"
+#include "agent_ranges.h"
 #include "cupstore.h"
 
 #define AGENT_VERSION "cuptop-agent " PACKAGE_VERSION
@@ -133,6 +134,7 @@ typedef struct agent_consumer {
     agent_names names;
     bool refused_noted;
     unsigned unnamed_noted;   /* notes about cbids CUPTI cannot name     */
+    agent_ranges ranges;      /* NVTX range rows of the batch (agent_ranges.h) */
 } agent_consumer;
 
 /* Room allocated on the disk ahead of data.mdb (agent_reserve.c). */

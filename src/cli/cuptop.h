@@ -23,6 +23,7 @@ int cmd_check(int argc, char **argv);     /* src/cli/cmd_check.c            */
 int cmd_report(int argc, char **argv);    /* src/cli/cmd_report.c           */
 int cmd_export(int argc, char **argv);    /* src/cli/cmd_export.c           */
 int cmd_control(int argc, char **argv);   /* src/cli/cmd_control.c          */
+int cmd_ranges(int argc, char **argv);    /* src/cli/cmd_ranges.c: NVTX      */
 
 /** Print "cuptop CMD: MESSAGE" and a hint to stderr; returns 2. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)

@@ -24,6 +24,7 @@ static const struct subcommand subcommands[] = {
     {"check", cmd_check, "judge sessions: exit 0 only when COMPLETE"},
     {"report", cmd_report, "human summary of a session, with advice"},
     {"export", cmd_export, "export a window: chrome, jsonl, csv or store"},
+    {"ranges", cmd_ranges, "NVTX ranges per name: count, p50/p90/p99, slowest instances"},
     {"control", cmd_control, "change a running session's kinds or buffer pool"},
     {"exporter", cmd_exporter, "serve Prometheus metrics of every session (fleet view)"},
 };
