@@ -263,6 +263,22 @@ static bool consumer_batch_due(agent *a)
     return a->cons.n && agent_mono_ns() - a->cons.first_mono >= AGENT_BATCH_NS;
 }
 
+/* At the end: the marker kind was on but no NVTX call was routed to the
+ * agent and no marker record came: say exactly what to set (never a
+ * silent 0 markers). */
+static void consumer_nvtx_note(agent *a)
+{
+    uint32_t m = 1u << CUPSTORE_KIND_MARKER;
+    uint32_t on = a->cfg.kinds | (uint32_t)atomic_load(&a->kinds) | a->epoch_kinds;
+    if (!(on & m) || a->cons.ranges.seen || agent_nvtx_inits())
+        return;
+    const char *p = getenv("NVTX_INJECTION64_PATH");
+    agent_note(a, 1,
+               "marker kind on, but no NVTX call reached CUPTI: set NVTX_INJECTION64_PATH to "
+               "libcuptop-agent.so (cuptop run does) before the program's first NVTX call%s%.80s",
+               p ? "; it was " : " (it was unset)", p ? p : "");
+}
+
 static void *consumer_main(void *arg)
 {
     agent *a = arg;
@@ -295,6 +311,7 @@ static void *consumer_main(void *arg)
                            "%llu NVTX range end(s) (pop or end) matched no open range of the "
                            "session: stored as unbalanced (cuptop ranges counts them)",
                            (unsigned long long)a->cons.ranges.unbalanced);
+            consumer_nvtx_note(a);
             (void)consumer_leave(a, AGENT_CONS_DONE);
             return NULL;
         }

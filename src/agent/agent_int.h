@@ -339,6 +339,13 @@ int agent_attach(agent *a, bool late, char *why, size_t len);
  *  kinds, forced flush, last drop query, flush period off, unsubscribe.
  *  Notes what could not be released.  Health thread or stop path. */
 void agent_detach_cupti(agent *a);
+/* agent_nvtx.c: NVTX routed through the agent (InitializeInjectionNvtx2). */
+/** CUPTI is attached: hand it the NVTX tables kept so far. */
+void agent_nvtx_attached(agent *a);
+/** InitializeInjectionNvtx2 calls so far (NVTX routed to the agent). */
+unsigned long agent_nvtx_inits(void);
+/** NVTX_INJECTION64_PATH = this library, when unset (best effort). */
+void agent_nvtx_setenv(void);
 /** Fill an epoch record from the open epoch's fields. */
 void agent_epoch_fill(agent *a, cupstore_epoch *e);
 

@@ -52,7 +52,10 @@ static void fmt_time(uint64_t ns, char *buf, size_t len)
 {
     char sec[32];
     model_format_second(ns / 1000000000u, sec, sizeof sec);
-    snprintf(buf, len, "%s.%06" PRIu64, sec, ns % 1000000000u / 1000u);
+    size_t n = strlen(sec);
+    if (n && sec[n - 1] == 'Z')
+        sec[--n] = '\0';
+    snprintf(buf, len, "%s.%06" PRIu64 "Z", sec, ns % 1000000000u / 1000u);
 }
 
 static void inst_json(xout *o, const model_range_inst *r)

@@ -35,7 +35,7 @@ static const char *const sim_call_names[SIM_CALLS] = {
     "cuptiActivityGetNumDroppedRecords", "cuptiActivitySetAttribute", "cuptiActivityGetAttribute",
     "cuptiSubscribe", "cuptiSubscribe_v2", "cuptiUnsubscribe", "cuptiEnableDomain",
     "cuptiEnableCallback", "cuptiFinalize", "cuptiActivityPushExternalCorrelationId",
-    "cuptiActivityPopExternalCorrelationId",
+    "cuptiActivityPopExternalCorrelationId", "cuptiNvtxInitialize2",
 };
 
 /* Count a call: relaxed atomics (a test reads them after the fact; the

@@ -130,7 +130,7 @@ enum sim_call {
     SIM_C_ActivityGetNumDroppedRecords, SIM_C_ActivitySetAttribute, SIM_C_ActivityGetAttribute,
     SIM_C_Subscribe, SIM_C_Subscribe_v2, SIM_C_Unsubscribe, SIM_C_EnableDomain,
     SIM_C_EnableCallback, SIM_C_Finalize, SIM_C_ActivityPushExternalCorrelationId,
-    SIM_C_ActivityPopExternalCorrelationId,
+    SIM_C_ActivityPopExternalCorrelationId, SIM_C_NvtxInitialize2,
     SIM_CALLS
 };
 _Static_assert(SIM_CALLS <= CUPTOPSIM_CALLS, "CUPTOPSIM_CALLS too small");
@@ -223,6 +223,12 @@ void sim_init(void);
 uint64_t sim_now(void);
 sim_thread *sim_thread_self(void);
 void sim_thread_list_free(void);
+
+/* sim_produce.c: one MARKER record (THREAD object) from an NVTX call on
+ * the calling thread, for device 0's buffers; false when the marker kind
+ * is off or no context is live (nothing produced). */
+bool sim_produce_marker(uint32_t flags, uint32_t id, const char *name, const char *domain,
+                        uint64_t ts);
 
 /* sim_buffer.c */
 /** Append one record (already formatted in `rec`, `len` bytes) for device
