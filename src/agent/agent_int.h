@@ -184,6 +184,7 @@ typedef struct agent {
     bool in_range, range_done;
     uint32_t ranges;                  /* ranges entered                   */
     uint32_t range_kinds;             /* kinds on inside a range          */
+    uint32_t nvtx_open;               /* nvtx:NAME ranges open (range_lock) */
     struct agent_range_ev {
         uint64_t ns;                  /* CLOCK_REALTIME of the call       */
         uint32_t kinds;               /* on from then (0: out of range)   */
@@ -320,6 +321,9 @@ void agent_scope_api(agent *a, CUpti_CallbackDomain domain, CUpti_CallbackId cbi
 void agent_scope_poll(agent *a);
 /** Stop: no range any more; kinds off. */
 void agent_scope_end(agent *a);
+/** nvtx:NAME capture: a matching NVTX range was opened (start) or closed,
+ *  on the application thread (agent_nvtx.c). */
+void agent_scope_nvtx(agent *a, bool start);
 
 /* agent_attach.c */
 /** Load CUPTI and its version (first time only).  @return 0 or -1. */

@@ -26,6 +26,8 @@ typedef enum agent_sink {
 typedef enum agent_capture {
     AGENT_CAPTURE_NONE = 0,        /* collect whenever kinds are on        */
     AGENT_CAPTURE_PROFILER,        /* only between cudaProfilerStart/Stop  */
+    AGENT_CAPTURE_NVTX,            /* only while an NVTX range of capture_name
+                                      is open (nvtx:NAME)                  */
 } agent_capture;
 
 typedef struct agent_config {
@@ -52,6 +54,7 @@ typedef struct agent_config {
     bool capture_repeat;           /* CUPTOP_CAPTURE_RANGE_END repeat[:N]  */
     uint32_t capture_max;          /* ranges to collect (repeat:N); 0 = no
                                       limit with repeat, 1 with stop       */
+    char capture_name[256];        /* nvtx:NAME: the range name            */
     unsigned nwarn;
     char warn[AGENT_CONFIG_WARN_MAX][200];
 } agent_config;

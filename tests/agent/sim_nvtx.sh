@@ -136,6 +136,31 @@ grep -q 'marker kind on, but no NVTX call reached CUPTI: set NVTX_INJECTION64_PA
     echo "ok   silent: the 'nothing routed' note is in the session" ||
     { echo "FAIL silent: no note about NVTX routing"; fail=1; }
 
+# 5. capture range nvtx:step (CUPTOP_CAPTURE_RANGE): dormant (no CUPTI
+#    call) until the first "step" is pushed, then exactly the work inside
+#    it is stored; the range itself and the ranges nested in it are stored,
+#    "other" (outside) is not.  End modes stop and repeat.
+CAP=ctx,emit:500,push:other,pop,mark:before,push:step,emit:1000,push:inner,pop,pop,sleep:700,emit:300,push:step,emit:200,pop,emit:100
+capture() { # NAME END WANT_KERNELS WANT_STEPS
+    CUPTOP_CAPTURE_RANGE=nvtx:step CUPTOP_CAPTURE_RANGE_END=$2 CUPTOP_KINDS=kernel,memcpy,marker \
+        run "$1" return 1 "$CAP"
+    d=$tmp/$1
+    "$ctl" dump "$d/store" >"$d/dump"
+    if python3 "$s/tests/agent/check_truth.py" "$d/dump" "$d/truth" --exit return >"$d/check"
+    then echo "ok   $1: every record accounted for against the truth"
+    else echo "FAIL $1 accounting:"; grep FAIL "$d/check"; fail=1; fi
+    check "$1: kernel records on device 0" "$(val "$d/dump" records.kernel.0)" "$3"
+    counts=$(python3 -c 'import json,sys; n={x["name"]:x["count"] for x in json.load(open(sys.argv[1]))["names"]}; print(n.get("step",0), n.get("inner",0), n.get("other",0))' "$d/ranges.json")
+    check "$1: ranges step, inner, other stored" "$counts" "$4 1 0"
+    first=$(val "$d/truth" call.cuptiActivityRegisterCallbacks | cut -d' ' -f2)
+    check "$1: no CUPTI activity call before the range" \
+        "$([ "${first:-0}" -gt "$(cat "$d/before")" ] && echo yes)" yes
+    check "$1: libcupti not loaded before it (no cuptiGetVersion before)" \
+        "$(f=$(val "$d/truth" call.cuptiGetVersion | cut -d' ' -f2); [ "${f:-0}" -gt "$(cat "$d/before")" ] && echo yes)" yes
+}
+capture cap_stop stop 1000 1
+capture cap_repeat repeat 1200 2
+
 # usage errors: exit 2, one line
 "$b/cuptop" ranges --store "$tmp/return/store" >/dev/null 2>"$tmp/e1"; rc=$?
 check "ranges without a session exits" "$rc" 2
