@@ -121,6 +121,49 @@ grep -qF -f "$tmp/hostile.want" "$tmp/return/ranges.txt" &&
     echo "ok   return: the hostile name is shown escaped, reversibly" ||
     { echo "FAIL return: the hostile name is not shown as expected"; grep '^q' "$tmp/return/ranges.txt"; fail=1; }
 
+# export --range step --slowest: exactly that instance's window, the range
+# in the metadata, the NVTX ranges drawn as nested slices (category nvtx)
+d=$tmp/return
+"$b/cuptop" export --store "$d/store" "$id" --range step --slowest --format chrome -o "$d/slow.json" \
+    2>"$d/export.err" || { echo "FAIL export --range step --slowest"; cat "$d/export.err"; fail=1; }
+if python3 - "$d/ranges.json" "$d/slow.json" >"$d/slow.check" 2>&1 <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1])); t = json.load(open(sys.argv[2]))
+step = [n for n in r["names"] if n["name"] == "step"][0]["slowest"][0]
+od = t["otherData"]
+assert od["window"] == {"from_ns": step["start_ns"], "to_ns": step["end_ns"]}, (od["window"], step)
+assert od["range"]["name"] == "step" and od["range"]["id"] == step["id"], od["range"]
+nv = [e for e in t["traceEvents"] if e.get("cat") == "nvtx"]
+# the slowest step whole; steps of other threads overlapping it, clipped to it
+steps = [e for e in nv if e["name"] == "step" and e["args"]["id"] == step["id"]]
+assert len(steps) == 1, steps
+s0 = steps[0]
+assert abs(s0["dur"] - step["duration_ns"] / 1000) < 0.002, (s0, step)
+for e in nv:
+    assert e["ts"] >= s0["ts"] - 0.002 and e["ts"] + e.get("dur", 0) <= s0["ts"] + s0["dur"] + 0.002, e
+inner = [e for e in nv if e["tid"] == s0["tid"] and e["name"] in ("forward", "backward")]
+assert len(inner) == 2, inner
+for e in inner:   # nested: inside the step, one level deeper
+    assert e["ts"] >= s0["ts"] and e["ts"] + e["dur"] <= s0["ts"] + s0["dur"] + 0.002, (e, s0)
+    assert e["args"]["depth"] == s0["args"]["depth"] + 1
+print("window", od["window"], "nvtx slices", len(nv))
+PY
+then echo "ok   export --range step --slowest: exactly its window, ranges nested ($(cat "$d/slow.check"))"
+else echo "FAIL export --range step --slowest:"; cat "$d/slow.check"; fail=1; fi
+"$b/cuptop" export --store "$d/store" "$id" --range step --all --format jsonl -o "$d/steps/" 2>"$d/all.err"
+check "export --range step --all: one file per instance" "$(ls "$d/steps" | grep -c '^step-[0-9]*\.jsonl$')" 15
+check "export --range step --nth 3: the third in time" \
+    "$(head -1 "$d/steps/step-3.jsonl" | python3 -c 'import json,sys; print(json.load(sys.stdin)["range"]["nth"])')" 3
+hostile=$(printf '\161\042\047\134\012nl\033[2jx\377')
+"$b/cuptop" export --store "$d/store" "$id" --range "$hostile" --all --format chrome -o "$d/hostile/" 2>"$d/h.err"
+check "export of a hostile range name: a safe file name" "$(ls "$d/hostile")" "q____nl__2jx_-1.chrome"
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$d/hostile/q____nl__2jx_-1.chrome" &&
+    echo "ok   export of a hostile range name: valid JSON" || { echo "FAIL hostile export JSON"; fail=1; }
+"$b/cuptop" export --store "$d/store" "$id" --range nosuch --slowest --format chrome -o "$d/x.json" 2>"$d/e3"
+check "export --range of an unknown name exits" "$?" 2
+"$b/cuptop" export --store "$d/store" "$id" --range step --format chrome -o "$d/x.json" 2>"$d/e4"
+check "export --range without an instance choice exits" "$?" 2
+
 # 2. kill -9 with two ranges open: stored as open, the store consistent
 run kill kill 1 "ctx,push:outer,push:inner,pop,nvtx:2:3,push:open1,push:open2,sleep:1500"
 compare kill 3 0
