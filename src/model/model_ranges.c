@@ -87,12 +87,6 @@ static int by_dur_desc(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static int u64_cmp(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 static int name_cmp(const void *a, const void *b)
 {
     const model_range_name *x = a, *y = b;
@@ -156,6 +150,106 @@ static bool wanted(const model_ranges_opts *o, const model_range_name *e)
     return true;
 }
 
+/* Order the row indexes by (key, start, id) into idx: rows are grouped by
+ * key with a small hash table (few distinct names), stably, so each group
+ * keeps marker-id order, which is nearly always start order already; a
+ * group is sorted only when it is not.  Linear for the usual table. */
+static int group_rows(const struct load *l, size_t *idx, size_t *ngroups)
+{
+    size_t cap = 64, ng = 0;
+    uint64_t *keys = NULL;
+    size_t *slot_group = NULL, *count = NULL, *pos = NULL;
+    uint32_t *row_group = malloc((l->n ? l->n : 1) * sizeof *row_group);
+    int rc = ENOMEM;
+    if (!row_group)
+        return ENOMEM;
+    for (;;) { /* (re)build the table until it is at most half full */
+        free(keys);
+        free(slot_group);
+        keys = malloc(cap * sizeof *keys);
+        slot_group = malloc(cap * sizeof *slot_group);
+        if (!keys || !slot_group)
+            goto out;
+        for (size_t i = 0; i < cap; i++)
+            slot_group[i] = SIZE_MAX;
+        ng = 0;
+        bool full = false;
+        for (size_t i = 0; i < l->n && !full; i++) {
+            uint64_t k = l->key[i];
+            size_t h = (size_t)((k * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
+            while (slot_group[h] != SIZE_MAX && keys[h] != k)
+                h = (h + 1) & (cap - 1);
+            if (slot_group[h] == SIZE_MAX) {
+                if (2 * (ng + 1) > cap) {
+                    full = true;
+                    break;
+                }
+                keys[h] = k;
+                slot_group[h] = ng++;
+            }
+            row_group[i] = (uint32_t)slot_group[h];
+        }
+        if (!full)
+            break;
+        cap *= 4;
+    }
+    /* groups in key order, as the callers expect */
+    size_t *order = malloc((ng ? ng : 1) * sizeof *order), *rank = malloc((ng ? ng : 1) * sizeof *rank);
+    uint64_t *gkey = malloc((ng ? ng : 1) * sizeof *gkey);
+    count = calloc(ng ? ng : 1, sizeof *count);
+    pos = malloc((ng ? ng : 1) * sizeof *pos);
+    if (!order || !rank || !gkey || !count || !pos) {
+        free(order);
+        free(rank);
+        free(gkey);
+        goto out;
+    }
+    for (size_t h = 0; h < cap; h++)
+        if (slot_group[h] != SIZE_MAX)
+            gkey[slot_group[h]] = keys[h];
+    for (size_t g = 0; g < ng; g++)
+        order[g] = g;
+    for (size_t a = 1; a < ng; a++) /* insertion sort: few groups */
+        for (size_t b = a; b > 0 && gkey[order[b - 1]] > gkey[order[b]]; b--) {
+            size_t t = order[b];
+            order[b] = order[b - 1];
+            order[b - 1] = t;
+        }
+    for (size_t g = 0; g < ng; g++)
+        rank[order[g]] = g;
+    for (size_t i = 0; i < l->n; i++)
+        count[rank[row_group[i]]]++;
+    size_t acc = 0;
+    for (size_t g = 0; g < ng; g++) {
+        pos[g] = acc;
+        acc += count[g];
+    }
+    for (size_t i = 0; i < l->n; i++)
+        idx[pos[rank[row_group[i]]]++] = i;
+    acc = 0;
+    for (size_t g = 0; g < ng; g++) {
+        size_t *p = idx + acc;
+        bool sorted = true;
+        for (size_t i = 1; i < count[g] && sorted; i++)
+            sorted = by_key_time(&p[i - 1], &p[i]) <= 0;
+        if (!sorted)
+            qsort(p, count[g], sizeof *p, by_key_time);
+        acc += count[g];
+    }
+    free(order);
+    free(rank);
+    free(gkey);
+    *ngroups = ng;
+    rc = 0;
+out:
+    free(keys);
+    free(slot_group);
+    free(count);
+    free(pos);
+    free(row_group);
+    return rc;
+}
+
 /* Fill e from the rows idx[0..n) of one group (sorted by time). */
 static int group_stats(model_ranges *m, model_range_name *e, const size_t *idx, size_t n,
                        uint32_t name_index)
@@ -183,8 +277,9 @@ static int group_stats(model_ranges *m, model_range_name *e, const size_t *idx, 
     }
     e->ntime = n;
     e->count = nc;
-    qsort(d, nc, sizeof *d, u64_cmp);
     qsort(e->by_dur, nc, sizeof *e->by_dur, by_dur_desc);
+    for (size_t i = 0; i < nc; i++) /* ascending, from the slowest-first order */
+        d[i] = m->inst[e->by_dur[nc - 1 - i]].dur_ns;
     if (nc) {
         e->min_ns = d[0];
         e->max_ns = d[nc - 1];
@@ -216,6 +311,12 @@ int model_ranges_load(cupstore_txn *txn, const model_ranges_opts *opts, model_ra
     *out = NULL;
     if (!m)
         return ENOMEM;
+    uint64_t rows = 0;
+    if (cupstore_range_count(txn, &rows) == 0 && rows && rows < SIZE_MAX / sizeof *l.inst) {
+        l.inst = malloc((size_t)rows * sizeof *l.inst);
+        l.key = malloc((size_t)rows * sizeof *l.key);
+        l.cap = l.inst && l.key ? (size_t)rows : 0;
+    }
     int rc = cupstore_range_scan(txn, load_row, &l);
     if (rc == CUPSTORE_ENOTFOUND)
         rc = 0;
@@ -228,14 +329,10 @@ int model_ranges_load(cupstore_txn *txn, const model_ranges_opts *opts, model_ra
         rc = ENOMEM;
         goto fail;
     }
-    for (size_t i = 0; i < l.n; i++)
-        idx[i] = i;
     sort_l = &l;
-    qsort(idx, l.n, sizeof *idx, by_key_time);
     size_t ngroups = 0;
-    for (size_t i = 0; i < l.n; i++)
-        if (i == 0 || l.key[idx[i]] != l.key[idx[i - 1]])
-            ngroups++;
+    if ((rc = group_rows(&l, idx, &ngroups)) != 0)
+        goto fail;
     m->names = calloc(ngroups ? ngroups : 1, sizeof *m->names);
     if (!m->names) {
         rc = ENOMEM;
