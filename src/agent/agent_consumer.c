@@ -207,6 +207,8 @@ static void consumer_parse(agent *a, const agent_qitem *it)
                 r->name_id = agent_names_intern(&c->names, name, SIZE_MAX);
             if (rec->kind == CUPTI_ACTIVITY_KIND_MARKER)
                 consumer_range(c, (const CUpti_ActivityMarker2 *)rec, r);
+            else if (rec->kind == CUPTI_ACTIVITY_KIND_MARKER_DATA && c->ranges.pend)
+                (void)agent_ranges_add_data(&c->ranges, (const CUpti_ActivityMarkerData2 *)rec);
             else if (r->kind == CUPSTORE_KIND_RUNTIME || r->kind == CUPSTORE_KIND_DRIVER)
                 r->name_id = agent_names_api(&c->names,
                                              r->kind == CUPSTORE_KIND_RUNTIME ? AGENT_API_RUNTIME

@@ -105,6 +105,26 @@ bool agent_ranges_add(agent_ranges *r, const CUpti_ActivityMarker2 *m, const cup
     return true;
 }
 
+bool agent_ranges_add_data(agent_ranges *r, const CUpti_ActivityMarkerData2 *m)
+{
+    if (r->n >= r->cap || m->id == 0)
+        return false;
+    cupstore_range *o = &r->pend[r->n++];
+    memset(o, 0, sizeof *o);
+    o->id = m->id;
+    if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_COLOR_ARGB) {
+        o->color = m->color;
+        o->flags |= CUPSTORE_RANGE_COLOR;
+    }
+    o->category = m->category;
+    if (m->payload.metricValueUint64) {   /* NVTX gives no "none" kind: 0 is none */
+        o->payload_kind = (uint32_t)m->payloadKind + 1;
+        o->payload = m->payload.metricValueUint64;
+        o->flags |= CUPSTORE_RANGE_PAYLOAD;
+    }
+    return true;
+}
+
 int agent_ranges_put(cupstore_txn *txn, const agent_ranges *r)
 {
     int rc = 0;

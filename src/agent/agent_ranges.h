@@ -41,6 +41,9 @@ void agent_ranges_free(agent_ranges *r);
  *  batch size: at most one update per record). */
 bool agent_ranges_add(agent_ranges *r, const CUpti_ActivityMarker2 *m, const cupstore_record *rec,
                       uint32_t name_id, uint32_t domain_id);
+/** One MARKER_DATA record: colour (ARGB), category and payload of the
+ *  marker id.  false when the batch's row list is full. */
+bool agent_ranges_add_data(agent_ranges *r, const CUpti_ActivityMarkerData2 *m);
 /** Merge this batch's updates into the store (inside the batch's txn). */
 int agent_ranges_put(cupstore_txn *txn, const agent_ranges *r);
 /** The batch is over (stored or refused): forget its updates. */

@@ -326,6 +326,8 @@ static int emit_record(chrome *c, const cupstore_record *r)
 {
     uint64_t pid, tid;
     uint8_t cls;
+    if (r->kind == CUPSTORE_KIND_MARKER && r->start_ns == 0 && !(r->flags & CUPSTORE_RF_ZERO_TS))
+        return 0;   /* MARKER_DATA: no time of its own; drawn with its range (args.color) */
     if (r->start_ns == 0 || (r->flags & CUPSTORE_RF_ZERO_TS)) {
         c->zero_ts++; /* counted as a loss (zero_ts) by the agent */
         return 0;

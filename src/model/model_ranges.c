@@ -343,8 +343,9 @@ int model_ranges_load(cupstore_txn *txn, const model_ranges_opts *opts, model_ra
         while (j < l.n && l.key[idx[j]] == l.key[idx[i]])
             j++;
         uint64_t key = l.key[idx[i]];
-        if (key == 0) { /* unbalanced ends */
-            m->unbalanced += j - i;
+        if (key == 0) { /* unbalanced ends (and colour/payload rows whose marker never came) */
+            for (size_t q = i; q < j; q++)
+                m->unbalanced += (m->inst[idx[q]].flags & CUPSTORE_RANGE_END) != 0;
             i = j;
             continue;
         }

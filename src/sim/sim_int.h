@@ -229,6 +229,9 @@ void sim_thread_list_free(void);
  * is off or no context is live (nothing produced). */
 bool sim_produce_marker(uint32_t flags, uint32_t id, const char *name, const char *domain,
                         uint64_t ts);
+/* The MARKER_DATA record of marker id (colour ARGB when color_argb). */
+bool sim_produce_marker_data(uint32_t id, bool color_argb, uint32_t color, uint32_t category,
+                             uint64_t payload);
 
 /* sim_buffer.c */
 /** Append one record (already formatted in `rec`, `len` bytes) for device

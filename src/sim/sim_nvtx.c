@@ -8,7 +8,9 @@
  * per thread.  A pop with nothing pushed makes an END of an id never
  * started (the simulator's model of an unbalanced pop).  Every range is
  * also appended to the ground truth file $CUPTOPSIM_NVTX_TRUTH, one line
- * "start|end ID TID TIMESTAMP DOMAIN NAME-as-hex" per record.
+ * "start|end|mark ID TID TIMESTAMP DOMAIN NAME-as-hex" per record, and
+ * "data ID COLOR PAYLOAD CATEGORY -" per MARKER_DATA record (Ex calls with a
+ * colour, a u64 payload or a category).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -124,8 +126,32 @@ static const char *nv_msg(const nvtxEventAttributes_t *a)
     return a && a->messageType == NVTX_MESSAGE_TYPE_ASCII ? a->message.ascii : NULL;
 }
 
+/* An Ex call with a colour or payload: its MARKER_DATA record (after the
+ * START, as CUPTI writes them), and a truth line "data ID COLOR PAYLOAD". */
+static void nv_data(uint32_t id, const nvtxEventAttributes_t *a)
+{
+    if (!a)
+        return;
+    bool argb = a->colorType == NVTX_COLOR_ARGB;
+    uint64_t pl = a->payloadType == NVTX_PAYLOAD_TYPE_UNSIGNED_INT64 ? a->payload.ullValue : 0;
+    if (!argb && !pl && !a->category)
+        return;
+    if (!sim_produce_marker_data(id, argb, argb ? a->color : 0, a->category, pl))
+        return;
+    pthread_mutex_lock(&nv_lock);
+    if (nv_truth)
+        fprintf(nv_truth, "data %u %u %llu %u -\n", id, argb ? a->color : 0,
+                (unsigned long long)pl, a->category);
+    pthread_mutex_unlock(&nv_lock);
+}
+
 static int NVTX_API h_push_a(const char *m) { return (int)(nv_start(m, NULL, true, CUPTI_ACTIVITY_FLAG_MARKER_START) ? nv_depth[0] - 1 : 0); }
-static int NVTX_API h_push_ex(const nvtxEventAttributes_t *a) { return h_push_a(nv_msg(a)); }
+static int NVTX_API h_push_ex(const nvtxEventAttributes_t *a)
+{
+    uint32_t id = nv_start(nv_msg(a), NULL, true, CUPTI_ACTIVITY_FLAG_MARKER_START);
+    nv_data(id, a);
+    return (int)nv_depth[0] - 1;
+}
 static int NVTX_API h_pop(void) { return nv_pop(NULL); }
 static nvtxRangeId_t NVTX_API h_start_a(const char *m) { return nv_start(m, NULL, false, CUPTI_ACTIVITY_FLAG_MARKER_START); }
 static nvtxRangeId_t NVTX_API h_start_ex(const nvtxEventAttributes_t *a) { return h_start_a(nv_msg(a)); }
@@ -152,7 +178,7 @@ static nvtxDomainHandle_t NVTX_API h_domain_create(const char *name)
 static int NVTX_API h_dpush(nvtxDomainHandle_t h, const nvtxEventAttributes_t *a)
 {
     const sim_nvtx_domain *d = (const sim_nvtx_domain *)h;
-    (void)nv_start(nv_msg(a), d, true, CUPTI_ACTIVITY_FLAG_MARKER_START);
+    nv_data(nv_start(nv_msg(a), d, true, CUPTI_ACTIVITY_FLAG_MARKER_START), a);
     return (int)nv_depth[d ? d->slot : 0] - 1;
 }
 static int NVTX_API h_dpop(nvtxDomainHandle_t h) { return nv_pop((const sim_nvtx_domain *)h); }

@@ -308,6 +308,27 @@ bool sim_produce_marker(uint32_t flags, uint32_t id, const char *name, const cha
     return true;
 }
 
+bool sim_produce_marker_data(uint32_t id, bool color_argb, uint32_t color, uint32_t category,
+                             uint64_t payload)
+{
+    struct CUctx_st *c = &sim.ctx[0];
+    uint32_t en = atomic_load_explicit(&sim.enabled, memory_order_relaxed) |
+                  atomic_load_explicit(&c->enabled, memory_order_relaxed);
+    if (!(en & (1u << SIM_K_MARKER)) || !atomic_load_explicit(&c->live, memory_order_acquire))
+        return false;
+    CUpti_ActivityMarkerData2 r;
+    memset(&r, 0, sizeof r);
+    r.kind = CUPTI_ACTIVITY_KIND_MARKER_DATA;
+    r.flags = color_argb ? CUPTI_ACTIVITY_FLAG_MARKER_COLOR_ARGB : CUPTI_ACTIVITY_FLAG_MARKER_COLOR_NONE;
+    r.id = id;
+    r.payloadKind = CUPTI_METRIC_VALUE_KIND_UINT64;
+    r.payload.metricValueUint64 = payload;
+    r.color = color;
+    r.category = category;
+    sim_emit(sim_thread_self(), 0, SIM_K_MARKER, &r, sizeof r, false);
+    return true;
+}
+
 long sim_produce_op(sim_thread *t, uint64_t *rng, unsigned d, unsigned k)
 {
     if (d >= SIM_DEV_MAX || k >= SIM_KINDS)

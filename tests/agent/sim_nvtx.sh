@@ -16,7 +16,7 @@ SIM_LIB_NAME=nvtx
 export CUPTOP_KINDS=kernel,runtime,marker
 # hostile names: a quote and backslash, a newline, an escape sequence, invalid UTF-8
 HOSTILE=7122275c0a6e6c1b5b326a78ff
-SEQ=ctx,push:outer,push:inner,pop,pop,dpush:io:load,dpop:io,pop,nvtx:3:5,rstart:async,rend,nmark:here,xpush:$HOSTILE,pop,push:leftopen
+SEQ=ctx,push:outer,push:inner,pop,pop,cpush:coloured:ff00ff00:42,pop,dpush:io:load,dpop:io,pop,nvtx:3:5,rstart:async,rend,nmark:here,xpush:$HOSTILE,pop,push:leftopen
 
 run() { # NAME EXIT ROUTE SEQ
     d=$tmp/$1
@@ -35,8 +35,12 @@ compare() { # NAME WANT_OPEN WANT_UNBALANCED
 import json, sys, math
 truth, got = sys.argv[1], json.load(open(sys.argv[2]))
 want_open, want_unbal = int(sys.argv[3]), int(sys.argv[4])
-starts, ends, marks, order = {}, {}, {}, []
+starts, ends, marks, order, datas = {}, {}, {}, [], {}
 for line in open(truth):
+    if line.startswith("data "):
+        _, i, color, payload, cat, _ = line.split()
+        datas[int(i)] = (int(color), int(payload))
+        continue
     what, i, tid, ts, dom, name = line.split()
     i, tid, ts = int(i), int(tid), int(ts)
     dom = "" if dom == "-" else dom
@@ -86,6 +90,9 @@ for k, e in exp.items():
         if w is None: fail("%r: instance %d not in the truth" % (k, s["id"])); continue
         got_i = (s["tid"], s["start_ns"], s["end_ns"], s["duration_ns"], s["depth"])
         if got_i != w: fail("%r id %d: %r, want %r" % (k, s["id"], got_i, w))
+        wd = datas.get(s["id"])
+        gd = (s["color"], s["payload"]) if "color" in s else None
+        if wd != gd: fail("%r id %d: colour/payload %r, want %r" % (k, s["id"], gd, wd))
         if prev is not None and s["duration_ns"] > prev: fail("%r: slowest not sorted" % (k,))
         prev = s["duration_ns"]
 if len(names) != len(exp): fail("%d names stored, want %d" % (len(names), len(exp)))
@@ -93,7 +100,7 @@ if got["open"] != want_open or sum(e["open"] for e in exp.values()) != want_open
     fail("open %d (truth %d), want %d" % (got["open"], sum(e["open"] for e in exp.values()), want_open))
 if got["unbalanced"] != unbal or unbal != want_unbal:
     fail("unbalanced %d (truth %d), want %d" % (got["unbalanced"], unbal, want_unbal))
-print("ranges %d names, %d closed" % (len(exp), sum(len(e["closed"]) for e in exp.values())))
+print("ranges %d names, %d closed, %d with colour/payload" % (len(exp), sum(len(e["closed"]) for e in exp.values()), len(datas)))
 sys.exit(bad)
 PY
     then echo "ok   $1: stored ranges equal the NVTX truth ($(tail -1 "$tmp/$1/cmp"))"

@@ -33,6 +33,8 @@
  *                     dpop:DOM   nvtxDomainRangePop
  *                     rstart:NAME nvtxRangeStartA (id kept)  rend  nvtxRangeEnd
  *                     nmark:NAME nvtxMarkA
+ *                     cpush:NAME:ARGB:PAYLOAD  nvtxRangePushEx with a colour
+ *                                (hex) and a u64 payload
  *                     nvtx:T:R   T threads, each R times: push step, push
  *                                forward, pop, dpush io:load, dpop, push
  *                                backward, pop, pop (sleeps in between)
@@ -341,6 +343,23 @@ static bool nvtx_step(const char *st)
         rid = nvtxRangeStartA(st + 7);
     } else if (!strcmp(st, "rend")) {
         nvtxRangeEnd(rid);
+    } else if (!strncmp(st, "cpush:", 6)) {
+        char name[128];
+        unsigned color = 0;
+        unsigned long long pl = 0;
+        if (sscanf(st + 6, "%127[^:]:%x:%llu", name, &color, &pl) != 3)
+            return false;
+        nvtxEventAttributes_t at;
+        memset(&at, 0, sizeof at);
+        at.version = NVTX_VERSION;
+        at.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+        at.messageType = NVTX_MESSAGE_TYPE_ASCII;
+        at.message.ascii = name;
+        at.colorType = NVTX_COLOR_ARGB;
+        at.color = color;
+        at.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
+        at.payload.ullValue = pl;
+        nvtxRangePushEx(&at);
     } else if (!strncmp(st, "nmark:", 6)) {
         nvtxMarkA(st + 6);
     } else if (!strncmp(st, "nvtx:", 5)) {
