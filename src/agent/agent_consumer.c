@@ -419,6 +419,7 @@ int agent_consumer_stop(agent *a, uint32_t timeout_ms)
             if (c->counts[d][k])
                 agent_count(a, agent_c_loss(CUPSTORE_LOSS_TAIL, d, k), c->counts[d][k]);
     c->n = 0;
+    agent_ranges_batch_end(&c->ranges);   /* the batch's range rows go with it */
     memset(c->counts, 0, sizeof c->counts);
     return rc;
 }
