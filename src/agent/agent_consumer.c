@@ -278,7 +278,7 @@ static void consumer_nvtx_note(agent *a)
     agent_note(a, 1,
                "marker kind on, but no NVTX call reached CUPTI: set NVTX_INJECTION64_PATH to "
                "libcuptop-agent.so (cuptop run does) before the program's first NVTX call%s%.80s",
-               p ? "; it was " : " (it was unset)", p ? p : "");
+               p ? "; it is " : " (it is unset)", p ? p : "");
 }
 
 static void *consumer_main(void *arg)

@@ -35,6 +35,7 @@
 #include "config.h"
 
 #include <dlfcn.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -305,10 +306,12 @@ unsigned long agent_nvtx_inits(void)
 void agent_nvtx_setenv(void)
 {
     Dl_info info;
+    char abs[PATH_MAX];
     if (getenv("NVTX_INJECTION64_PATH"))
         return;
-    if (dladdr((void *)agent_nvtx_setenv, &info) && info.dli_fname && info.dli_fname[0] == '/')
-        (void)setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0);
+    if (dladdr((void *)agent_nvtx_setenv, &info) && info.dli_fname &&
+        realpath(info.dli_fname, abs))   /* loaded by a relative path: absolute */
+        (void)setenv("NVTX_INJECTION64_PATH", abs, 0);
 }
 
 /** The NVTX loader's entry point (nvtxInit.h): keep the library's export
