@@ -518,6 +518,62 @@ int cupstore_mark_get(cupstore_txn *txn, const char *name, cupstore_mark *m);
 typedef int (*cupstore_mark_fn)(const cupstore_mark *m, void *arg);
 int cupstore_mark_scan(cupstore_txn *txn, cupstore_mark_fn fn, void *arg);
 
+/* ---- NVTX ranges (one row per CUPTI marker id) -------------------------- */
+/* The agent pairs CUPTI's MARKER records (START / END / INSTANTANEOUS, the
+ * same id on both ends) and MARKER_DATA (payload, colour) into one row per
+ * marker id.  A row is written as soon as either end is seen and updated
+ * (upsert) when the other arrives, so a session killed mid-range holds the
+ * range as open: never invented, never dropped.  Names and domains are
+ * interned in the names table (0: none / the default domain). */
+typedef struct cupstore_range {
+    uint32_t id;            /* CUPTI marker id: the key                    */
+    uint32_t name_id;       /* interned range name; 0: never seen (END only) */
+    uint32_t domain_id;     /* interned domain name; 0: default domain     */
+    uint32_t flags;         /* CUPSTORE_RANGE_*                            */
+    uint32_t pid, tid;      /* thread that opened (or marked) it           */
+    uint32_t end_tid;       /* thread that closed it (0: same / unknown)   */
+    uint64_t start_ns;      /* CUPTI timestamp of START (0: not seen)      */
+    uint64_t end_ns;        /* CUPTI timestamp of END (0: still open)      */
+    uint32_t depth;         /* nesting depth on its thread at START (0: top) */
+    uint32_t color;         /* ARGB, when CUPSTORE_RANGE_COLOR             */
+    uint32_t category;      /* NVTX category (MARKER_DATA), 0: none        */
+    uint32_t payload_kind;  /* CUPTI's CUpti_MetricValueKind + 1; 0: none  */
+    uint64_t payload;       /* payload bits (double/u64/i64 as stored)     */
+} cupstore_range;
+
+enum {
+    CUPSTORE_RANGE_START = 1u << 0,   /* the START record was seen         */
+    CUPSTORE_RANGE_END = 1u << 1,     /* the END record was seen           */
+    CUPSTORE_RANGE_POINT = 1u << 2,   /* instantaneous mark (start = end)  */
+    CUPSTORE_RANGE_COLOR = 1u << 3,   /* color is valid                    */
+    CUPSTORE_RANGE_PAYLOAD = 1u << 4, /* payload_kind / payload valid      */
+};
+/* A range is open when START is set and END is not; an unbalanced end
+ * (a pop or end without a range CUPTI reported) has END without START. */
+#define CUPSTORE_RANGE_IS_OPEN(r) \
+    (((r)->flags & (CUPSTORE_RANGE_START | CUPSTORE_RANGE_END | CUPSTORE_RANGE_POINT)) == \
+     CUPSTORE_RANGE_START)
+
+/** Write (insert or replace) the row of r->id.
+ *  @return 0, CUPSTORE_EINVAL (id 0), EAGAIN/CUPSTORE_EFULL (map full),
+ *          EACCES (read txn), errno. */
+int cupstore_range_put(cupstore_txn *txn, const cupstore_range *r);
+/** Read the row of one marker id.
+ *  @return 0, CUPSTORE_ENOTFOUND, CUPSTORE_ECORRUPT. */
+int cupstore_range_get(cupstore_txn *txn, uint32_t id, cupstore_range *r);
+/** Merge one end of a range into its row: fields set in r (non-zero, and
+ *  the flags ORed) replace the stored ones; depth and tid of an existing
+ *  START are kept.  What the agent calls per marker record.
+ *  @param[out] merged  the row as written (may be NULL). */
+int cupstore_range_merge(cupstore_txn *txn, const cupstore_range *r, cupstore_range *merged);
+/** Call fn for every row, in marker-id order; fn returns non-zero to stop
+ *  (that value is returned).  r is valid during the call only.
+ *  @return 0, fn's value, CUPSTORE_ECORRUPT (a damaged row). */
+typedef int (*cupstore_range_fn)(const cupstore_range *r, void *arg);
+int cupstore_range_scan(cupstore_txn *txn, cupstore_range_fn fn, void *arg);
+/** Number of rows (no decoding). */
+int cupstore_range_count(cupstore_txn *txn, uint64_t *n);
+
 /* ---- Warnings / agent log ---------------------------------------------- */
 typedef struct cupstore_note {
     uint64_t seq;           /* assigned by put                             */

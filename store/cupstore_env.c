@@ -20,7 +20,7 @@ const char *const cupstore_db_names[CUPSTORE_DB_MAX] = {
     [CUPSTORE_DB_NAMES] = "names",     [CUPSTORE_DB_EPOCHS] = "epochs",
     [CUPSTORE_DB_CONTROL] = "control", [CUPSTORE_DB_MARKS] = "marks",
     [CUPSTORE_DB_NOTES] = "notes",     [CUPSTORE_DB_STEPS] = "steps",
-    [CUPSTORE_DB_FINAL] = "final",
+    [CUPSTORE_DB_FINAL] = "final",     [CUPSTORE_DB_RANGES] = "ranges",
 };
 
 /* How long map remapping waits for this process's read txns to end. */

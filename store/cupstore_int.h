@@ -30,6 +30,7 @@ enum cupstore_db {
     CUPSTORE_DB_NOTES,
     CUPSTORE_DB_STEPS,
     CUPSTORE_DB_FINAL,
+    CUPSTORE_DB_RANGES,
     CUPSTORE_DB_MAX
 };
 

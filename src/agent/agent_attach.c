@@ -187,6 +187,7 @@ int agent_attach(agent *a, bool late, char *why, size_t len)
     a->attach_late = late;
     if (late || a->watching)
         agent_stop_atexit_late();   /* our protocol before CUDA's teardown */
+    agent_nvtx_attached(a);   /* NVTX calls reach CUPTI from here on */
     a->attach_ns = agent_real_ns();
     a->attach_cost_ns = agent_mono_ns() - t0;
     return 0;

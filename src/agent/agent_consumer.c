@@ -41,7 +41,9 @@ static int put_batch(cupstore_txn *txn, void *arg)
         const agent_name *nm = agent_names_get(&c->names, ids[i]);
         rc = cupstore_name_put(txn, ids[i], nm->str, nm->len);
     }
-    return rc ? rc : cupstore_chunk_put(txn, c->batch, c->n);
+    if (rc == 0)
+        rc = cupstore_chunk_put(txn, c->batch, c->n);
+    return rc ? rc : agent_ranges_put(txn, &c->ranges);
 }
 
 /* Commit the current batch: names first used by it go in the same txn.
@@ -98,6 +100,7 @@ refused:
     }
 done:
     agent_hist_add(&a->batch_size, c->n);
+    agent_ranges_batch_end(&c->ranges);
     c->n = 0;
     memset(c->counts, 0, sizeof c->counts);
 }
@@ -123,6 +126,18 @@ static const char *consumer_api_name(unsigned domain, uint32_t cbid, void *arg)
                                             : "no cuptiGetCallbackName",
                    cbid);
     return NULL;
+}
+
+/* A MARKER record's range row update (its domain interned here). */
+static void consumer_range(agent_consumer *c, const CUpti_ActivityMarker2 *m,
+                           const cupstore_record *r)
+{
+    uint32_t dom = 0;
+    if (!c->ranges.pend)
+        return;   /* no memory for ranges at start: records only */
+    if (m->domain && m->domain[0] && !(m->flags & CUPTI_ACTIVITY_FLAG_MARKER_END))
+        dom = agent_names_intern(&c->names, m->domain, SIZE_MAX);
+    (void)agent_ranges_add(&c->ranges, m, r, r->name_id, dom);
 }
 
 /* Parse one buffer into the batch; publish its counts once at the end.
@@ -190,6 +205,10 @@ static void consumer_parse(agent *a, const agent_qitem *it)
         } else {
             if (name)
                 r->name_id = agent_names_intern(&c->names, name, SIZE_MAX);
+            if (rec->kind == CUPTI_ACTIVITY_KIND_MARKER)
+                consumer_range(c, (const CUpti_ActivityMarker2 *)rec, r);
+            else if (rec->kind == CUPTI_ACTIVITY_KIND_MARKER_DATA && c->ranges.pend)
+                (void)agent_ranges_add_data(&c->ranges, (const CUpti_ActivityMarkerData2 *)rec);
             else if (r->kind == CUPSTORE_KIND_RUNTIME || r->kind == CUPSTORE_KIND_DRIVER)
                 r->name_id = agent_names_api(&c->names,
                                              r->kind == CUPSTORE_KIND_RUNTIME ? AGENT_API_RUNTIME
@@ -246,6 +265,22 @@ static bool consumer_batch_due(agent *a)
     return a->cons.n && agent_mono_ns() - a->cons.first_mono >= AGENT_BATCH_NS;
 }
 
+/* At the end: the marker kind was on but no NVTX call was routed to the
+ * agent and no marker record came: say exactly what to set (never a
+ * silent 0 markers). */
+static void consumer_nvtx_note(agent *a)
+{
+    uint32_t m = 1u << CUPSTORE_KIND_MARKER;
+    uint32_t on = a->cfg.kinds | (uint32_t)atomic_load(&a->kinds) | a->epoch_kinds;
+    if (!(on & m) || a->cons.ranges.seen || agent_nvtx_inits())
+        return;
+    const char *p = getenv("NVTX_INJECTION64_PATH");
+    agent_note(a, 1,
+               "marker kind on, but no NVTX call reached CUPTI: set NVTX_INJECTION64_PATH to "
+               "libcuptop-agent.so (cuptop run does) before the program's first NVTX call%s%.80s",
+               p ? "; it is " : " (it is unset)", p ? p : "");
+}
+
 static void *consumer_main(void *arg)
 {
     agent *a = arg;
@@ -273,6 +308,12 @@ static void *consumer_main(void *arg)
         if (quit || consumer_batch_due(a))
             consumer_commit(a);   /* no-op once told to abandon */
         if (quit && !atomic_load_explicit(&a->consumer_abandon, memory_order_acquire)) {
+            if (a->cons.ranges.unbalanced)
+                agent_note(a, 1,
+                           "%llu NVTX range end(s) (pop or end) matched no open range of the "
+                           "session: stored as unbalanced (cuptop ranges counts them)",
+                           (unsigned long long)a->cons.ranges.unbalanced);
+            consumer_nvtx_note(a);
             (void)consumer_leave(a, AGENT_CONS_DONE);
             return NULL;
         }
@@ -298,6 +339,9 @@ int agent_consumer_start(agent *a)
         if (agent_names_init(&c->names))
             return ENOMEM;
     }
+    agent_ranges_free(&c->ranges);
+    if (agent_ranges_init(&c->ranges, AGENT_BATCH_MAX))
+        agent_note(a, 1, "no memory for the NVTX range table: marker records only");
     c->n = 0;
     c->refused_noted = false;
     c->unnamed_noted = 0;
@@ -375,6 +419,7 @@ int agent_consumer_stop(agent *a, uint32_t timeout_ms)
             if (c->counts[d][k])
                 agent_count(a, agent_c_loss(CUPSTORE_LOSS_TAIL, d, k), c->counts[d][k]);
     c->n = 0;
+    agent_ranges_batch_end(&c->ranges);   /* the batch's range rows go with it */
     memset(c->counts, 0, sizeof c->counts);
     return rc;
 }

@@ -25,6 +25,7 @@
 #include "agent_pool.h"
 #include "agent_prov.h"
 #include "agent_queue.h"
+#include "agent_ranges.h"
 #include "cupstore.h"
 
 #define AGENT_VERSION "cuptop-agent " PACKAGE_VERSION
@@ -133,6 +134,7 @@ typedef struct agent_consumer {
     agent_names names;
     bool refused_noted;
     unsigned unnamed_noted;   /* notes about cbids CUPTI cannot name     */
+    agent_ranges ranges;      /* NVTX range rows of the batch (agent_ranges.h) */
 } agent_consumer;
 
 /* Room allocated on the disk ahead of data.mdb (agent_reserve.c). */
@@ -193,6 +195,7 @@ typedef struct agent {
     bool in_range, range_done;
     uint32_t ranges;                  /* ranges entered                   */
     uint32_t range_kinds;             /* kinds on inside a range          */
+    uint32_t nvtx_open;               /* nvtx:NAME ranges open (range_lock) */
     struct agent_range_ev {
         uint64_t ns;                  /* CLOCK_REALTIME of the call       */
         uint32_t kinds;               /* on from then (0: out of range)   */
@@ -340,6 +343,9 @@ void agent_scope_api(agent *a, CUpti_CallbackDomain domain, CUpti_CallbackId cbi
 void agent_scope_poll(agent *a);
 /** Stop: no range any more; kinds off. */
 void agent_scope_end(agent *a);
+/** nvtx:NAME capture: a matching NVTX range was opened (start) or closed,
+ *  on the application thread (agent_nvtx.c). */
+void agent_scope_nvtx(agent *a, bool start);
 
 /* agent_attach.c */
 /** Load CUPTI and its version (first time only).  @return 0 or -1. */
@@ -359,6 +365,13 @@ int agent_attach(agent *a, bool late, char *why, size_t len);
  *  kinds, forced flush, last drop query, flush period off, unsubscribe.
  *  Notes what could not be released.  Health thread or stop path. */
 void agent_detach_cupti(agent *a);
+/* agent_nvtx.c: NVTX routed through the agent (InitializeInjectionNvtx2). */
+/** CUPTI is attached: hand it the NVTX tables kept so far. */
+void agent_nvtx_attached(agent *a);
+/** InitializeInjectionNvtx2 calls so far (NVTX routed to the agent). */
+unsigned long agent_nvtx_inits(void);
+/** NVTX_INJECTION64_PATH = this library, when unset (best effort). */
+void agent_nvtx_setenv(void);
 /** Fill an epoch record from the open epoch's fields. */
 void agent_epoch_fill(agent *a, cupstore_epoch *e);
 

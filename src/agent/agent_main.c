@@ -711,6 +711,7 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
         return 1;
     agent_config_load(&a->cfg, agent_getenv, NULL);
     (void)agent_api_set_policy(a, a->cfg.api_mode, a->cfg.api_include, a->cfg.api_exclude);
+    agent_nvtx_setenv();   /* NVTX of libraries not yet initialised (doc/agent.md) */
     const char *rr = getenv("CUPTOP_RUN_REPORT");
     if (rr && rr[0] == '/' && strlen(rr) < sizeof a->run_report)
         memcpy(a->run_report, rr, strlen(rr) + 1);

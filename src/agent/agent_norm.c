@@ -23,6 +23,7 @@ cupstore_kind agent_norm_kind(CUpti_ActivityKind k)
     case CUPTI_ACTIVITY_KIND_OVERHEAD:
         return CUPSTORE_KIND_OVERHEAD;
     case CUPTI_ACTIVITY_KIND_MARKER:
+    case CUPTI_ACTIVITY_KIND_MARKER_DATA:   /* colour/payload of a marker */
         return CUPSTORE_KIND_MARKER;
     default:
         return CUPSTORE_KIND_OTHER;
@@ -42,7 +43,11 @@ size_t agent_norm_cupti_kinds(cupstore_kind k, CUpti_ActivityKind out[2])
     case CUPSTORE_KIND_DRIVER: out[0] = CUPTI_ACTIVITY_KIND_DRIVER; return 1;
     case CUPSTORE_KIND_SYNC: out[0] = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION; return 1;
     case CUPSTORE_KIND_OVERHEAD: out[0] = CUPTI_ACTIVITY_KIND_OVERHEAD; return 1;
-    case CUPSTORE_KIND_MARKER: out[0] = CUPTI_ACTIVITY_KIND_MARKER; return 1;
+    case CUPSTORE_KIND_MARKER:
+        /* MARKER_DATA (colour, payload, category) is optional, like MEMCPY2 */
+        out[0] = CUPTI_ACTIVITY_KIND_MARKER;
+        out[1] = CUPTI_ACTIVITY_KIND_MARKER_DATA;
+        return 2;
     default: return 0;
     }
 }
@@ -190,6 +195,14 @@ void agent_norm_record(const CUpti_Activity *rec, cupstore_record *o, const char
         if (m->timestamp == 0)
             o->flags |= CUPSTORE_RF_ZERO_TS;
         *name = m->name;
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_MARKER_DATA: {
+        /* no time of its own (start 0: it belongs to its chunk's window,
+         * and it is no ZERO_TS loss); its fields go to the range row */
+        const CUpti_ActivityMarkerData2 *m = (const void *)rec;
+        o->aux = (uint32_t)m->flags;
+        o->correlation = m->id;
         break;
     }
     default:

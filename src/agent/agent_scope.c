@@ -38,14 +38,25 @@ int agent_scope_watch(agent *a, char *why, size_t len)
     };
     unsigned on = 0;
 
-    if (agent_attach_load(a, why, len))
-        return -1;
     pthread_mutex_lock(&a->range_lock);
     a->range_kinds = a->cfg.kinds;
     a->in_range = a->range_done = false;
     a->ranges = 0;
+    a->nvtx_open = 0;
     a->ev_head = a->ev_tail = a->ev_lost = 0;
     pthread_mutex_unlock(&a->range_lock);
+    if (a->cfg.capture == AGENT_CAPTURE_NVTX) {
+        /* NVTX: the agent's own wrappers in the NVTX table see the range
+         * (agent_nvtx.c): no CUPTI call, libcupti not even loaded */
+        a->watching = true;
+        agent_note(a, 0, "capture range nvtx:%.180s (%s): waiting for the range; nothing of "
+                   "CUPTI is attached until then",
+                   a->cfg.capture_name, !a->cfg.capture_repeat ? "end: stop"
+                                        : a->cfg.capture_max ? "end: repeat:N" : "end: repeat");
+        return 0;
+    }
+    if (agent_attach_load(a, why, len))
+        return -1;
     agent_attach_subscribe(a);
     if (a->subscriber && a->cupti.EnableCallback)
         for (size_t i = 0; i < sizeof cbs / sizeof cbs[0]; i++)
@@ -81,6 +92,34 @@ static void scope_event(agent *a, uint32_t kinds, bool attach)
     a->ev_head++;
 }
 
+/* Enter (start) or leave the capture range; range_lock held.  Entering
+ * attaches CUPTI at the first range; leaving the last range (stop, or
+ * repeat:N reached) marks the capture done (the health thread detaches). */
+static void scope_transition(agent *a, bool start)
+{
+    if (atomic_load(&a->state) != AGENT_RUNNING || a->range_done || a->in_range == start)
+        return;
+    if (start) {
+        char why[256];
+        bool first = !atomic_load(&a->attached);
+        if (first && agent_attach(a, true, why, sizeof why)) {
+            a->range_done = true;   /* cannot collect: noted by the health thread */
+            a->ev_lost = UINT32_MAX;
+            return;
+        }
+        (void)agent_apply_kinds(a, a->range_kinds);
+        a->in_range = true;
+        a->ranges++;
+        scope_event(a, (uint32_t)atomic_load(&a->kinds), first);
+    } else {
+        (void)agent_apply_kinds(a, 0);
+        a->in_range = false;
+        if (!a->cfg.capture_repeat || (a->cfg.capture_max && a->ranges >= a->cfg.capture_max))
+            a->range_done = true;
+        scope_event(a, 0, false);
+    }
+}
+
 void agent_scope_api(agent *a, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                      const CUpti_CallbackData *cd)
 {
@@ -100,30 +139,19 @@ void agent_scope_api(agent *a, CUpti_CallbackDomain domain, CUpti_CallbackId cbi
     if (cd->callbackSite != (start ? CUPTI_API_EXIT : CUPTI_API_ENTER))
         return;
     pthread_mutex_lock(&a->range_lock);
-    if (atomic_load(&a->state) != AGENT_RUNNING || a->range_done || a->in_range == start) {
-        pthread_mutex_unlock(&a->range_lock);
+    scope_transition(a, start);
+    pthread_mutex_unlock(&a->range_lock);
+}
+
+void agent_scope_nvtx(agent *a, bool start)
+{
+    if (!a->watching || a->cfg.capture != AGENT_CAPTURE_NVTX)
         return;
-    }
-    if (start) {
-        char why[256];
-        bool first = !atomic_load(&a->attached);
-        if (first && agent_attach(a, true, why, sizeof why)) {
-            a->range_done = true;   /* cannot collect: noted by the health thread */
-            a->ev_lost = UINT32_MAX;
-            pthread_mutex_unlock(&a->range_lock);
-            return;
-        }
-        (void)agent_apply_kinds(a, a->range_kinds);
-        a->in_range = true;
-        a->ranges++;
-        scope_event(a, (uint32_t)atomic_load(&a->kinds), first);
-    } else {
-        (void)agent_apply_kinds(a, 0);
-        a->in_range = false;
-        if (!a->cfg.capture_repeat || (a->cfg.capture_max && a->ranges >= a->cfg.capture_max))
-            a->range_done = true;
-        scope_event(a, 0, false);
-    }
+    pthread_mutex_lock(&a->range_lock);
+    /* the outermost of the matching ranges open (nested, or on several
+     * threads) opens and closes the capture range */
+    if (start ? a->nvtx_open++ == 0 : (a->nvtx_open > 0 && --a->nvtx_open == 0))
+        scope_transition(a, start);
     pthread_mutex_unlock(&a->range_lock);
 }
 

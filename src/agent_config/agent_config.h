@@ -26,6 +26,8 @@ typedef enum agent_sink {
 typedef enum agent_capture {
     AGENT_CAPTURE_NONE = 0,        /* collect whenever kinds are on        */
     AGENT_CAPTURE_PROFILER,        /* only between cudaProfilerStart/Stop  */
+    AGENT_CAPTURE_NVTX,            /* only while an NVTX range of capture_name
+                                      is open (nvtx:NAME)                  */
 } agent_capture;
 
 typedef struct agent_config {
@@ -55,6 +57,7 @@ typedef struct agent_config {
     uint32_t api_mode;             /* CUPTOP_API: CUPSTORE_API_ALL/GPU/NONE */
     char api_include[CUPSTORE_API_GLOBS_MAX]; /* CUPTOP_API_INCLUDE globs  */
     char api_exclude[CUPSTORE_API_GLOBS_MAX]; /* CUPTOP_API_EXCLUDE globs  */
+    char capture_name[256];        /* nvtx:NAME: the range name            */
     unsigned nwarn;
     char warn[AGENT_CONFIG_WARN_MAX][200];
 } agent_config;

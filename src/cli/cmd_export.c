@@ -4,12 +4,15 @@
  */
 #include "config.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cuptop.h"
@@ -47,13 +50,19 @@ static int quiet_progress(uint64_t done, uint64_t total, void *arg)
 
 static void usage(FILE *f)
 {
-    fputs("usage: cuptop export [--store DIR] SESSION (--from T --to T | --mark NAME)\n"
+    fputs("usage: cuptop export [--store DIR] SESSION (--from T --to T | --mark NAME |\n"
+          "                     --range NAME (--slowest | --nth N | --all))\n"
           "                     --format chrome|jsonl|csv|store -o PATH [--force] [--mangled]\n\n"
           "Write a window of a session:\n"
           "  chrome  Trace Event JSON for Perfetto UI / chrome://tracing\n"
           "  jsonl   one JSON object per record per line\n"
           "  csv     the per-second health rows, with a header line\n"
           "  store   a standalone store holding just the window (cuptop --store PATH)\n\n"
+          "--range NAME: the window of one instance of the NVTX range NAME (any domain):\n"
+          "   --slowest the longest one, --nth N the N-th in time order (1-based); --all\n"
+          "   every instance, one file each, into the directory -o DIR/ (NAME-N.EXT).  The\n"
+          "   range's name, domain, id and position are in the file's metadata; a range\n"
+          "   still open ends at the end of the data.  (cuptop ranges lists them.)\n"
           "T: unix seconds, +N (after the start), -N (before the end), start, end,\n"
           "   or YYYY-mm-ddTHH:MM:SSZ.  Both ends are inclusive.\n"
           "The output is written to a temporary file and renamed into place; an\n"
@@ -64,6 +73,130 @@ static void usage(FILE *f)
           "Exit status: 0 written, 1 writing failed or cancelled, 2 usage error,\n"
           "unknown session or mark, empty or inverted window, unreadable store.\n",
           f);
+}
+
+/* Run the export with the progress and Ctrl-C handling of a terminal. */
+static int run_export(const char *cmd, const export_opts *o)
+{
+    char *cause = NULL;
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    bool tty = isatty(STDERR_FILENO);
+    int status = export_run(o, tty ? show_progress : quiet_progress, NULL, &cause);
+    if (tty)
+        fputs("\r\033[K", stderr);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    if (status != CUPTOP_EXIT_OK)
+        cli_error(cmd, "%s", cause ? cause : "export failed");
+    else if (cause)
+        cli_error(cmd, "note: %s", cause);
+    free(cause);
+    return status;
+}
+
+/* A file name from a range name: bytes outside [A-Za-z0-9._-] become '_',
+ * at most 64 of them (hostile names make safe paths). */
+static void range_file(char *buf, size_t len, const char *dir, const model_range_name *n,
+                       uint64_t nth, const char *format)
+{
+    char safe[65];
+    size_t k = 0;
+    for (size_t i = 0; i < n->name_len && k < 64; i++) {
+        unsigned char ch = (unsigned char)n->name[i];
+        safe[k++] = isalnum(ch) || ch == '.' || ch == '_' || ch == '-' ? (char)ch : '_';
+    }
+    if (k == 0 || safe[0] == '.')
+        safe[k ? 0 : k++] = '_';
+    safe[k] = '\0';
+    size_t dl = strlen(dir);
+    snprintf(buf, len, "%s%s%s-%" PRIu64 "%s%s", dir, dl && dir[dl - 1] == '/' ? "" : "/", safe,
+             nth, strcmp(format, "store") ? "." : "", strcmp(format, "store") ? format : "");
+}
+
+/* --range NAME: the window of one instance (or of each): its start to its
+ * end (an open range to the end of the data). */
+static int export_ranges(const char *cmd, const char *dir, export_opts *o, const char *name,
+                         bool slowest, uint64_t nth, bool all)
+{
+    cupstore_env *env;
+    cupstore_txn *txn;
+    model_ranges *m = NULL;
+    int rc = cupstore_session_open(&env, dir, o->session, CUPSTORE_RDONLY);
+    if (rc) {
+        cli_error(cmd, "session %s in %s: %s", o->session, dir, cli_open_error(rc));
+        return CUPTOP_EXIT_USAGE;
+    }
+    if ((rc = cupstore_txn_begin(env, false, &txn)) == 0) {
+        rc = model_ranges_load(txn, NULL, &m);
+        cupstore_txn_abort(txn);
+    }
+    cupstore_env_close(env);   /* export_run opens it again */
+    if (rc) {
+        cli_error(cmd, "session %s: %s", o->session, cli_open_error(rc));
+        return CUPTOP_EXIT_USAGE;
+    }
+    long k = model_ranges_find(m, name, NULL);
+    int status = CUPTOP_EXIT_OK;
+    if (k < 0) {
+        cli_error(cmd, "session %s has no NVTX range named '%s' (cuptop ranges lists them)",
+                  o->session, name);
+        model_ranges_free(m);
+        return CUPTOP_EXIT_USAGE;
+    }
+    const model_range_name *n = &m->names[k];
+    if (slowest && n->count == 0) {
+        cli_error(cmd, "the range '%s' has no closed instance (%" PRIu64 " open)", name, n->open);
+        model_ranges_free(m);
+        return CUPTOP_EXIT_USAGE;
+    }
+    if (nth && nth > n->ntime) {
+        cli_error(cmd, "the range '%s' has %zu instance(s), not %" PRIu64, name, n->ntime, nth);
+        model_ranges_free(m);
+        return CUPTOP_EXIT_USAGE;
+    }
+    if (all && mkdir(o->output, 0777) != 0 && errno != EEXIST) {
+        cli_error(cmd, "cannot create the directory %s: %s", o->output, strerror(errno));
+        model_ranges_free(m);
+        return CUPTOP_EXIT_USAGE;
+    }
+    const char *outdir = o->output;
+    for (size_t t = 0; t < n->ntime; t++) {
+        size_t idx = n->by_time[t];
+        if (slowest && idx != n->by_dur[0])
+            continue;
+        if (nth && t + 1 != nth)
+            continue;
+        const model_range_inst *r = &m->inst[idx];
+        if (r->flags & CUPSTORE_RANGE_POINT)
+            continue;   /* a mark has no window */
+        char path[4096];
+        export_opts io = *o;
+        io.store_dir = dir;
+        io.from_ns = r->start_ns;
+        io.to_ns = model_range_open(r) ? UINT64_MAX : r->end_ns;
+        io.range_name = n->name;
+        io.range_name_len = n->name_len;
+        io.range_domain = n->domain;
+        io.range_id = r->id;
+        io.range_nth = t + 1;
+        io.range_open = model_range_open(r);
+        if (all) {
+            range_file(path, sizeof path, outdir, n, t + 1, o->format);
+            io.output = path;
+        }
+        int st = run_export(cmd, &io);
+        if (st != CUPTOP_EXIT_OK && status == CUPTOP_EXIT_OK)
+            status = st;
+        if (export_interrupted)
+            break;
+    }
+    model_ranges_free(m);
+    return status;
 }
 
 /* Session start/end seconds, for relative --from/--to. */
@@ -88,9 +221,13 @@ int cmd_export(int argc, char **argv)
         {"format", required_argument, NULL, 'F'}, {"output", required_argument, NULL, 'o'},
         {"force", no_argument, NULL, 'x'},       {"help", no_argument, NULL, 'h'},
         {"mangled", no_argument, NULL, 'M'},
+        {"range", required_argument, NULL, 'r'}, {"slowest", no_argument, NULL, 'S'},
+        {"nth", required_argument, NULL, 'n'},   {"all", no_argument, NULL, 'A'},
         {NULL, 0, NULL, 0},
     };
-    const char *cmd = argv[0], *store = NULL, *from = NULL, *to = NULL;
+    const char *cmd = argv[0], *store = NULL, *from = NULL, *to = NULL, *nth = NULL;
+    const char *range = NULL;
+    bool slowest = false, all = false;
     export_opts o;
     int c;
 
@@ -107,6 +244,10 @@ int cmd_export(int argc, char **argv)
         case 'o': o.output = optarg; break;
         case 'x': o.force = true; break;
         case 'M': o.mangled = true; break;
+        case 'r': range = optarg; break;
+        case 'S': slowest = true; break;
+        case 'n': nth = optarg; break;
+        case 'A': all = true; break;
         case 'h': usage(stdout); return CUPTOP_EXIT_OK;
         default:
             return cli_bad_option(cmd, argv);
@@ -125,10 +266,35 @@ int cmd_export(int argc, char **argv)
     o.allow_stdout = true;
     if (!strcmp(o.output, "-") && !strcmp(o.format, "store"))
         return cli_usage_error(cmd, "--format store writes a directory: give -o a path, not -");
+    if ((slowest || nth || all) && !range)
+        return cli_usage_error(cmd, "--slowest, --nth and --all choose an instance of --range NAME");
+    if (range && (o.mark || from || to))
+        return cli_usage_error(cmd, "give one window: --range, --mark or --from/--to");
+    if (range && (slowest + !!nth + all) != 1)
+        return cli_usage_error(cmd, "--range NAME wants one of --slowest, --nth N or --all");
     if (o.mark && (from || to))
         return cli_usage_error(cmd, "give either --mark or --from/--to, not both");
-    if (!o.mark && (!from || !to))
-        return cli_usage_error(cmd, "give a window: --from T --to T, or --mark NAME");
+    if (!o.mark && !range && (!from || !to))
+        return cli_usage_error(cmd, "give a window: --from T --to T, --mark NAME or --range NAME");
+    uint64_t nth_n = 0;
+    if (nth) {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(nth, &end, 10);
+        if (errno || end == nth || *end || v == 0 || nth[0] == '-')
+            return cli_usage_error(cmd, "--nth wants a position from 1, not '%s'", nth);
+        nth_n = v;
+    }
+    if (all && !strcmp(o.output, "-"))
+        return cli_usage_error(cmd, "--all writes one file per instance: give -o a directory");
+    if (range) {
+        char *rdir = cli_store_dir(cmd, store);
+        if (!rdir)
+            return CUPTOP_EXIT_USAGE;
+        int st = export_ranges(cmd, rdir, &o, range, slowest, nth_n, all);
+        free(rdir);
+        return st;
+    }
 
     char *dir = cli_store_dir(cmd, store), *cause = NULL;
     if (!dir)
@@ -157,23 +323,7 @@ int cmd_export(int argc, char **argv)
         o.to_ns = t > UINT64_MAX / NS - 1 ? UINT64_MAX : t * NS + NS - 1;
     }
 
-    struct sigaction sa, old_int, old_term;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_sigint;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
-    bool tty = isatty(STDERR_FILENO);
-    int status = export_run(&o, tty ? show_progress : quiet_progress, NULL, &cause);
-    if (tty)
-        fputs("\r\033[K", stderr);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
-    if (status != CUPTOP_EXIT_OK)
-        cli_error(cmd, "%s", cause ? cause : "export failed");
-    else if (cause)
-        cli_error(cmd, "note: %s", cause);
-    free(cause);
+    int status = run_export(cmd, &o);
     free(dir);
     return status;
 }

@@ -36,6 +36,7 @@ typedef struct cli_run_result {
 int cli_run_traced(const char *cmd, char **args, cli_run_result *res);
 /** Would the agent accept value for the CUPTOP_* variable var? */
 bool cli_run_accepts(const char *var, const char *value);
+int cmd_ranges(int argc, char **argv);    /* src/cli/cmd_ranges.c: NVTX      */
 
 /** Print "cuptop CMD: MESSAGE" and a hint to stderr; returns 2. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)

@@ -25,6 +25,13 @@ typedef struct export_opts {
     bool allow_stdout;       /* "-" means standard output (the CLI only:
                                 the monitor owns its terminal)             */
     bool mangled;            /* keep kernel names as CUPTI gave them       */
+    /* export --range: the NVTX range instance the window is (metadata) */
+    const char *range_name;  /* raw bytes (NULL: not a range export)       */
+    size_t range_name_len;
+    const char *range_domain;/* "" for the default domain                  */
+    uint32_t range_id;       /* CUPTI marker id of the instance            */
+    uint64_t range_nth;      /* its position in time order (1-based)       */
+    bool range_open;         /* still open: the window ends at the data's end */
 } export_opts;
 
 /** Progress: records done so far (total may be 0 when unknown).  Return

@@ -326,6 +326,8 @@ static int emit_record(chrome *c, const cupstore_record *r)
 {
     uint64_t pid, tid;
     uint8_t cls;
+    if (r->kind == CUPSTORE_KIND_MARKER && r->start_ns == 0 && !(r->flags & CUPSTORE_RF_ZERO_TS))
+        return 0;   /* MARKER_DATA: no time of its own; drawn with its range (args.color) */
     if (r->start_ns == 0 || (r->flags & CUPSTORE_RF_ZERO_TS)) {
         c->zero_ts++; /* counted as a loss (zero_ts) by the agent */
         return 0;
@@ -654,6 +656,7 @@ static int write_metadata(chrome *c, cupstore_txn *txn)
         XOUT_LIT(o, ",\"records_note\":\"count-only session (CUPTOP_SINK=null): the agent "
                     "counted every record but stored none, by design; this trace has no record "
                     "events, only the per-second counters\"");
+    export_range_json(x, o);
     XOUT_LIT(o, ",\"reasons\":[");
     for (size_t i = 0; i < s->nreasons; i++) {
         const model_reason *r = &s->reasons[i];
@@ -690,6 +693,78 @@ static int write_metadata(chrome *c, cupstore_txn *txn)
     int rc = cupstore_epoch_scan(txn, on_epoch, &ea);
     XOUT_LIT(o, "]}");
     return rc;
+}
+
+void export_range_json(const export_ctx *x, xout *o)
+{
+    const export_opts *eo = x->o;
+    if (!eo->range_name)
+        return;
+    XOUT_LIT(o, ",\"range\":{\"name\":");
+    xout_json_str(o, eo->range_name, eo->range_name_len);
+    XOUT_LIT(o, ",\"domain\":");
+    xout_json_str(o, eo->range_domain ? eo->range_domain : "",
+                  eo->range_domain ? strlen(eo->range_domain) : 0);
+    xout_printf(o, ",\"id\":%u,\"nth\":%llu,\"open\":%s}", eo->range_id,
+                (unsigned long long)eo->range_nth, eo->range_open ? "true" : "false");
+}
+
+/* NVTX ranges of the window as slices on their CPU thread's track
+ * (category "nvtx"; nested ranges nest, as Kineto draws user annotations);
+ * open ranges end at the window's end (args.open), marks are instants. */
+static int write_nvtx(chrome *c)
+{
+    export_ctx *x = c->x;
+    xout *o = c->o;
+    cupstore_txn *txn;
+    model_ranges *m = NULL;
+    int rc = cupstore_txn_begin(x->env, false, &txn);
+    if (rc)
+        return rc;
+    rc = model_ranges_load(txn, NULL, &m);
+    cupstore_txn_abort(txn);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < m->ninst; i++) {
+        const model_range_inst *r = &m->inst[i];
+        if (r->name == UINT32_MAX || !r->start_ns)
+            continue;
+        bool open = model_range_open(r), point = r->flags & CUPSTORE_RANGE_POINT;
+        uint64_t s = r->start_ns, e = open ? x->to_ns : r->end_ns;
+        if (s > x->to_ns || e < x->from_ns || e < s)
+            continue;
+        if (s < x->from_ns)
+            s = x->from_ns;
+        if (e > x->to_ns)
+            e = x->to_ns;
+        const model_range_name *n = &m->names[r->name];
+        uint64_t pid = r->pid ? r->pid : (uint64_t)(x->sum.pid > 0 ? x->sum.pid : 0);
+        process_seen(c, pid);
+        ev_begin(c);
+        if (point)
+            XOUT_LIT(o, "\"ph\":\"i\",\"s\":\"t\",\"cat\":\"nvtx\",\"name\":");
+        else
+            XOUT_LIT(o, "\"ph\":\"X\",\"cat\":\"nvtx\",\"name\":");
+        xout_json_str(o, n->name, n->name_len);
+        PUT_KV_U64(o, ",\"pid\":", pid);
+        PUT_KV_U64(o, ",\"tid\":", r->tid);
+        put_ts(c, s);
+        if (!point) {
+            XOUT_LIT(o, ",\"dur\":");
+            xout_us(o, e - s);
+        }
+        PUT_KV_U64(o, ",\"args\":{\"id\":", r->id);
+        PUT_KV_U64(o, ",\"depth\":", r->depth);
+        XOUT_LIT(o, ",\"domain\":");
+        xout_json_str(o, n->domain, n->domain_len);
+        if (r->flags & CUPSTORE_RANGE_COLOR)
+            PUT_KV_U64(o, ",\"color\":", r->color);
+        if (open)
+            XOUT_LIT(o, ",\"open\":true");
+        XOUT_LIT(o, "}}");
+    }
+    model_ranges_free(m);
+    return o->err;
 }
 
 int export_chrome(export_ctx *x, xout *o)
@@ -735,6 +810,8 @@ int export_chrome(export_ctx *x, xout *o)
         goto out;
 
     if ((rc = export_scan(x, on_record, on_slice, c)) != 0)
+        goto out;
+    if ((rc = write_nvtx(c)) != 0)
         goto out;
     process_seen(c, HEALTH_PID);
     ev_begin(c);

@@ -108,6 +108,9 @@ int export_sort_flush(export_sort *s, cupstore_record_fn emit, void *arg);
 
 /* Writers: 0, or an errno / cupstore code (the caller words the message). */
 int export_chrome(export_ctx *x, xout *o);
+/** ,"range":{...} of an export --range (nothing otherwise): the metadata
+ *  of chrome and jsonl files. */
+void export_range_json(const export_ctx *x, xout *o);
 int export_jsonl(export_ctx *x, xout *o);
 int export_csv(export_ctx *x, xout *o);
 /** Write a standalone store into dir (a new, empty directory). */

@@ -96,6 +96,7 @@ static void jsonl_session(export_ctx *x, xout *o)
     if (s->count_only)
         xout_puts(o, ",\"records_note\":\"count-only session (CUPTOP_SINK=null): the agent "
                      "counted every record but stored none, by design; no record line follows\"");
+    export_range_json(x, o);
     prov_json(o, s->prov, s->device_mask);
     xout_puts(o, ",\"config\":");
     if (s->prov && s->prov->config)

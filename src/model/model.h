@@ -14,6 +14,7 @@
 #include "cupstore.h"
 #include "model_prov.h"
 #include "model_compare.h"
+#include "model_ranges.h"
 
 /* Exit statuses of every front end (cuptop's subcommands, export_run and
  * the monitor): 0 ok, 1 a negative answer (INCOMPLETE, export failed),

@@ -36,7 +36,7 @@ static const char *const sim_call_names[SIM_CALLS] = {
     "cuptiSubscribe", "cuptiSubscribe_v2", "cuptiUnsubscribe", "cuptiEnableDomain",
     "cuptiEnableCallback", "cuptiFinalize", "cuptiActivityPushExternalCorrelationId",
     "cuptiActivityPopExternalCorrelationId", "cuptiActivityEnableRuntimeApi",
-    "cuptiActivityEnableDriverApi",
+    "cuptiActivityEnableDriverApi", "cuptiNvtxInitialize2",
 };
 
 /* Count a call: relaxed atomics (a test reads them after the fact; the

@@ -140,7 +140,7 @@ enum sim_call {
     SIM_C_Subscribe, SIM_C_Subscribe_v2, SIM_C_Unsubscribe, SIM_C_EnableDomain,
     SIM_C_EnableCallback, SIM_C_Finalize, SIM_C_ActivityPushExternalCorrelationId,
     SIM_C_ActivityPopExternalCorrelationId, SIM_C_ActivityEnableRuntimeApi,
-    SIM_C_ActivityEnableDriverApi,
+    SIM_C_ActivityEnableDriverApi, SIM_C_NvtxInitialize2,
     SIM_CALLS
 };
 _Static_assert(SIM_CALLS <= CUPTOPSIM_CALLS, "CUPTOPSIM_CALLS too small");
@@ -248,6 +248,15 @@ void sim_init(void);
 uint64_t sim_now(void);
 sim_thread *sim_thread_self(void);
 void sim_thread_list_free(void);
+
+/* sim_produce.c: one MARKER record (THREAD object) from an NVTX call on
+ * the calling thread, for device 0's buffers; false when the marker kind
+ * is off or no context is live (nothing produced). */
+bool sim_produce_marker(uint32_t flags, uint32_t id, const char *name, const char *domain,
+                        uint64_t ts);
+/* The MARKER_DATA record of marker id (colour ARGB when color_argb). */
+bool sim_produce_marker_data(uint32_t id, bool color_argb, uint32_t color, uint32_t category,
+                             uint64_t payload);
 
 /* sim_buffer.c */
 /** Append one record (already formatted in `rec`, `len` bytes) for device

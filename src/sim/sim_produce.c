@@ -320,6 +320,51 @@ static void sim_marker(sim_thread *t, uint64_t *rng, struct CUctx_st *c, uint64_
     sim_emit(t, c->device, SIM_K_MARKER, &r, sizeof r, false);
 }
 
+bool sim_produce_marker(uint32_t flags, uint32_t id, const char *name, const char *domain,
+                        uint64_t ts)
+{
+    struct CUctx_st *c = &sim.ctx[0];
+    uint32_t en = atomic_load_explicit(&sim.enabled, memory_order_relaxed) |
+                  atomic_load_explicit(&c->enabled, memory_order_relaxed);
+    if (!(en & (1u << SIM_K_MARKER)) || !atomic_load_explicit(&c->live, memory_order_acquire))
+        return false;
+    CUpti_ActivityMarker2 r;
+    memset(&r, 0, sizeof r);
+    r.kind = CUPTI_ACTIVITY_KIND_MARKER;
+    r.flags = (CUpti_ActivityFlag)flags;
+    r.timestamp = ts;
+    r.id = id;
+    r.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
+    r.objectId.pt.processId = (uint32_t)sim.pid;
+    sim_thread *t = sim_thread_self();
+    r.objectId.pt.threadId = t->tid;
+    r.name = name;
+    r.domain = domain;
+    sim_emit(t, 0, SIM_K_MARKER, &r, sizeof r, false);
+    return true;
+}
+
+bool sim_produce_marker_data(uint32_t id, bool color_argb, uint32_t color, uint32_t category,
+                             uint64_t payload)
+{
+    struct CUctx_st *c = &sim.ctx[0];
+    uint32_t en = atomic_load_explicit(&sim.enabled, memory_order_relaxed) |
+                  atomic_load_explicit(&c->enabled, memory_order_relaxed);
+    if (!(en & (1u << SIM_K_MARKER)) || !atomic_load_explicit(&c->live, memory_order_acquire))
+        return false;
+    CUpti_ActivityMarkerData2 r;
+    memset(&r, 0, sizeof r);
+    r.kind = CUPTI_ACTIVITY_KIND_MARKER_DATA;
+    r.flags = color_argb ? CUPTI_ACTIVITY_FLAG_MARKER_COLOR_ARGB : CUPTI_ACTIVITY_FLAG_MARKER_COLOR_NONE;
+    r.id = id;
+    r.payloadKind = CUPTI_METRIC_VALUE_KIND_UINT64;
+    r.payload.metricValueUint64 = payload;
+    r.color = color;
+    r.category = category;
+    sim_emit(sim_thread_self(), 0, SIM_K_MARKER, &r, sizeof r, false);
+    return true;
+}
+
 long sim_produce_op(sim_thread *t, uint64_t *rng, unsigned d, unsigned k)
 {
     if (d >= SIM_DEV_MAX || k >= SIM_KINDS)

@@ -16,6 +16,14 @@ out=$(cd "$tmp" && "$b/cuptop" run --store rel --kinds kernel,runtime --pool 8 -
     --buffer-size 1M --dormant --count-only --log -- \
     sh -c 'echo "$CUPTOP_STORE|$CUPTOP_KINDS|$CUPTOP_POOL|$CUPTOP_QUEUE|$CUPTOP_BUFFER_SIZE|$CUPTOP_DORMANT|$CUPTOP_SINK|$CUPTOP_LOG|${CUDA_INJECTION64_PATH##*/}"')
 check "environment" "$out" "$tmp/rel|kernel,runtime|8|16|1M|1|null|1|libcuptop-agent.so"
+# NVTX routed to the agent (issue 15); a value set for another tool is kept, and said
+out=$(env -u NVTX_INJECTION64_PATH "$b/cuptop" run -- sh -c 'echo "$NVTX_INJECTION64_PATH|$CUDA_INJECTION64_PATH"')
+check "NVTX_INJECTION64_PATH set to the agent" "$(echo "$out" | awk -F'|' '{ print ($1 == $2 && $1 ~ /libcuptop-agent.so$/) }')" 1
+out=$(NVTX_INJECTION64_PATH=/opt/other/libtool.so "$b/cuptop" run -- sh -c 'echo "$NVTX_INJECTION64_PATH"' 2>"$tmp/nverr")
+check "NVTX_INJECTION64_PATH of another tool kept" "$out" /opt/other/libtool.so
+check "... and said in one line" "$(grep -c 'NVTX_INJECTION64_PATH is set to /opt/other/libtool.so' "$tmp/nverr")" 1
+out=$("$b/cuptop" run --capture-range nvtx:train.step -- sh -c 'echo "$CUPTOP_CAPTURE_RANGE"')
+check "--capture-range nvtx:NAME" "$out" nvtx:train.step
 out=$("$b/cuptop" run --devices 0,2-3 --only-if LOCAL_RANK=0 --capture-range cudaProfilerApi \
     --capture-range-end repeat:3 -- \
     sh -c 'echo "$CUPTOP_DEVICES|$CUPTOP_ONLY_IF|$CUPTOP_CAPTURE_RANGE|$CUPTOP_CAPTURE_RANGE_END"')
@@ -29,7 +37,7 @@ for o in --dormant --devices --only-if --capture-range --capture-range-end --api
 done
 for bad in "--kinds nope -- true" "--pool 0 -- true" "--buffer-size 1X -- true" "--frobnicate -- true" \
            "--devices 16 -- true" "--devices 0,x -- true" "--only-if LOCAL_RANK -- true" \
-           "--only-if =0 -- true" "--capture-range nvtx:step -- true" \
+           "--only-if =0 -- true" "--capture-range nvtx:step@io -- true" "--capture-range nvtx: -- true" \
            "--capture-range profiler -- true" "--capture-range-end repeat:0 -- true" \
            "--capture-range-end again -- true" \
            "--pool" ""; do

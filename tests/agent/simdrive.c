@@ -25,6 +25,19 @@
  *                     sleep:MS   sleep MS milliseconds
  *                     pstart     cudaProfilerStart (cuptopsim_profiler)
  *                     pstop      cudaProfilerStop
+ *                   NVTX, real calls through the toolkit's nvtx3 headers (so
+ *                   the NVTX loader and NVTX_INJECTION64_PATH are exercised):
+ *                     push:NAME  nvtxRangePushA     pop   nvtxRangePop
+ *                     xpush:HEX  nvtxRangePushA of the bytes HEX spells
+ *                     dpush:DOM:NAME  nvtxDomainRangePushEx in domain DOM
+ *                     dpop:DOM   nvtxDomainRangePop
+ *                     rstart:NAME nvtxRangeStartA (id kept)  rend  nvtxRangeEnd
+ *                     nmark:NAME nvtxMarkA
+ *                     cpush:NAME:ARGB:PAYLOAD  nvtxRangePushEx with a colour
+ *                                (hex) and a u64 payload
+ *                     nvtx:T:R   T threads, each R times: push step, push
+ *                                forward, pop, dpush io:load, dpop, push
+ *                                backward, pop, pop (sleeps in between)
  * EXIT: return, exit, _exit, term, int, hup (the host's own handler is
  *       installed first: it writes the truth, notes "host_handler=SIG" and
  *       _exits 128+SIG), term-dfl (no host handler: dies of the signal),
@@ -41,6 +54,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +63,8 @@
 #include <unistd.h>
 
 #include <cupti.h>
+#include <nvtx3/nvToolsExt.h>
+#include <pthread.h>
 
 #include "cuptopsim.h"
 
@@ -224,6 +240,139 @@ static void CUPTIAPI seq_other_cb(void *ud, CUpti_CallbackDomain d, CUpti_Callba
     (void)data;
 }
 
+static nvtxDomainHandle_t nvtx_domain(const char *name)
+{
+    static struct { char name[64]; nvtxDomainHandle_t h; } doms[8];
+    static unsigned n;
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    nvtxDomainHandle_t h = NULL;
+    pthread_mutex_lock(&lock);
+    for (unsigned i = 0; i < n && !h; i++)
+        if (!strcmp(doms[i].name, name))
+            h = doms[i].h;
+    if (!h && n < 8) {
+        snprintf(doms[n].name, sizeof doms[n].name, "%s", name);
+        h = doms[n++].h = nvtxDomainCreateA(name);
+    }
+    pthread_mutex_unlock(&lock);
+    return h;
+}
+
+static void nvtx_dpush(const char *dom, const char *name)
+{
+    nvtxEventAttributes_t at;
+    memset(&at, 0, sizeof at);
+    at.version = NVTX_VERSION;
+    at.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    at.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    at.message.ascii = name;
+    (void)nvtxDomainRangePushEx(nvtx_domain(dom), &at);
+}
+
+static void nvtx_sleep_us(long us)
+{
+    struct timespec ts = {0, us * 1000L};
+    nanosleep(&ts, NULL);
+}
+
+struct nvtx_job { unsigned idx, reps; };
+
+static void *nvtx_thread(void *arg)
+{
+    const struct nvtx_job *j = arg;
+    for (unsigned r = 0; r < j->reps; r++) {
+        nvtxRangePushA("step");
+        nvtxRangePushA("forward");
+        nvtx_sleep_us(200 + 50 * (long)j->idx);
+        nvtxRangePop();
+        nvtx_dpush("io", "load");
+        nvtx_sleep_us(100);
+        (void)nvtxDomainRangePop(nvtx_domain("io"));
+        nvtxRangePushA("backward");
+        nvtx_sleep_us(300 + 100 * (long)(r % 3));
+        nvtxRangePop();
+        nvtxRangePop();
+    }
+    return NULL;
+}
+
+static void nvtx_threads(unsigned t, unsigned reps)
+{
+    pthread_t th[16];
+    struct nvtx_job jobs[16];
+    if (t > 16)
+        t = 16;
+    for (unsigned i = 0; i < t; i++) {
+        jobs[i] = (struct nvtx_job){i, reps};
+        if (pthread_create(&th[i], NULL, nvtx_thread, &jobs[i]))
+            t = i;
+    }
+    for (unsigned i = 0; i < t; i++)
+        pthread_join(th[i], NULL);
+}
+
+/* One NVTX step; false when st is not one. */
+static bool nvtx_step(const char *st)
+{
+    static nvtxRangeId_t rid;
+    if (!strncmp(st, "push:", 5)) {
+        nvtxRangePushA(st + 5);
+    } else if (!strncmp(st, "xpush:", 6)) {
+        char name[1024];
+        size_t n = 0;
+        for (const char *p = st + 6; p[0] && p[1] && n + 1 < sizeof name; p += 2) {
+            unsigned v;
+            if (sscanf(p, "%2x", &v) != 1)
+                break;
+            name[n++] = (char)v;
+        }
+        name[n] = '\0';
+        nvtxRangePushA(name);
+    } else if (!strcmp(st, "pop")) {
+        nvtxRangePop();
+    } else if (!strncmp(st, "dpush:", 6)) {
+        char dom[64];
+        const char *c = strchr(st + 6, ':');
+        if (!c)
+            return false;
+        snprintf(dom, sizeof dom, "%.*s", (int)(c - (st + 6)), st + 6);
+        nvtx_dpush(dom, c + 1);
+    } else if (!strncmp(st, "dpop:", 5)) {
+        (void)nvtxDomainRangePop(nvtx_domain(st + 5));
+    } else if (!strncmp(st, "rstart:", 7)) {
+        rid = nvtxRangeStartA(st + 7);
+    } else if (!strcmp(st, "rend")) {
+        nvtxRangeEnd(rid);
+    } else if (!strncmp(st, "cpush:", 6)) {
+        char name[128];
+        unsigned color = 0;
+        unsigned long long pl = 0;
+        if (sscanf(st + 6, "%127[^:]:%x:%llu", name, &color, &pl) != 3)
+            return false;
+        nvtxEventAttributes_t at;
+        memset(&at, 0, sizeof at);
+        at.version = NVTX_VERSION;
+        at.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+        at.messageType = NVTX_MESSAGE_TYPE_ASCII;
+        at.message.ascii = name;
+        at.colorType = NVTX_COLOR_ARGB;
+        at.color = color;
+        at.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
+        at.payload.ullValue = pl;
+        nvtxRangePushEx(&at);
+    } else if (!strncmp(st, "nmark:", 6)) {
+        nvtxMarkA(st + 6);
+    } else if (!strncmp(st, "nvtx:", 5)) {
+        unsigned t = 0, r = 0;
+        if (sscanf(st + 5, "%u:%u", &t, &r) != 2)
+            return false;
+        nvtx_threads(t, r);
+    } else {
+        return false;
+    }
+    return true;
+}
+
 static int seq_run(void *sim, const char *steps, cuptopsim_emit_fn emit,
                    cuptopsim_contexts_create_fn ctx_create,
                    cuptopsim_contexts_destroy_fn ctx_destroy, cuptopsim_app_run_fn app_run)
@@ -280,6 +429,8 @@ static int seq_run(void *sim, const char *steps, cuptopsim_emit_fn emit,
             if (other)
                 (void)unsub(other);
             other = NULL;
+        } else if (nvtx_step(st)) {
+            /* done */
         } else {
             fprintf(stderr, "simdrive: unknown step \"%s\"\n", st);
             return -1;

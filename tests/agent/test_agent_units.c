@@ -388,7 +388,7 @@ static void test_config_scope(void **state)
     assert_string_equal(why, "only-if LOCAL_RANK=0: LOCAL_RANK is unset");
 
     struct kv bad[] = {{"CUPTOP_DEVICES", "gpu0"}, {"CUPTOP_ONLY_IF", "=1"},
-                       {"CUPTOP_CAPTURE_RANGE", "nvtx:step"},
+                       {"CUPTOP_CAPTURE_RANGE", "nvtx:step@io"},
                        {"CUPTOP_CAPTURE_RANGE_END", "repeat:0"}, {NULL, NULL}};
     agent_config_load(&c, kv_get, bad);
     assert_int_equal(c.nwarn, 4);
@@ -397,7 +397,17 @@ static void test_config_scope(void **state)
     assert_int_equal(c.capture, AGENT_CAPTURE_NONE);
     assert_false(c.capture_repeat);
     assert_int_equal(c.capture_max, 1);
-    assert_non_null(strstr(c.warn[2], "NVTX routing"));
+    assert_non_null(strstr(c.warn[2], "nvtx:NAME@DOMAIN is not supported yet"));
+
+    struct kv nv[] = {{"CUPTOP_CAPTURE_RANGE", "nvtx:train step"}, {NULL, NULL}};
+    agent_config_load(&c, kv_get, nv);
+    assert_int_equal(c.nwarn, 0);
+    assert_int_equal(c.capture, AGENT_CAPTURE_NVTX);
+    assert_string_equal(c.capture_name, "train step");
+    struct kv nv0[] = {{"CUPTOP_CAPTURE_RANGE", "nvtx:"}, {NULL, NULL}};
+    agent_config_load(&c, kv_get, nv0);
+    assert_int_equal(c.nwarn, 1);
+    assert_int_equal(c.capture, AGENT_CAPTURE_NONE);
 }
 
 static int collect_kv(const char *key, const char *value, void *arg)

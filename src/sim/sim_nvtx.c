@@ -1,0 +1,240 @@
+/*
+ * sim_nvtx.c - the NVTX side of the simulated CUPTI: cuptiNvtxInitialize2
+ * (what libcupti's InitializeInjectionNvtx2 calls) fills the calling NVTX
+ * instance's function table, through the same export table the real
+ * loader offers (nvtxDetail/nvtxInit.h), with handlers that produce the
+ * MARKER records real CUPTI makes of NVTX calls: START with name and
+ * domain, END with the id only, INSTANTANEOUS for marks; push/pop nest
+ * per thread.  A pop with nothing pushed makes an END of an id never
+ * started (the simulator's model of an unbalanced pop).  Every range is
+ * also appended to the ground truth file $CUPTOPSIM_NVTX_TRUTH, one line
+ * "start|end|mark ID TID TIMESTAMP DOMAIN NAME-as-hex" per record, and
+ * "data ID COLOR PAYLOAD CATEGORY -" per MARKER_DATA record (Ex calls with a
+ * colour, a u64 payload or a category).
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nvtx3/nvToolsExt.h>
+
+#include "sim_int.h"
+
+#define SIM_NVTX_DEPTH 256
+
+/* Names and domains must outlive the record (the client reads them when
+ * the buffer completes): copied once each, kept for the process. */
+static pthread_mutex_t nv_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *nv_strs[1024];
+static size_t nv_nstrs;
+static FILE *nv_truth;
+static bool nv_truth_tried;
+
+static const char *nv_keep(const char *s)
+{
+    if (!s)
+        return NULL;
+    pthread_mutex_lock(&nv_lock);
+    for (size_t i = 0; i < nv_nstrs; i++)
+        if (!strcmp(nv_strs[i], s)) {
+            pthread_mutex_unlock(&nv_lock);
+            return nv_strs[i];
+        }
+    char *c = strdup(s);
+    if (c && nv_nstrs < sizeof nv_strs / sizeof nv_strs[0])
+        nv_strs[nv_nstrs++] = c;
+    pthread_mutex_unlock(&nv_lock);
+    return c;
+}
+
+static void nv_record(const char *what, uint32_t id, uint64_t ts, const char *dom, const char *name)
+{
+    pthread_mutex_lock(&nv_lock);
+    if (!nv_truth_tried) {
+        const char *p = getenv("CUPTOPSIM_NVTX_TRUTH");
+        nv_truth_tried = true;
+        nv_truth = p && *p ? fopen(p, "a") : NULL;
+    }
+    if (nv_truth) {
+        fprintf(nv_truth, "%s %u %u %llu %s ", what, id, sim_thread_self()->tid,
+                (unsigned long long)ts, dom && *dom ? dom : "-");
+        for (const unsigned char *p = (const unsigned char *)(name ? name : ""); *p; p++)
+            fprintf(nv_truth, "%02x", *p);
+        fputs(name && *name ? "\n" : "-\n", nv_truth);
+        fflush(nv_truth);
+    }
+    pthread_mutex_unlock(&nv_lock);
+}
+
+/* The thread's push stack, per domain slot (0: the default domain). */
+#define SIM_NVTX_DOMAINS 8
+static _Thread_local uint32_t nv_stack[SIM_NVTX_DOMAINS][SIM_NVTX_DEPTH];
+static _Thread_local unsigned nv_depth[SIM_NVTX_DOMAINS];
+
+/* A domain handle is a pointer to one of these (never freed). */
+typedef struct sim_nvtx_domain {
+    const char *name;
+    unsigned slot;
+} sim_nvtx_domain;
+static sim_nvtx_domain nv_domains[SIM_NVTX_DOMAINS];
+static unsigned nv_ndomains = 1;
+
+static uint32_t nv_next_id(void)
+{
+    return atomic_fetch_add_explicit(&sim.corr, 1, memory_order_relaxed) + 1;
+}
+
+static uint32_t nv_start(const char *name, const sim_nvtx_domain *d, bool push, uint32_t flags)
+{
+    uint32_t id = nv_next_id();
+    uint64_t ts = sim_now();
+    const char *n = nv_keep(name), *dn = d ? d->name : NULL;
+    if (!sim_produce_marker(flags, id, n, dn, ts))
+        return id;   /* marker off: like CUPTI, nothing recorded */
+    nv_record(flags & CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS ? "mark" : "start", id, ts, dn, n);
+    unsigned s = d ? d->slot : 0;
+    if (push && nv_depth[s] < SIM_NVTX_DEPTH)
+        nv_stack[s][nv_depth[s]] = id;
+    if (push)
+        nv_depth[s]++;
+    return id;
+}
+
+static void nv_end(uint32_t id, const sim_nvtx_domain *d)
+{
+    uint64_t ts = sim_now();
+    if (sim_produce_marker(CUPTI_ACTIVITY_FLAG_MARKER_END, id, NULL, d ? d->name : NULL, ts))
+        nv_record("end", id, ts, d ? d->name : NULL, NULL);
+}
+
+static int nv_pop(const sim_nvtx_domain *d)
+{
+    unsigned s = d ? d->slot : 0;
+    if (nv_depth[s] == 0) {
+        nv_end(nv_next_id(), d);   /* unbalanced: an end of nothing */
+        return -1;
+    }
+    unsigned lvl = --nv_depth[s];
+    if (lvl < SIM_NVTX_DEPTH)
+        nv_end(nv_stack[s][lvl], d);
+    return (int)lvl;
+}
+
+static const char *nv_msg(const nvtxEventAttributes_t *a)
+{
+    return a && a->messageType == NVTX_MESSAGE_TYPE_ASCII ? a->message.ascii : NULL;
+}
+
+/* An Ex call with a colour or payload: its MARKER_DATA record (after the
+ * START, as CUPTI writes them), and a truth line "data ID COLOR PAYLOAD". */
+static void nv_data(uint32_t id, const nvtxEventAttributes_t *a)
+{
+    if (!a)
+        return;
+    bool argb = a->colorType == NVTX_COLOR_ARGB;
+    uint64_t pl = a->payloadType == NVTX_PAYLOAD_TYPE_UNSIGNED_INT64 ? a->payload.ullValue : 0;
+    if (!argb && !pl && !a->category)
+        return;
+    if (!sim_produce_marker_data(id, argb, argb ? a->color : 0, a->category, pl))
+        return;
+    pthread_mutex_lock(&nv_lock);
+    if (nv_truth)
+        fprintf(nv_truth, "data %u %u %llu %u -\n", id, argb ? a->color : 0,
+                (unsigned long long)pl, a->category);
+    pthread_mutex_unlock(&nv_lock);
+}
+
+static int NVTX_API h_push_a(const char *m) { return (int)(nv_start(m, NULL, true, CUPTI_ACTIVITY_FLAG_MARKER_START) ? nv_depth[0] - 1 : 0); }
+static int NVTX_API h_push_ex(const nvtxEventAttributes_t *a)
+{
+    uint32_t id = nv_start(nv_msg(a), NULL, true, CUPTI_ACTIVITY_FLAG_MARKER_START);
+    nv_data(id, a);
+    return (int)nv_depth[0] - 1;
+}
+static int NVTX_API h_pop(void) { return nv_pop(NULL); }
+static nvtxRangeId_t NVTX_API h_start_a(const char *m) { return nv_start(m, NULL, false, CUPTI_ACTIVITY_FLAG_MARKER_START); }
+static nvtxRangeId_t NVTX_API h_start_ex(const nvtxEventAttributes_t *a) { return h_start_a(nv_msg(a)); }
+static void NVTX_API h_end(nvtxRangeId_t id) { nv_end((uint32_t)id, NULL); }
+static void NVTX_API h_mark_a(const char *m) { (void)nv_start(m, NULL, false, CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS); }
+static void NVTX_API h_mark_ex(const nvtxEventAttributes_t *a) { h_mark_a(nv_msg(a)); }
+
+static nvtxDomainHandle_t NVTX_API h_domain_create(const char *name)
+{
+    pthread_mutex_lock(&nv_lock);
+    sim_nvtx_domain *d = NULL;
+    for (unsigned i = 1; i < nv_ndomains; i++)
+        if (!strcmp(nv_domains[i].name, name ? name : ""))
+            d = &nv_domains[i];
+    if (!d && nv_ndomains < SIM_NVTX_DOMAINS) {
+        d = &nv_domains[nv_ndomains];
+        d->slot = nv_ndomains++;
+        d->name = strdup(name ? name : "");
+    }
+    pthread_mutex_unlock(&nv_lock);
+    return (nvtxDomainHandle_t)d;
+}
+
+static int NVTX_API h_dpush(nvtxDomainHandle_t h, const nvtxEventAttributes_t *a)
+{
+    const sim_nvtx_domain *d = (const sim_nvtx_domain *)h;
+    nv_data(nv_start(nv_msg(a), d, true, CUPTI_ACTIVITY_FLAG_MARKER_START), a);
+    return (int)nv_depth[d ? d->slot : 0] - 1;
+}
+static int NVTX_API h_dpop(nvtxDomainHandle_t h) { return nv_pop((const sim_nvtx_domain *)h); }
+static nvtxRangeId_t NVTX_API h_dstart(nvtxDomainHandle_t h, const nvtxEventAttributes_t *a)
+{
+    return nv_start(nv_msg(a), (const sim_nvtx_domain *)h, false, CUPTI_ACTIVITY_FLAG_MARKER_START);
+}
+static void NVTX_API h_dend(nvtxDomainHandle_t h, nvtxRangeId_t id)
+{
+    nv_end((uint32_t)id, (const sim_nvtx_domain *)h);
+}
+static void NVTX_API h_dmark(nvtxDomainHandle_t h, const nvtxEventAttributes_t *a)
+{
+    (void)nv_start(nv_msg(a), (const sim_nvtx_domain *)h, false,
+                   CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS);
+}
+
+#define SET(tab, size, idx, fn)                                                                  \
+    do {                                                                                         \
+        if ((idx) < (size) && (tab)[idx])                                                        \
+            *(tab)[idx] = (NvtxFunctionPointer)(fn);                                             \
+    } while (0)
+
+/* Not in CUPTI's headers: libcupti.so.13 exports it, and its own
+ * InitializeInjectionNvtx2(getExportTable) returns
+ * cuptiNvtxInitialize2(getExportTable) == CUPTI_SUCCESS. */
+SIM_EXPORT CUptiResult cuptiNvtxInitialize2(NvtxGetExportTableFunc_t get);
+SIM_EXPORT CUptiResult cuptiNvtxInitialize2(NvtxGetExportTableFunc_t get)
+{
+    sim_call(SIM_C_NvtxInitialize2);
+    if (!get)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    const NvtxExportTableCallbacks *cb = (const NvtxExportTableCallbacks *)get(NVTX_ETID_CALLBACKS);
+    if (!cb || cb->struct_size < sizeof *cb || !cb->GetModuleFunctionTable)
+        return CUPTI_ERROR_NOT_INITIALIZED;
+    NvtxFunctionTable t = NULL;
+    unsigned n = 0;
+    if (cb->GetModuleFunctionTable(NVTX_CB_MODULE_CORE, &t, &n) && t) {
+        SET(t, n, NVTX_CBID_CORE_MarkEx, h_mark_ex);
+        SET(t, n, NVTX_CBID_CORE_MarkA, h_mark_a);
+        SET(t, n, NVTX_CBID_CORE_RangeStartEx, h_start_ex);
+        SET(t, n, NVTX_CBID_CORE_RangeStartA, h_start_a);
+        SET(t, n, NVTX_CBID_CORE_RangeEnd, h_end);
+        SET(t, n, NVTX_CBID_CORE_RangePushEx, h_push_ex);
+        SET(t, n, NVTX_CBID_CORE_RangePushA, h_push_a);
+        SET(t, n, NVTX_CBID_CORE_RangePop, h_pop);
+    }
+    t = NULL;
+    n = 0;
+    if (cb->GetModuleFunctionTable(NVTX_CB_MODULE_CORE2, &t, &n) && t) {
+        SET(t, n, NVTX_CBID_CORE2_DomainMarkEx, h_dmark);
+        SET(t, n, NVTX_CBID_CORE2_DomainRangeStartEx, h_dstart);
+        SET(t, n, NVTX_CBID_CORE2_DomainRangeEnd, h_dend);
+        SET(t, n, NVTX_CBID_CORE2_DomainRangePushEx, h_dpush);
+        SET(t, n, NVTX_CBID_CORE2_DomainRangePop, h_dpop);
+        SET(t, n, NVTX_CBID_CORE2_DomainCreateA, h_domain_create);
+    }
+    return CUPTI_SUCCESS;
+}

@@ -1,0 +1,220 @@
+#!/bin/sh
+# sim_nvtx.sh - NVTX ranges end to end over the simulated CUPTI: simdrive
+# makes real NVTX calls through the toolkit's nvtx3 loader, which loads the
+# agent from NVTX_INJECTION64_PATH (InitializeInjectionNvtx2); the agent
+# hands the table to the simulator's cuptiNvtxInitialize2 at the attach;
+# the simulator's handlers make MARKER records and an NVTX truth file.
+# Checked: the stored ranges equal the truth exactly (names, domains,
+# counts, threads, start/end, durations, nesting depth), ranges left open
+# at the exit and at kill -9, unbalanced pops (counted, and in a note),
+# `cuptop ranges --json` percentiles against a reference computed here,
+# hostile names safe in the text and JSON outputs, the best-effort
+# NVTX_INJECTION64_PATH of an agent loaded by hand, and the "marker on but
+# nothing routed" note.  Exits 77 without the simulator.
+SIM_LIB_NAME=nvtx
+. "${top_srcdir:?}/tests/agent/sim_lib.sh"
+export CUPTOP_KINDS=kernel,runtime,marker
+# hostile names: a quote and backslash, a newline, an escape sequence, invalid UTF-8
+HOSTILE=7122275c0a6e6c1b5b326a78ff
+SEQ=ctx,push:outer,push:inner,pop,pop,cpush:coloured:ff00ff00:42,pop,dpush:io:load,dpop:io,pop,nvtx:3:5,rstart:async,rend,nmark:here,xpush:$HOSTILE,pop,push:leftopen
+
+run() { # NAME EXIT ROUTE SEQ
+    d=$tmp/$1
+    mkdir -p "$d"
+    env CUPTOP_STORE="$d/store" CUPTOPSIM_NVTX_TRUTH="$d/nvtx" ${3:+NVTX_INJECTION64_PATH=$agent} \
+        timeout 120 "$drive" "$sim" "$agent" "$d/truth" "seq:$4" "$2" >"$d/out" 2>"$d/err"
+    id=$("$ctl" sessions "$d/store" | head -1)
+    "$b/cuptop" ranges --store "$d/store" --json --slowest 1000 "$id" >"$d/ranges.json" 2>"$d/ranges.err" ||
+        { echo "FAIL $1: cuptop ranges failed"; cat "$d/ranges.err"; fail=1; }
+    "$b/cuptop" ranges --store "$d/store" "$id" >"$d/ranges.txt" 2>&1
+    "$b/cuptop" sessions --store "$d/store" --json >"$d/sessions.json"
+}
+
+compare() { # NAME WANT_OPEN WANT_UNBALANCED
+    if python3 - "$tmp/$1/nvtx" "$tmp/$1/ranges.json" "$2" "$3" >"$tmp/$1/cmp" 2>&1 <<'PY'
+import json, sys, math
+truth, got = sys.argv[1], json.load(open(sys.argv[2]))
+want_open, want_unbal = int(sys.argv[3]), int(sys.argv[4])
+starts, ends, marks, order, datas = {}, {}, {}, [], {}
+for line in open(truth):
+    if line.startswith("data "):
+        _, i, color, payload, cat, _ = line.split()
+        datas[int(i)] = (int(color), int(payload))
+        continue
+    what, i, tid, ts, dom, name = line.split()
+    i, tid, ts = int(i), int(tid), int(ts)
+    dom = "" if dom == "-" else dom
+    name = b"" if name == "-" else bytes.fromhex(name)
+    if what == "start": starts[i] = (tid, ts, dom, name); order.append(i)
+    elif what == "mark": marks[i] = (tid, ts, dom, name)
+    else: ends[i] = ts
+# nesting depth: open ranges on the thread (every domain) at the start
+depth, stack = {}, {}
+events = sorted([(starts[i][1], 0, i) for i in starts] + [(ends[i], 1, i) for i in ends if i in starts])
+for ts, kind, i in events:
+    tid = starts[i][0]
+    st = stack.setdefault(tid, [])
+    if kind == 0: depth[i] = len(st); st.append(i)
+    elif i in st: st.remove(i)
+unbal = sum(1 for i in ends if i not in starts)
+# the JSON writer shows an invalid byte as U+FFFD, as "replace" decodes it
+def key(n, d): return (n.decode("utf-8", "replace"), d)
+exp = {}
+for i, (tid, ts, dom, name) in starts.items():
+    e = exp.setdefault(key(name, dom), {"closed": {}, "open": 0, "points": 0})
+    if i in ends: e["closed"][i] = (tid, ts, ends[i], ends[i] - ts, depth[i])
+    else: e["open"] += 1
+for i, (tid, ts, dom, name) in marks.items():
+    exp.setdefault(key(name, dom), {"closed": {}, "open": 0, "points": 0})["points"] += 1
+bad = 0
+def fail(msg):
+    global bad; bad = 1; print("FAIL", msg)
+def nearest(v, q):
+    return v[max(0, math.ceil(q * len(v)) - 1)] if v else 0
+names = {(n["name"], n["domain"]): n for n in got["names"]}
+for k, e in exp.items():
+    g = names.get(k)
+    if g is None: fail("range %r@%r not stored" % k); continue
+    closed = e["closed"]
+    if g["count"] != len(closed): fail("%r: count %d, want %d" % (k, g["count"], len(closed)))
+    if g["open"] != e["open"]: fail("%r: open %d, want %d" % (k, g["open"], e["open"]))
+    if g["points"] != e["points"]: fail("%r: points %d, want %d" % (k, g["points"], e["points"]))
+    durs = sorted(v[3] for v in closed.values())
+    for q, f in ((0.5, "p50_ns"), (0.9, "p90_ns"), (0.99, "p99_ns"), (1.0, "max_ns")):
+        if g[f] != nearest(durs, q): fail("%r: %s %d, want %d" % (k, f, g[f], nearest(durs, q)))
+    if g["total_ns"] != sum(durs): fail("%r: total %d, want %d" % (k, g["total_ns"], sum(durs)))
+    if len(g["slowest"]) != len(closed): fail("%r: %d instances listed" % (k, len(g["slowest"])))
+    prev = None
+    for s in g["slowest"]:
+        w = closed.get(s["id"])
+        if w is None: fail("%r: instance %d not in the truth" % (k, s["id"])); continue
+        got_i = (s["tid"], s["start_ns"], s["end_ns"], s["duration_ns"], s["depth"])
+        if got_i != w: fail("%r id %d: %r, want %r" % (k, s["id"], got_i, w))
+        wd = datas.get(s["id"])
+        gd = (s["color"], s["payload"]) if "color" in s else None
+        if wd != gd: fail("%r id %d: colour/payload %r, want %r" % (k, s["id"], gd, wd))
+        if prev is not None and s["duration_ns"] > prev: fail("%r: slowest not sorted" % (k,))
+        prev = s["duration_ns"]
+if len(names) != len(exp): fail("%d names stored, want %d" % (len(names), len(exp)))
+if got["open"] != want_open or sum(e["open"] for e in exp.values()) != want_open:
+    fail("open %d (truth %d), want %d" % (got["open"], sum(e["open"] for e in exp.values()), want_open))
+if got["unbalanced"] != unbal or unbal != want_unbal:
+    fail("unbalanced %d (truth %d), want %d" % (got["unbalanced"], unbal, want_unbal))
+print("ranges %d names, %d closed, %d with colour/payload" % (len(exp), sum(len(e["closed"]) for e in exp.values()), len(datas)))
+sys.exit(bad)
+PY
+    then echo "ok   $1: stored ranges equal the NVTX truth ($(tail -1 "$tmp/$1/cmp"))"
+    else echo "FAIL $1:"; cat "$tmp/$1/cmp"; fail=1; fi
+}
+
+# 1. routed by NVTX_INJECTION64_PATH, exit by return: one range left open
+#    (leftopen), one unbalanced pop (the pop after "inner"/"outer" pairs)
+run return return 1 "$SEQ"
+compare return 1 1
+check "return: step count" "$(python3 -c 'import json,sys; print([n["count"] for n in json.load(open(sys.argv[1]))["names"] if n["name"]=="step"][0])' "$tmp/return/ranges.json")" 15
+grep -q 'NVTX range end(s) (pop or end) matched no open range' "$tmp/return/sessions.json" &&
+    echo "ok   return: the unbalanced pop is in a note" ||
+    { echo "FAIL return: no note about the unbalanced pop"; fail=1; }
+# hostile names: no raw escape, no raw control byte in the text output
+if LC_ALL=C grep -q "$(printf '\033')" "$tmp/return/ranges.txt" ||
+    [ "$(grep -c 'leftopen' "$tmp/return/ranges.txt")" != 1 ]; then
+    echo "FAIL return: a hostile name reached the text output raw"; fail=1
+else
+    echo "ok   return: hostile names escaped in the text output"
+fi
+# the name as the text output shows it: each byte escaped, reversibly
+printf '%s\n' 'q"'"'"'\\\nnl\x1b[2jx\xff' >"$tmp/hostile.want"
+grep -qF -f "$tmp/hostile.want" "$tmp/return/ranges.txt" &&
+    echo "ok   return: the hostile name is shown escaped, reversibly" ||
+    { echo "FAIL return: the hostile name is not shown as expected"; grep '^q' "$tmp/return/ranges.txt"; fail=1; }
+
+# export --range step --slowest: exactly that instance's window, the range
+# in the metadata, the NVTX ranges drawn as nested slices (category nvtx)
+d=$tmp/return
+"$b/cuptop" export --store "$d/store" "$id" --range step --slowest --format chrome -o "$d/slow.json" \
+    2>"$d/export.err" || { echo "FAIL export --range step --slowest"; cat "$d/export.err"; fail=1; }
+if python3 - "$d/ranges.json" "$d/slow.json" >"$d/slow.check" 2>&1 <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1])); t = json.load(open(sys.argv[2]))
+step = [n for n in r["names"] if n["name"] == "step"][0]["slowest"][0]
+od = t["otherData"]
+assert od["window"] == {"from_ns": step["start_ns"], "to_ns": step["end_ns"]}, (od["window"], step)
+assert od["range"]["name"] == "step" and od["range"]["id"] == step["id"], od["range"]
+nv = [e for e in t["traceEvents"] if e.get("cat") == "nvtx"]
+# the slowest step whole; steps of other threads overlapping it, clipped to it
+steps = [e for e in nv if e["name"] == "step" and e["args"]["id"] == step["id"]]
+assert len(steps) == 1, steps
+s0 = steps[0]
+assert abs(s0["dur"] - step["duration_ns"] / 1000) < 0.002, (s0, step)
+for e in nv:
+    assert e["ts"] >= s0["ts"] - 0.002 and e["ts"] + e.get("dur", 0) <= s0["ts"] + s0["dur"] + 0.002, e
+inner = [e for e in nv if e["tid"] == s0["tid"] and e["name"] in ("forward", "backward")]
+assert len(inner) == 2, inner
+for e in inner:   # nested: inside the step, one level deeper
+    assert e["ts"] >= s0["ts"] and e["ts"] + e["dur"] <= s0["ts"] + s0["dur"] + 0.002, (e, s0)
+    assert e["args"]["depth"] == s0["args"]["depth"] + 1
+print("window", od["window"], "nvtx slices", len(nv))
+PY
+then echo "ok   export --range step --slowest: exactly its window, ranges nested ($(cat "$d/slow.check"))"
+else echo "FAIL export --range step --slowest:"; cat "$d/slow.check"; fail=1; fi
+"$b/cuptop" export --store "$d/store" "$id" --range step --all --format jsonl -o "$d/steps/" 2>"$d/all.err"
+check "export --range step --all: one file per instance" "$(ls "$d/steps" | grep -c '^step-[0-9]*\.jsonl$')" 15
+check "export --range step --nth 3: the third in time" \
+    "$(head -1 "$d/steps/step-3.jsonl" | python3 -c 'import json,sys; print(json.load(sys.stdin)["range"]["nth"])')" 3
+hostile=$(printf '\161\042\047\134\012nl\033[2jx\377')
+"$b/cuptop" export --store "$d/store" "$id" --range "$hostile" --all --format chrome -o "$d/hostile/" 2>"$d/h.err"
+check "export of a hostile range name: a safe file name" "$(ls "$d/hostile")" "q____nl__2jx_-1.chrome"
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$d/hostile/q____nl__2jx_-1.chrome" &&
+    echo "ok   export of a hostile range name: valid JSON" || { echo "FAIL hostile export JSON"; fail=1; }
+"$b/cuptop" export --store "$d/store" "$id" --range nosuch --slowest --format chrome -o "$d/x.json" 2>"$d/e3"
+check "export --range of an unknown name exits" "$?" 2
+"$b/cuptop" export --store "$d/store" "$id" --range step --format chrome -o "$d/x.json" 2>"$d/e4"
+check "export --range without an instance choice exits" "$?" 2
+
+# 2. kill -9 with two ranges open: stored as open, the store consistent
+run kill kill 1 "ctx,push:outer,push:inner,pop,nvtx:2:3,push:open1,push:open2,sleep:1500"
+compare kill 3 0
+
+# 3. the agent loaded by hand (CUDA_INJECTION64_PATH only): it sets
+#    NVTX_INJECTION64_PATH when it loads, so NVTX calls made later are routed
+run byhand return "" "ctx,push:late,pop,nvtx:1:2"
+compare byhand 0 0
+
+# 4. marker on, NVTX never called: the note says what to set
+run silent return "" "ctx,sleep:100"
+grep -q 'marker kind on, but no NVTX call reached CUPTI: set NVTX_INJECTION64_PATH' "$tmp/silent/sessions.json" &&
+    echo "ok   silent: the 'nothing routed' note is in the session" ||
+    { echo "FAIL silent: no note about NVTX routing"; fail=1; }
+
+# 5. capture range nvtx:step (CUPTOP_CAPTURE_RANGE): dormant (no CUPTI
+#    call) until the first "step" is pushed, then exactly the work inside
+#    it is stored; the range itself and the ranges nested in it are stored,
+#    "other" (outside) is not.  End modes stop and repeat.
+CAP=ctx,emit:500,push:other,pop,mark:before,push:step,emit:1000,push:inner,pop,pop,sleep:700,emit:300,push:step,emit:200,pop,emit:100
+capture() { # NAME END WANT_KERNELS WANT_STEPS
+    CUPTOP_CAPTURE_RANGE=nvtx:step CUPTOP_CAPTURE_RANGE_END=$2 CUPTOP_KINDS=kernel,memcpy,marker \
+        run "$1" return 1 "$CAP"
+    d=$tmp/$1
+    "$ctl" dump "$d/store" >"$d/dump"
+    if python3 "$s/tests/agent/check_truth.py" "$d/dump" "$d/truth" --exit return >"$d/check"
+    then echo "ok   $1: every record accounted for against the truth"
+    else echo "FAIL $1 accounting:"; grep FAIL "$d/check"; fail=1; fi
+    check "$1: kernel records on device 0" "$(val "$d/dump" records.kernel.0)" "$3"
+    counts=$(python3 -c 'import json,sys; n={x["name"]:x["count"] for x in json.load(open(sys.argv[1]))["names"]}; print(n.get("step",0), n.get("inner",0), n.get("other",0))' "$d/ranges.json")
+    check "$1: ranges step, inner, other stored" "$counts" "$4 1 0"
+    first=$(val "$d/truth" call.cuptiActivityRegisterCallbacks | cut -d' ' -f2)
+    check "$1: no CUPTI activity call before the range" \
+        "$([ "${first:-0}" -gt "$(cat "$d/before")" ] && echo yes)" yes
+    check "$1: libcupti not loaded before it (no cuptiGetVersion before)" \
+        "$(f=$(val "$d/truth" call.cuptiGetVersion | cut -d' ' -f2); [ "${f:-0}" -gt "$(cat "$d/before")" ] && echo yes)" yes
+}
+capture cap_stop stop 1000 1
+capture cap_repeat repeat 1200 2
+
+# usage errors: exit 2, one line
+"$b/cuptop" ranges --store "$tmp/return/store" >/dev/null 2>"$tmp/e1"; rc=$?
+check "ranges without a session exits" "$rc" 2
+"$b/cuptop" ranges --store "$tmp/return/store" --slowest x "$id" >/dev/null 2>"$tmp/e2"; rc=$?
+check "ranges --slowest x exits" "$rc" 2
+check "ranges --slowest x says it in one line" "$(wc -l <"$tmp/e2" | tr -d ' ')" 1
+exit $fail
