@@ -311,8 +311,8 @@ void tui_dash_ranges_band(tui *t, WINDOW *w, int y, const tui_axis *a, int ppc, 
         uint8_t k = (uint8_t)(cells[c] & ~TUI_LANE_SEL);
         if (k == TUI_LANE_NONE)
             continue;
-        attr_t at = cells[c] & TUI_LANE_SEL ? tui_color_attr(TUI_C_CURSOR) | A_REVERSE
-                                            : tui_color_attr(TUI_C_MARK);
+        attr_t at = cells[c] & TUI_LANE_SEL ? tui_color_attr(TUI_C_CURSOR) | A_BOLD
+                                            : tui_color_attr(TUI_C_SERIES1);
         int x = x0 + lead + c;
         if (t->ascii) {
             chtype ch = k == TUI_LANE_RANGE ? '=' : k == TUI_LANE_OPEN ? '~' : '*';
