@@ -263,7 +263,8 @@ void tui_dash_ranges_info(tui *t, WINDOW *w)
     tui_format_ns((double)e->p50_ns, p50, sizeof p50);
     tui_format_ns((double)e->p90_ns, p90, sizeof p90);
     tui_format_ns((double)e->max_ns, mx, sizeof mx);
-    snprintf(item, sizeof item, " %llu ranges", (unsigned long long)e->count);
+    snprintf(item, sizeof item, " %llu range%s", (unsigned long long)e->count,
+             e->count == 1 ? "" : "s");
     x = tui_draw_text(w, 0, x, 0, item);
     if (e->open) {
         snprintf(item, sizeof item, " +%llu open", (unsigned long long)e->open);
