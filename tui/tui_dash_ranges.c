@@ -178,6 +178,7 @@ static void jump(tui *t, int how)
     }
     const model_range_inst *in = &r->m->inst[i];
     tui_dash_goto(t, in->start_ns / NS);
+    r->sel_at = t->dv.cursor;   /* clamped to the history: step on from here */
     char at[24], dur[16], rank[48] = "";
     clock_ms(in->start_ns, at, sizeof at);
     if (model_range_closed(in))

@@ -163,6 +163,7 @@ typedef struct tui_ranges {
     long k;                      /* its index in m->names, -1: none       */
     long sel;                    /* selected instance (m->inst), -1: none */
     uint32_t sel_id;             /* its marker id                         */
+    uint64_t sel_at;             /* the cursor second it was selected at  */
     long slow_rank;              /* sel's rank slowest first, -1: not by s */
     size_t *open;                /* open instances of the chosen name     */
     size_t nopen;
@@ -184,8 +185,9 @@ bool tui_ranges_stale(const tui_ranges *r, bool live, uint64_t rows, uint64_t no
 /** Choose names[k] (-1: none); the selection is cleared. */
 int tui_ranges_choose(tui_ranges *r, long k);
 /** Select the next / previous instance of the chosen name from the cursor
- *  second (or from the selection while the cursor is in its second), or
- *  the slowest (again: the next slowest).  @return the inst index or -1. */
+ *  second (or from the selection while the cursor is still at sel_at: its
+ *  start second, or where the caller clamped the cursor to), or the
+ *  slowest (again: the next slowest).  @return the inst index or -1. */
 long tui_ranges_jump(tui_ranges *r, int how, uint64_t cursor_s);
 /** 1-based time-order number of instance inst of the chosen name (as in
  *  `cuptop export --range NAME --nth N`); 0 when not one of them. */

@@ -167,10 +167,11 @@ long tui_ranges_jump(tui_ranges *r, int how, uint64_t cursor_s)
         i = (long)e->by_dur[rank];
     } else {
         /* From the selection while the cursor is still in its second: the
-         * neighbour in time order (also among equal starts); else from the
+         * neighbour in time order (also among equal starts; sel_at: where
+         * the cursor went, its start second unless clamped); else from the
          * cursor: next = the first instance that starts in the cursor's
          * second or later, previous = the last one that starts before it. */
-        if (r->sel >= 0 && r->m->inst[r->sel].start_ns / NS == cursor_s) {
+        if (r->sel >= 0 && r->sel_at == cursor_s) {
             size_t n = tui_ranges_nth(r, r->sel);
             i = model_ranges_nth(r->m, (size_t)r->k, how > 0 ? n + 1 : n - 1);
         } else {
@@ -183,6 +184,7 @@ long tui_ranges_jump(tui_ranges *r, int how, uint64_t cursor_s)
     if (i >= 0) {
         r->sel = i;
         r->sel_id = r->m->inst[i].id;
+        r->sel_at = r->m->inst[i].start_ns / NS;
     }
     return i;
 }

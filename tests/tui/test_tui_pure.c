@@ -539,6 +539,13 @@ static void test_ranges_step(void **state)
     assert_true(tui_ranges_jump(&r, TUI_RANGE_PREV, RBASE + 50) >= 0);
     assert_int_equal(sel_id(&r), 15);
     assert_int_equal(tui_ranges_window(&r, 0, &from, &to), EINVAL);
+    /* the cursor could not reach the selection (clamped to the history's
+     * last second): stepping goes on from the selection, not the cursor */
+    assert_true(tui_ranges_jump(&r, TUI_RANGE_PREV, RBASE + 41) >= 0);
+    assert_int_equal(sel_id(&r), 13);
+    r.sel_at = RBASE + 30;
+    assert_true(tui_ranges_jump(&r, TUI_RANGE_NEXT, RBASE + 30) >= 0);
+    assert_int_equal(sel_id(&r), 15);
     /* the other domain's "step" is its own name: one instance */
     assert_int_equal(tui_ranges_choose(&r, torch), 0);
     assert_true(tui_ranges_jump(&r, TUI_RANGE_NEXT, RBASE) >= 0);
