@@ -391,7 +391,25 @@ struct live_state {
     uint64_t applied, epoch_start_ns;
 };
 
-static int live_second(cupstore_env *env, unsigned t, struct live_state *ls)
+/* Live ranges: one "step" of 200 ms per second, ending just before now. */
+static int live_range(cupstore_txn *txn, unsigned t, uint64_t now)
+{
+    size_t len;
+    const char *name = fill_range_name(101, &len);
+    int rc = t == 0 ? cupstore_name_put(txn, 101, name, len) : 0;
+    cupstore_range r;
+    memset(&r, 0, sizeof r);
+    r.id = 5000 + t;
+    r.name_id = 101;
+    r.flags = CUPSTORE_RANGE_START | CUPSTORE_RANGE_END;
+    r.pid = 4242;
+    r.tid = 4243;
+    r.start_ns = now - 300 * MS;
+    r.end_ns = now - 100 * MS;
+    return rc ? rc : cupstore_range_put(txn, &r);
+}
+
+static int live_second(cupstore_env *env, unsigned t, struct live_state *ls, bool ranges)
 {
     cupstore_txn *txn;
     int rc = cupstore_txn_begin(env, true, &txn);
@@ -437,6 +455,8 @@ static int live_second(cupstore_env *env, unsigned t, struct live_state *ls)
         rc = cupstore_health_put(txn, &h);
         rc = rc ? rc : put_losses(txn, &h);
         rc = rc ? rc : put_records(txn, sec, 4);
+        if (rc == 0 && ranges)
+            rc = live_range(txn, t, now);
     }
     if (rc) {
         cupstore_txn_abort(txn);
@@ -453,7 +473,8 @@ static int last_epoch_cb(const cupstore_epoch *e, void *arg)
     return 0;
 }
 
-int fill_live(const char *dir, const char *id, unsigned duration, volatile int *stop)
+int fill_live(const char *dir, const char *id, unsigned duration, bool ranges,
+              volatile int *stop)
 {
     cupstore_env *env;
     int rc = cupstore_session_open(&env, dir, id, 0);
@@ -472,7 +493,7 @@ int fill_live(const char *dir, const char *id, unsigned duration, volatile int *
         cupstore_txn_abort(txn);
     }
     for (unsigned t = 0; !*stop && (duration == 0 || t < duration); t++) {
-        rc = live_second(env, t, &ls);
+        rc = live_second(env, t, &ls, ranges);
         if (rc && rc != EAGAIN)
             break;
         rc = 0;

@@ -53,7 +53,9 @@ const char *fill_range_name(uint32_t name_id, size_t *len);
 
 /** Live mode for a FILL_RUNNING session: one health row per second, with
  *  drops while the kernel kind is on; acknowledges control requests like
- *  the agent (new epoch).  Runs until *stop or `duration` seconds. */
-int fill_live(const char *dir, const char *id, unsigned duration, volatile int *stop);
+ *  the agent (new epoch); with ranges, one 200 ms "step" range a second.
+ *  Runs until *stop or `duration` seconds. */
+int fill_live(const char *dir, const char *id, unsigned duration, bool ranges,
+              volatile int *stop);
 
 #endif /* CUPTOP_FILL_LIB_H */

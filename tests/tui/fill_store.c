@@ -12,7 +12,8 @@
  * --no-cupti adds one more session whose CUPTI failed to start.
  * --ranges gives the complete session NVTX ranges (fill_range_row) and
  * prints each as "range ID NAME START_NS END_NS" (NAME: "-" when it is not
- * printable; END_NS 0: open) after the complete session's line. */
+ * printable; END_NS 0: open) after the complete session's line; with
+ * --live, the running session gets one 200 ms "step" range a second. */
 #include "config.h"
 
 #include <signal.h>
@@ -161,7 +162,7 @@ int main(int argc, char **argv)
         sa.sa_handler = on_term;
         sigaction(SIGTERM, &sa, NULL);
         sigaction(SIGINT, &sa, NULL);
-        rc = fill_live(dir, running_id, live, &fill_signals.stop);
+        rc = fill_live(dir, running_id, live, ranges, &fill_signals.stop);
         if (rc)
             fprintf(stderr, "tui-fill-store: live: %s\n", cupstore_strerror(rc));
     }

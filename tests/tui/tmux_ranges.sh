@@ -4,9 +4,9 @@
 # the name (hostile names shown sanitised), s jumps to the slowest, n / N
 # step in time, each checked against the truth's start times; w makes a
 # mark of the slowest whose stored window (cuptop export --mark) is that
-# range's exactly, e exports it; the help names the keys; a session without
-# ranges (and one of schema 1, without the table) says so and nothing
-# breaks.
+# range's exactly, e exports it; the help names the keys; a live session's
+# new ranges appear; a session without ranges (and one of schema 1, without
+# the table) says so and nothing breaks.
 set -u
 . "${top_srcdir:-.}/tests/tui/tui_lib.sh"
 
@@ -53,6 +53,13 @@ first=$(tui_screen | grep -oE ' (phase|step) ' | head -1)
 tui_keys Down Enter
 tui_wait "nvtx step: $nclosed ranges +1 open" "the lane's line for step"
 tui_check_layout "with the lane"
+# 80x24 keeps all six panels with the lane
+tui_resize 80 24
+tui_wait "store commit" "six panels and the lane at 80x24"
+tui_wait "nvtx step:"
+tui_check_layout "80x24 with the lane"
+tui_resize 100 30
+tui_wait "nvtx step:"
 
 # s: the slowest, with its number and start time (cursor moved there).
 tui_keys s
@@ -132,6 +139,28 @@ for k in r n N s w; do
 done
 tui_screen | grep -q "nvtx" && fail "a lane without ranges"
 tui_wait "drops"
+tui_keys q
+st=$(tui_wait_exit)
+[ "$st" = 0 ] || fail "q should exit 0, got $st"
+
+# A live session: its ranges are read again as they arrive (one a second
+# from the writer), not only once.
+"$fill" --store "$TUI_TMP/live" --seconds 60 --sessions 1 --live 0 --ranges \
+    > "$TUI_TMP/live.ids" &
+TUI_PIDS="$TUI_PIDS $!"
+tui_wait_until grep -q running "$TUI_TMP/live.ids"
+live=$(awk '$1 == "running" {print $2}' "$TUI_TMP/live.ids")
+tui_start env TZ=UTC "$cuptop" --store "$TUI_TMP/live" --session "$live"
+tui_wait "drops" "dashboard of the live session"
+sleep 2
+tui_keys r
+tui_wait "NVTX ranges (1)" "the live session's range chooser"
+tui_keys Enter
+tui_wait_re "nvtx step: [0-9]+ range" "the live lane"
+count() { tui_screen | sed -n 's/.*nvtx step: \([0-9]*\) range.*/\1/p' | head -1; }
+n0=$(count)
+more() { [ "$(count)" -ge $((n0 + 2)) ]; }
+tui_wait_until more
 tui_keys q
 st=$(tui_wait_exit)
 [ "$st" = 0 ] || fail "q should exit 0, got $st"
