@@ -146,6 +146,7 @@ typedef struct tui_dash_layout {
     tui_rect counters;   /* loss-class counters and control state          */
     tui_rect panels[TUI_DASH_PANELS];  /* h = 0: not shown at this size     */
     int npanels;         /* panels shown                                    */
+    tui_rect lane;       /* NVTX ranges above the axis (h = 0: none)        */
     tui_rect axis;       /* time axis                                      */
     tui_rect status;     /* prompts, progress                              */
     tui_rect footer;     /* key bar                                        */
@@ -157,6 +158,10 @@ typedef struct tui_dash_layout {
  *  most important).  Returns false if the screen is too small to show
  *  anything useful (< 40x10). */
 bool tui_layout_dash(int rows, int cols, int banner_rows, tui_dash_layout *l);
+/** The same with lane_rows rows for the NVTX range lane just above the
+ *  time axis (taken from the panels). */
+bool tui_layout_dash_lane(int rows, int cols, int banner_rows, int lane_rows,
+                          tui_dash_layout *l);
 
 /* ---- Text --------------------------------------------------------------- */
 /* Text from the trace goes through model_sanitize (src/model/model.h), the

@@ -673,6 +673,7 @@ static void dash_destroy(tui *t)
     tui_window_free(&v->win_banner);
     tui_window_free(&v->win_counters);
     tui_window_free(&v->win_axis);
+    tui_window_free(&v->win_lane);
     tui_window_free(&v->win_status);
     tui_window_free(&v->win_foot);
 }
@@ -681,13 +682,15 @@ static void dash_layout(tui *t)
 {
     tui_dash_view *v = &t->dv;
     dash_destroy(t);
-    v->too_small = !tui_layout_dash(LINES, COLS, tui_banner_rows(t, COLS), &v->lay);
+    v->too_small = !tui_layout_dash_lane(LINES, COLS, tui_banner_rows(t, COLS),
+                                         tui_dash_ranges_rows(t), &v->lay);
     if (v->too_small)
         return;
     v->win_header = tui_window(NULL, v->lay.header);
     v->win_banner = tui_window(NULL, v->lay.banner);
     v->win_counters = tui_window(NULL, v->lay.counters);
     v->win_axis = tui_window(NULL, v->lay.axis);
+    v->win_lane = tui_window(NULL, v->lay.lane);
     v->win_status = tui_window(NULL, v->lay.status);
     v->win_foot = tui_window(NULL, v->lay.footer);
     for (int i = 0; i < v->lay.npanels; i++) {
@@ -711,7 +714,8 @@ static int dash_sample(tui *t)
     cupstore_env *env = tui_store_env(&t->store, (size_t)t->cur, false, &err);
     if (!env)
         return err;
-    return tui_hist_sample(&t->hist, env);
+    int rc = tui_hist_sample(&t->hist, env);
+    return rc ? rc : tui_dash_ranges_sample(t, env);
 }
 
 /* Points shown: the narrowest plot decides so that all panels align. */
@@ -770,6 +774,10 @@ static void dash_draw(tui *t)
     f.v = malloc(f.scratch * f.axis.points * sizeof *f.v);
     f.valid = malloc(f.scratch * f.axis.points * sizeof *f.valid);
     werase(v->win_axis);
+    if (v->win_lane) {
+        werase(v->win_lane);
+        tui_dash_ranges_info(t, v->win_lane);
+    }
     for (int i = 0; i < v->lay.npanels && f.v && f.valid; i++) {
         werase(v->win_panel[i]);
         if (v->win_plot[i])
@@ -779,15 +787,22 @@ static void dash_draw(tui *t)
             f.tmp_plot = NULL;
         }
         wnoutrefresh(v->win_panel[i]);
-        if (v->lay.panels[i].y == v->lay.panels[0].y)   /* first row: one axis per column */
-            draw_axis(t, v->win_axis, &f, v->lay.panels[i].x, v->lay.panels[i].w - 1);
+        if (v->lay.panels[i].y != v->lay.panels[0].y)   /* first row: one axis per column */
+            continue;
+        draw_axis(t, v->win_axis, &f, v->lay.panels[i].x, v->lay.panels[i].w - 1);
+        if (v->win_lane)   /* the lane's last row, aligned with the axis */
+            tui_dash_ranges_band(t, v->win_lane, getmaxy(v->win_lane) - 1, &f.axis, f.ppc,
+                                 v->lay.panels[i].x, v->lay.panels[i].w - 1);
     }
     free(f.v);
     free(f.valid);
     wnoutrefresh(v->win_axis);
+    if (v->win_lane)
+        wnoutrefresh(v->win_lane);
     tui_draw_status(t, v->win_status);
     static const char *const keys[] = {"F1", "Help ", "<- ->", "Time ", "+-", "Zoom ",
-                                       "m/M", "Mark ", "e", "Export ", "k", "Kinds ",
+                                       "m/M", "Mark ", "e", "Export ", "r", "Ranges ",
+                                       "k", "Kinds ",
                                        "Esc", "Back ", "F10", "Quit "};
     tui_draw_footer(v->win_foot, keys, sizeof keys / sizeof keys[0]);
 }
@@ -828,6 +843,27 @@ static void dash_scroll(tui *t, long delta_points, bool move_cursor)
     v->cursor_live = v->follow && cur >= newest;
     v->last = last;
     v->cursor = cur;
+}
+
+void tui_dash_goto(tui *t, uint64_t s)
+{
+    tui_dash_view *v = &t->dv;
+    uint64_t newest = dash_newest(t);
+    uint64_t oldest = t->hist.len ? t->hist.base : newest;
+    if (s < oldest)
+        s = oldest;
+    if (s > newest)
+        s = newest;
+    tui_axis a = dash_axis(t);
+    uint64_t view_last = a.first + a.points * a.span - 1, last = view_last;
+    if (s < a.first || s > view_last)   /* out of view: centre it */
+        last = s + a.points * a.span / 2;
+    if (last >= newest)
+        last = newest;
+    v->follow = last >= newest;
+    v->cursor_live = false;
+    v->last = last;
+    v->cursor = s;
 }
 
 static void dash_mark_end(tui *t)
@@ -915,6 +951,12 @@ static bool dash_on_key(tui *t, int key)
     case 'e':
         tui_export(t, v->sel_mark[0] ? v->sel_mark : NULL);
         return true;
+    case 'r':
+    case 'n':
+    case 'N':
+    case 's':
+    case 'w':
+        return tui_dash_ranges_key(t, key);
     case 'k':
     case KEY_F(2):
         tui_set_screen(t, TUI_SCR_KINDS);

@@ -153,9 +153,13 @@ bool tui_confirm(tui *t, const char *question)
 
 int tui_choose(tui *t, const char *title, const char *const *items, int n)
 {
-    int sel = 0, result = -1;
+    int sel = 0, top = 0, result = -1;
+    int wide = 0;   /* as wide as the longest item, 40 to the screen's width */
+    for (int i = 0; i < n; i++)
+        if ((int)strlen(items[i]) > wide)
+            wide = (int)strlen(items[i]);
     for (;;) {
-        int h = n + 4, w = 40;
+        int h = n + 4, w = wide + 6 > 40 ? wide + 6 : 40;
         if (w > COLS)
             w = COLS;
         if (h > LINES)
@@ -167,10 +171,16 @@ int tui_choose(tui *t, const char *title, const char *const *items, int n)
         werase(win);
         box(win, 0, 0);
         mvwaddnstr(win, 0, 2, title, w - 4);
-        for (int i = 0; i < n && i + 2 < h - 1; i++) {
+        /* More items than rows: the list scrolls with the selection. */
+        int rows = h - 3 > 1 ? h - 3 : 1;
+        if (sel < top)
+            top = sel;
+        if (sel >= top + rows)
+            top = sel - rows + 1;
+        for (int i = top; i < n && i - top + 2 < h - 1; i++) {
             if (i == sel)
                 wattron(win, A_REVERSE);
-            mvwprintw(win, i + 2, 2, " %-*.*s", w - 6, w - 6, items[i]);
+            mvwprintw(win, i - top + 2, 2, " %-*.*s", w - 6, w - 6, items[i]);
             if (i == sel)
                 wattroff(win, A_REVERSE);
         }
@@ -185,6 +195,10 @@ int tui_choose(tui *t, const char *title, const char *const *items, int n)
             sel--;
         else if (ch == KEY_DOWN && sel + 1 < n)
             sel++;
+        else if (ch == KEY_PPAGE || ch == KEY_HOME)
+            sel = ch == KEY_HOME || sel < h - 4 ? 0 : sel - (h - 4);
+        else if (ch == KEY_NPAGE || ch == KEY_END)
+            sel = ch == KEY_END || sel + (h - 4) >= n ? n - 1 : sel + (h - 4);
         else if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
             result = sel;
             break;
@@ -233,15 +247,20 @@ static int mark_fn(cupstore_txn *txn, void *arg)
     return cupstore_mark_put(txn, arg);
 }
 
-int tui_mark_put(tui *t, const char *name, uint64_t from_s, uint64_t to_s)
+int tui_mark_put_ns(tui *t, const char *name, uint64_t from_ns, uint64_t to_ns)
 {
     cupstore_mark m;
     memset(&m, 0, sizeof m);
     snprintf(m.name, sizeof m.name, "%s", name);
-    m.from_ns = from_s * 1000000000u;
-    m.to_ns = to_s * 1000000000u + 999999999u;
+    m.from_ns = from_ns;
+    m.to_ns = to_ns;
     m.created_ns = now_ns(CLOCK_REALTIME);
     return write_txn(t, mark_fn, &m);
+}
+
+int tui_mark_put(tui *t, const char *name, uint64_t from_s, uint64_t to_s)
+{
+    return tui_mark_put_ns(t, name, from_s * 1000000000u, to_s * 1000000000u + 999999999u);
 }
 
 /* ---- Export ------------------------------------------------------------ */

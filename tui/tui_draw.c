@@ -160,6 +160,8 @@ static const char *const help_lines[] = {
     "  Home End    cursor to oldest / live     + -       zoom the time axis",
     "  m           mark window start at cursor M         mark end, name it",
     "  e           export the marked window    k         kind panel + epochs",
+    "  r           choose an NVTX range name   n N       next / previous range",
+    "  s           slowest range (again: next) w         mark the range (for e)",
     "Kind panel",
     "  Up Down     select a kind               Space     turn it on/off",
     "  + -         double / halve the buffer pool (CUPTI holds one per thread)",

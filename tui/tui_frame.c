@@ -65,6 +65,7 @@ void tui_open_session(tui *t, size_t i)
     t->dv.span = 1;
     t->dv.mark_from_set = false;
     t->dv.sel_mark[0] = '\0';
+    tui_ranges_free(&t->rv);   /* ranges are per session */
     t->status[0] = '\0';
     tui_set_screen(t, TUI_SCR_DASH);
 }
@@ -274,6 +275,7 @@ void tui_free(tui *t)
         if (screens[s]->destroy)
             screens[s]->destroy(t);
     tui_hist_free(&t->hist);
+    tui_ranges_free(&t->rv);
     tui_store_free(&t->store);
 }
 
@@ -282,6 +284,7 @@ int tui_init(tui *t, const tui_opts *o, char **cause)
     memset(t, 0, sizeof *t);
     t->opts = o;
     t->cur = -1;
+    tui_ranges_free(&t->rv);   /* nothing chosen */
     const char *term = getenv("TERM");
     t->ascii = o->ascii || !locale_is_utf8() || (term && strcmp(term, "linux") == 0);
     t->mono = o->mono;

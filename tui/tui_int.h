@@ -147,6 +147,68 @@ double tui_hist_at(const tui_hist *h, int series, uint64_t second, bool *valid);
 /** Pure ring arithmetic, exposed for tests: point store at a second. */
 void tui_hist_set(tui_hist *h, int series, uint64_t second, double v);
 
+/* ---- NVTX ranges shown on the dashboard (tui_ranges.c) -------------- */
+/* The session's range table, loaded when the user first asks for ranges
+ * and again (a live session) when it may have changed: at most once per
+ * refresh, never per frame.  The chosen name and the selection are kept
+ * by value (raw name bytes, marker id) so that they survive a reload. */
+typedef struct tui_ranges {
+    model_ranges *m;             /* NULL until loaded                     */
+    bool loaded;
+    uint64_t rows;               /* range rows at the load                */
+    uint64_t loaded_at;          /* monotonic ns of the load              */
+    uint64_t cost;               /* how long the load took (ns)           */
+    char *name, *domain;         /* the chosen name, raw (NULL: none)     */
+    size_t name_len, domain_len;
+    long k;                      /* its index in m->names, -1: none       */
+    long sel;                    /* selected instance (m->inst), -1: none */
+    uint32_t sel_id;             /* its marker id                         */
+    uint64_t sel_at;             /* the cursor second it was selected at  */
+    long slow_rank;              /* sel's rank slowest first, -1: not by s */
+    size_t *open;                /* open instances of the chosen name     */
+    size_t nopen;
+} tui_ranges;
+
+enum { TUI_RANGE_PREV = -1, TUI_RANGE_NEXT = 1, TUI_RANGE_SLOWEST = 2 };
+/* Lane cells: what covers a view column (the highest wins), + selected. */
+enum { TUI_LANE_NONE = 0, TUI_LANE_POINT, TUI_LANE_OPEN, TUI_LANE_RANGE, TUI_LANE_SEL = 0x80 };
+
+/** Free and reset (no name chosen, nothing loaded). */
+void tui_ranges_free(tui_ranges *r);
+/** Read the range table in txn; keeps the chosen name and selection when
+ *  they are still there.  @return 0, ENOMEM or a store/model code. */
+int tui_ranges_load(tui_ranges *r, cupstore_txn *txn, uint64_t now_mono);
+/** Pure: load again?  Not yet loaded; or live with new rows or open ranges
+ *  (an end updates a row), at most every max(1 s, 10 x cost_ns). */
+bool tui_ranges_stale(const tui_ranges *r, bool live, uint64_t rows, uint64_t now_mono,
+                      uint64_t cost_ns);
+/** Choose names[k] (-1: none); the selection is cleared. */
+int tui_ranges_choose(tui_ranges *r, long k);
+/** Select the next / previous instance of the chosen name from the cursor
+ *  second (or from the selection while the cursor is still at sel_at: its
+ *  start second, or where the caller clamped the cursor to), or the
+ *  slowest (again: the next slowest).  @return the inst index or -1. */
+long tui_ranges_jump(tui_ranges *r, int how, uint64_t cursor_s);
+/** 1-based time-order number of instance inst of the chosen name (as in
+ *  `cuptop export --range NAME --nth N`); 0 when not one of them. */
+size_t tui_ranges_nth(const tui_ranges *r, long inst);
+/** names[k] for the screen: sanitised, "domain/name" outside the default
+ *  domain. */
+void tui_ranges_label(const tui_ranges *r, size_t k, bool ascii, char *buf, size_t len);
+/** The selection's window: its start to its end (open: to last_ns).
+ *  @return 0, or EINVAL (none selected, an instantaneous mark). */
+int tui_ranges_window(const tui_ranges *r, uint64_t last_ns, uint64_t *from, uint64_t *to);
+/** A mark name for the selection: "NAME-N", ASCII, one word. */
+void tui_ranges_mark_name(const tui_ranges *r, char *buf, size_t len);
+/** Paint [start_ns, end_ns] into the lane cells of view a (ncols columns,
+ *  ppc points per column, column 0 = the view's first point). */
+void tui_lane_paint(uint8_t *cells, int ncols, const tui_axis *a, int ppc, uint64_t start_ns,
+                    uint64_t end_ns, uint8_t kind);
+/** The lane of the chosen name in view a: every instance that reaches into
+ *  it (open ones up to last_ns), the selection flagged TUI_LANE_SEL. */
+void tui_ranges_lane(const tui_ranges *r, const tui_axis *a, int ppc, uint64_t last_ns,
+                     uint8_t *cells, int ncols);
+
 /* ---- Screens are widgets --------------------------------------------- */
 typedef struct tui tui;
 
@@ -197,6 +259,7 @@ typedef struct tui_dash_view {
     tui_dash_layout lay;
     bool too_small;
     WINDOW *win_header, *win_banner, *win_counters, *win_axis, *win_status, *win_foot;
+    WINDOW *win_lane;            /* NVTX ranges above the axis, or NULL   */
     WINDOW *win_panel[TUI_DASH_PANELS];
     WINDOW *win_plot[TUI_DASH_PANELS];   /* subwindow of the panel        */
 } tui_dash_view;
@@ -250,6 +313,7 @@ struct tui {
     /* The export writer (tui_opts.export_fn; NULL: export unavailable).
      * A pointer keeps tui/ linkable without src/export (tests, bench). */
     export_run_fn export_fn;
+    tui_ranges rv;               /* NVTX ranges of the dashboard's session */
 };
 
 const struct tui_widget_ops *tui_screen_ops(tui_screen s);
@@ -265,6 +329,19 @@ void tui_frame_draw(tui *t);
 void tui_handle_key(tui *t, int ch);
 /** Switch screens (calls enter + layout). */
 void tui_set_screen(tui *t, tui_screen s);
+/** Dashboard: put the cursor on second s (the view follows it). */
+void tui_dash_goto(tui *t, uint64_t s);
+/** Dashboard glue for NVTX ranges (tui_dash_ranges.c): keys r n N s w, the
+ *  load when asked for or stale, the lane under the plots. */
+bool tui_dash_ranges_key(tui *t, int key);
+int tui_dash_ranges_sample(tui *t, cupstore_env *env);
+/** Rows the lane takes (0 when no name is chosen). */
+int tui_dash_ranges_rows(const tui *t);
+/** Draw the lane's text row (whole width) into w row 0. */
+void tui_dash_ranges_info(tui *t, WINDOW *w);
+/** Draw the lane of view a into row y of w, columns x0 .. x0 + width - 1. */
+void tui_dash_ranges_band(tui *t, WINDOW *w, int y, const tui_axis *a, int ppc, int x0,
+                          int width);
 /** Open session index i on the dashboard. */
 void tui_open_session(tui *t, size_t i);
 void tui_set_status(tui *t, tui_color c, const char *fmt, ...)
@@ -349,8 +426,10 @@ void tui_redraw(tui *t);
 /** Write a control request for kinds; 0 or a store error. */
 /* A control request: kinds (the full mask) and pool (0: unchanged). */
 int tui_control(tui *t, uint32_t kinds, uint32_t pool, uint64_t *gen);
-/** Store a mark on the current session. */
+/** Store a mark on the current session (whole seconds from_s .. to_s). */
 int tui_mark_put(tui *t, const char *name, uint64_t from_s, uint64_t to_s);
+/** Store a mark with nanosecond ends (a range's window). */
+int tui_mark_put_ns(tui *t, const char *name, uint64_t from_ns, uint64_t to_ns);
 /** Export a mark window from the current session (prompts, progress). */
 void tui_export(tui *t, const char *mark);
 

@@ -47,6 +47,12 @@ static tui_rect rect(int y, int x, int h, int w)
 
 bool tui_layout_dash(int rows, int cols, int banner_rows, tui_dash_layout *l)
 {
+    return tui_layout_dash_lane(rows, cols, banner_rows, 0, l);
+}
+
+bool tui_layout_dash_lane(int rows, int cols, int banner_rows, int lane_rows,
+                          tui_dash_layout *l)
+{
     memset(l, 0, sizeof *l);
     if (rows < 10 || cols < 40)
         return false;
@@ -66,8 +72,14 @@ bool tui_layout_dash(int rows, int cols, int banner_rows, tui_dash_layout *l)
     l->footer = rect(rows - 1, 0, 1, cols);
     l->status = rect(rows - 2, 0, 1, cols);
     l->axis = rect(rows - 3, 0, 1, cols);
+    if (lane_rows > rows - 3 - y - 4)   /* one row of panels stays */
+        lane_rows = rows - 3 - y - 4;
+    if (lane_rows > 0)
+        l->lane = rect(rows - 3 - lane_rows, 0, lane_rows, cols);
+    else
+        lane_rows = 0;
 
-    int avail = rows - 3 - y;
+    int avail = rows - 3 - lane_rows - y;
     int ncols = cols >= 180 ? 3 : cols >= 70 ? 2 : 1;
     int nrows = (TUI_DASH_PANELS + ncols - 1) / ncols;
     if (nrows > avail / 4)

@@ -260,6 +260,73 @@ static int put_no_cupti(cupstore_txn *txn, const fill_session *s, uint64_t start
     return rc ? rc : cupstore_final_put(txn, &f);
 }
 
+#define MS 1000000ull
+#define FILL_STEPS 8
+
+static const char fill_evil[] = "\x1b[31mevil\x07\x1b]0;pwned\x07\xff";
+
+const char *fill_range_name(uint32_t name_id, size_t *len)
+{
+    static const char *const names[] = {"step", "phase"};
+    if (name_id == 103) {
+        *len = sizeof fill_evil - 1;
+        return fill_evil;
+    }
+    if (name_id < 101 || name_id > 102)
+        return NULL;
+    *len = strlen(names[name_id - 101]);
+    return names[name_id - 101];
+}
+
+void fill_range_row(unsigned i, uint64_t start_s, unsigned seconds, cupstore_range *r)
+{
+    memset(r, 0, sizeof *r);
+    r->id = 1000 + i;
+    r->pid = 4242;
+    r->tid = 4243 + i % 2;
+    r->flags = CUPSTORE_RANGE_START | CUPSTORE_RANGE_END;
+    uint64_t t0 = start_s * 1000000000ull;
+    if (i < FILL_STEPS) {   /* step: 100..800 ms, the sixth 2.4 s */
+        r->name_id = 101;
+        r->depth = 1;
+        r->start_ns = t0 + (30 + 20 * (uint64_t)i) * 1000000000ull + 250 * MS * i;
+        uint64_t dur = i == 5 ? 2400 * MS : (uint64_t)((i * 5) % 8 + 1) * 100 * MS;
+        r->end_ns = r->start_ns + dur;
+    } else if (i == FILL_STEPS) {   /* step, still open at the end */
+        r->name_id = 101;
+        r->depth = 1;
+        r->flags = CUPSTORE_RANGE_START;
+        r->start_ns = t0 + (uint64_t)(seconds - 20) * 1000000000ull + 125 * MS;
+    } else if (i == FILL_STEPS + 1) {   /* phase around the first steps */
+        r->name_id = 102;
+        r->start_ns = t0 + 20 * 1000000000ull;
+        r->end_ns = t0 + 200 * 1000000000ull;
+    } else if (i == FILL_STEPS + 2) {   /* a hostile name */
+        r->name_id = 103;
+        r->start_ns = t0 + 25 * 1000000000ull;
+        r->end_ns = r->start_ns + 50 * MS;
+    } else {   /* an unbalanced end */
+        r->flags = CUPSTORE_RANGE_END;
+        r->end_ns = t0 + 27 * 1000000000ull;
+    }
+}
+
+static int put_ranges(cupstore_txn *txn, const fill_session *s, uint64_t start_s)
+{
+    int rc = 0;
+    for (uint32_t n = 101; rc == 0 && n <= 103; n++) {
+        size_t len;
+        const char *name = fill_range_name(n, &len);
+        rc = cupstore_name_put(txn, n, name, len);
+    }
+    for (unsigned i = 0; rc == 0 && i < FILL_RANGES; i++) {
+        cupstore_range r;
+        fill_range_row(i, start_s, s->seconds, &r);
+        rc = cupstore_range_put(txn, &r);
+    }
+    return rc;
+}
+
 struct write_all_arg {
     const fill_session *s;
     uint64_t start_s;
@@ -290,6 +357,8 @@ static int put_all(cupstore_txn *txn, void *arg)
         if (rc == 0 && t + 120 >= s->seconds)
             rc = put_records(txn, sec, 12);
     }
+    if (rc == 0 && s->ranges)
+        rc = put_ranges(txn, s, start_s);
     if (rc == 0 && (s->kind == FILL_COMPLETE || s->kind == FILL_INCOMPLETE))
         rc = put_final(txn, s, start_s + s->seconds - 1);
     return rc;
@@ -322,7 +391,25 @@ struct live_state {
     uint64_t applied, epoch_start_ns;
 };
 
-static int live_second(cupstore_env *env, unsigned t, struct live_state *ls)
+/* Live ranges: one "step" of 200 ms per second, ending just before now. */
+static int live_range(cupstore_txn *txn, unsigned t, uint64_t now)
+{
+    size_t len;
+    const char *name = fill_range_name(101, &len);
+    int rc = t == 0 ? cupstore_name_put(txn, 101, name, len) : 0;
+    cupstore_range r;
+    memset(&r, 0, sizeof r);
+    r.id = 5000 + t;
+    r.name_id = 101;
+    r.flags = CUPSTORE_RANGE_START | CUPSTORE_RANGE_END;
+    r.pid = 4242;
+    r.tid = 4243;
+    r.start_ns = now - 300 * MS;
+    r.end_ns = now - 100 * MS;
+    return rc ? rc : cupstore_range_put(txn, &r);
+}
+
+static int live_second(cupstore_env *env, unsigned t, struct live_state *ls, bool ranges)
 {
     cupstore_txn *txn;
     int rc = cupstore_txn_begin(env, true, &txn);
@@ -368,6 +455,8 @@ static int live_second(cupstore_env *env, unsigned t, struct live_state *ls)
         rc = cupstore_health_put(txn, &h);
         rc = rc ? rc : put_losses(txn, &h);
         rc = rc ? rc : put_records(txn, sec, 4);
+        if (rc == 0 && ranges)
+            rc = live_range(txn, t, now);
     }
     if (rc) {
         cupstore_txn_abort(txn);
@@ -384,7 +473,8 @@ static int last_epoch_cb(const cupstore_epoch *e, void *arg)
     return 0;
 }
 
-int fill_live(const char *dir, const char *id, unsigned duration, volatile int *stop)
+int fill_live(const char *dir, const char *id, unsigned duration, bool ranges,
+              volatile int *stop)
 {
     cupstore_env *env;
     int rc = cupstore_session_open(&env, dir, id, 0);
@@ -403,7 +493,7 @@ int fill_live(const char *dir, const char *id, unsigned duration, volatile int *
         cupstore_txn_abort(txn);
     }
     for (unsigned t = 0; !*stop && (duration == 0 || t < duration); t++) {
-        rc = live_second(env, t, &ls);
+        rc = live_second(env, t, &ls, ranges);
         if (rc && rc != EAGAIN)
             break;
         rc = 0;

@@ -27,6 +27,7 @@ typedef struct fill_session {
     int pid;
     uint64_t end_s;       /* last second of history (unix)                 */
     bool pending_ctl;     /* leave one control request unacknowledged      */
+    bool ranges;          /* NVTX range rows (fill_range_row)              */
     char *id;             /* out: malloc'ed session id                     */
 } fill_session;
 
@@ -40,9 +41,21 @@ int fill_session_write(const char *dir, fill_session *s);
 void fill_health_row(fill_kind kind, unsigned t, unsigned seconds, uint32_t kinds,
                      uint64_t second, cupstore_health *h);
 
+/** NVTX ranges a session gets with .ranges: FILL_RANGES rows, row i of a
+ *  session whose first second is start_s of `seconds`: "step" eight times
+ *  (the sixth the slowest, 2.4 s) and once left open, "phase" around the
+ *  first steps, one instance of a hostile name (escape sequences, BEL,
+ *  invalid UTF-8) and one unbalanced end.  Names: fill_range_name. */
+#define FILL_RANGES 12
+void fill_range_row(unsigned i, uint64_t start_s, unsigned seconds, cupstore_range *r);
+/** The interned name of a name_id fill_range_row uses (len: its bytes). */
+const char *fill_range_name(uint32_t name_id, size_t *len);
+
 /** Live mode for a FILL_RUNNING session: one health row per second, with
  *  drops while the kernel kind is on; acknowledges control requests like
- *  the agent (new epoch).  Runs until *stop or `duration` seconds. */
-int fill_live(const char *dir, const char *id, unsigned duration, volatile int *stop);
+ *  the agent (new epoch); with ranges, one 200 ms "step" range a second.
+ *  Runs until *stop or `duration` seconds. */
+int fill_live(const char *dir, const char *id, unsigned duration, bool ranges,
+              volatile int *stop);
 
 #endif /* CUPTOP_FILL_LIB_H */

@@ -4,12 +4,16 @@
  *
  *   tui-fill-store --store DIR [--seconds N] [--sessions N]
  *                  [--live SECONDS] [--running-pid PID] [--pending]
- *                  [--no-cupti]
+ *                  [--no-cupti] [--ranges]
  *
  * Prints "STATE ID" per session.  With --live, writes a health row every
  * second for the running session (drops while kernel is on) and
  * acknowledges control requests, until SIGTERM or SECONDS (0: forever).
- * --no-cupti adds one more session whose CUPTI failed to start. */
+ * --no-cupti adds one more session whose CUPTI failed to start.
+ * --ranges gives the complete session NVTX ranges (fill_range_row) and
+ * prints each as "range ID NAME START_NS END_NS" (NAME: "-" when it is not
+ * printable; END_NS 0: open) after the complete session's line; with
+ * --live, the running session gets one 200 ms "step" range a second. */
 #include "config.h"
 
 #include <signal.h>
@@ -45,14 +49,15 @@ static int dead_pid(void)
 static void usage(void)
 {
     fprintf(stderr, "usage: tui-fill-store --store DIR [--seconds N] [--sessions N] "
-                    "[--live SECONDS] [--running-pid PID] [--pending] [--no-cupti]\n");
+                    "[--live SECONDS] [--running-pid PID] [--pending] [--no-cupti] "
+                    "[--ranges]\n");
 }
 
 int main(int argc, char **argv)
 {
     const char *dir = NULL;
     unsigned seconds = 3600, nsessions = 4, live = 0;
-    bool do_live = false, pending = false, no_cupti = false;
+    bool do_live = false, pending = false, no_cupti = false, ranges = false;
     int running_pid = (int)getppid();
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -71,6 +76,8 @@ int main(int argc, char **argv)
             pending = true;
         else if (strcmp(a, "--no-cupti") == 0)
             no_cupti = true;
+        else if (strcmp(a, "--ranges") == 0)
+            ranges = true;
         else {
             usage();
             return 2;
@@ -91,6 +98,7 @@ int main(int argc, char **argv)
         s.kind = (fill_kind)(i % 4);
         s.seconds = seconds;
         s.pending_ctl = pending;
+        s.ranges = ranges && s.kind == FILL_COMPLETE;
         switch (s.kind) {
         case FILL_RUNNING:
             s.pid = running_pid;
@@ -113,6 +121,15 @@ int main(int argc, char **argv)
             return 1;
         }
         printf("%s %s\n", names[s.kind], s.id);
+        for (unsigned k = 0; s.ranges && k < FILL_RANGES; k++) {
+            cupstore_range r;
+            size_t len;
+            fill_range_row(k, s.end_s + 1 - s.seconds, s.seconds, &r);
+            const char *name = fill_range_name(r.name_id, &len);
+            bool plain = name && len && strspn(name, "abcdefghijklmnopqrstuvwxyz") == len;
+            printf("range %u %s %llu %llu\n", r.id, plain ? name : "-",
+                   (unsigned long long)r.start_ns, (unsigned long long)r.end_ns);
+        }
         if (s.kind == FILL_RUNNING && !running_id)
             running_id = s.id;
         else
@@ -145,7 +162,7 @@ int main(int argc, char **argv)
         sa.sa_handler = on_term;
         sigaction(SIGTERM, &sa, NULL);
         sigaction(SIGINT, &sa, NULL);
-        rc = fill_live(dir, running_id, live, &fill_signals.stop);
+        rc = fill_live(dir, running_id, live, ranges, &fill_signals.stop);
         if (rc)
             fprintf(stderr, "tui-fill-store: live: %s\n", cupstore_strerror(rc));
     }

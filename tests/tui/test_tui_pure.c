@@ -1,14 +1,17 @@
 /* test_tui_pure.c - the TUI's pure functions: scaling, braille encoding,
  * time axis, layout, sanitising, number formats, epoch baseline,
- * suggestion, summary cache policy and the history arrays. */
+ * suggestion, summary cache policy, the history arrays and the NVTX range
+ * lane (stepping, slowest, marks' windows, reload policy). */
 #include "config.h"
 
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -383,6 +386,283 @@ static void test_scope_text(void **state)
     assert_string_equal(b, "scope: all devices");
 }
 
+/* ---- NVTX ranges on the dashboard (tui_ranges.c) ------------------------ */
+#define RNS 1000000000ull
+#define RBASE 1700000000ull   /* the session's first second */
+
+/* One range row: name id, domain id, flags, thread, start and end offsets
+ * from RBASE in milliseconds. */
+static void range_row(cupstore_txn *txn, uint32_t id, uint32_t name, uint32_t dom, uint32_t flags,
+                      uint32_t tid, uint64_t start_ms, uint64_t end_ms)
+{
+    cupstore_range r;
+    memset(&r, 0, sizeof r);
+    r.id = id;
+    r.name_id = name;
+    r.domain_id = dom;
+    r.flags = flags;
+    r.pid = 77;
+    r.tid = tid;
+    if (flags & CUPSTORE_RANGE_START)
+        r.start_ns = RBASE * RNS + start_ms * 1000000u;
+    if (flags & (CUPSTORE_RANGE_END | CUPSTORE_RANGE_POINT))
+        r.end_ns = RBASE * RNS + end_ms * 1000000u;
+    assert_int_equal(cupstore_range_put(txn, &r), 0);
+}
+
+#define SE (CUPSTORE_RANGE_START | CUPSTORE_RANGE_END)
+
+/* A session whose ranges are known: "step" (default domain) six times --
+ * closed ones of 100, 900, 300 and 500 ms (two starting in one second, on
+ * two threads), a point, one left open --, an unbalanced end, "phase",
+ * "step" again in domain "torch", and a hostile name. */
+static cupstore_env *ranges_store(char *dir, size_t len)
+{
+    snprintf(dir, len, "/tmp/cuptop-tui-ranges.XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    cupstore_env *env;
+    assert_int_equal(cupstore_session_create(&env, NULL, dir, (int)getpid(), NULL), 0);
+    cupstore_txn *txn;
+    assert_int_equal(cupstore_txn_begin(env, true, &txn), 0);
+    assert_int_equal(cupstore_name_put(txn, 1, "step", 4), 0);
+    assert_int_equal(cupstore_name_put(txn, 2, "phase", 5), 0);
+    static const char evil[] = "\x1b]0;pwned\x07\x1b[2Jstep\xff";
+    assert_int_equal(cupstore_name_put(txn, 3, evil, sizeof evil - 1), 0);
+    assert_int_equal(cupstore_name_put(txn, 4, "torch", 5), 0);
+    range_row(txn, 10, 1, 0, SE, 1, 10000, 10100);
+    range_row(txn, 11, 1, 0, SE, 1, 20000, 20900);
+    range_row(txn, 12, 1, 0, SE, 2, 20500, 20800);
+    range_row(txn, 13, 1, 0, SE, 1, 40000, 40500);
+    range_row(txn, 14, 1, 0, CUPSTORE_RANGE_START, 1, 50000, 0);
+    range_row(txn, 15, 1, 0, CUPSTORE_RANGE_POINT | CUPSTORE_RANGE_START, 1, 45000, 45000);
+    range_row(txn, 16, 0, 0, CUPSTORE_RANGE_END, 1, 0, 47000);
+    range_row(txn, 20, 2, 0, SE, 1, 5000, 65000);
+    range_row(txn, 30, 1, 4, SE, 3, 60000, 62000);
+    range_row(txn, 40, 3, 0, SE, 1, 70000, 70001);
+    assert_int_equal(cupstore_txn_commit(txn), 0);
+    return env;
+}
+
+static void ranges_done(cupstore_env *env, const char *dir)
+{
+    char cmd[128];
+    cupstore_env_close(env);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void ranges_load(tui_ranges *r, cupstore_env *env)
+{
+    cupstore_txn *txn;
+    assert_int_equal(cupstore_txn_begin(env, false, &txn), 0);
+    assert_int_equal(tui_ranges_load(r, txn, 1), 0);
+    cupstore_txn_abort(txn);
+}
+
+static long name_index(const tui_ranges *r, const char *label)
+{
+    for (size_t k = 0; k < r->m->nnames; k++) {
+        char buf[96];
+        tui_ranges_label(r, k, true, buf, sizeof buf);
+        if (strcmp(buf, label) == 0)
+            return (long)k;
+    }
+    return -1;
+}
+
+static uint32_t sel_id(const tui_ranges *r)
+{
+    return r->sel >= 0 ? r->m->inst[r->sel].id : 0;
+}
+
+static void test_ranges_step(void **state)
+{
+    (void)state;
+    char dir[64];
+    cupstore_env *env = ranges_store(dir, sizeof dir);
+    tui_ranges r;
+    memset(&r, 0, sizeof r);
+    tui_ranges_free(&r);
+    assert_true(tui_ranges_stale(&r, false, 0, 0, 0));   /* never loaded */
+    ranges_load(&r, env);
+    assert_int_equal(r.m->nnames, 4);
+    long step = name_index(&r, "step"), torch = name_index(&r, "torch/step");
+    assert_true(step >= 0 && torch >= 0 && step != torch);
+    /* Hostile bytes never reach the screen: no control character left. */
+    for (size_t k = 0; k < r.m->nnames; k++) {
+        char buf[96];
+        tui_ranges_label(&r, k, false, buf, sizeof buf);
+        for (const unsigned char *p = (const unsigned char *)buf; *p; p++)
+            assert_true(*p >= 0x20 && *p != 0x7f);
+    }
+    assert_int_equal(tui_ranges_jump(&r, TUI_RANGE_NEXT, RBASE), -1);   /* nothing chosen */
+    assert_int_equal(tui_ranges_choose(&r, step), 0);
+    assert_int_equal(r.nopen, 1);
+    /* next, from the cursor at the first second, through every instance in
+     * time order: the two that start in second 20 one after the other. */
+    static const uint32_t order[] = {10, 11, 12, 13, 15, 14};
+    for (size_t i = 0; i < 6; i++) {
+        uint64_t cur = i == 0 ? RBASE : r.m->inst[r.sel].start_ns / RNS;
+        assert_true(tui_ranges_jump(&r, TUI_RANGE_NEXT, cur) >= 0);
+        assert_int_equal(sel_id(&r), order[i]);
+        assert_int_equal(tui_ranges_nth(&r, r.sel), i + 1);
+    }
+    assert_int_equal(tui_ranges_jump(&r, TUI_RANGE_NEXT, RBASE + 50), -1);   /* the last */
+    assert_int_equal(sel_id(&r), 14);
+    for (size_t i = 6; i-- > 1;) {   /* and back */
+        assert_true(tui_ranges_jump(&r, TUI_RANGE_PREV, r.m->inst[r.sel].start_ns / RNS) >= 0);
+        assert_int_equal(sel_id(&r), order[i - 1]);
+    }
+    assert_int_equal(tui_ranges_jump(&r, TUI_RANGE_PREV, RBASE + 10), -1);
+    /* The cursor moved away from the selection: from the cursor. */
+    assert_true(tui_ranges_jump(&r, TUI_RANGE_NEXT, RBASE + 30) >= 0);
+    assert_int_equal(sel_id(&r), 13);
+    assert_true(tui_ranges_jump(&r, TUI_RANGE_PREV, RBASE + 30) >= 0);
+    assert_int_equal(sel_id(&r), 12);
+    /* the cursor in the selection's second: its neighbour in time */
+    assert_true(tui_ranges_jump(&r, TUI_RANGE_NEXT, RBASE + 20) >= 0);
+    assert_int_equal(sel_id(&r), 13);
+    /* no selection, the cursor on second 20: the first that starts in it */
+    assert_int_equal(tui_ranges_choose(&r, step), 0);
+    assert_true(tui_ranges_jump(&r, TUI_RANGE_NEXT, RBASE + 20) >= 0);
+    assert_int_equal(sel_id(&r), 11);
+    /* slowest, again and again: 900, 500, 300, 100 ms, then round. */
+    static const uint32_t slow[] = {11, 13, 12, 10, 11};
+    for (size_t i = 0; i < 5; i++) {
+        assert_true(tui_ranges_jump(&r, TUI_RANGE_SLOWEST, RBASE) >= 0);
+        assert_int_equal(sel_id(&r), slow[i]);
+        assert_int_equal(r.slow_rank, (long)(i % 4));
+    }
+    /* its window and mark name (= export --range step --nth 2) */
+    uint64_t from = 0, to = 0;
+    assert_int_equal(tui_ranges_window(&r, 0, &from, &to), 0);
+    assert_true(from == RBASE * RNS + 20000000000ull && to == RBASE * RNS + 20900000000ull);
+    char mark[64];
+    tui_ranges_mark_name(&r, mark, sizeof mark);
+    assert_string_equal(mark, "step-2");
+    /* a reload keeps the choice and the selection */
+    ranges_load(&r, env);
+    assert_int_equal(sel_id(&r), 11);
+    assert_int_equal(r.k, step);
+    /* the open one ends at the session's last time; a point has no window */
+    assert_true(tui_ranges_jump(&r, TUI_RANGE_PREV, RBASE + 51) >= 0);
+    assert_int_equal(sel_id(&r), 14);
+    assert_int_equal(tui_ranges_window(&r, (RBASE + 59) * RNS, &from, &to), 0);
+    assert_true(from == (RBASE + 50) * RNS && to == (RBASE + 59) * RNS);
+    assert_true(tui_ranges_jump(&r, TUI_RANGE_PREV, RBASE + 50) >= 0);
+    assert_int_equal(sel_id(&r), 15);
+    assert_int_equal(tui_ranges_window(&r, 0, &from, &to), EINVAL);
+    /* the cursor could not reach the selection (clamped to the history's
+     * last second): stepping goes on from the selection, not the cursor */
+    assert_true(tui_ranges_jump(&r, TUI_RANGE_PREV, RBASE + 41) >= 0);
+    assert_int_equal(sel_id(&r), 13);
+    r.sel_at = RBASE + 30;
+    assert_true(tui_ranges_jump(&r, TUI_RANGE_NEXT, RBASE + 30) >= 0);
+    assert_int_equal(sel_id(&r), 15);
+    /* the other domain's "step" is its own name: one instance */
+    assert_int_equal(tui_ranges_choose(&r, torch), 0);
+    assert_true(tui_ranges_jump(&r, TUI_RANGE_NEXT, RBASE) >= 0);
+    assert_int_equal(sel_id(&r), 30);
+    assert_int_equal(tui_ranges_jump(&r, TUI_RANGE_NEXT, RBASE + 60), -1);
+    tui_ranges_free(&r);
+    ranges_done(env, dir);
+}
+
+static void test_ranges_lane(void **state)
+{
+    (void)state;
+    char dir[64];
+    cupstore_env *env = ranges_store(dir, sizeof dir);
+    tui_ranges r;
+    memset(&r, 0, sizeof r);
+    tui_ranges_free(&r);
+    ranges_load(&r, env);
+    assert_int_equal(tui_ranges_choose(&r, name_index(&r, "step")), 0);
+    uint8_t cells[64];
+    tui_axis a = {RBASE, 1, 60};   /* seconds 0..59, one per column */
+    tui_ranges_lane(&r, &a, 1, (RBASE + 57) * RNS, cells, 60);
+    assert_int_equal(cells[0], TUI_LANE_NONE);
+    assert_int_equal(cells[10], TUI_LANE_RANGE);
+    assert_int_equal(cells[11], TUI_LANE_NONE);   /* 100 ms: its second only */
+    assert_int_equal(cells[20], TUI_LANE_RANGE);
+    assert_int_equal(cells[40], TUI_LANE_RANGE);
+    assert_int_equal(cells[45], TUI_LANE_POINT);
+    assert_int_equal(cells[49], TUI_LANE_NONE);
+    for (int c = 50; c <= 57; c++)                /* open: to the session's end */
+        assert_int_equal(cells[c], TUI_LANE_OPEN);
+    assert_int_equal(cells[58], TUI_LANE_NONE);
+    assert_int_equal(cells[5], TUI_LANE_NONE);    /* "phase" is another name */
+    /* the selection is flagged; a range wins over a point in one column */
+    assert_true(tui_ranges_jump(&r, TUI_RANGE_SLOWEST, RBASE) >= 0);
+    tui_axis z = {RBASE, 5, 12};   /* zoomed: 5 s per point, 2 points per column */
+    tui_ranges_lane(&r, &z, 2, (RBASE + 57) * RNS, cells, 6);
+    assert_int_equal(cells[0], TUI_LANE_NONE);                   /* 0..9 s   */
+    assert_int_equal(cells[1], TUI_LANE_RANGE);                  /* 10..19 s */
+    assert_int_equal(cells[2], TUI_LANE_RANGE | TUI_LANE_SEL);   /* 20..29 s */
+    assert_int_equal(cells[4], TUI_LANE_RANGE);                  /* 40..49 s: range + point */
+    assert_int_equal(cells[5], TUI_LANE_OPEN);                   /* 50..59 s */
+    /* a view after the data, and one before: nothing, nothing read past */
+    tui_axis late = {RBASE + 100, 1, 20}, early = {RBASE - 100, 1, 20};
+    tui_ranges_lane(&r, &late, 1, (RBASE + 57) * RNS, cells, 20);
+    for (int c = 0; c < 20; c++)
+        assert_int_equal(cells[c], TUI_LANE_NONE);
+    tui_ranges_lane(&r, &early, 1, (RBASE + 57) * RNS, cells, 20);
+    for (int c = 0; c < 20; c++)
+        assert_int_equal(cells[c], TUI_LANE_NONE);
+    /* a range that covers the whole view fills it */
+    assert_int_equal(tui_ranges_choose(&r, name_index(&r, "phase")), 0);
+    tui_axis mid = {RBASE + 20, 1, 10};
+    tui_ranges_lane(&r, &mid, 1, 0, cells, 10);
+    for (int c = 0; c < 10; c++)
+        assert_int_equal(cells[c], TUI_LANE_RANGE);
+    tui_ranges_free(&r);
+    ranges_done(env, dir);
+}
+
+/* When the monitor reads the range table again. */
+static void test_ranges_stale(void **state)
+{
+    (void)state;
+    char dir[64];
+    cupstore_env *env = ranges_store(dir, sizeof dir);
+    tui_ranges r;
+    memset(&r, 0, sizeof r);
+    tui_ranges_free(&r);
+    ranges_load(&r, env);   /* loaded_at = 1 ns, 10 rows, one open */
+    assert_int_equal(r.rows, 10);
+    assert_false(tui_ranges_stale(&r, false, 11, 1 + 10 * RNS, 0));  /* ended: once */
+    assert_false(tui_ranges_stale(&r, true, 10, 1 + RNS / 2, 0));    /* not twice a second */
+    assert_true(tui_ranges_stale(&r, true, 10, 1 + RNS, 0));          /* open: may have closed */
+    assert_false(tui_ranges_stale(&r, true, 10, 1 + 4 * RNS, RNS / 2)); /* 10 x its cost */
+    assert_true(tui_ranges_stale(&r, true, 10, 1 + 5 * RNS, RNS / 2));
+    r.m->open = 0;
+    assert_false(tui_ranges_stale(&r, true, 10, 1 + 10 * RNS, 0));    /* nothing new */
+    assert_true(tui_ranges_stale(&r, true, 11, 1 + 10 * RNS, 0));     /* new rows */
+    tui_ranges_free(&r);
+    ranges_done(env, dir);
+}
+
+/* The lane takes its rows from the panels, just above the axis. */
+static void test_layout_lane(void **state)
+{
+    (void)state;
+    tui_dash_layout l;
+    assert_true(tui_layout_dash_lane(24, 80, 0, 2, &l));
+    assert_int_equal(l.lane.y, 19);
+    assert_int_equal(l.lane.h, 2);
+    assert_int_equal(l.lane.w, 80);
+    assert_int_equal(l.axis.y, 21);
+    assert_int_equal(l.npanels, 6);   /* 80x24 still shows all six */
+    for (int i = 0; i < l.npanels; i++)
+        assert_true(l.panels[i].y + l.panels[i].h <= l.lane.y);
+    assert_true(tui_layout_dash(24, 80, 0, &l));
+    assert_int_equal(l.lane.h, 0);
+    /* small: a row of panels stays, the lane shrinks */
+    assert_true(tui_layout_dash_lane(10, 40, 0, 2, &l));
+    assert_true(l.lane.h <= 2);
+    assert_true(l.npanels >= 1 || l.lane.h == 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -392,6 +672,8 @@ int main(void)
         cmocka_unit_test(test_format),       cmocka_unit_test(test_suggest_line),
         cmocka_unit_test(test_summary_cache),
         cmocka_unit_test(test_hist),         cmocka_unit_test(test_scope_text),
+        cmocka_unit_test(test_ranges_step),  cmocka_unit_test(test_ranges_lane),
+        cmocka_unit_test(test_ranges_stale), cmocka_unit_test(test_layout_lane),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

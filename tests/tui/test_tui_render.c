@@ -1,6 +1,7 @@
 /* test_tui_render.c - the plot functions drawing into real curses windows
  * on a dummy terminal (output to /dev/null): braille cells, ASCII fallback,
- * right alignment, gaps, the cursor column, estimates vs exact counts. */
+ * right alignment, gaps, the cursor column, estimates vs exact counts, the
+ * NVTX range lane (ranges, open ranges, points, the selection). */
 #include "config.h"
 
 #include <locale.h>
@@ -14,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "tui.h"
+#include "tui_int.h"
 
 struct term_fixture {
     SCREEN *scr;
@@ -155,12 +156,63 @@ static void test_mono_attrs(void **state)
     assert_true(tui_color_attr(TUI_C_SELECTED) & A_REVERSE);
 }
 
+/* The NVTX lane: a closed range (selected), a point and an open range of
+ * one name, built by hand, drawn right-aligned into a window. */
+static void test_range_lane(void **state)
+{
+    (void)state;
+    const uint64_t ns = 1000000000ull, base = 1700000000ull;
+    model_range_inst inst[3] = {
+        {.id = 1, .flags = CUPSTORE_RANGE_START | CUPSTORE_RANGE_END,
+         .start_ns = (base + 2) * ns, .end_ns = (base + 4) * ns + 1, .dur_ns = 2 * ns + 1},
+        {.id = 2, .flags = CUPSTORE_RANGE_START | CUPSTORE_RANGE_POINT,
+         .start_ns = (base + 7) * ns, .end_ns = (base + 7) * ns},
+        {.id = 3, .flags = CUPSTORE_RANGE_START, .start_ns = (base + 9) * ns},
+    };
+    size_t by_dur[1] = {0}, by_time[3] = {0, 1, 2}, open[1] = {2};
+    char name[] = "x", dom[] = "";
+    model_range_name nm = {.name = name, .name_len = 1, .domain = dom, .count = 1, .open = 1,
+                           .points = 1, .max_ns = 2 * ns + 1, .by_dur = by_dur,
+                           .by_time = by_time, .ntime = 3};
+    model_ranges m = {.inst = inst, .ninst = 3, .names = &nm, .nnames = 1, .open = 1,
+                      .points = 1};
+    static tui t;   /* large: not on the stack */
+    memset(&t, 0, sizeof t);
+    t.ascii = true;
+    t.now_ns = (base + 10) * ns + 500000000u;   /* the session's last second: 10 */
+    t.rv.m = &m;
+    t.rv.name = name;
+    t.rv.k = 0;
+    t.rv.sel = 0;
+    t.rv.slow_rank = -1;
+    t.rv.open = open;
+    t.rv.nopen = 1;
+    WINDOW *w = newwin(1, 14, 0, 0);
+    tui_axis a = {base, 1, 12};   /* 12 columns, right-aligned in 14 */
+    tui_dash_ranges_band(&t, w, 0, &a, 1, 0, 14);
+    static const char want[] = "    ===  * ~~ ";   /* open: to second 10 */
+    for (int c = 0; c < 14; c++)
+        assert_int_equal(cell(w, 0, c) ? cell(w, 0, c) : ' ', want[c]);
+    for (int c = 0; c < 14; c++)   /* the selection only is highlighted */
+        assert_int_equal((cell_attr(w, 0, c) & A_REVERSE) != 0, c >= 4 && c <= 6);
+    /* braille terminals: box-drawing glyphs, two points per column */
+    werase(w);
+    t.ascii = false;
+    tui_dash_ranges_band(&t, w, 0, &a, 2, 0, 14);
+    assert_int_equal(cell(w, 0, 9), 0x2501);    /* seconds 2, 3 -> column 1 of 6 */
+    assert_int_equal(cell(w, 0, 11), 0x2022);   /* second 7: the point */
+    assert_int_equal(cell(w, 0, 12), 0x2504);   /* seconds 8, 9: open from 9 */
+    assert_int_equal(cell(w, 0, 13), 0x2504);   /* to the last second */
+    assert_int_equal(cell(w, 0, 8), ' ');
+    delwin(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_braille_area), cmocka_unit_test(test_ascii_and_gaps),
         cmocka_unit_test(test_overflow_and_cursor), cmocka_unit_test(test_overlay),
-        cmocka_unit_test(test_mono_attrs),
+        cmocka_unit_test(test_mono_attrs), cmocka_unit_test(test_range_lane),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
