@@ -25,6 +25,8 @@ typedef struct export_opts {
     bool allow_stdout;       /* "-" means standard output (the CLI only:
                                 the monitor owns its terminal)             */
     bool mangled;            /* keep kernel names as CUPTI gave them       */
+    const char *job;         /* or every process of this job (chrome only;
+                                session is then ignored, mark refused)     */
 } export_opts;
 
 /** Progress: records done so far (total may be 0 when unknown).  Return
