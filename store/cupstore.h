@@ -241,6 +241,19 @@ int cupstore_write(cupstore_env *env, cupstore_write_fn fn, void *arg, unsigned 
  * "device.N" (key=value lines from CUPTI's DEVICE record); see
  * doc/store-format.md.  Values are NUL-free strings. */
 int cupstore_meta_put(cupstore_txn *txn, const char *key, const char *value);
+
+/* Jobs: the sessions of one `cuptop run` share the meta key "job" (the id
+ * cuptop run passes down in CUPTOP_JOB, or the session's own id when the
+ * agent was loaded without one; "job_source" says which: "CUPTOP_JOB" or
+ * "session"), and "rank" / "rank_source" hold the process' rank and the
+ * variable it came from (RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID,
+ * LOCAL_RANK); "local_rank" holds LOCAL_RANK beside another source and
+ * "world_size" the size that goes with the source (WORLD_SIZE,
+ * OMPI_COMM_WORLD_SIZE, SLURM_NTASKS, LOCAL_WORLD_SIZE). */
+#define CUPSTORE_JOB_MAX 63
+/** Is s a job id: 1 to CUPSTORE_JOB_MAX bytes of A-Z a-z 0-9 and ._:@+-
+ *  (safe in a file name, a shell word and a Prometheus label)? */
+bool cupstore_job_valid(const char *s);
 /** Prefix of the structured configuration keys ("config.buffer_size"). */
 #define CUPSTORE_META_CONFIG "config."
 /** @param[out] value  malloc'ed copy; caller frees. CUPSTORE_ENOTFOUND. */

@@ -9,6 +9,7 @@
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -131,6 +132,21 @@ bool cupstore_id_valid(const char *s)
             s++;
     }
     return *s == '\0';
+}
+
+bool cupstore_job_valid(const char *s)
+{
+    size_t n = 0;
+    if (!s)
+        return false;
+    for (; s[n]; n++) {
+        unsigned char c = (unsigned char)s[n];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  strchr("._:@+-", c) != NULL;
+        if (!ok || n >= CUPSTORE_JOB_MAX)
+            return false;
+    }
+    return n > 0;
 }
 
 static int id_cmp(const void *a, const void *b)

@@ -237,8 +237,13 @@ typedef enum tui_screen {
 
 #define TUI_SORT_MAX 7
 
+/* A row of the sessions screen that heads a job: TUI_ROW_JOB | the index
+ * of its first session; the job's sessions follow it, by rank. */
+#define TUI_ROW_JOB ((size_t)1 << (sizeof(size_t) * 8 - 1))
+
 typedef struct tui_sessions_view {
-    size_t *rows;                /* indices into store, sorted, filtered  */
+    size_t *rows;                /* indices into store, sorted, filtered;
+                                    job rows flagged TUI_ROW_JOB           */
     size_t nrows;
     size_t sel, top;
     int sort;                    /* column                                */

@@ -86,12 +86,21 @@ static int sort_cmp(const void *a, const void *b)
     return x->desc ? -c : c;
 }
 
+/* The job of a session that shares one (cuptop run); NULL for a job of its
+ * own or an unreadable session. */
+static const char *sess_job(const tui_sess *s)
+{
+    return s->have_sum && !s->sum.job_own ? s->sum.job : NULL;
+}
+
 static bool sess_match(const tui_sess *s, const char *filter)
 {
     if (!filter[0])
         return true;
     size_t fl = strlen(filter);
-    const char *fields[] = {s->id, s->cmd, tui_sess_state_name(tui_sess_state_of(s))};
+    const char *job = sess_job(s);
+    const char *fields[] = {s->id, s->cmd, tui_sess_state_name(tui_sess_state_of(s)),
+                            job ? job : ""};
     for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++)
         for (const char *p = fields[f]; *p; p++)
             if (strncasecmp(p, filter, fl) == 0)
@@ -109,22 +118,59 @@ static void sessions_rebuild(tui *t)
     if (!st->n)
         return;
     struct sort_item *items = calloc(st->n, sizeof *items);
-    v->rows = calloc(st->n, sizeof *v->rows);
-    if (!items || !v->rows) {
-        free(items);
+    if (!items)
         return;
-    }
     size_t n = 0;
     for (size_t i = 0; i < st->n; i++)
         if (sess_match(&st->s[i], v->filter))
             items[n++] = (struct sort_item){&st->s[i], i, v->sort, v->sort_desc};
     qsort(items, n, sizeof *items, sort_cmp);
-    for (size_t i = 0; i < n; i++)
-        v->rows[i] = items[i].idx;
-    v->nrows = n;
+    /* A job's sessions together, by rank, under a job row, where the job's
+     * first session falls in the order. */
+    size_t *rows = calloc(2 * n + 1, sizeof *rows);
+    bool *done = calloc(n + 1, sizeof *done);
+    if (!rows || !done) {
+        free(rows);
+        free(done);
+        free(items);
+        return;
+    }
+    free(v->rows);
+    v->rows = rows;
+    size_t out = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (done[i])
+            continue;
+        const char *job = sess_job(items[i].s);
+        if (!job) {
+            rows[out++] = items[i].idx;
+            continue;
+        }
+        rows[out++] = TUI_ROW_JOB | items[i].idx;
+        size_t first = out;
+        for (size_t k = i; k < n; k++) {
+            const char *kj = sess_job(items[k].s);
+            if (done[k] || !kj || strcmp(kj, job) != 0)
+                continue;
+            done[k] = true;
+            /* insertion by rank (none last) */
+            size_t at = out++;
+            int rk = items[k].s->sum.rank;
+            while (at > first) {
+                int rp = st->s[rows[at - 1]].sum.rank;
+                if ((rp < 0 ? INT32_MAX : rp) <= (rk < 0 ? INT32_MAX : rk))
+                    break;
+                rows[at] = rows[at - 1];
+                at--;
+            }
+            rows[at] = items[k].idx;
+        }
+    }
+    v->nrows = out;
+    free(done);
     free(items);
-    if (v->sel >= n)
-        v->sel = n ? n - 1 : 0;
+    if (v->sel >= v->nrows)
+        v->sel = v->nrows ? v->nrows - 1 : 0;
 }
 
 static void sessions_layout(tui *t)
@@ -210,6 +256,68 @@ static const char *const col_names[C_MAX] = {"STATE", "PID", "SESSION", "DEV",
 /* Right-aligned numeric columns: the header's name ends where the value does. */
 static const int col_right[C_MAX] = {0, 7, 0, 0, 6, 6, 0, 0};
 
+/* A job's row: the model's verdict over its processes (model_job_judge on
+ * copies of their summaries), the number of processes and what failed. */
+static void job_row_draw(tui *t, WINDOW *w, int r, const sess_cols *sc, size_t idx)
+{
+    tui_sessions_view *v = &t->sv;
+    tui_store *st = &t->store;
+    model_job j;
+    memset(&j, 0, sizeof j);
+    size_t n = 0;
+    while (idx + 1 + n < v->nrows && !(v->rows[idx + 1 + n] & TUI_ROW_JOB) &&
+           sess_job(&st->s[v->rows[idx + 1 + n]]) &&
+           !strcmp(sess_job(&st->s[v->rows[idx + 1 + n]]), st->s[v->rows[idx] & ~TUI_ROW_JOB].sum.job))
+        n++;
+    j.procs = calloc(n ? n : 1, sizeof *j.procs);
+    if (!j.procs)
+        return;
+    for (size_t i = 0; i < n; i++)
+        j.procs[i] = st->s[v->rows[idx + 1 + i]].sum;   /* shallow: judged, not freed */
+    j.n = n;
+    model_job_judge(&j);
+    bool sel = idx == v->sel;
+    attr_t ok = tui_color_attr(TUI_C_OK), bad = tui_color_attr(TUI_C_BAD);
+    attr_t va = j.complete ? ok : bad;
+    if (sel) {
+        va = 0;
+        wattron(w, tui_color_attr(TUI_C_SELECTED));
+        mvwhline(w, r, 0, ' ', COLS);
+    }
+    const char *state = j.state == MODEL_STATE_RUNNING   ? "running"
+                        : j.state == MODEL_STATE_CRASHED ? "crashed"
+                        : j.complete                     ? "complete"
+                                                         : "incomplete";
+    char job[64];
+    model_sanitize(st->s[v->rows[idx] & ~TUI_ROW_JOB].sum.job,
+                   strlen(st->s[v->rows[idx] & ~TUI_ROW_JOB].sum.job), job, sizeof job, true);
+    tui_draw_textf(w, r, sc->x[C_STATE], A_BOLD | va, "%-10s", state);
+    tui_draw_textf(w, r, sc->x[C_ID], A_BOLD, "job %s", job);
+    const char *verdict = j.complete ? (j.state == MODEL_STATE_RUNNING ? "ok so far" : "COMPLETE")
+                                     : "INCOMPLETE";
+    int vx = sc->x[C_VERDICT];
+    int jx = sc->x[C_ID] + 4 + (int)strlen(job) + 1;
+    if (jx > vx)
+        vx = jx;   /* a long job id pushes the verdict right */
+    tui_draw_textf(w, r, vx, A_BOLD | va, "%-10.10s", verdict);
+    if (sc->x[C_CMD] >= 0 && vx + 11 < COLS) {
+        char what[160];
+        int o = snprintf(what, sizeof what, "%zu process%s", j.n, j.n == 1 ? "" : "es");
+        if (j.crashed && o > 0 && (size_t)o < sizeof what)
+            o += snprintf(what + o, sizeof what - (size_t)o, ", %zu crashed", j.crashed);
+        if (j.incomplete > j.crashed && o > 0 && (size_t)o < sizeof what)
+            o += snprintf(what + o, sizeof what - (size_t)o, ", %zu incomplete",
+                          j.incomplete - j.crashed);
+        if (j.missing && o > 0 && (size_t)o < sizeof what)
+            snprintf(what + o, sizeof what - (size_t)o, ", %zu rank%s missing", j.missing,
+                     j.missing == 1 ? "" : "s");
+        tui_draw_text(w, r, vx + 11, sel ? 0 : tui_color_attr(TUI_C_DIM), what);
+    }
+    if (sel)
+        wattroff(w, tui_color_attr(TUI_C_SELECTED));
+    free(j.procs);
+}
+
 static void sessions_draw(tui *t)
 {
     tui_sessions_view *v = &t->sv;
@@ -263,6 +371,10 @@ static void sessions_draw(tui *t)
         v->top = v->sel - (size_t)rows + 1;
     for (int r = 0; r < rows && v->top + (size_t)r < v->nrows; r++) {
         size_t idx = v->top + (size_t)r;
+        if (v->rows[idx] & TUI_ROW_JOB) {
+            job_row_draw(t, w, r, &sc, idx);
+            continue;
+        }
         const tui_sess *s = &st->s[v->rows[idx]];
         tui_sess_state state = tui_sess_state_of(s);
         attr_t va, sa;
@@ -299,7 +411,10 @@ static void sessions_draw(tui *t)
                 tui_draw_text(w, r, sc.x[C_CMD], va, verdict);
         } else {
             tui_draw_textf(w, r, sc.x[C_VERDICT], va, "%-10.10s", verdict);
-            if (sc.x[C_CMD] >= 0)
+            if (sc.x[C_CMD] >= 0 && sess_job(s) && s->sum.rank >= 0)
+                tui_draw_textf(w, r, sc.x[C_CMD], 0, "rank %-3d %s", s->sum.rank,
+                               s->cmd + s->cmd_prog);
+            else if (sc.x[C_CMD] >= 0)
                 tui_draw_text(w, r, sc.x[C_CMD], 0, s->cmd + s->cmd_prog);
         }
         if (sel)
@@ -339,8 +454,8 @@ static bool sessions_on_key(tui *t, int key)
     case '\n':
     case '\r':
     case KEY_ENTER:
-        if (v->sel < v->nrows)
-            tui_open_session(t, v->rows[v->sel]);
+        if (v->sel < v->nrows)   /* a job row opens its first process */
+            tui_open_session(t, v->rows[v->sel + ((v->rows[v->sel] & TUI_ROW_JOB) != 0)]);
         return true;
     case KEY_F(6):
     case '>':

@@ -176,6 +176,54 @@ static bool prov_nvml(agent_prov *p, char *why, size_t whylen)
     return ok;
 }
 
+/* A rank: a decimal 0..2^31-1 with nothing around it. */
+static bool prov_rank_ok(const char *v)
+{
+    char *end;
+    if (!v || *v < '0' || *v > '9' || strlen(v) > 10)
+        return false;
+    unsigned long long r = strtoull(v, &end, 10);
+    return *end == '\0' && r <= 0x7fffffffu;
+}
+
+/* The job (cuptop run's CUPTOP_JOB) and the rank, from the variables the
+ * launchers set: global ranks first (torchrun's RANK, Open MPI, Slurm),
+ * LOCAL_RANK (unique on one node only) last. */
+static void prov_job(agent_prov *p)
+{
+    static const char *const vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID",
+                                       "LOCAL_RANK"};
+    static const char *const sizes[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS",
+                                        "LOCAL_WORLD_SIZE"};
+    const char *job = getenv("CUPTOP_JOB");
+    if (job && cupstore_job_valid(job))
+        snprintf(p->job, sizeof p->job, "%s", job);
+    else if (job)
+        prov_unknown(p, "job", "CUPTOP_JOB is not a job id (1-63 of A-Z a-z 0-9 . _ : @ + -): "
+                               "the session's own id is its job");
+    bool bad = false;
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (!v)
+            continue;
+        if (!prov_rank_ok(v)) {
+            bad = true;
+            continue;
+        }
+        if (!p->rank[0]) {
+            snprintf(p->rank, sizeof p->rank, "%s", v);
+            snprintf(p->rank_source, sizeof p->rank_source, "%s", vars[i]);
+            const char *w = getenv(sizes[i]);
+            if (prov_rank_ok(w))
+                snprintf(p->world_size, sizeof p->world_size, "%s", w);
+        } else if (!strcmp(vars[i], "LOCAL_RANK")) {
+            snprintf(p->local_rank, sizeof p->local_rank, "%s", v);
+        }
+    }
+    if (bad && !p->rank[0])
+        prov_unknown(p, "rank", "the rank variable set is not a number from 0 to 2^31-1");
+}
+
 void agent_prov_collect(agent *a)
 {
     agent_prov *p = &a->prov;
@@ -190,6 +238,7 @@ void agent_prov_collect(agent *a)
     const char *label = getenv("CUPTOP_LABEL");
     if (label)
         snprintf(p->label, sizeof p->label, "%s", label);
+    prov_job(p);
 
     /* CUDA driver API version */
     CUresult (*drv)(int *) = (CUresult(*)(int *))prov_sym(a, "libcuda.so", "cuDriverGetVersion", &h);
@@ -275,6 +324,17 @@ int agent_prov_put(const agent *a, cupstore_txn *txn)
     PUT("os", p->os);
     PUT("virt", p->virt);
     PUT("label", p->label);
+    if (p->job[0]) {
+        PUT("job", p->job);
+        PUT("job_source", "CUPTOP_JOB");
+    } else if (a->session_id) {
+        PUT("job", a->session_id);   /* loaded by hand: a job of its own */
+        PUT("job_source", "session");
+    }
+    PUT("rank", p->rank);
+    PUT("rank_source", p->rank_source);
+    PUT("local_rank", p->local_rank);
+    PUT("world_size", p->world_size);
     PUT("cuptop_version", PACKAGE_VERSION);
     buf[0] = '\0';
     for (unsigned i = 0; i < p->nunknown && off < sizeof buf; i++)

@@ -34,6 +34,10 @@ typedef struct agent_prov {
     char os[160];
     char virt[256];              /* container / VM hints, "" when none     */
     char label[256];             /* CUPTOP_LABEL                           */
+    char job[CUPSTORE_JOB_MAX + 1];  /* CUPTOP_JOB; "": the session's id  */
+    char rank[16], rank_source[24];  /* the rank and its variable; "" none */
+    char local_rank[16];         /* LOCAL_RANK beside another rank source  */
+    char world_size[16];         /* the size that goes with the rank source */
     /* item -> why it is unknown */
     const char *unknown_key[AGENT_PROV_UNKNOWN_MAX];
     char unknown_why[AGENT_PROV_UNKNOWN_MAX][96];

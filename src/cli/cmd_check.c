@@ -25,7 +25,8 @@
 static void usage(FILE *f)
 {
     fputs("usage: cuptop check [--store DIR] (SESSION... | --all)\n"
-          "                    [--from T --to T | --verify] [--json]\n\n"
+          "                    [--from T --to T | --verify] [--json]\n"
+          "       cuptop check [--store DIR] --job JOB [--json]\n\n"
           "Judge sessions: COMPLETE only if every buffer CUPTI completed was consumed,\n"
           "every loss counter is zero, the stop protocol ran to the end and the final\n"
           "flush succeeded.  Each reason is listed with its loss class, count and the\n"
@@ -38,7 +39,11 @@ static void usage(FILE *f)
           "                 and compare the count with what the agent stored: records\n"
           "                 missing or unreadable make the session INCOMPLETE\n"
           "                 (store_damaged); ended sessions only, whole sessions\n"
-          "  --json         a JSON array of verdicts\n\n"
+          "  --job JOB      every process of job JOB (one cuptop run), each verdict\n"
+          "                 listed by rank; the job is COMPLETE only if every process is\n"
+          "                 (a crashed one makes it INCOMPLETE) and no rank below the\n"
+          "                 world size a process named is missing\n"
+          "  --json         a JSON array of verdicts (--job: one object for the job)\n\n"
           "A session with no data in the window is listed as NO DATA and not judged.\n\n"
           "Exit status: 0 all judged COMPLETE, 1 any INCOMPLETE, 2 usage error, unknown\n"
           "session, a window with no data in any session, an inverted window, or an\n"
@@ -144,15 +149,114 @@ static void print_no_data(xout *o, const model_summary *whole, const char *windo
            window, a, b);
 }
 
+static void job_error(const char *id, int rc, char *cause, void *arg)
+{
+    cli_model_error(arg, id, rc, cause);
+}
+
+/* check --job: each process' verdict by rank, then the job's. */
+static int check_job(const char *cmd, const char *dir, const char *jobid, bool json)
+{
+    model_job j;
+    size_t unreadable = 0;
+    int rc = model_job_read(dir, jobid, 0, UINT64_MAX, &j, &unreadable, job_error, (void *)cmd);
+    if (rc == CUPSTORE_ENOTFOUND) {
+        cli_error(cmd, "no session of job %s in %s", jobid, dir);
+        return CUPTOP_EXIT_USAGE;
+    }
+    if (rc) {
+        cli_error(cmd, "cannot read the store %s: %s", dir,
+                  rc == ENOENT ? "no such directory" : cupstore_strerror(rc));
+        return CUPTOP_EXIT_USAGE;
+    }
+    int status = CUPTOP_EXIT_OK;
+    if (json) {
+        xout o;
+        fflush(stdout);
+        if (xout_init(&o, STDOUT_FILENO) != 0) {
+            model_job_free(&j);
+            cli_error(cmd, "out of memory");
+            return CUPTOP_EXIT_USAGE;
+        }
+        xout_puts(&o, "{\"job\":");
+        xout_json_str(&o, j.id, strlen(j.id));
+        xout_printf(&o, ",\"state\":\"%s\",\"verdict\":\"%s\",\"complete\":%s,"
+                        "\"processes\":%zu,\"incomplete\":%zu,\"crashed\":%zu,"
+                        "\"running\":%zu,\"skipped\":%zu,\"unreadable_sessions\":%zu,"
+                        "\"world_size\":",
+                    model_state_name(j.state), j.complete ? "COMPLETE" : "INCOMPLETE",
+                    j.complete ? "true" : "false", j.n, j.incomplete, j.crashed, j.running,
+                    j.skipped, unreadable);
+        if (j.world_size)
+            xout_printf(&o, "%d", j.world_size);
+        else
+            xout_puts(&o, "null");
+        xout_printf(&o, ",\"missing_ranks\":%zu,\"duplicate_rank\":%s,\"loss\":{", j.missing,
+                    j.duplicate_rank ? "true" : "false");
+        for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
+            xout_printf(&o, "%s\"%s\":%" PRIu64, l ? "," : "", cupstore_loss_name(l), j.loss[l]);
+        xout_printf(&o, "},\"loss_total\":%" PRIu64 ",\"records\":%" PRIu64 ",\"sessions\":[",
+                    j.loss_total, j.records_total);
+        for (size_t i = 0; i < j.n; i++) {
+            xout_puts(&o, i ? ",\n" : "\n");
+            sessions_json(&o, &j.procs[i]);
+        }
+        xout_puts(&o, "\n]}\n");
+        int err = xout_flush(&o);
+        if (err) {
+            cli_stdout_failed(err);
+            status = CUPTOP_EXIT_USAGE;
+        }
+        xout_free(&o);
+    } else {
+        char id[4 * sizeof j.id];
+        model_escape(id, sizeof id, j.id, strlen(j.id));
+        printf("job %s: %zu process%s\n", id, j.n, j.n == 1 ? "" : "es");
+        for (size_t i = 0; i < j.n; i++) {
+            const model_summary *s = &j.procs[i];
+            if (s->rank >= 0)
+                printf("rank %d (pid %d) ", s->rank, s->pid);
+            else
+                printf("no rank (pid %d) ", s->pid);
+            print_verdict(s, "", 0, UINT64_MAX, NULL);
+        }
+        printf("job %s: %s", id, j.complete ? "COMPLETE" : "INCOMPLETE");
+        if (j.state == MODEL_STATE_RUNNING)
+            printf(" so far (%zu running)", j.running);
+        printf(" (%zu process%s", j.n, j.n == 1 ? "" : "es");
+        if (j.incomplete)
+            printf(", %zu INCOMPLETE", j.incomplete);
+        if (j.crashed)
+            printf(", %zu crashed", j.crashed);
+        if (j.skipped)
+            printf(", %zu skipped", j.skipped);
+        printf(", %" PRIu64 " records lost)\n", j.loss_total);
+        if (j.missing)
+            printf("  - %zu of %d ranks have no session (the first: rank %d): a process that "
+                   "never started tracing, or whose session is gone\n",
+                   j.missing, j.world_size, j.first_missing);
+        if (j.duplicate_rank)
+            printf("  note: two processes name the same rank (several launches in one job?)\n");
+        if (unreadable)
+            printf("  note: %zu session%s of the store could not be read and may belong to "
+                   "the job\n", unreadable, unreadable == 1 ? "" : "s");
+    }
+    if (status == CUPTOP_EXIT_OK)
+        status = unreadable ? CUPTOP_EXIT_USAGE : j.complete ? CUPTOP_EXIT_OK : CUPTOP_EXIT_NO;
+    model_job_free(&j);
+    return status;
+}
+
 int cmd_check(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"store", required_argument, NULL, 's'}, {"all", no_argument, NULL, 'a'},
         {"from", required_argument, NULL, 'f'},  {"to", required_argument, NULL, 't'},
         {"json", no_argument, NULL, 'j'},        {"help", no_argument, NULL, 'h'},
-        {"verify", no_argument, NULL, 'v'},      {NULL, 0, NULL, 0},
+        {"verify", no_argument, NULL, 'v'},      {"job", required_argument, NULL, 'J'},
+        {NULL, 0, NULL, 0},
     };
-    const char *cmd = argv[0], *store = NULL, *from = NULL, *to = NULL;
+    const char *cmd = argv[0], *store = NULL, *from = NULL, *to = NULL, *job = NULL;
     bool all = false, json = false, verify = false;
     int c;
 
@@ -166,10 +270,26 @@ int cmd_check(int argc, char **argv)
         case 't': to = optarg; break;
         case 'j': json = true; break;
         case 'v': verify = true; break;
+        case 'J': job = optarg; break;
         case 'h': usage(stdout); return CUPTOP_EXIT_OK;
         default:
             return cli_bad_option(cmd, argv);
         }
+    }
+    if (job) {
+        if (all || optind < argc)
+            return cli_usage_error(cmd, "give --job, sessions or --all, not several");
+        if (from || to || verify)
+            return cli_usage_error(cmd, "--job judges whole sessions: not with --from/--to "
+                                        "or --verify");
+        if (!cupstore_job_valid(job))
+            return cli_usage_error(cmd, "--job: '%s' is not a job id", job);
+        char *jdir = cli_store_dir(cmd, store);
+        if (!jdir)
+            return CUPTOP_EXIT_USAGE;
+        int st = check_job(cmd, jdir, job, json);
+        free(jdir);
+        return st;
     }
     if (all && optind < argc)
         return cli_usage_error(cmd, "give sessions or --all, not both");

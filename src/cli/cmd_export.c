@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cupstore.h"
 #include "cuptop.h"
 #include "export.h"
 #include "model.h"
@@ -52,7 +53,9 @@ static void usage(FILE *f)
 {
     fputs("usage: cuptop export [--store DIR] SESSION (--from T --to T | --mark NAME |\n"
           "                     --range NAME (--slowest | --nth N | --all))\n"
-          "                     --format chrome|jsonl|csv|store -o PATH [--force] [--mangled]\n\n"
+          "                     --format chrome|jsonl|csv|store -o PATH [--force] [--mangled]\n"
+          "       cuptop export [--store DIR] --job JOB [--from T --to T] --format chrome\n"
+          "                     -o PATH [--force] [--mangled]\n\n"
           "Write a window of a session:\n"
           "  chrome  Trace Event JSON for Perfetto UI / chrome://tracing\n"
           "  jsonl   one JSON object per record per line\n"
@@ -68,6 +71,12 @@ static void usage(FILE *f)
           "The output is written to a temporary file and renamed into place; an\n"
           "existing PATH is only replaced with --force.  -o - writes chrome, jsonl\n"
           "or csv to standard output (e.g. | gzip > trace.json.gz).\n"
+          "--job JOB writes every process of the job (one cuptop run) into one chrome\n"
+          "trace: one process group per rank, \"rank N (pid P)\", holding its GPU\n"
+          "streams, threads and health counters, on one clock (CUPTI timestamps are\n"
+          "wall-clock ns); the job's verdict and losses, and each rank's, are in\n"
+          "otherData.  Without --from/--to the whole job; T relative to its first\n"
+          "start and last end.\n"
           "C++ kernel names are demangled (the raw name stays beside: jsonl \"mangled\",\n"
           "chrome args.mangled); --mangled keeps them as CUPTI gave them.\n"
           "Exit status: 0 written, 1 writing failed or cancelled, 2 usage error,\n"
@@ -213,6 +222,25 @@ static int session_bounds(const char *dir, const char *id, uint64_t *start_s, ui
     return 0;
 }
 
+/* The job's first start and last end, seconds. */
+static int job_bounds(const char *dir, const char *job, uint64_t *start_s, uint64_t *end_s,
+                      char **cause)
+{
+    model_job j;
+    size_t unreadable;
+    int rc = model_job_read(dir, job, 0, UINT64_MAX, &j, &unreadable, NULL, NULL);
+    if (rc) {
+        if (asprintf(cause, "%s", rc == CUPSTORE_ENOTFOUND ? "no session of that job in the store"
+                                                           : model_strerror(rc)) < 0)
+            *cause = NULL;
+        return rc;
+    }
+    *start_s = j.start_ns / NS;
+    *end_s = j.end_ns / NS;
+    model_job_free(&j);
+    return 0;
+}
+
 int cmd_export(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -220,7 +248,7 @@ int cmd_export(int argc, char **argv)
         {"to", required_argument, NULL, 't'},    {"mark", required_argument, NULL, 'm'},
         {"format", required_argument, NULL, 'F'}, {"output", required_argument, NULL, 'o'},
         {"force", no_argument, NULL, 'x'},       {"help", no_argument, NULL, 'h'},
-        {"mangled", no_argument, NULL, 'M'},
+        {"mangled", no_argument, NULL, 'M'},     {"job", required_argument, NULL, 'J'},
         {"range", required_argument, NULL, 'r'}, {"slowest", no_argument, NULL, 'S'},
         {"nth", required_argument, NULL, 'n'},   {"all", no_argument, NULL, 'A'},
         {NULL, 0, NULL, 0},
@@ -248,14 +276,27 @@ int cmd_export(int argc, char **argv)
         case 'S': slowest = true; break;
         case 'n': nth = optarg; break;
         case 'A': all = true; break;
+        case 'J': o.job = optarg; break;
         case 'h': usage(stdout); return CUPTOP_EXIT_OK;
         default:
             return cli_bad_option(cmd, argv);
         }
     }
-    if (optind + 1 != argc)
+    if (o.job) {
+        if (optind < argc)
+            return cli_usage_error(cmd, "give --job or a session, not both");
+        if (!cupstore_job_valid(o.job))
+            return cli_usage_error(cmd, "--job: '%s' is not a job id", o.job);
+        if (o.mark)
+            return cli_usage_error(cmd, "--job exports whole processes or --from/--to, not a "
+                                        "mark");
+        if (o.format && strcmp(o.format, "chrome") != 0)
+            return cli_usage_error(cmd, "--job writes one chrome trace: use --format chrome");
+    } else if (optind + 1 != argc) {
         return cli_one_session(cmd, argc, argv);
-    o.session = argv[optind];
+    } else {
+        o.session = argv[optind];
+    }
     if (!o.format)
         return cli_usage_error(cmd, "--format is required (chrome, jsonl, csv or store)");
     if (!export_format_known(o.format))
@@ -274,7 +315,11 @@ int cmd_export(int argc, char **argv)
         return cli_usage_error(cmd, "--range NAME wants one of --slowest, --nth N or --all");
     if (o.mark && (from || to))
         return cli_usage_error(cmd, "give either --mark or --from/--to, not both");
-    if (!o.mark && !range && (!from || !to))
+    if (o.job && range)
+        return cli_usage_error(cmd, "--job exports a time window of every process: --range is per session");
+    if (o.job && !from != !to)
+        return cli_usage_error(cmd, "--from and --to go together");
+    if (!o.job && !o.mark && !range && (!from || !to))
         return cli_usage_error(cmd, "give a window: --from T --to T, --mark NAME or --range NAME");
     uint64_t nth_n = 0;
     if (nth) {
@@ -300,9 +345,13 @@ int cmd_export(int argc, char **argv)
     if (!dir)
         return CUPTOP_EXIT_USAGE;
     o.store_dir = dir;
-    if (!o.mark) {
+    if (o.job && !from) {
+        o.from_ns = 0;
+        o.to_ns = UINT64_MAX;
+    } else if (!o.mark) {
         uint64_t start_s, end_s, f, t;
-        if (session_bounds(dir, o.session, &start_s, &end_s, &cause) != 0) {
+        if (o.job ? job_bounds(dir, o.job, &start_s, &end_s, &cause) != 0
+                  : session_bounds(dir, o.session, &start_s, &end_s, &cause) != 0) {
             cli_error(cmd, "%s", cause ? cause : "cannot open the session");
             free(cause);
             free(dir);

@@ -4,6 +4,7 @@
  *   cuptop run [--store DIR] [--kinds LIST] [--pool N] [--buffer-size B]
  *              [--queue N] [--device-buffer-size B] [--device-buffer-pool-limit N]
  *              [--flush-period MS] [--stop-timeout MS] [--config FILE] [--label NAME]
+ *              [--job ID]
  *              [--dormant] [--devices LIST] [--only-if VAR=VALUE]
  *              [--capture-range cudaProfilerApi|nvtx:NAME] [--capture-range-end stop|repeat[:N]]
  *              [--api all|gpu|none] [--api-include NAMES] [--api-exclude NAMES]
@@ -29,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent_config.h"
@@ -55,6 +57,10 @@ static void run_usage(FILE *f)
             "  --stop-timeout MS  time limit of each stop step, 10..600000 ms (default 3000)\n"
             "  --label NAME       workload label kept with the session (CUPTOP_LABEL;\n"
             "                     at most 255 bytes), shown by sessions, report, export\n"
+            "  --job ID           the job id every process of CMD shares (CUPTOP_JOB; default\n"
+            "                     CUPTOP_JOB if set, else a new job-YYYYmmddTHHMMSS-PID);\n"
+            "                     ranks come from RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID\n"
+            "                     or LOCAL_RANK (cuptop sessions/check/export --job)\n"
             "  --config FILE      key=value settings, checked like the options\n"
             "                     (the environment wins)\n"
             "  --dormant          no CUPTI call until a request turns kinds on (from the\n"
@@ -166,6 +172,29 @@ static char *run_abspath(const char *p)
     if (asprintf(&out, "%s/%s", cwd, p) < 0)
         return NULL;
     return out;
+}
+
+/* The job every process of this run belongs to (CUPTOP_JOB, inherited by
+ * whatever CMD starts): --job, else a CUPTOP_JOB already set (a launcher
+ * giving every node's cuptop run one id), else a new one,
+ * job-YYYYmmddTHHMMSS-PID (UTC, cuptop run's pid). */
+static int run_job_env(const char *cmd)
+{
+    const char *j = getenv("CUPTOP_JOB");
+    char id[CUPSTORE_JOB_MAX + 1];
+    if (j) {
+        if (cupstore_job_valid(j))
+            return 0;
+        return cli_usage_error(cmd, "CUPTOP_JOB: give 1 to %d of A-Z a-z 0-9 . _ : @ + -",
+                               CUPSTORE_JOB_MAX);
+    }
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    snprintf(id, sizeof id, "job-%04d%02d%02dT%02d%02d%02d-%d", tm.tm_year + 1900,
+             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)getpid());
+    setenv("CUPTOP_JOB", id, 1);
+    return 0;
 }
 
 /* ---- running the command ------------------------------------------------- */
@@ -371,6 +400,11 @@ int cmd_run(int argc, char **argv)
             if (!*v || strlen(v) > 255)
                 return cli_usage_error(cmd, "--label: give 1 to 255 bytes");
             setenv("CUPTOP_LABEL", v, 1);
+        } else if (!strcmp(o, "--job")) {
+            if (!cupstore_job_valid(v))
+                return cli_usage_error(cmd, "--job: give 1 to %d of A-Z a-z 0-9 . _ : @ + -",
+                                       CUPSTORE_JOB_MAX);
+            setenv("CUPTOP_JOB", v, 1);
         } else if (!strcmp(o, "--store")) {
             char *abs = run_abspath(v);
             if (!abs)
@@ -418,6 +452,8 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "cuptop run: NVTX_INJECTION64_PATH is set to %s: kept, so NVTX ranges "
                         "go there, not to cuptop\n", nv);
     free(agent);
+    if (run_job_env(cmd) != 0)
+        return CUPTOP_EXIT_USAGE;
     return run_command(cmd, argv + i, NULL);
 }
 

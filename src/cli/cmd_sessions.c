@@ -19,12 +19,16 @@
 
 static void usage(FILE *f)
 {
-    fputs("usage: cuptop sessions [--store DIR] [--json]\n\n"
+    fputs("usage: cuptop sessions [--store DIR] [--job JOB] [--json]\n\n"
           "List the sessions in a store, oldest first: id, pid, state, start (UTC),\n"
-          "duration, records, losses, verdict and command.  --json prints a JSON\n"
-          "array with records per kind and device, every loss class, the reasons and\n"
-          "the agent's notes.\n"
-          "Exit status: 0, or 2 when the store (or a session in it) cannot be read.\n",
+          "duration, records, losses, verdict, job, rank and command.  --json prints a\n"
+          "JSON array with records per kind and device, every loss class (also per\n"
+          "device), the job and rank, the reasons and the agent's notes.\n"
+          "  --job JOB   only the sessions of job JOB (the processes of one cuptop run;\n"
+          "              JOB \"-\" in the listing: the session is a job of its own, its\n"
+          "              id the session's)\n"
+          "Exit status: 0, or 2 when the store (or a session in it) cannot be read, or\n"
+          "no session belongs to JOB.\n",
           f);
 }
 
@@ -83,6 +87,35 @@ void sessions_json(xout *o, const model_summary *s)
         xout_putc(o, '}');
     }
     xout_printf(o, "],\"notes_total\":%" PRIu64, s->notes_total);
+    xout_puts(o, ",\"job\":");
+    xout_json_str(o, s->job, strlen(s->job));
+    xout_printf(o, ",\"job_own\":%s,\"rank\":", s->job_own ? "true" : "false");
+    if (s->rank >= 0) {
+        xout_printf(o, "%d,\"rank_source\":", s->rank);
+        xout_json_str(o, s->rank_source, strlen(s->rank_source));
+    } else {
+        xout_puts(o, "null,\"rank_source\":null");
+    }
+    if (s->world_size > 0)
+        xout_printf(o, ",\"world_size\":%d", s->world_size);
+    else
+        xout_puts(o, ",\"world_size\":null");
+    xout_puts(o, ",\"loss_by_device\":{");
+    first = true;
+    for (unsigned d = 0; d <= MODEL_DEVICE_NONE; d++) {
+        if (!model_device_listed(s, d))
+            continue;
+        if (d == MODEL_DEVICE_NONE)
+            xout_printf(o, "%s\"none\":{", first ? "" : ",");
+        else
+            xout_printf(o, "%s\"%u\":{", first ? "" : ",", d);
+        for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
+            xout_printf(o, "%s\"%s\":%" PRIu64, l ? "," : "", cupstore_loss_name(l),
+                        s->loss_by_device[d][l]);
+        xout_putc(o, '}');
+        first = false;
+    }
+    xout_putc(o, '}');
     prov_json(o, s->prov, s->device_mask);
     xout_putc(o, '}');
 }
@@ -118,12 +151,14 @@ static void print_line(const model_summary *s)
     fmt_count(s->records_total, rec, sizeof rec);
     fmt_count(s->loss_total, loss, sizeof loss);
     model_escape(cmd, sizeof cmd, s->cmdline, strlen(s->cmdline));
-    char sid[40];
+    char sid[40], rank[16] = "-";
     model_escape(sid, sizeof sid, s->id, strlen(s->id));
-    printf("%-24s %7d %-8s %-20s %7s %8s %8s %-10s %s\n", sid, s->pid,
+    if (s->rank >= 0)
+        snprintf(rank, sizeof rank, "%d", s->rank);
+    printf("%-24s %7d %-8s %-20s %7s %8s %8s %-10s %-25s %4s %s\n", sid, s->pid,
            model_state_name(s->state), start, dur, rec, loss,
            s->state == MODEL_STATE_RUNNING && s->complete ? "ok so far" : model_verdict_name(s),
-           cmd);
+           s->job_own ? "-" : s->job, rank, cmd);
 }
 
 int cmd_sessions(int argc, char **argv)
@@ -131,10 +166,11 @@ int cmd_sessions(int argc, char **argv)
     static const struct option longopts[] = {
         {"store", required_argument, NULL, 's'},
         {"json", no_argument, NULL, 'j'},
+        {"job", required_argument, NULL, 'J'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *cmd = argv[0], *store = NULL;
+    const char *cmd = argv[0], *store = NULL, *job = NULL;
     bool json = false;
     int c;
 
@@ -144,6 +180,7 @@ int cmd_sessions(int argc, char **argv)
         switch (c) {
         case 's': store = optarg; break;
         case 'j': json = true; break;
+        case 'J': job = optarg; break;
         case 'h': usage(stdout); return CUPTOP_EXIT_OK;
         default:
             return cli_bad_option(cmd, argv);
@@ -151,6 +188,8 @@ int cmd_sessions(int argc, char **argv)
     }
     if (optind < argc)
         return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+    if (job && !cupstore_job_valid(job))
+        return cli_usage_error(cmd, "--job: '%s' is not a job id", job);
 
     char *dir = cli_store_dir(cmd, store);
     char **ids = NULL;
@@ -175,10 +214,7 @@ int cmd_sessions(int argc, char **argv)
             return CUPTOP_EXIT_USAGE;
         }
         xout_putc(&o, '[');
-    } else if (n) {
-        printf("%-24s %7s %-8s %-20s %7s %8s %8s %-10s %s\n", "SESSION", "PID", "STATE",
-               "START (UTC)", "LENGTH", "RECORDS", "LOST", "VERDICT", "COMMAND");
-    } else {
+    } else if (!n && !job) {
         printf("no sessions in %s\n", dir);
     }
     size_t written = 0;
@@ -191,10 +227,18 @@ int cmd_sessions(int argc, char **argv)
             status = CUPTOP_EXIT_USAGE;
             continue;
         }
+        if (job && strcmp(s.job, job) != 0) {
+            model_summary_free(&s);
+            continue;
+        }
         if (json) {
             xout_puts(&o, written ? ",\n" : "\n");
             sessions_json(&o, &s);
         } else {
+            if (!written)
+                printf("%-24s %7s %-8s %-20s %7s %8s %8s %-10s %-25s %4s %s\n", "SESSION",
+                       "PID", "STATE", "START (UTC)", "LENGTH", "RECORDS", "LOST", "VERDICT",
+                       "JOB", "RANK", "COMMAND");
             print_line(&s);
         }
         written++;
@@ -208,6 +252,10 @@ int cmd_sessions(int argc, char **argv)
             status = CUPTOP_EXIT_USAGE;
         }
         xout_free(&o);
+    }
+    if (job && !written && status == CUPTOP_EXIT_OK) {
+        cli_error(cmd, "no session of job %s in %s", job, dir);
+        status = CUPTOP_EXIT_USAGE;
     }
     cupstore_ids_free(ids, n);
     free(dir);

@@ -32,6 +32,8 @@ typedef struct export_opts {
     uint32_t range_id;       /* CUPTI marker id of the instance            */
     uint64_t range_nth;      /* its position in time order (1-based)       */
     bool range_open;         /* still open: the window ends at the data's end */
+    const char *job;         /* or every process of this job (chrome only;
+                                session is then ignored, mark refused)     */
 } export_opts;
 
 /** Progress: records done so far (total may be 0 when unknown).  Return

@@ -29,6 +29,11 @@
                                        Linux tids and stream ids stay below */
 #define KIND_TID 0x3fff00ull      /* + kind: records with no thread/stream */
 #define FLOW_SLOTS (1u << 16)
+/* export --job: each process is one group (pid); its GPU tracks are
+ * threads of it, device d's from GROUP_GPU_TID(d) (device none: slot 16),
+ * 16 overlap lanes apart before they meet the next device's. */
+#define GROUP_GPU_TID(d) (0x80000000ull + (uint64_t)((d) < CUPSTORE_DEVICE_MAX ? (d) : CUPSTORE_DEVICE_MAX) * 0x4000000ull)
+#define GROUP_GPU_MASK 0x3ffffffull
 
 /* A string literal or "key": number, the literal's length known at compile
  * time (strlen on every key was 5% of a chrome export). */
@@ -68,7 +73,16 @@ typedef struct chrome {
     uint64_t flow_id;
     uint64_t written, zero_ts, overflowed, flows_out;
     char devnames[CUPSTORE_DEVICE_MAX][160];
+    uint64_t group;           /* --job: this process' group pid, else 0    */
+    uint64_t group_sort;      /* its sort index (the rank)                 */
+    char group_name[96];      /* "rank N (pid P)"                          */
 } chrome;
+
+/* The pid of the health counters and loss instants. */
+static uint64_t health_pid(const chrome *c)
+{
+    return c->group ? c->group : HEALTH_PID;
+}
 
 /* ---- Small writers ------------------------------------------------------- */
 
@@ -118,7 +132,9 @@ static void process_seen(chrome *c, uint64_t pid)
             return;
     if (c->npids < sizeof c->pids / sizeof c->pids[0])
         c->pids[c->npids++] = pid;
-    if (pid == HEALTH_PID) {
+    if (c->group) {
+        snprintf(buf, sizeof buf, "%s", c->group_name);
+    } else if (pid == HEALTH_PID) {
         snprintf(buf, sizeof buf, "cuptop health");
     } else if (pid >= DEV_PID) {
         uint64_t d = pid - DEV_PID;
@@ -132,13 +148,16 @@ static void process_seen(chrome *c, uint64_t pid)
         snprintf(buf, sizeof buf, "host process %u", (unsigned)pid);
     }
     meta_event(c, "process_name", pid, 0, false, buf, strlen(buf), false);
-    if (pid != HEALTH_PID) {
+    if (pid != HEALTH_PID || c->group) {
         ev_begin(c);
         XOUT_LIT(c->o, "\"ph\":\"M\",\"name\":\"process_sort_index\"");
         PUT_KV_U64(c->o, ",\"pid\":", pid);
-        PUT_KV_U64(c->o, ",\"args\":{\"sort_index\":", pid >= DEV_PID ? pid - DEV_PID + 10 : 1);
+        PUT_KV_U64(c->o, ",\"args\":{\"sort_index\":",
+                   c->group ? c->group_sort : pid >= DEV_PID ? pid - DEV_PID + 10 : 1);
         XOUT_LIT(c->o, "}}");
     }
+    if (c->group) /* the loss and epoch instants' lane */
+        meta_event(c, "thread_name", pid, 0, true, "cuptop health", 13, false);
 }
 
 static void lane_named(chrome *c, const track *t, uint32_t k)
@@ -146,7 +165,19 @@ static void lane_named(chrome *c, const track *t, uint32_t k)
     char buf[96];
     const char *what = t->kind_class == 0 ? "stream" : t->kind_class == 1 ? "thread" : NULL;
     int n;
-    if (what)
+    if (c->group && t->kind_class != 1) {
+        uint64_t d = (t->tid - GROUP_GPU_TID(0)) / 0x4000000ull, low = t->tid & GROUP_GPU_MASK;
+        char dev[16];
+        if (d < CUPSTORE_DEVICE_MAX)
+            snprintf(dev, sizeof dev, "GPU %u", (unsigned)d);
+        else
+            snprintf(dev, sizeof dev, "GPU ?");
+        if (t->kind_class == 0)
+            n = snprintf(buf, sizeof buf, "%s stream %llu", dev, (unsigned long long)low);
+        else
+            n = snprintf(buf, sizeof buf, "%s %s", dev,
+                         cupstore_kind_name((unsigned)(low - KIND_TID)));
+    } else if (what)
         n = snprintf(buf, sizeof buf, "%s %llu", what, (unsigned long long)t->tid);
     else
         n = snprintf(buf, sizeof buf, "%s", cupstore_kind_name((unsigned)(t->tid - KIND_TID)));
@@ -346,6 +377,11 @@ static int emit_record(chrome *c, const cupstore_record *r)
         tid = KIND_TID + r->kind;
         cls = 2;
     }
+    if (c->group) {   /* --job: everything of the process in its group */
+        if (cls != 1)
+            tid = GROUP_GPU_TID(r->device) + (tid & GROUP_GPU_MASK);
+        pid = c->group;
+    }
     track *t = track_get(c, pid, tid, cls);
     if (!t)
         return ENOMEM;
@@ -460,10 +496,11 @@ static int on_health(const cupstore_health *h, void *arg)
     uint64_t ns = h->second * 1000000000ull;
     if (ns < c->x->base_ns)
         return 0;
-    process_seen(c, HEALTH_PID);
+    uint64_t hp = health_pid(c);
+    process_seen(c, hp);
     ev_begin(c);
     XOUT_LIT(o, "\"ph\":\"C\",\"name\":\"records/s\"");
-    PUT_KV_U64(o, ",\"pid\":", HEALTH_PID);
+    PUT_KV_U64(o, ",\"pid\":", hp);
     put_ts(c, ns);
     XOUT_LIT(o, ",\"args\":{");
     for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++)
@@ -472,7 +509,7 @@ static int on_health(const cupstore_health *h, void *arg)
     XOUT_LIT(o, "}}");
     ev_begin(c);
     XOUT_LIT(o, "\"ph\":\"C\",\"name\":\"losses/s\"");
-    PUT_KV_U64(o, ",\"pid\":", HEALTH_PID);
+    PUT_KV_U64(o, ",\"pid\":", hp);
     put_ts(c, ns);
     XOUT_LIT(o, ",\"args\":{");
     for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
@@ -480,7 +517,7 @@ static int on_health(const cupstore_health *h, void *arg)
                     (unsigned long long)h->loss[l]);
     XOUT_LIT(o, "}}");
     ev_begin(c);
-    xout_printf(o, "\"ph\":\"C\",\"name\":\"buffers\",\"pid\":%llu", (unsigned long long)HEALTH_PID);
+    xout_printf(o, "\"ph\":\"C\",\"name\":\"buffers\",\"pid\":%llu", (unsigned long long)hp);
     put_ts(c, ns);
     xout_printf(o, ",\"args\":{\"requested\":%llu,\"declined\":%llu,\"completed\":%llu,"
                    "\"consumed\":%llu,\"outstanding\":%u,\"pool_limit\":%u}}",
@@ -488,13 +525,13 @@ static int on_health(const cupstore_health *h, void *arg)
                 (unsigned long long)h->buf_completed, (unsigned long long)h->buf_consumed,
                 h->buf_outstanding, h->pool_limit);
     ev_begin(c);
-    xout_printf(o, "\"ph\":\"C\",\"name\":\"queue\",\"pid\":%llu", (unsigned long long)HEALTH_PID);
+    xout_printf(o, "\"ph\":\"C\",\"name\":\"queue\",\"pid\":%llu", (unsigned long long)hp);
     put_ts(c, ns);
     xout_printf(o, ",\"args\":{\"depth\":%u,\"high_water\":%u,\"capacity\":%u}}",
                 h->queue_depth, h->queue_high_water, h->queue_capacity);
     ev_begin(c);
     xout_printf(o, "\"ph\":\"C\",\"name\":\"completion callback (ns)\",\"pid\":%llu",
-                (unsigned long long)HEALTH_PID);
+                (unsigned long long)hp);
     put_ts(c, ns);
     xout_printf(o, ",\"args\":{\"p50\":%u,\"p99\":%u,\"max\":%u}}", h->cmp_lat.p50_ns,
                 h->cmp_lat.p99_ns, h->cmp_lat.max_ns);
@@ -508,11 +545,11 @@ static int on_loss(const cupstore_loss_row *r, void *arg)
     uint64_t ns = r->second * 1000000000ull;
     if (ns < c->x->base_ns || !r->count)
         return 0;
-    process_seen(c, HEALTH_PID);
+    process_seen(c, health_pid(c));
     ev_begin(c);
     xout_printf(o, "\"ph\":\"i\",\"s\":\"p\",\"cat\":\"loss\",\"name\":\"loss: %s\",\"pid\":%llu,"
                    "\"tid\":0",
-                cupstore_loss_name(r->loss), (unsigned long long)HEALTH_PID);
+                cupstore_loss_name(r->loss), (unsigned long long)health_pid(c));
     put_ts(c, ns);
     xout_printf(o, ",\"args\":{\"class\":\"%s\",\"count\":%llu,\"kind\":\"%s\",\"device\":",
                 cupstore_loss_name(r->loss), (unsigned long long)r->count,
@@ -542,11 +579,12 @@ static int on_epoch(const cupstore_epoch *e, void *arg)
         if (e->start_ns > a->c->x->to_ns || end < a->c->x->from_ns ||
             e->start_ns < a->c->x->base_ns)
             return 0;
-        process_seen(a->c, HEALTH_PID);
+        process_seen(a->c, health_pid(a->c));
         ev_begin(a->c);
-        xout_printf(o, "\"ph\":\"i\",\"s\":\"g\",\"cat\":\"epoch\",\"name\":\"epoch %u: %s\","
+        xout_printf(o, "\"ph\":\"i\",\"s\":\"%s\",\"cat\":\"epoch\",\"name\":\"epoch %u: %s\","
                        "\"pid\":%llu,\"tid\":0",
-                    e->id, kinds, (unsigned long long)HEALTH_PID);
+                    a->c->group ? "p" : "g", e->id, kinds,
+                    (unsigned long long)health_pid(a->c));
         put_ts(a->c, e->start_ns);
         XOUT_LIT(o, "}");
         return o->err;
@@ -739,6 +777,8 @@ static int write_nvtx(chrome *c)
             e = x->to_ns;
         const model_range_name *n = &m->names[r->name];
         uint64_t pid = r->pid ? r->pid : (uint64_t)(x->sum.pid > 0 ? x->sum.pid : 0);
+        if (c->group)   /* --job: the process' group */
+            pid = c->group;
         process_seen(c, pid);
         ev_begin(c);
         if (point)
@@ -767,6 +807,119 @@ static int write_nvtx(chrome *c)
     return o->err;
 }
 
+/* The job's metadata: the verdict over every process, the job's losses,
+ * and per process its rank, pid, session, verdict and losses. */
+static void write_job_metadata(chrome *c, const export_job *jb)
+{
+    const model_job *j = &jb->j;
+    const export_ctx *x = c->x;
+    xout *o = c->o;
+    xout_puts(o, "\"otherData\":{\"tool\":\"cuptop\",\"cuptop_version\":\"" PACKAGE_VERSION "\"");
+    XOUT_LIT(o, ",\"job\":");
+    xout_json_str(o, j->id, strlen(j->id));
+    xout_printf(o, ",\"base_ns\":%llu,\"time_unit\":\"ts and dur are microseconds after base_ns\""
+                   ",\"clock\":\"one clock for every process: CUPTI timestamps are wall-clock "
+                   "(CLOCK_REALTIME) nanoseconds\"",
+                (unsigned long long)x->base_ns);
+    xout_printf(o, ",\"window\":{\"from_ns\":%llu,\"to_ns\":%llu}", (unsigned long long)x->from_ns,
+                (unsigned long long)x->to_ns);
+    xout_printf(o, ",\"state\":\"%s\",\"verdict\":\"%s\",\"processes\":%zu,\"incomplete\":%zu,"
+                   "\"crashed\":%zu,\"missing_ranks\":%zu",
+                model_state_name(j->state), j->complete ? "COMPLETE" : "INCOMPLETE", j->n,
+                j->incomplete, j->crashed, j->missing);
+    XOUT_LIT(o, ",\"loss\":{");
+    for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
+        xout_printf(o, "%s\"%s\":%llu", l ? "," : "", cupstore_loss_name(l),
+                    (unsigned long long)j->loss[l]);
+    xout_printf(o, "},\"loss_total\":%llu,\"ranks\":[", (unsigned long long)j->loss_total);
+    for (size_t i = 0; i < jb->n; i++) {
+        const model_summary *s = &jb->procs[i].sum;
+        xout_printf(o, "%s{\"rank\":", i ? "," : "");
+        if (s->rank >= 0)
+            xout_printf(o, "%d", s->rank);
+        else
+            XOUT_LIT(o, "null");
+        xout_printf(o, ",\"pid\":%d,\"group_pid\":%llu,\"session\":", s->pid,
+                    (unsigned long long)jb->procs[i].group);
+        xout_json_str(o, s->id, strlen(s->id));
+        XOUT_LIT(o, ",\"host\":");
+        xout_json_str(o, s->host, strlen(s->host));
+        XOUT_LIT(o, ",\"command\":");
+        xout_json_str(o, s->cmdline, strlen(s->cmdline));
+        xout_printf(o, ",\"state\":\"%s\",\"verdict\":\"%s\",\"records\":%llu,\"loss\":{",
+                    model_state_name(s->state), model_verdict_name(s),
+                    (unsigned long long)s->records_total);
+        for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
+            xout_printf(o, "%s\"%s\":%llu", l ? "," : "", cupstore_loss_name(l),
+                        (unsigned long long)s->loss[l]);
+        XOUT_LIT(o, "},\"reasons\":[");
+        for (size_t k = 0; k < s->nreasons; k++) {
+            xout_puts(o, k ? "," : "");
+            xout_json_str(o, s->reasons[k].text, strlen(s->reasons[k].text));
+        }
+        XOUT_LIT(o, "]}");
+    }
+    XOUT_LIT(o, "]}");
+}
+
+/* One process' events: its health rows, losses and epochs, then its
+ * records through the reorder window, then the export's own instant. */
+static int chrome_session(chrome *c, export_ctx *x)
+{
+    cupstore_txn *txn;
+    xout *o = c->o;
+    int rc;
+    c->x = x;
+    memset(c->devnames, 0, sizeof c->devnames);
+    load_devices(c);
+    /* Health rows, losses and epochs: one short read txn. */
+    if ((rc = cupstore_txn_begin(x->env, false, &txn)) != 0)
+        return rc;
+    rc = cupstore_health_scan(txn, x->from_ns / 1000000000ull, x->to_ns / 1000000000ull,
+                              on_health, c);
+    if (!rc)
+        rc = cupstore_loss_scan(txn, x->from_ns / 1000000000ull, x->to_ns / 1000000000ull,
+                                on_loss, c);
+    struct epochs_arg ea = {.c = c, .events = true};
+    if (!rc)
+        rc = cupstore_epoch_scan(txn, on_epoch, &ea);
+    cupstore_txn_abort(txn);
+    if (rc || (rc = export_scan(x, on_record, on_slice, c)) != 0 || (rc = write_nvtx(c)) != 0)
+        return rc;
+    process_seen(c, health_pid(c));
+    ev_begin(c);
+    xout_printf(o, "\"ph\":\"i\",\"s\":\"%s\",\"cat\":\"export\",\"name\":\"cuptop export\","
+                   "\"pid\":%llu,\"tid\":0,\"ts\":0.000,\"args\":{\"records_written\":%llu,"
+                   "\"zero_ts_skipped\":%llu,\"overlap_lanes\":%llu,\"flows\":%llu",
+                c->group ? "p" : "g", (unsigned long long)health_pid(c),
+                (unsigned long long)c->written, (unsigned long long)c->zero_ts,
+                (unsigned long long)c->overflowed, (unsigned long long)c->flows_out);
+    if (c->group) {
+        XOUT_LIT(o, ",\"session\":");
+        xout_json_str(o, x->sum.id, strlen(x->sum.id));
+    }
+    XOUT_LIT(o, "}}");
+    return o->err;
+}
+
+/* Forget one process' tracks, flows and counts (the next group starts
+ * fresh; its correlation ids are its own). */
+static void chrome_reset(chrome *c)
+{
+    for (size_t i = 0; i < c->cap; i++) {
+        for (uint32_t k = 0; k < c->tracks[i].nlanes; k++)
+            free(c->tracks[i].lanes[k].stack);
+        free(c->tracks[i].lanes);
+    }
+    free(c->tracks);
+    c->tracks = NULL;
+    c->ntracks = c->cap = 0;
+    c->npids = 0;
+    if (c->flows)
+        memset(c->flows, 0, FLOW_SLOTS * sizeof *c->flows);
+    c->written = c->zero_ts = c->overflowed = c->flows_out = 0;
+}
+
 int export_chrome(export_ctx *x, xout *o)
 {
     chrome *c = calloc(1, sizeof *c);
@@ -783,55 +936,46 @@ int export_chrome(export_ctx *x, xout *o)
         goto out;
     }
     XOUT_LIT(o, "{\"displayTimeUnit\":\"ns\",");
-    if ((rc = cupstore_txn_begin(x->env, false, &txn)) != 0)
-        goto out;
-    load_devices(c);
-    rc = write_metadata(c, txn);
-    cupstore_txn_abort(txn);
-    txn = NULL;
-    if (rc)
-        goto out;
+    if (x->job) {
+        write_job_metadata(c, x->job);
+    } else {
+        if ((rc = cupstore_txn_begin(x->env, false, &txn)) != 0)
+            goto out;
+        rc = write_metadata(c, txn);
+        cupstore_txn_abort(txn);
+        txn = NULL;
+        if (rc)
+            goto out;
+    }
     XOUT_LIT(o, ",\"traceEvents\":[");
-
-    /* Health rows, losses and epochs: one short read txn each. */
-    if ((rc = cupstore_txn_begin(x->env, false, &txn)) != 0)
+    if (x->job) {
+        for (size_t i = 0; i < x->job->n; i++) {
+            export_ctx *m = &x->job->procs[i];
+            const model_summary *s = &m->sum;
+            c->group = m->group;
+            c->group_sort = s->rank >= 0 ? (uint64_t)s->rank : 1000000u + i;
+            if (s->rank >= 0)
+                snprintf(c->group_name, sizeof c->group_name, "rank %d (pid %d)", s->rank,
+                         s->pid);
+            else
+                snprintf(c->group_name, sizeof c->group_name, "no rank (pid %d)", s->pid);
+            rc = chrome_session(c, m);
+            if (m->cancelled)
+                x->cancelled = true;
+            x->done += m->done;
+            if (rc)
+                goto out;
+            chrome_reset(c);
+        }
+    } else if ((rc = chrome_session(c, x)) != 0) {
         goto out;
-    rc = cupstore_health_scan(txn, x->from_ns / 1000000000ull, x->to_ns / 1000000000ull,
-                              on_health, c);
-    if (!rc)
-        rc = cupstore_loss_scan(txn, x->from_ns / 1000000000ull, x->to_ns / 1000000000ull,
-                                on_loss, c);
-    struct epochs_arg ea = {.c = c, .events = true};
-    if (!rc)
-        rc = cupstore_epoch_scan(txn, on_epoch, &ea);
-    cupstore_txn_abort(txn);
-    txn = NULL;
-    if (rc)
-        goto out;
-
-    if ((rc = export_scan(x, on_record, on_slice, c)) != 0)
-        goto out;
-    if ((rc = write_nvtx(c)) != 0)
-        goto out;
-    process_seen(c, HEALTH_PID);
-    ev_begin(c);
-    xout_printf(o, "\"ph\":\"i\",\"s\":\"g\",\"cat\":\"export\",\"name\":\"cuptop export\","
-                   "\"pid\":%llu,\"tid\":0,\"ts\":0.000,\"args\":{\"records_written\":%llu,"
-                   "\"zero_ts_skipped\":%llu,\"overlap_lanes\":%llu,\"flows\":%llu}}",
-                (unsigned long long)HEALTH_PID, (unsigned long long)c->written,
-                (unsigned long long)c->zero_ts, (unsigned long long)c->overflowed,
-                (unsigned long long)c->flows_out);
+    }
     XOUT_LIT(o, "\n]}\n");
     rc = o->err;
 out:
     if (txn)
         cupstore_txn_abort(txn);
-    for (size_t i = 0; i < c->cap; i++) {
-        for (uint32_t k = 0; k < c->tracks[i].nlanes; k++)
-            free(c->tracks[i].lanes[k].stack);
-        free(c->tracks[i].lanes);
-    }
-    free(c->tracks);
+    chrome_reset(c);
     export_sort_free(&c->sort);
     free(c->flows);
     free(c);

@@ -53,7 +53,19 @@ typedef struct export_ctx {
     bool cancelled;
     name_cache names;
     cupstore_txn *txn;              /* the slice's read txn during a scan   */
+    struct export_job *job;         /* --job: the processes (else NULL)     */
+    uint64_t group;                 /* --job: this process' group pid       */
 } export_ctx;
+
+/* export --job: one export context per process of the job (each with its
+ * own env, window summary and names), all on the job's window and base_ns;
+ * the chrome writer puts each in one process group ("rank N (pid P)"). */
+typedef struct export_job {
+    model_job j;                    /* the judgement; j.procs[i] is the
+                                       window summary of procs[i]          */
+    export_ctx *procs;
+    size_t n;
+} export_job;
 
 /** Scan the window's records in short read transactions (one per second
  *  of trace time), calling fn; end_slice (may be NULL) after each slice.
@@ -105,6 +117,12 @@ int export_sort_add(export_sort *s, const cupstore_record *r, cupstore_record_fn
 /** Emit every held record in order (the end of a slice: later slices
  *  start later).  @return 0 or emit's first non-zero return. */
 int export_sort_flush(export_sort *s, cupstore_record_fn emit, void *arg);
+
+/** Collect the job o->job (chrome only) into x->job: one context per
+ *  process, the window clamped to the job's data.  0, or -1 with *cause. */
+int export_job_open(export_ctx *x, const char *dir, char **cause);
+/** Release x->job (nothing when NULL). */
+void export_job_close(export_ctx *x);
 
 /* Writers: 0, or an errno / cupstore code (the caller words the message). */
 int export_chrome(export_ctx *x, xout *o);

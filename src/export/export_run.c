@@ -362,6 +362,83 @@ bool export_format_known(const char *format)
     return format && (writer_for(format) || !strcmp(format, "store"));
 }
 
+/* One session's window: open it, resolve the mark, judge the window, clamp
+ * it to the data.  0, or -1 with *cause set. */
+static int session_prepare(export_ctx *x, const export_opts *o, const char *dir, char **cause)
+{
+    int rc;
+    if ((rc = cupstore_session_open(&x->env, dir, o->session, CUPSTORE_RDONLY)) != 0) {
+        set_cause(cause, "session %s in %s: %s", o->session, dir, model_strerror(rc));
+        return -1;
+    }
+    x->from_ns = o->from_ns;
+    x->to_ns = o->to_ns;
+    if (o->mark) {
+        cupstore_txn *txn;
+        cupstore_mark m;
+        if ((rc = cupstore_txn_begin(x->env, false, &txn)) != 0) {
+            set_cause(cause, "session %s: %s", o->session, model_strerror(rc));
+            return -1;
+        }
+        rc = cupstore_mark_get(txn, o->mark, &m);
+        cupstore_txn_abort(txn);
+        if (rc == CUPSTORE_ENOTFOUND) {
+            set_cause(cause, "session %s has no mark named '%s'", cupstore_env_id(x->env),
+                      o->mark);
+            return -1;
+        }
+        if (rc) {
+            set_cause(cause, "session %s: cannot read the mark '%s': %s",
+                      cupstore_env_id(x->env), o->mark, model_strerror(rc));
+            return -1;
+        }
+        x->from_ns = m.from_ns;
+        x->to_ns = m.to_ns;
+    }
+    if (x->from_ns > x->to_ns) {
+        set_cause(cause, "the window is inverted (from is after to)");
+        return -1;
+    }
+    if ((rc = model_summarize(x->env, x->from_ns / NS, x->to_ns / NS, &x->sum, cause)) != 0)
+        return -1;
+    /* Clamp an open-ended window to the data (the scan walks seconds). */
+    uint64_t start = x->sum.start_ns, end = x->sum.end_ns;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * NS + (uint64_t)ts.tv_nsec;
+    if (x->sum.state == MODEL_STATE_RUNNING && now > end)
+        end = now;
+    if (start > 60 * NS && x->from_ns < start - 60 * NS)
+        x->from_ns = start - 60 * NS;
+    if (end && end < UINT64_MAX - 60 * NS && x->to_ns > end + 60 * NS)
+        x->to_ns = end + 60 * NS;
+    bool any;
+    if (x->from_ns > x->to_ns || (rc = window_has_data(x->env, x->from_ns, x->to_ns, &any)) != 0 ||
+        !any) {
+        if (rc)
+            set_cause(cause, "session %s: %s", cupstore_env_id(x->env), model_strerror(rc));
+        else {
+            char a[32], b[32];
+            model_format_second(start / NS, a, sizeof a);
+            model_format_second(end / NS, b, sizeof b);
+            set_cause(cause, "the window holds no data (session %s runs from %s to %s)",
+                      cupstore_env_id(x->env), a, b);
+        }
+        return -1;
+    }
+    x->base_ns = x->from_ns / NS * NS;
+    {
+        struct hint h = {0};
+        cupstore_txn *txn;
+        if (cupstore_txn_begin(x->env, false, &txn) == 0) {
+            cupstore_health_scan(txn, x->from_ns / NS, x->to_ns / NS, hint_row, &h);
+            cupstore_txn_abort(txn);
+        }
+        x->total_hint = h.records;
+    }
+    return 0;
+}
+
 int export_run(const export_opts *o, export_progress_fn progress, void *arg, char **cause)
 {
     export_ctx x;
@@ -371,7 +448,7 @@ int export_run(const export_opts *o, export_progress_fn progress, void *arg, cha
     if (cause)
         *cause = NULL;
     memset(&x, 0, sizeof x);
-    if (!o || !o->session || !o->output || !*o->output || !o->format)
+    if (!o || (!o->session && !o->job) || !o->output || !*o->output || !o->format)
         return set_cause(cause, "export needs a session, a format and an output path"),
                CUPTOP_EXIT_USAGE;
     bool is_store = !strcmp(o->format, "store");
@@ -391,75 +468,8 @@ int export_run(const export_opts *o, export_progress_fn progress, void *arg, cha
     x.store_dir = dir;
     x.progress = progress;
     x.progress_arg = arg;
-    if ((rc = cupstore_session_open(&x.env, dir, o->session, CUPSTORE_RDONLY)) != 0) {
-        set_cause(cause, "session %s in %s: %s", o->session, dir, model_strerror(rc));
+    if (o->job ? export_job_open(&x, dir, cause) != 0 : session_prepare(&x, o, dir, cause) != 0)
         goto out;
-    }
-    x.from_ns = o->from_ns;
-    x.to_ns = o->to_ns;
-    if (o->mark) {
-        cupstore_txn *txn;
-        cupstore_mark m;
-        if ((rc = cupstore_txn_begin(x.env, false, &txn)) != 0) {
-            set_cause(cause, "session %s: %s", o->session, model_strerror(rc));
-            goto out;
-        }
-        rc = cupstore_mark_get(txn, o->mark, &m);
-        cupstore_txn_abort(txn);
-        if (rc == CUPSTORE_ENOTFOUND) {
-            set_cause(cause, "session %s has no mark named '%s'", cupstore_env_id(x.env),
-                      o->mark);
-            goto out;
-        }
-        if (rc) {
-            set_cause(cause, "session %s: cannot read the mark '%s': %s",
-                      cupstore_env_id(x.env), o->mark, model_strerror(rc));
-            goto out;
-        }
-        x.from_ns = m.from_ns;
-        x.to_ns = m.to_ns;
-    }
-    if (x.from_ns > x.to_ns) {
-        set_cause(cause, "the window is inverted (from is after to)");
-        goto out;
-    }
-    if ((rc = model_summarize(x.env, x.from_ns / NS, x.to_ns / NS, &x.sum, cause)) != 0)
-        goto out;
-    /* Clamp an open-ended window to the data (the scan walks seconds). */
-    uint64_t start = x.sum.start_ns, end = x.sum.end_ns;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    uint64_t now = (uint64_t)ts.tv_sec * NS + (uint64_t)ts.tv_nsec;
-    if (x.sum.state == MODEL_STATE_RUNNING && now > end)
-        end = now;
-    if (start > 60 * NS && x.from_ns < start - 60 * NS)
-        x.from_ns = start - 60 * NS;
-    if (end && end < UINT64_MAX - 60 * NS && x.to_ns > end + 60 * NS)
-        x.to_ns = end + 60 * NS;
-    bool any;
-    if (x.from_ns > x.to_ns || (rc = window_has_data(x.env, x.from_ns, x.to_ns, &any)) != 0 ||
-        !any) {
-        if (rc)
-            set_cause(cause, "session %s: %s", cupstore_env_id(x.env), model_strerror(rc));
-        else {
-            char a[32], b[32];
-            model_format_second(start / NS, a, sizeof a);
-            model_format_second(end / NS, b, sizeof b);
-            set_cause(cause, "the window holds no data (session %s runs from %s to %s)",
-                      cupstore_env_id(x.env), a, b);
-        }
-        goto out;
-    }
-    x.base_ns = x.from_ns / NS * NS;
-    {
-        struct hint h = {0};
-        cupstore_txn *txn;
-        if (cupstore_txn_begin(x.env, false, &txn) == 0) {
-            cupstore_health_scan(txn, x.from_ns / NS, x.to_ns / NS, hint_row, &h);
-            cupstore_txn_abort(txn);
-        }
-        x.total_hint = h.records;
-    }
     if (!to_stdout) {
         struct stat st;
         char *pdir = strdup(o->output), *slash = pdir ? strrchr(pdir, '/') : NULL;
@@ -511,6 +521,7 @@ int export_run(const export_opts *o, export_progress_fn progress, void *arg, cha
                                                 : "no record");
     }
 out:
+    export_job_close(&x);
     model_summary_free(&x.sum);
     name_cache_free(&x.names);
     if (x.env)

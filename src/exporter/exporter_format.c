@@ -8,7 +8,7 @@
  * conventions: one cuptop_ prefix, base units (seconds, bytes), counters
  * end in _total, metadata in an _info family whose value is 1.  The
  * per-session labels are session, pid, host and, when the store knows
- * them, label, job and rank.
+ * them, label, cuptop_job and rank.
  */
 #include "config.h"
 
@@ -259,7 +259,9 @@ static void session_labels(const exp_sess *s, char *out, size_t len)
     exp_label_escape(id, sizeof id, s->id);
     exp_label_escape(host, sizeof host, s->host);
     int o = snprintf(out, len, "session=\"%s\",pid=\"%d\",host=\"%s\"", id, s->pid, host);
-    const char *names[] = {"label", "job", "rank"};
+    /* not "job": Prometheus' own target label (an exposed job label would
+     * be renamed exported_job) */
+    const char *names[] = {"label", "cuptop_job", "rank"};
     const char *vals[] = {s->label, s->job, s->rank};
     for (unsigned k = 0; k < 3 && o > 0 && (size_t)o < len; k++) {
         if (!vals[k][0])
@@ -347,6 +349,23 @@ static void format_counts(wctx *w)
         for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++) {
             snprintf(extra, sizeof extra, "class=\"%s\"", cupstore_loss_name(l));
             sample_u64(w, i, extra, w->s[i].loss[l]);
+        }
+    family(w, "cuptop_device_records_lost", M_COUNTER,
+           "Records lost, by device index (\"none\": not attributable to one) and loss "
+           "class, from the exact loss rows (equal to cuptop sessions --json loss_by_device).");
+    for (size_t i = 0; i < w->n; i++)
+        for (unsigned d = 0; d <= CUPSTORE_DEVICE_MAX; d++) {
+            if (!w->s[i].device_listed[d])
+                continue;
+            for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++) {
+                if (d == CUPSTORE_DEVICE_MAX)
+                    snprintf(extra, sizeof extra, "device=\"none\",class=\"%s\"",
+                             cupstore_loss_name(l));
+                else
+                    snprintf(extra, sizeof extra, "device=\"%u\",class=\"%s\"", d,
+                             cupstore_loss_name(l));
+                sample_u64(w, i, extra, w->s[i].loss_by_device[d][l]);
+            }
         }
     fam_field(w, "cuptop_records_stored", M_COUNTER, "Records committed to the store.",
               SOFF(records_stored), false);

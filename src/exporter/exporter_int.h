@@ -32,6 +32,10 @@ typedef struct exp_sess {
     uint64_t records_by_device[CUPSTORE_DEVICE_MAX];
     uint32_t device_mask;
     uint64_t loss[CUPSTORE_LOSS_MAX];
+    /* exact losses per device and class (slot MODEL_DEVICE_NONE: "none"),
+     * and which devices are listed (model_device_listed) */
+    uint64_t loss_by_device[CUPSTORE_DEVICE_MAX + 1][CUPSTORE_LOSS_MAX];
+    bool device_listed[CUPSTORE_DEVICE_MAX + 1];
     uint64_t buf_completed, buf_consumed;
     /* whole-session totals of health-row counters the model does not sum */
     uint64_t buf_requested, buf_provided, buf_declined, buf_foreign;

@@ -200,8 +200,6 @@ static int read_extra(entry *en, exp_sess *s, bool from_start)
     if (rc)
         return rc;
     meta_label(txn, "label", s->label, sizeof s->label);
-    meta_label(txn, "job", s->job, sizeof s->job);
-    meta_label(txn, "rank", s->rank, sizeof s->rank);
     if (from_start) {
         s->buf_requested = s->buf_provided = s->buf_declined = s->buf_foreign = 0;
         s->bytes_delivered = s->records_stored = 0;
@@ -296,6 +294,18 @@ static int session_read(exporter *e, entry *en)
     memcpy(s->records_by_device, m->records_by_device, sizeof s->records_by_device);
     s->device_mask = m->device_mask;
     memcpy(s->loss, m->loss, sizeof s->loss);
+    memcpy(s->loss_by_device, m->loss_by_device, sizeof s->loss_by_device);
+    for (unsigned d = 0; d <= MODEL_DEVICE_NONE; d++)
+        s->device_listed[d] = model_device_listed(m, d);
+    /* the job only when it is not the session's own (no new information) */
+    if (m->job_own)
+        s->job[0] = '\0';
+    else
+        model_escape(s->job, sizeof s->job, m->job, strlen(m->job));
+    if (m->rank >= 0)
+        snprintf(s->rank, sizeof s->rank, "%d", m->rank);
+    else
+        s->rank[0] = '\0';
     s->buf_completed = m->buf_completed;
     s->buf_consumed = m->buf_consumed;
     en->final = s->state == MODEL_STATE_ENDED;

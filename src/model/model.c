@@ -179,6 +179,8 @@ static int loss_row(const cupstore_loss_row *r, void *arg)
             acc_add(&c->est[r->loss], r->second, r->count, true);
         return 0;
     }
+    c->out->loss_by_device[r->device < CUPSTORE_DEVICE_MAX ? r->device : MODEL_DEVICE_NONE]
+                          [r->loss] += r->count;
     if (c->lhave && r->second != c->lsec) {
         int rc = loss_flush(c);
         if (rc)
@@ -425,6 +427,51 @@ static int judge_end(cupstore_txn *txn, sum_ctx *c, bool covers_end, bool have_f
     return 0;
 }
 
+bool model_device_listed(const model_summary *s, unsigned d)
+{
+    if (d < CUPSTORE_DEVICE_MAX && (s->device_mask & (1u << d)))
+        return true;
+    for (unsigned l = 0; d <= MODEL_DEVICE_NONE && l < CUPSTORE_LOSS_MAX; l++)
+        if (s->loss_by_device[d][l])
+            return true;
+    return false;
+}
+
+/* The job and rank keys (doc/store-format.md, "Jobs"). */
+static int job_meta(cupstore_txn *txn, model_summary *out)
+{
+    char *v = NULL;
+    int rc = cupstore_meta_get(txn, "job", &v);
+    if (rc && rc != CUPSTORE_ENOTFOUND)
+        return rc;
+    if (rc == 0 && v && cupstore_job_valid(v)) {
+        snprintf(out->job, sizeof out->job, "%s", v);
+        free(v);
+        v = NULL;
+        if (cupstore_meta_get(txn, "job_source", &v) == 0 && v && !strcmp(v, "session"))
+            out->job_own = true;
+    } else {
+        snprintf(out->job, sizeof out->job, "%s", out->id);   /* a job of its own */
+        out->job_own = true;
+    }
+    free(v);
+    v = NULL;
+    out->rank = -1;
+    if (cupstore_meta_get(txn, "rank", &v) == 0 && v && *v >= '0' && *v <= '9' &&
+        strlen(v) <= 10) {
+        char *end;
+        unsigned long long r = strtoull(v, &end, 10);
+        if (!*end && r <= 0x7fffffffu) {
+            out->rank = (int)r;
+            meta_copy(txn, "rank_source", out->rank_source, sizeof out->rank_source);
+            uint64_t w = meta_u64(txn, "world_size");
+            out->world_size = w <= 0x7fffffffu ? (int)w : 0;
+        }
+    }
+    free(v);
+    return 0;
+}
+
 int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_summary *out,
                     char **cause)
 {
@@ -454,6 +501,8 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
     meta_copy(txn, "cmdline", out->cmdline, sizeof out->cmdline);
     meta_copy(txn, "skipped", out->skipped, sizeof out->skipped);
     out->start_ns = meta_u64(txn, "start_ns");
+    if ((rc = job_meta(txn, out)) != 0)
+        goto out;
     if ((out->prov = malloc(sizeof *out->prov)) != NULL && model_prov_read(txn, out->prov)) {
         free(out->prov);
         out->prov = NULL;

@@ -106,7 +106,23 @@ typedef struct model_summary {
     const char *cupti_advice;       /* static text, NULL unless failed     */
     model_prov *prov;               /* versions, devices, label (model_prov.h);
                                        malloc'ed, NULL when out of memory  */
+    /* The job (meta "job"; a session without one is a job of its own, its
+     * id the session's) and the rank in it (-1: none named). */
+    char job[96];
+    bool job_own;                   /* no job was given: the session's own */
+    int rank;
+    char rank_source[24];           /* "RANK", ...; "" when no rank        */
+    int world_size;                 /* with the rank's source; 0 unknown  */
+    /* Exact losses per device and class, from the loss rows; slot
+     * MODEL_DEVICE_NONE holds those of no device (CUPSTORE_DEVICE_NONE). */
+    uint64_t loss_by_device[CUPSTORE_DEVICE_MAX + 1][CUPSTORE_LOSS_MAX];
 } model_summary;
+
+#define MODEL_DEVICE_NONE CUPSTORE_DEVICE_MAX   /* loss_by_device slot     */
+
+/** Should device slot d (0..MODEL_DEVICE_NONE) of s be listed: records on
+ *  it, or a loss?  (sessions --json, the exporter: every class of it.) */
+bool model_device_listed(const model_summary *s, unsigned d);
 
 /* A note the agent left in the session (cupstore_note): a warning about a
  * bad setting, a CUPTI load failure, the name of a conflicting subscriber.
@@ -312,6 +328,49 @@ int model_advise_id(const char *dir, const char *id, uint64_t from_s, uint64_t t
  *  an open session, for front ends that need all three (the monitor). */
 int model_judge(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_summary *s,
                 model_facts *f, model_advice **advice, size_t *nadvice, char **cause);
+
+/* ---- Jobs: the processes of one `cuptop run` (model_job.c) -------------- */
+
+/** A job: its processes' summaries and the verdict over all of them.
+ *  COMPLETE only if every process is COMPLETE (a SKIPPED one, stepped
+ *  aside by --only-if, does not count against it) and no rank is missing
+ *  (ranks below a world size some process named, with no session). */
+typedef struct model_job {
+    char id[96];
+    model_summary *procs;       /* by rank (none last), then start, id     */
+    size_t n;
+    model_state state;          /* running if any runs, else crashed if any
+                                   crashed, else ended                     */
+    bool complete;
+    size_t incomplete, crashed, running, skipped;
+    int world_size;             /* the largest any process named; 0 none   */
+    size_t missing;             /* ranks below world_size with no session  */
+    int first_missing;          /* the lowest of them (-1 none)            */
+    bool duplicate_rank;        /* two processes name the same rank        */
+    uint64_t loss[CUPSTORE_LOSS_MAX], loss_total, records_total;
+    uint64_t start_ns, end_ns;
+} model_job;
+
+/** Judge j from j->procs (sorts them; fills every other field).  Pure:
+ *  the tests build the summaries by hand. */
+void model_job_judge(model_job *j);
+void model_job_free(model_job *j);
+/** Read a session's job id and whether it is its own (one short read
+ *  transaction); job holds at least 96 bytes. */
+int model_session_job(cupstore_env *env, char *job, size_t len, bool *own);
+
+/** Called for a session that cannot be read while a job is collected: it
+ *  may belong to the job.  cause is the malloc'ed message (callee frees). */
+typedef void (*model_job_error_fn)(const char *id, int rc, char *cause, void *arg);
+
+/** Collect job `job` from store dir: every session whose job it is,
+ *  summarised over [from_s, to_s], then judged.
+ *  @param[out] out     release with model_job_free
+ *  @param[out] unreadable  sessions that could not be read (err called)
+ *  @return 0, CUPSTORE_ENOTFOUND (no session of that job), or the code of
+ *          a store that cannot be listed. */
+int model_job_read(const char *dir, const char *job, uint64_t from_s, uint64_t to_s,
+                   model_job *out, size_t *unreadable, model_job_error_fn err, void *arg);
 
 /* ---- A live session, summarised incrementally ------------------------- */
 

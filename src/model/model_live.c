@@ -41,8 +41,11 @@ static void add_counts(model_summary *a, const model_summary *b)
         a->records_by_device[d] += b->records_by_device[d];
     a->device_mask |= b->device_mask;
     a->records_total += b->records_total;
-    for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
+    for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++) {
         a->loss[l] += b->loss[l];
+        for (unsigned d = 0; d <= MODEL_DEVICE_NONE; d++)
+            a->loss_by_device[d][l] += b->loss_by_device[d][l];
+    }
     a->loss_total += b->loss_total;
     a->buf_completed += b->buf_completed;
     a->buf_consumed += b->buf_consumed;

@@ -90,19 +90,37 @@ def differences(prom, cuptop, stores):
     lost = by_session(prom, "cuptop_records_lost_total", "class")
     comp = by_session(prom, "cuptop_buffers_completed_total")
     cons = by_session(prom, "cuptop_buffers_consumed_total")
+    devlost = {}
+    for r in query(prom, "cuptop_device_records_lost_total"):
+        m = r["metric"]
+        devlost[(m.get("session"), m.get("device"), m.get("class"))] = float(r["value"][1])
     info = {}
     for r in query(prom, "cuptop_session_info"):
         m = r["metric"]
-        info[m["session"]] = (m.get("state"), m.get("verdict"), m.get("pid"))
+        info[m["session"]] = (m.get("state"), m.get("verdict"), m.get("pid"),
+                              m.get("cuptop_job"), m.get("rank"))
     diffs = []
     for s in want:
         sid = s["id"]
         if sid not in info:
             diffs.append("%s: not in Prometheus" % sid)
             continue
-        if info[sid] != (s["state"], s["verdict"], str(s["pid"])):
+        # the job label only for a job that is not the session's own
+        job = None if s["job_own"] else s["job"]
+        rank = None if s["rank"] is None else str(s["rank"])
+        if info[sid] != (s["state"], s["verdict"], str(s["pid"]), job, rank):
             diffs.append("%s: info %s, cuptop says %s" %
-                         (sid, info[sid], (s["state"], s["verdict"], s["pid"])))
+                         (sid, info[sid], (s["state"], s["verdict"], s["pid"], job, rank)))
+        for dev, classes in s["loss_by_device"].items():
+            for c, v in classes.items():
+                got = devlost.get((sid, dev, c))
+                if got != float(v):
+                    diffs.append("%s: device %s lost %s: prometheus %s, cuptop %s" %
+                                 (sid, dev, c, got, v))
+        listed = set(s["loss_by_device"])
+        extra = sorted(set(d for (i, d, c) in devlost if i == sid) - listed)
+        if extra:
+            diffs.append("%s: devices %s in Prometheus, not in cuptop" % (sid, extra))
         for k, v in s["records_by_kind"].items():
             got = rec.get((sid, k))
             if got != float(v):

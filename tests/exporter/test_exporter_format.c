@@ -85,6 +85,10 @@ static void fill(exp_sess *s, const char *id, model_state st)
     s->loss[CUPSTORE_LOSS_CUPTI_DROPPED] = 7;
     s->device_mask = 1u << 3;
     s->records_by_device[3] = 12345;
+    s->device_listed[3] = true;
+    s->loss_by_device[3][CUPSTORE_LOSS_CUPTI_DROPPED] = 5;
+    s->device_listed[CUPSTORE_DEVICE_MAX] = true;   /* device none */
+    s->loss_by_device[CUPSTORE_DEVICE_MAX][CUPSTORE_LOSS_CUPTI_DROPPED] = 2;
     s->have_last = true;
     s->last.pool_limit = 64;
     s->last.req_lat = (cupstore_lat){10, 1000, 2000, 5000};
@@ -147,6 +151,24 @@ static void test_format_text(void **state)
     /* label and rank only where known */
     assert_non_null(strstr(t, "host=\"node\\\"7\",label=\"resnet\",rank=\"3\",kind=\"kernel\"} 12345"));
     assert_null(strstr(t, "job=\""));
+    /* per-device losses: every class of a listed device, "none" too */
+    assert_non_null(strstr(t, "# TYPE cuptop_device_records_lost_total counter\n"));
+    assert_non_null(strstr(t, "cuptop_device_records_lost_total{session=\"20250101T120000-1\","
+                              "pid=\"42\",host=\"node\\\"7\",device=\"3\",class=\"cupti_dropped\"} 5\n"));
+    assert_non_null(strstr(t, "host=\"node\\\"7\",device=\"3\",class=\"conflict\"} 0\n"));
+    assert_non_null(strstr(t, "host=\"node\\\"7\",device=\"none\",class=\"cupti_dropped\"} 2\n"));
+    assert_null(strstr(t, "device=\"0\",class="));
+    free(t);
+    /* a job: the label is cuptop_job (job is Prometheus' scrape-job label) */
+    snprintf(s[0].job, sizeof s[0].job, "job-1");
+    snprintf(s[0].rank, sizeof s[0].rank, "0");
+    t = render(s, 2, false);
+    assert_non_null(strstr(t, "cuptop_session_info{session=\"20250101T120000-1\",pid=\"42\","
+                              "host=\"node\\\"7\",cuptop_job=\"job-1\",rank=\"0\",command="));
+    assert_null(strstr(t, ",job=\""));
+    free(t);
+    s[0].job[0] = s[0].rank[0] = '\0';
+    t = render(s, 2, false);
     assert_non_null(strstr(t, "command=\"train.py --x\",state=\"crashed\",verdict=\"INCOMPLETE\"} 1"));
     assert_non_null(strstr(t, "state=\"crashed\"} 1\n"));
     assert_non_null(strstr(t, "device=\"3\"} 12345\n"));

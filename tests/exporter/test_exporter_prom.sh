@@ -65,6 +65,19 @@ if [ $have_sim = yes ]; then
         "$b/cuptop" demo --headless --seconds 2 --scenario "$sc" --store "$tmp/sim" \
             >"$tmp/demo-$sc.out" 2>&1
     done
+    # a job of two ranks on two devices with drops: per-device losses and
+    # the cuptop_job / rank labels
+    CUPTOP_CUPTI_LIBRARY=$b/libcuptop-simcupti.so "$b/cuptop" run --store "$tmp/sim" \
+        --job promjob --pool 4 --buffer-size 64K -- sh -c "RANK=0 '$b/cuptop-simapp' --seconds 2 --scenario drops --devices 2 &
+            RANK=1 '$b/cuptop-simapp' --seconds 2 --scenario drops --devices 2; wait" \
+        >"$tmp/job.out" 2>&1 || bad "the job under cuptop run failed"
+    "$b/cuptop" sessions --store "$tmp/sim" --job promjob --json >"$tmp/job.json"
+    python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert sorted(s["rank"] for s in j) == [0, 1], j
+assert any(v["cupti_dropped"] for s in j for d, v in s["loss_by_device"].items()), "no per-device drops"
+' "$tmp/job.json" && ok "the job: ranks 0 and 1, per-device drops" || bad "the job's sessions"
     grep -q 'crashed' "$tmp/demo-crash.out" || bad "the crash scenario did not crash"
     grep -q 'cupti_dropped' "$tmp/demo-drops.out" || bad "the drops scenario lost nothing"
 else

@@ -12,6 +12,7 @@ cuptop="$top_builddir/cuptop"
 fill="$top_builddir/tui-fill-store"
 store="$TUI_TMP/store"
 
+: > "$TUI_TMP/ids"   # before the loop reads it: the background job opens it later
 "$fill" --store "$store" --seconds 40 --sessions 4 --live 0 --no-cupti > "$TUI_TMP/ids" &
 TUI_PIDS="$TUI_PIDS $!"
 end=$(( $(date +%s) + 60 ))

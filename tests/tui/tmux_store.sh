@@ -23,6 +23,7 @@ head -c 65536 /dev/urandom > "$TUI_TMP/bad/20250101T000000-1/data.mdb"
 [ -s "$TUI_TMP/out" ] || fail "no message for a corrupt session"
 
 # ---- A store with one session of each state; the running one stays live.
+: > "$TUI_TMP/ids"   # before the loop reads it: the background job opens it later
 "$fill" --store "$store" --seconds 3600 --sessions 4 --live 0 > "$TUI_TMP/ids" &
 TUI_PIDS="$TUI_PIDS $!"
 end=$(( $(date +%s) + 60 ))

@@ -1,0 +1,141 @@
+/*
+ * export_job.c - export --job: every process of a job (the sessions of one
+ * `cuptop run`, model_job) into one chrome trace.  Each process keeps its
+ * own export context (env, names, window summary); they share the window
+ * and base_ns, which is right because CUPTI timestamps are wall-clock
+ * nanoseconds in every process.  The chrome writer gives each process one
+ * group (export_chrome.c).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "export_int.h"
+
+#define NS UINT64_C(1000000000)
+
+static void job_cause(char **cause, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void job_cause(char **cause, const char *fmt, ...)
+{
+    va_list ap;
+    if (!cause || *cause)
+        return;
+    va_start(ap, fmt);
+    if (vasprintf(cause, fmt, ap) < 0)
+        *cause = NULL;
+    va_end(ap);
+}
+
+/* An unreadable session may be one of the job's processes: the export
+ * refuses rather than write a trace with a process missing. */
+static void job_unreadable(const char *id, int rc, char *why, void *arg)
+{
+    char **cause = arg;
+    (void)rc;
+    job_cause(cause, "%s; it may be a process of the job, so no trace was written", why ? why : id);
+    free(why);
+}
+
+void export_job_close(export_ctx *x)
+{
+    export_job *jb = x->job;
+    if (!jb)
+        return;
+    for (size_t i = 0; i < jb->n; i++) {
+        name_cache_free(&jb->procs[i].names);
+        if (jb->procs[i].env)
+            cupstore_env_close(jb->procs[i].env);
+    }
+    free(jb->procs);
+    model_job_free(&jb->j);   /* owns the summaries the contexts point at */
+    free(jb);
+    x->job = NULL;
+}
+
+int export_job_open(export_ctx *x, const char *dir, char **cause)
+{
+    const export_opts *o = x->o;
+    size_t unreadable = 0;
+    if (strcmp(o->format, "chrome") != 0) {
+        job_cause(cause, "--job writes one chrome trace: use --format chrome");
+        return -1;
+    }
+    if (o->mark) {
+        job_cause(cause, "--job exports whole processes or a --from/--to window, not a mark");
+        return -1;
+    }
+    if (!(x->job = calloc(1, sizeof *x->job)))
+        return job_cause(cause, "out of memory"), -1;
+    export_job *jb = x->job;
+    uint64_t from_s = o->from_ns / NS, to_s = o->to_ns / NS;
+    int rc = model_job_read(dir, o->job, from_s, to_s, &jb->j, &unreadable, job_unreadable,
+                            cause);
+    if (rc == CUPSTORE_ENOTFOUND && !unreadable) {
+        job_cause(cause, "no session of job %s in %s", o->job, dir);
+        return -1;
+    }
+    if (rc || unreadable) {
+        job_cause(cause, "cannot read the store %s: %s", dir, model_strerror(rc));
+        return -1;
+    }
+    model_job *j = &jb->j;
+    uint64_t seconds = 0;
+    for (size_t i = 0; i < j->n; i++)
+        seconds += j->procs[i].seconds;
+    if (!seconds) {
+        char a[32], b[32];
+        model_format_second(j->start_ns / NS, a, sizeof a);
+        model_format_second(j->end_ns / NS, b, sizeof b);
+        job_cause(cause, "the window holds no data (job %s runs from %s to %s)", o->job, a, b);
+        return -1;
+    }
+    /* the window, clamped to the job's data as export_run does for one */
+    x->from_ns = o->from_ns;
+    x->to_ns = o->to_ns;
+    uint64_t start = j->start_ns, end = j->end_ns;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * NS + (uint64_t)ts.tv_nsec;
+    if (j->state == MODEL_STATE_RUNNING && now > end)
+        end = now;
+    if (start > 60 * NS && x->from_ns < start - 60 * NS)
+        x->from_ns = start - 60 * NS;
+    if (end && end < UINT64_MAX - 60 * NS && x->to_ns > end + 60 * NS)
+        x->to_ns = end + 60 * NS;
+    x->base_ns = x->from_ns / NS * NS;
+    if (!(jb->procs = calloc(j->n, sizeof *jb->procs)))
+        return job_cause(cause, "out of memory"), -1;
+    jb->n = j->n;
+    for (size_t i = 0; i < j->n; i++) {
+        export_ctx *m = &jb->procs[i];
+        const model_summary *s = &j->procs[i];
+        m->o = o;
+        m->store_dir = x->store_dir;
+        m->from_ns = x->from_ns;
+        m->to_ns = x->to_ns;
+        m->base_ns = x->base_ns;
+        m->sum = *s;   /* shallow: j owns it */
+        m->names.raw = o->mangled;
+        m->progress = x->progress;
+        m->progress_arg = x->progress_arg;
+        for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++)
+            x->total_hint += s->records_by_kind[k];
+        /* the group pid: the process' own, unless two processes share it
+         * (several hosts) */
+        m->group = s->pid > 0 ? (uint64_t)s->pid : 2000000000u + i;
+        for (size_t k = 0; k < i; k++)
+            if (jb->procs[k].group == m->group)
+                m->group = 2000000000u + i;
+        if ((rc = cupstore_session_open(&m->env, dir, s->id, CUPSTORE_RDONLY)) != 0) {
+            job_cause(cause, "session %s in %s: %s", s->id, dir, model_strerror(rc));
+            return -1;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,179 @@
+/*
+ * model_job.c - a job: the sessions of one `cuptop run` (a launcher such as
+ * torchrun, or a shell starting several CUDA processes), which share the
+ * meta key "job", judged together.  The verdict is the conjunction of the
+ * processes' verdicts: one crashed or lossy process makes the whole job
+ * INCOMPLETE, and so does a rank below a world size some process named
+ * that has no session at all (a process that died before CUDA started, or
+ * whose session is gone).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+/* By rank (no rank last), then start, then id. */
+static int proc_cmp(const void *a, const void *b)
+{
+    const model_summary *x = a, *y = b;
+    unsigned rx = x->rank < 0 ? UINT32_MAX : (unsigned)x->rank;
+    unsigned ry = y->rank < 0 ? UINT32_MAX : (unsigned)y->rank;
+    if (rx != ry)
+        return rx < ry ? -1 : 1;
+    if (x->start_ns != y->start_ns)
+        return x->start_ns < y->start_ns ? -1 : 1;
+    return strcmp(x->id, y->id);
+}
+
+void model_job_judge(model_job *j)
+{
+    if (j->n > 1)
+        qsort(j->procs, j->n, sizeof *j->procs, proc_cmp);
+    j->incomplete = j->crashed = j->running = j->skipped = 0;
+    j->world_size = 0;
+    j->missing = 0;
+    j->first_missing = -1;
+    j->duplicate_rank = false;
+    j->loss_total = j->records_total = 0;
+    memset(j->loss, 0, sizeof j->loss);
+    j->start_ns = j->end_ns = 0;
+    for (size_t i = 0; i < j->n; i++) {
+        const model_summary *s = &j->procs[i];
+        if (s->skipped[0])
+            j->skipped++;
+        else if (!s->complete)
+            j->incomplete++;
+        if (s->state == MODEL_STATE_CRASHED)
+            j->crashed++;
+        else if (s->state == MODEL_STATE_RUNNING)
+            j->running++;
+        if (s->world_size > j->world_size)
+            j->world_size = s->world_size;
+        if (i && s->rank >= 0 && s->rank == j->procs[i - 1].rank)
+            j->duplicate_rank = true;
+        for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
+            j->loss[l] += s->loss[l];
+        j->loss_total += s->loss_total;
+        j->records_total += s->records_total;
+        if (!j->start_ns || (s->start_ns && s->start_ns < j->start_ns))
+            j->start_ns = s->start_ns;
+        if (s->end_ns > j->end_ns)
+            j->end_ns = s->end_ns;
+    }
+    /* ranks 0..world_size-1 without a session (procs are sorted by rank) */
+    size_t k = 0;
+    for (int r = 0; r < j->world_size; r++) {
+        while (k < j->n && j->procs[k].rank >= 0 && j->procs[k].rank < r)
+            k++;
+        if (k < j->n && j->procs[k].rank == r)
+            continue;
+        if (j->first_missing < 0)
+            j->first_missing = r;
+        j->missing++;
+    }
+    j->state = j->running ? MODEL_STATE_RUNNING
+               : j->crashed ? MODEL_STATE_CRASHED
+                            : MODEL_STATE_ENDED;
+    j->complete = j->n > 0 && j->incomplete == 0 && j->missing == 0;
+}
+
+void model_job_free(model_job *j)
+{
+    if (!j)
+        return;
+    for (size_t i = 0; i < j->n; i++)
+        model_summary_free(&j->procs[i]);
+    free(j->procs);
+    memset(j, 0, sizeof *j);
+}
+
+int model_session_job(cupstore_env *env, char *job, size_t len, bool *own)
+{
+    cupstore_txn *txn;
+    char *v = NULL;
+    int rc = cupstore_txn_begin(env, false, &txn);
+    if (rc)
+        return rc;
+    *own = false;
+    rc = cupstore_meta_get(txn, "job", &v);
+    if (rc == 0 && v && cupstore_job_valid(v)) {
+        snprintf(job, len, "%s", v);
+        free(v);
+        v = NULL;
+        if (cupstore_meta_get(txn, "job_source", &v) == 0 && v && !strcmp(v, "session"))
+            *own = true;
+    } else if (rc == 0 || rc == CUPSTORE_ENOTFOUND) {
+        snprintf(job, len, "%s", cupstore_env_id(env));
+        *own = true;
+    }
+    if (rc == CUPSTORE_ENOTFOUND)
+        rc = 0;
+    free(v);
+    cupstore_txn_abort(txn);
+    return rc;
+}
+
+int model_job_read(const char *dir, const char *job, uint64_t from_s, uint64_t to_s,
+                   model_job *out, size_t *unreadable, model_job_error_fn err, void *arg)
+{
+    char **ids = NULL;
+    size_t n = 0, cap = 0;
+    memset(out, 0, sizeof *out);
+    *unreadable = 0;
+    snprintf(out->id, sizeof out->id, "%s", job);
+    int rc = cupstore_dir_sessions(dir, &ids, &n);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        cupstore_env *env;
+        char jid[96], *cause = NULL;
+        bool own;
+        int e = cupstore_session_open(&env, dir, ids[i], CUPSTORE_RDONLY);
+        if (e == 0 && (e = model_session_job(env, jid, sizeof jid, &own)) == 0 &&
+            strcmp(jid, job) != 0) {
+            cupstore_env_close(env);
+            continue;
+        }
+        if (e == 0) {
+            if (out->n == cap) {
+                size_t nc = cap ? cap * 2 : 8;
+                model_summary *p = realloc(out->procs, nc * sizeof *p);
+                if (!p) {
+                    cupstore_env_close(env);
+                    rc = ENOMEM;
+                    break;
+                }
+                out->procs = p;
+                cap = nc;
+            }
+            e = model_summarize(env, from_s, to_s, &out->procs[out->n], &cause);
+            if (e == 0)
+                out->n++;
+            cupstore_env_close(env);
+        }
+        if (e) {
+            ++*unreadable;
+            if (err) {
+                if (!cause && asprintf(&cause, "session %s in %s: %s", ids[i], dir,
+                                       model_strerror(e)) < 0)
+                    cause = NULL;
+                err(ids[i], e, cause, arg);
+            } else {
+                free(cause);
+            }
+        }
+    }
+    cupstore_ids_free(ids, n);
+    if (rc) {
+        model_job_free(out);
+        return rc;
+    }
+    if (!out->n)
+        return CUPSTORE_ENOTFOUND;
+    model_job_judge(out);
+    return 0;
+}
