@@ -23,6 +23,18 @@ int cmd_check(int argc, char **argv);     /* src/cli/cmd_check.c            */
 int cmd_report(int argc, char **argv);    /* src/cli/cmd_report.c           */
 int cmd_export(int argc, char **argv);    /* src/cli/cmd_export.c           */
 int cmd_control(int argc, char **argv);   /* src/cli/cmd_control.c          */
+int cmd_attach(int argc, char **argv);    /* src/cli/cmd_attach.c           */
+
+/** One agent option of cuptop run / attach at argv[*i] (--store, --kinds,
+ *  --label, --config, --dormant, ...): checked with the agent's parser and
+ *  put in the environment as the CUPTOP_* variable.  Advances *i past its
+ *  value.  @return 1 taken, 0 not an agent option, -1 misuse (*rc: the
+ *  exit status, the line printed). */
+int cli_agent_option(const char *cmd, int argc, char **argv, int *i, int *rc);
+/** Wait up to wait_s for the agent of env to apply control generation gen
+ *  and print the outcome (cmd_control.c); returns the exit status. */
+int cli_control_wait(const char *cmd, cupstore_env *env, uint64_t gen, uint32_t pool,
+                     double wait_s);
 
 /** Print "cuptop CMD: MESSAGE" and a hint to stderr; returns 2. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)

@@ -25,6 +25,7 @@ static const struct subcommand subcommands[] = {
     {"report", cmd_report, "human summary of a session, with advice"},
     {"export", cmd_export, "export a window: chrome, jsonl, csv or store"},
     {"control", cmd_control, "change a running session's kinds or buffer pool"},
+    {"attach", cmd_attach, "load the agent into a running CUDA process (ptrace)"},
     {"exporter", cmd_exporter, "serve Prometheus metrics of every session (fleet view)"},
 };
 
