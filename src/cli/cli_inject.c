@@ -448,6 +448,15 @@ int cli_inject(pid_t pid, const char *lib, const char *entry, const char *arg, i
     /* symbols first: nothing stopped yet */
     static const char *const want[] = {"dlopen", "dlsym", "dlerror"};
     static const char *const old_want[] = {"__libc_dlopen_mode", "__libc_dlsym", "dlerror"};
+    snprintf(mp, sizeof mp, "/proc/%d/maps", (int)pid);
+    FILE *probe = fopen(mp, "re");   /* opening needs the right to trace */
+    if (probe)
+        fclose(probe);
+    else if (errno == EACCES || errno == EPERM) {
+        j.cause = inj_eperm(pid);   /* another uid: the same rule as ptrace */
+        rc = -2;
+        goto out;
+    }
     if (inj_find_lib(pid, libc_names, libc, sizeof libc, &base)) {
         inj_fail(&j, "symbols", "no libc mapped in process %d (a static program?)", (int)pid);
         goto out;

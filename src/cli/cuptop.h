@@ -85,6 +85,10 @@ void cli_model_error(const char *cmd, const char *id, int rc, char *cause);
  *  UTF-8 shown as \xHH). */
 void cli_print_safe(FILE *f, const char *s, size_t n);
 
+/** "  attached to the running process at T by uid U ..." for a session
+ *  cuptop attach started (nothing otherwise). */
+void cli_print_attached(FILE *f, const model_summary *s);
+
 /** One note as "INDENT<level> <UTC time>  <text>" + newline, the text
  *  escaped for a terminal (model_escape). */
 void cli_print_note(FILE *f, const char *indent, const model_note *n);

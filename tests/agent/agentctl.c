@@ -221,7 +221,8 @@ static int dump(const char *store, const char *id)
     }
     printf("session=%s\n", cupstore_env_id(env));
     const char *keys[] = {"pid", "sink", "cupti_api_version", "cupti_library", "devices",
-                          "cupti_error", "cupti_error_code", "config"};
+                          "cupti_error", "cupti_error_code", "config", "attached_ns",
+                          "attached_uid", "attached_by_pid"};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
         print_meta(txn, keys[i]);
     memset(&d, 0, sizeof d);

@@ -25,6 +25,13 @@
  *                     sleep:MS   sleep MS milliseconds
  *                     pstart     cudaProfilerStart (cuptopsim_profiler)
  *                     pstop      cudaProfilerStop
+ *                     read:NAME  open the FIFO DIR/NAME and block in read(2)
+ *                                for one byte; DIR/NAME.got gets "N BYTE
+ *                                ERRNO" (cuptop attach during a blocking
+ *                                system call: it must return as if nothing
+ *                                had happened)
+ *                     threads:N  N more threads that run until the end,
+ *                                blocked in nanosleep (a many-thread target)
  * EXIT: return, exit, _exit, term, int, hup (the host's own handler is
  *       installed first: it writes the truth, notes "host_handler=SIG" and
  *       _exits 128+SIG), term-dfl (no host handler: dies of the signal),
@@ -32,6 +39,7 @@
  *       fork (after the work, a child makes a context, emits 1000 kernels
  *       on device 0, and exits; its truth goes to TRUTH_FILE.child).
  *
+ * AGENT "none": no agent at the start (cuptop attach brings it later).
  * SIMDRIVE_AGENT_CUPTI=PATH: the agent loads PATH as CUPTI instead of SIMLIB.
  *
  * The truth is written after the agent's stop protocol: from an atexit
@@ -39,6 +47,8 @@
  * from the host signal handler the agent chains to.
  */
 #include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -224,6 +234,16 @@ static void CUPTIAPI seq_other_cb(void *ud, CUpti_CallbackDomain d, CUpti_Callba
     (void)data;
 }
 
+static void *seq_sleeper(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
 static int seq_run(void *sim, const char *steps, cuptopsim_emit_fn emit,
                    cuptopsim_contexts_create_fn ctx_create,
                    cuptopsim_contexts_destroy_fn ctx_destroy, cuptopsim_app_run_fn app_run)
@@ -276,6 +296,24 @@ static int seq_run(void *sim, const char *steps, cuptopsim_emit_fn emit,
             nanosleep(&ts, NULL);
         } else if ((!strcmp(st, "pstart") || !strcmp(st, "pstop")) && prof) {
             prof(!strcmp(st, "pstart"));
+        } else if (!strncmp(st, "read:", 5)) {
+            char path[4200], got[64];
+            unsigned char c = 0;
+            seq_path(path, sizeof path, st + 5);
+            int fd = open(path, O_RDONLY);
+            errno = 0;
+            ssize_t n = fd >= 0 ? read(fd, &c, 1) : -1;
+            snprintf(got, sizeof got, "%s.got", st + 5);
+            seq_write(got, (unsigned long long)((n < 0 ? 0 : (uint64_t)n) * 1000000 +
+                                                 (uint64_t)c * 1000 + (uint64_t)errno));
+            if (fd >= 0)
+                close(fd);
+        } else if (!strncmp(st, "threads:", 8)) {
+            for (int i = atoi(st + 8); i > 0; i--) {
+                pthread_t t;
+                if (pthread_create(&t, NULL, seq_sleeper, NULL) == 0)
+                    pthread_detach(t);
+            }
         } else if (!strcmp(st, "unsub") && unsub) {
             if (other)
                 (void)unsub(other);
@@ -329,15 +367,17 @@ int main(int argc, char **argv)
         sigaction(!strcmp(how, "term") ? SIGTERM : !strcmp(how, "int") ? SIGINT
                   : !strcmp(how, "hup") ? SIGHUP : SIGABRT, &sa, NULL);
     }
-    void *agent = dlopen(argv[2], RTLD_NOW);
-    if (!agent) {
-        fprintf(stderr, "simdrive: %s\n", dlerror());
-        return 2;
+    if (strcmp(argv[2], "none")) {
+        void *agent = dlopen(argv[2], RTLD_NOW);
+        if (!agent) {
+            fprintf(stderr, "simdrive: %s\n", dlerror());
+            return 2;
+        }
+        int (*init)(void) = (int (*)(void))SYM(agent, "InitializeInjection");
+        if (!init)
+            return 2;
+        init();
     }
-    int (*init)(void) = (int (*)(void))SYM(agent, "InitializeInjection");
-    if (!init)
-        return 2;
-    init();
     if (!strncmp(argv[4], "seq:", 4)) {
         char *slash;
         snprintf(seq_dir, sizeof seq_dir, "%s", truth_path);
