@@ -14,6 +14,8 @@
 #           and says so
 #  twice    a second attach to the same process loads nothing: it turns
 #           more kinds on through a control request
+#  late cuda  attached before the program loads CUDA (simapp --cuda-after):
+#           the agent waits, then starts; records against the truth
 #  refuse   not a number, no such process, a zombie, cuptop itself, no
 #           right to ptrace (as another uid, when run as root): exit 2
 #  survive  the injector killed (SIGKILL) at the stopped, saved and written
@@ -120,6 +122,29 @@ then echo "ok   read: every record accounted for against the truth"
 else echo "FAIL read accounting:"; grep FAIL "$d/check"; fail=1; fi
 check "read+twice: kernel records (500 + 400)" "$(val "$d/dump" records.kernel.0)" 900
 check "twice: memcpy records (400, after the second attach)" "$(val "$d/dump" records.memcpy.0)" 400
+
+# ---- late cuda: attached before the program loads CUDA -----------------------
+d=$tmp/latecuda
+mkdir -p "$d"
+CUPTOPSIM_TRUTH=$d/truth "$b/cuptop-simapp" --cuda-after 1.5 --seconds 1.5 --ready-file "$d/ready" \
+    >"$d/out" 2>"$d/err" &
+pid=$!
+sleep 0.5
+check "late cuda: no CUDA yet" "$(grep -c simcupti /proc/"$pid"/maps)" 0
+"$cuptop" attach --store "$d/store" --kinds kernel "$pid" >"$d/attach" 2>&1
+check "late cuda: attach exit status" "$?" 0
+grep -q "has not loaded CUDA yet: the agent is loaded and waits" "$d/attach" ||
+    { echo "FAIL late cuda: did not say it waits: $(cat "$d/attach")"; fail=1; }
+grep -q "attached; collecting" "$d/attach" || { echo "FAIL late cuda: no ack"; fail=1; }
+wait "$pid"
+check "late cuda: exit status" "$?" 0
+pid=
+id=$("$ctl" sessions "$d/store" | head -1)
+"$ctl" dump "$d/store" "$id" >"$d/dump"
+if python3 "$s/tests/agent/check_truth.py" "$d/dump" "$d/truth" --exit ctx_destroy >"$d/check"
+then echo "ok   late cuda: every record accounted for against the truth"
+else echo "FAIL late cuda accounting:"; grep FAIL "$d/check"; fail=1; fi
+check "late cuda: kernel records stored" "$([ "$(val "$d/dump" records.kernel.0)" -gt 0 ] && echo yes)" yes
 
 # ---- refuse -------------------------------------------------------------------
 refuse() { # NAME WANT-TEXT CMD...
