@@ -156,6 +156,11 @@ int tui_choose(tui *t, const char *title, const char *const *items, int n)
     int sel = 0, result = -1;
     for (;;) {
         int h = n + 4, w = 40;
+        for (int i = 0; i < n; i++)   /* wider for long items, within the screen */
+            if ((int)strlen(items[i]) + 6 > w)
+                w = (int)strlen(items[i]) + 6;
+        if (w > COLS - 4 && COLS > 44)
+            w = COLS - 4;
         if (w > COLS)
             w = COLS;
         if (h > LINES)

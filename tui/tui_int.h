@@ -250,6 +250,8 @@ struct tui {
     /* The export writer (tui_opts.export_fn; NULL: export unavailable).
      * A pointer keeps tui/ linkable without src/export (tests, bench). */
     export_run_fn export_fn;
+    int (*attach_list)(char ***items);                 /* tui_opts' */
+    int (*attach_pid)(const char *store_dir, int pid, char **msg);
 };
 
 const struct tui_widget_ops *tui_screen_ops(tui_screen s);

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -338,6 +339,96 @@ out:
     free(agent);
     free(args);
     return status;
+}
+
+/* ---- for the monitor (tui_opts.attach_list / attach_pid) ---------------- */
+
+int cli_attach_list(char ***items)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    int n = 0, cap = 0;
+    *items = NULL;
+    if (!d)
+        return -1;
+    while ((e = readdir(d))) {
+        char p[64], cmd[200] = "";
+        long pid = strtol(e->d_name, NULL, 10);
+        if (pid <= 0 || pid == getpid() || !isdigit((unsigned char)e->d_name[0]))
+            continue;
+        /* CUDA mapped (the driver, or the simulator's CUPTI), no agent yet */
+        if ((!cli_inject_has_mapping((pid_t)pid, "/libcuda.so.1") &&
+             !cli_inject_has_mapping((pid_t)pid, "/libcuptop-simcupti.so")) ||
+            cli_inject_has_mapping((pid_t)pid, "/libcuptop-agent.so"))
+            continue;
+        snprintf(p, sizeof p, "/proc/%ld/cmdline", pid);
+        int fd = open(p, O_RDONLY | O_CLOEXEC);
+        ssize_t len = fd >= 0 ? read(fd, cmd, sizeof cmd - 1) : 0;
+        if (fd >= 0)
+            close(fd);
+        for (ssize_t i = 0; i < len; i++)
+            if (cmd[i] == '\0' || (unsigned char)cmd[i] < 32)
+                cmd[i] = ' ';
+        cmd[len > 0 ? len : 0] = '\0';
+        /* the program's base name, then its arguments */
+        char *sp = strchr(cmd, ' '), *prog = cmd;
+        for (char *q = cmd; *q && (!sp || q < sp); q++)
+            if (*q == '/')
+                prog = q + 1;
+        if (n == cap) {
+            char **t = realloc(*items, sizeof *t * (size_t)(cap = cap ? cap * 2 : 16));
+            if (!t)
+                break;
+            *items = t;
+        }
+        char *line;
+        if (asprintf(&line, "%ld  %.100s", pid, prog) < 0)
+            break;
+        (*items)[n++] = line;
+    }
+    closedir(d);
+    return n;
+}
+
+int cli_attach_pid(const char *store_dir, int pid, char **msg)
+{
+    int pfd[2], st = 0;
+    char pids[24], buf[4096] = "", wait_s[] = "15";
+    size_t len = 0;
+    *msg = NULL;
+    snprintf(pids, sizeof pids, "%d", pid);
+    if (pipe2(pfd, O_CLOEXEC))
+        return CUPTOP_EXIT_NO;
+    pid_t c = fork();
+    if (c == 0) {
+        dup2(pfd[1], STDOUT_FILENO);
+        dup2(pfd[1], STDERR_FILENO);
+        int devnull = open("/dev/null", O_RDONLY);
+        if (devnull >= 0)
+            dup2(devnull, STDIN_FILENO);
+        execl("/proc/self/exe", "cuptop", "attach", "--store", store_dir, "--wait", wait_s,
+              pids, (char *)NULL);
+        _exit(127);
+    }
+    close(pfd[1]);
+    if (c < 0) {
+        close(pfd[0]);
+        return CUPTOP_EXIT_NO;
+    }
+    ssize_t r;
+    while ((r = read(pfd[0], buf + len, sizeof buf - 1 - len)) > 0 ||
+           (r < 0 && errno == EINTR))
+        if (r > 0)
+            len += (size_t)r;
+    close(pfd[0]);
+    while (waitpid(c, &st, 0) < 0 && errno == EINTR)
+        ;
+    buf[len] = '\0';
+    while (len && buf[len - 1] == '\n')
+        buf[--len] = '\0';
+    char *last = strrchr(buf, '\n');
+    *msg = strdup(last ? last + 1 : buf);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : CUPTOP_EXIT_NO;
 }
 
 int cmd_attach(int argc, char **argv)

@@ -25,6 +25,10 @@ int cmd_export(int argc, char **argv);    /* src/cli/cmd_export.c           */
 int cmd_control(int argc, char **argv);   /* src/cli/cmd_control.c          */
 int cmd_attach(int argc, char **argv);    /* src/cli/cmd_attach.c           */
 
+/** For the monitor (tui_opts): the CUDA processes without the agent, and
+ *  cuptop attach run for one of them (cmd_attach.c). */
+int cli_attach_list(char ***items);
+int cli_attach_pid(const char *store_dir, int pid, char **msg);
 /** One agent option of cuptop run / attach at argv[*i] (--store, --kinds,
  *  --label, --config, --dormant, ...): checked with the agent's parser and
  *  put in the environment as the CUPTOP_* variable.  Advances *i past its
