@@ -413,13 +413,16 @@ static char *inj_eperm(pid_t pid)
         fclose(f);
     }
     int r;
-    if (scope >= 1 && geteuid() != 0)
-        r = asprintf(&s, "ptrace of %d refused: Yama ptrace_scope is %d (only a parent may "
-                     "trace); allow it with 'sudo sysctl kernel.yama.ptrace_scope=0', or run "
-                     "cuptop attach as root", (int)pid, scope);
-    else if (scope == 3)
+    if (scope == 3)
         r = asprintf(&s, "ptrace of %d refused: Yama ptrace_scope is 3 (no ptrace at all until "
                      "reboot)", (int)pid);
+    else if (scope >= 1 && geteuid() != 0)
+        r = asprintf(&s, "ptrace of %d refused: Yama ptrace_scope is %d (%s); allow it "
+                     "with 'sudo sysctl kernel.yama.ptrace_scope=%s', or run cuptop attach as "
+                     "root%s", (int)pid, scope,
+                     scope == 1 ? "only a parent may trace" : "only root may trace",
+                     scope == 1 ? "0" : "1",
+                     scope == 1 ? " (or the program allows it: prctl(PR_SET_PTRACER, ...))" : "");
     else
         r = asprintf(&s, "ptrace of %d refused (EPERM): another uid, a tracer already attached "
                      "(TracerPid in /proc/%d/status), or a container without CAP_SYS_PTRACE "

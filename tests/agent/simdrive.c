@@ -39,7 +39,10 @@
  *       fork (after the work, a child makes a context, emits 1000 kernels
  *       on device 0, and exits; its truth goes to TRUTH_FILE.child).
  *
- * AGENT "none": no agent at the start (cuptop attach brings it later).
+ * AGENT "none": no agent at the start (cuptop attach brings it later);
+ * then simdrive also allows any tracer (prctl PR_SET_PTRACER), so the
+ * attach tests run under Yama ptrace_scope 1 as well, as an application
+ * prepared for cuptop attach could.
  * SIMDRIVE_AGENT_CUPTI=PATH: the agent loads PATH as CUPTI instead of SIMLIB.
  *
  * The truth is written after the agent's stop protocol: from an atexit
@@ -51,6 +54,7 @@
 #include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -367,7 +371,9 @@ int main(int argc, char **argv)
         sigaction(!strcmp(how, "term") ? SIGTERM : !strcmp(how, "int") ? SIGINT
                   : !strcmp(how, "hup") ? SIGHUP : SIGABRT, &sa, NULL);
     }
-    if (strcmp(argv[2], "none")) {
+    if (!strcmp(argv[2], "none"))
+        (void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+    else {
         void *agent = dlopen(argv[2], RTLD_NOW);
         if (!agent) {
             fprintf(stderr, "simdrive: %s\n", dlerror());
