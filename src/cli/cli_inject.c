@@ -70,7 +70,7 @@ typedef struct inj {
     unsigned char *bytes;
     int sigs[INJ_MAX_SIGS];           /* signals kept for the end        */
     unsigned nsig;
-    const char *die_at;
+    const char *die_at, *pause_at;
     char *cause;
 } inj;
 
@@ -89,11 +89,17 @@ static int inj_fail(inj *j, const char *step, const char *fmt, ...)
     return -1;
 }
 
-/* The test hook: die here (SIGKILL) when CUPTOP_INJECT_DIE_AT names it. */
+/* The test hooks: die here (SIGKILL) when CUPTOP_INJECT_DIE_AT names the
+ * step; hold the target 1 s when CUPTOP_INJECT_PAUSE_AT does (a test sends
+ * it a signal meanwhile). */
 static void inj_hook(inj *j, const char *step)
 {
     if (j->die_at && !strcmp(j->die_at, step))
         kill(getpid(), SIGKILL);
+    if (j->pause_at && !strcmp(j->pause_at, step)) {
+        struct timespec ts = {1, 0};
+        nanosleep(&ts, NULL);
+    }
 }
 
 static void inj_keep_signal(inj *j, int sig)
@@ -436,7 +442,8 @@ int cli_inject(pid_t pid, const char *lib, const char *entry, const char *arg, i
 {
     static const int held[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
     static const char *const libc_names[] = {"libc", NULL}, *const libdl_names[] = {"libdl", NULL};
-    inj j = {.pid = pid, .mem = -1, .die_at = getenv("CUPTOP_INJECT_DIE_AT")};
+    inj j = {.pid = pid, .mem = -1, .die_at = getenv("CUPTOP_INJECT_DIE_AT"),
+             .pause_at = getenv("CUPTOP_INJECT_PAUSE_AT")};
     sigset_t hold, old;
     char mp[64], libc[4096], why[600];
     uint64_t base = 0, fn[3] = {0, 0, 0}, ret = 0;

@@ -14,6 +14,8 @@
 #           and says so
 #  twice    a second attach to the same process loads nothing: it turns
 #           more kinds on through a control request
+#  signal   a SIGUSR1 sent to the thread while the injector holds it: the
+#           program's handler runs once, after; its read(2) restarts
 #  late cuda  attached before the program loads CUDA (simapp --cuda-after):
 #           the agent waits, then starts; records against the truth
 #  refuse   not a number, no such process, a zombie, cuptop itself, no
@@ -153,6 +155,35 @@ then echo "ok   late cuda: every record accounted for against the truth"
 else echo "FAIL late cuda accounting:"; grep FAIL "$d/check"; fail=1; fi
 check "late cuda: kernel records stored" "$([ "$(val "$d/dump" records.kernel.0)" -gt 0 ] && echo yes)" yes
 fi
+
+# ---- signal: one arrives while the injector holds the thread (CUPTOP_INJECT_PAUSE_AT) ----
+d=$tmp/signal
+mkdir -p "$d"
+mkfifo "$d/fifo"
+exec 4<>"$d/fifo"
+start "$d" ctx,usr1,mark:ready,read:fifo,usr1count,emit:100,mark:done return
+wait_file "$d/ready"
+sleep 0.3
+CUPTOP_INJECT_PAUSE_AT=saved "$cuptop" attach --store "$d/store" --kinds kernel "$pid" \
+    >"$d/attach" 2>&1 &
+inj=$!
+sleep 0.5
+# to the stopped thread itself (tgkill), so it is the injector's to keep
+python3 -c 'import ctypes, sys; p = int(sys.argv[1])
+sys.exit(ctypes.CDLL(None, use_errno=True).syscall(234, p, p, 10) != 0)' "$pid" ||
+    { echo "FAIL signal: tgkill"; fail=1; }
+wait "$inj"
+check "signal: cuptop attach exit status" "$?" 0
+printf y >&4
+wait_file "$d/done"
+wait "$pid"
+check "signal: exit status" "$?" 0
+pid=
+exec 4>&-
+check "signal: the program's SIGUSR1 handler ran once" "$(cat "$d/usr1")" 1
+check "signal: its read(2) restarted and got the byte (n byte errno)" "$(cat "$d/fifo.got")" 1121000
+id=$("$ctl" sessions "$d/store" | head -1)
+check "signal: kernel records after the attach" "$("$ctl" dump "$d/store" "$id" | sed -n 's/^records\.kernel\.0=//p')" 100
 
 # ---- refuse -------------------------------------------------------------------
 refuse() { # NAME WANT-TEXT CMD...

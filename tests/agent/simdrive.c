@@ -30,6 +30,10 @@
  *                                ERRNO" (cuptop attach during a blocking
  *                                system call: it must return as if nothing
  *                                had happened)
+ *                     usr1       install a SIGUSR1 handler (SA_RESTART) that
+ *                                counts; usr1count writes the count to
+ *                                DIR/usr1 (a signal during cuptop attach
+ *                                must reach the program exactly once)
  *                     threads:N  N more threads that run until the end,
  *                                blocked in nanosleep (a many-thread target)
  * EXIT: return, exit, _exit, term, int, hup (the host's own handler is
@@ -238,6 +242,14 @@ static void CUPTIAPI seq_other_cb(void *ud, CUpti_CallbackDomain d, CUpti_Callba
     (void)data;
 }
 
+static volatile sig_atomic_t seq_usr1;
+
+static void seq_on_usr1(int sig)
+{
+    (void)sig;
+    seq_usr1++;
+}
+
 static void *seq_sleeper(void *arg)
 {
     (void)arg;
@@ -312,6 +324,15 @@ static int seq_run(void *sim, const char *steps, cuptopsim_emit_fn emit,
                                                  (uint64_t)c * 1000 + (uint64_t)errno));
             if (fd >= 0)
                 close(fd);
+        } else if (!strcmp(st, "usr1")) {
+            struct sigaction sa;
+            memset(&sa, 0, sizeof sa);
+            sa.sa_handler = seq_on_usr1;
+            sa.sa_flags = SA_RESTART;
+            sigemptyset(&sa.sa_mask);
+            sigaction(SIGUSR1, &sa, NULL);
+        } else if (!strcmp(st, "usr1count")) {
+            seq_write("usr1", (unsigned long long)seq_usr1);
         } else if (!strncmp(st, "threads:", 8)) {
             for (int i = atoi(st + 8); i > 0; i--) {
                 pthread_t t;
