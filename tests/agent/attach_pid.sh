@@ -16,6 +16,8 @@
 #           more kinds on through a control request
 #  signal   a SIGUSR1 sent to the thread while the injector holds it: the
 #           program's handler runs once, after; its read(2) restarts
+#  exit thread  a thread other than main calls exit(): the stop protocol
+#           runs (atexit, on that thread), records against the truth
 #  late cuda  attached before the program loads CUDA (simapp --cuda-after):
 #           the agent waits, then starts; records against the truth
 #  refuse   not a number, no such process, a zombie, cuptop itself, no
@@ -127,6 +129,23 @@ then echo "ok   read: every record accounted for against the truth"
 else echo "FAIL read accounting:"; grep FAIL "$d/check"; fail=1; fi
 check "read+twice: kernel records (500 + 400)" "$(val "$d/dump" records.kernel.0)" 900
 check "twice: memcpy records (400, after the second attach)" "$(val "$d/dump" records.memcpy.0)" 400
+
+# ---- exit from another thread: the stop protocol still runs (atexit) ---------
+d=$tmp/exitthread
+start "$d" ctx,threads:2,mark:ready,wait:go,emit:250,exitthread,wait:never return
+wait_file "$d/ready"
+"$cuptop" attach --store "$d/store" --kinds kernel,memcpy "$pid" >"$d/attach" 2>&1
+check "exit thread: cuptop attach exit status" "$?" 0
+touch "$d/go"
+wait "$pid"
+check "exit thread: exit status" "$?" 0
+pid=
+id=$("$ctl" sessions "$d/store" | head -1)
+"$ctl" dump "$d/store" "$id" >"$d/dump"
+if python3 "$s/tests/agent/check_truth.py" "$d/dump" "$d/truth" --exit return >"$d/check"
+then echo "ok   exit thread: every record accounted for, the stop protocol complete"
+else echo "FAIL exit thread accounting:"; grep FAIL "$d/check"; fail=1; fi
+check "exit thread: kernel records" "$(val "$d/dump" records.kernel.0)" 250
 
 # ---- late cuda: attached before the program loads CUDA -----------------------
 # (cuptop-simapp does not call PR_SET_PTRACER: under Yama scope 1 only root)

@@ -34,6 +34,9 @@
  *                                counts; usr1count writes the count to
  *                                DIR/usr1 (a signal during cuptop attach
  *                                must reach the program exactly once)
+ *                     exitthread another thread calls exit(0) (exit_group
+ *                                from a thread that is not main: atexit
+ *                                handlers run on that thread)
  *                     threads:N  N more threads that run until the end,
  *                                blocked in nanosleep (a many-thread target)
  * EXIT: return, exit, _exit, term, int, hup (the host's own handler is
@@ -250,6 +253,12 @@ static void seq_on_usr1(int sig)
     seq_usr1++;
 }
 
+static void *seq_exiter(void *arg)
+{
+    (void)arg;
+    exit(0);
+}
+
 static void *seq_sleeper(void *arg)
 {
     (void)arg;
@@ -324,6 +333,10 @@ static int seq_run(void *sim, const char *steps, cuptopsim_emit_fn emit,
                                                  (uint64_t)c * 1000 + (uint64_t)errno));
             if (fd >= 0)
                 close(fd);
+        } else if (!strcmp(st, "exitthread")) {
+            pthread_t t;
+            if (pthread_create(&t, NULL, seq_exiter, NULL) == 0)
+                pthread_detach(t);
         } else if (!strcmp(st, "usr1")) {
             struct sigaction sa;
             memset(&sa, 0, sizeof sa);
