@@ -160,6 +160,8 @@ int tui_choose(tui *t, const char *title, const char *const *items, int n)
             wide = (int)strlen(items[i]);
     for (;;) {
         int h = n + 4, w = wide + 6 > 40 ? wide + 6 : 40;
+        if (w > COLS - 4 && COLS > 44)
+            w = COLS - 4;
         if (w > COLS)
             w = COLS;
         if (h > LINES)

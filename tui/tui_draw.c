@@ -155,6 +155,7 @@ static const char *const help_lines[] = {
     "Sessions screen",
     "  Up Down     select a session            Enter     open its dashboard",
     "  F6 < >      sort column   I invert      /         new filter (Esc clears)",
+    "  A           attach to a CUDA process that has no session (cuptop attach)",
     "Session dashboard",
     "  Left Right  move the time cursor        PgUp PgDn scroll a page",
     "  Home End    cursor to oldest / live     + -       zoom the time axis",

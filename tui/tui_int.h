@@ -319,6 +319,8 @@ struct tui {
      * A pointer keeps tui/ linkable without src/export (tests, bench). */
     export_run_fn export_fn;
     tui_ranges rv;               /* NVTX ranges of the dashboard's session */
+    int (*attach_list)(char ***items);                 /* tui_opts' */
+    int (*attach_pid)(const char *store_dir, int pid, char **msg);
 };
 
 const struct tui_widget_ops *tui_screen_ops(tui_screen s);

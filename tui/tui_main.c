@@ -37,6 +37,8 @@ int tui_main(const tui_opts *o, char **cause)
     if (rc != 0)
         return rc;
     t.export_fn = o->export_fn;
+    t.attach_list = o->attach_list;
+    t.attach_pid = o->attach_pid;
     if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
         tui_free(&t);
         *cause = strdup("the live monitor needs a terminal (try 'cuptop sessions')");

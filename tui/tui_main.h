@@ -26,6 +26,14 @@ typedef struct tui_opts {
      * curses mode, and with NULL when it is restored, so that a fatal-signal
      * guard can give the terminal back before it prints (NULL: none). */
     void (*set_fatal_cleanup)(void (*restore)(void));
+    /* cuptop attach, for the sessions screen's A key (NULL: unavailable).
+     * attach_list: the CUDA processes without the agent, as malloc'ed
+     * "PID  command line" strings in a malloc'ed array (caller frees);
+     * returns how many (-1: /proc unreadable).  attach_pid: attach to pid
+     * with the monitor's store; *msg: a malloc'ed one-line outcome;
+     * returns cuptop attach's exit status. */
+    int (*attach_list)(char ***items);
+    int (*attach_pid)(const char *store_dir, int pid, char **msg);
 } tui_opts;
 
 /** Run the monitor until the user quits or a signal (INT, TERM, HUP).

@@ -423,8 +423,41 @@ static void sessions_draw(tui *t)
     wnoutrefresh(w);
     tui_draw_status(t, v->win_status);
     static const char *const keys[] = {"F1", "Help  ", "Enter", "Open  ", "/", "Filter  ",
-                                       "F6", "Sort  ", "a", "Devices  ", "F10", "Quit "};
+                                       "F6", "Sort  ", "a", "Devices  ", "A", "Attach  ",
+                                       "F10", "Quit "};
     tui_draw_footer(v->win_foot, keys, sizeof keys / sizeof keys[0]);
+}
+
+/* A: attach to a CUDA process that has no session yet (cuptop attach). */
+static void sessions_attach(tui *t)
+{
+    char **items = NULL, *msg = NULL;
+    if (!t->attach_list || !t->attach_pid) {
+        tui_set_status(t, TUI_C_WARN, "attach is not available in this build");
+        return;
+    }
+    int n = t->attach_list(&items);
+    if (n <= 0) {
+        tui_set_status(t, TUI_C_WARN, n < 0 ? "cannot read /proc: no process to attach to"
+                                            : "no CUDA process without the agent (processes "
+                                              "with libcuda mapped)");
+        free(items);
+        return;
+    }
+    int k = tui_choose(t, "Attach cuptop to (Esc: cancel)", (const char *const *)items,
+                       n > 16 ? 16 : n);
+    if (k >= 0) {
+        int pid = atoi(items[k]);
+        tui_set_status(t, TUI_C_WARN, "attaching to %d ...", pid);
+        tui_redraw(t);
+        int rc = t->attach_pid(t->store.dir, pid, &msg);
+        tui_set_status(t, rc == 0 ? TUI_C_OK : TUI_C_BAD, "attach %d: %s", pid,
+                       msg ? msg : rc == 0 ? "attached" : "failed");
+        free(msg);
+    }
+    for (int i = 0; i < n; i++)
+        free(items[i]);
+    free(items);
 }
 
 static bool sessions_on_key(tui *t, int key)
@@ -481,6 +514,9 @@ static bool sessions_on_key(tui *t, int key)
         sessions_rebuild(t);
         return true;
     }
+    case 'A':
+        sessions_attach(t);
+        return true;
     case 27:   /* Esc */
         v->filter[0] = '\0';
         sessions_rebuild(t);

@@ -423,4 +423,18 @@ void agent_stop_run(agent *a, int exit_path, int detail);
 /** Mark this thread as one of the agent's (signal handlers skip waits). */
 void agent_thread_enter(void);
 
+/* agent_main.c: the start, shared with an attach into a running process */
+/** True for the first caller in this process (InitializeInjection or
+ *  cuptop_agent_attach): the agent starts once. */
+bool agent_enter_once(void);
+/** Start a session (store, buffers, threads, kinds); see agent_main.c. */
+int agent_session_start(agent *a);
+/** Append one line to CUPTOP_RUN_REPORT (cuptop run / attach), if set. */
+void agent_run_report(agent *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* agent_remote.c: cuptop attach */
+/** A CUPTOP_* setting: cuptop attach's argument when it set one, else the
+ *  process's environment. */
+const char *agent_env(const char *name);
+
 #endif /* AGENT_INT_H */

@@ -479,7 +479,7 @@ void CUPTIAPI agent_resource_cb(void *userdata, CUpti_CallbackDomain domain,
 static const char *agent_getenv(const char *name, void *arg)
 {
     (void)arg;
-    return getenv(name);
+    return agent_env(name);   /* the environment (or cuptop attach's settings) */
 }
 
 static void agent_reset_counters(agent *a)
@@ -499,9 +499,7 @@ static void agent_reset_counters(agent *a)
 /* Tell `cuptop run` (CUPTOP_RUN_REPORT, a file it created) whether this
  * process got a session: one line, appended in one write ("session ID" or
  * "error WHY"), so cuptop run can say why nothing was traced. */
-static void agent_run_report(agent *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void agent_run_report(agent *a, const char *fmt, ...)
+void agent_run_report(agent *a, const char *fmt, ...)
 {
     char line[700];
     va_list ap;
@@ -703,11 +701,19 @@ static void agent_skip(agent *a, const char *why)
  *  failure the agent records why and steps aside. */
 __attribute__((visibility("default"))) int InitializeInjection(void);
 
+/* The agent starts once per process: InitializeInjection or an attach
+ * (agent_remote.c), whichever comes first. */
+static atomic_int agent_once;
+
+bool agent_enter_once(void)
+{
+    return atomic_exchange(&agent_once, 1) == 0;
+}
+
 __attribute__((visibility("default"))) int InitializeInjection(void)
 {
-    static atomic_int once;
     agent *a = &agent_g;
-    if (atomic_exchange(&once, 1))
+    if (!agent_enter_once())
         return 1;
     agent_config_load(&a->cfg, agent_getenv, NULL);
     (void)agent_api_set_policy(a, a->cfg.api_mode, a->cfg.api_include, a->cfg.api_exclude);

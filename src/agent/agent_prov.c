@@ -235,7 +235,7 @@ void agent_prov_collect(agent *a)
     p->device_records_on = device_on;
     p->simulated = a->cupti.handle && dlsym(a->cupti.handle, "cuptopsim_simulated") != NULL;
 
-    const char *label = getenv("CUPTOP_LABEL");
+    const char *label = agent_env("CUPTOP_LABEL");
     if (label)
         snprintf(p->label, sizeof p->label, "%s", label);
     prov_job(p);

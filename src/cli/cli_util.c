@@ -166,3 +166,14 @@ void cli_print_note(FILE *f, const char *indent, const model_note *n)
     cli_print_safe(f, n->text, strlen(n->text));
     fputc('\n', f);
 }
+
+void cli_print_attached(FILE *f, const model_summary *s)
+{
+    char at[64], uid[4 * sizeof s->attached_uid];
+    if (!s->attached_ns)
+        return;
+    model_format_second(s->attached_ns / 1000000000u, at, sizeof at);
+    model_escape(uid, sizeof uid, s->attached_uid, strlen(s->attached_uid));
+    fprintf(f, "  attached to the running process at %s by uid %s (cuptop attach): only the "
+               "span after it is judged; records before it were never in scope\n", at, uid);
+}

@@ -251,6 +251,18 @@ static int control_session(const char *cmd, cupstore_env *env, const uint32_t *k
     if (wait_s == 0.0)
         return CUPTOP_EXIT_OK;
 
+    int st = cli_control_wait(cmd, env, gen, pool, wait_s);
+    if (st == CUPTOP_EXIT_OK && kinds == 0)
+        printf("session %s: the agent stays loaded in the process, dormant (no CUPTI call "
+               "until a request turns kinds on; a library with live threads is not safely "
+               "unloaded)\n", id);
+    return st;
+}
+
+int cli_control_wait(const char *cmd, cupstore_env *env, uint64_t gen, uint32_t pool,
+                     double wait_s)
+{
+    const char *id = cupstore_env_id(env);
     uint64_t t0 = mono_ns(), deadline = t0 + (uint64_t)(wait_s * 1e9);
     for (;;) {
         cupstore_control c = {0};

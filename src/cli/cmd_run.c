@@ -355,6 +355,75 @@ static int run_command(const char *cmd, char **args, cli_run_result *res)
     return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
 }
 
+int cli_agent_option(const char *cmd, int argc, char **argv, int *ip, int *rc)
+{
+    int i = *ip;
+    const char *o = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(o, "--dormant")) {
+        setenv("CUPTOP_DORMANT", "1", 1);
+        return 1;
+    }
+    if (!strcmp(o, "--count-only")) {
+        setenv("CUPTOP_SINK", "null", 1);
+        return 1;
+    }
+    if (!strcmp(o, "--log")) {
+        setenv("CUPTOP_LOG", "1", 1);
+        return 1;
+    }
+    const run_opt *ro = run_opt_find(o);
+    if (!ro && strcmp(o, "--label") && strcmp(o, "--store") && strcmp(o, "--config"))
+        return 0;
+    if (!v) {
+        *rc = cli_usage_error(cmd, "%s needs a value", o);
+        return -1;
+    }
+    *ip = i + 1;
+    if (ro) {
+        if (!run_agent_accepts(ro->var, v)) {
+            char esc[160];
+            model_escape(esc, sizeof esc, v, strlen(v));
+            *rc = cli_usage_error(cmd, "%s: \"%s\" is not %s", o, esc, ro->what);
+            return -1;
+        }
+        setenv(ro->var, v, 1);
+    } else if (!strcmp(o, "--label")) {
+        if (!*v || strlen(v) > 255) {
+            *rc = cli_usage_error(cmd, "--label: give 1 to 255 bytes");
+            return -1;
+        }
+        setenv("CUPTOP_LABEL", v, 1);
+    } else if (!strcmp(o, "--store")) {
+        char *abs = run_abspath(v);
+        if (!abs) {
+            *rc = cli_usage_error(cmd, "--store: out of memory");
+            return -1;
+        }
+        setenv("CUPTOP_STORE", abs, 1);
+        free(abs);
+    } else {
+        char *abs = run_abspath(v);
+        if (!abs || access(abs, R_OK) != 0) {
+            free(abs);
+            *rc = cli_usage_error(cmd, "--config: cannot read \"%s\"", v);
+            return -1;
+        }
+        char *bad = run_config_check(abs);
+        if (bad) {
+            char esc[600];
+            model_escape(esc, sizeof esc, bad, strlen(bad));
+            *rc = cli_usage_error(cmd, "--config: %s", esc);
+            free(bad);
+            free(abs);
+            return -1;
+        }
+        setenv("CUPTOP_CONFIG", abs, 1);
+        free(abs);
+    }
+    return 1;
+}
+
 int cmd_run(int argc, char **argv)
 {
     const char *cmd = argv[0];
@@ -362,7 +431,7 @@ int cmd_run(int argc, char **argv)
 
     for (i = 1; i < argc; i++) {
         const char *o = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int rc = 0, took;
         if (!strcmp(o, "--")) {
             i++;
             break;
@@ -371,66 +440,25 @@ int cmd_run(int argc, char **argv)
             run_usage(stdout);
             return CUPTOP_EXIT_OK;
         }
-        if (!strcmp(o, "--dormant")) {
-            setenv("CUPTOP_DORMANT", "1", 1);
+        if ((took = cli_agent_option(cmd, argc, argv, &i, &rc)) < 0)
+            return rc;
+        if (took)
             continue;
-        }
-        if (!strcmp(o, "--count-only")) {
-            setenv("CUPTOP_SINK", "null", 1);
-            continue;
-        }
-        if (!strcmp(o, "--log")) {
-            setenv("CUPTOP_LOG", "1", 1);
-            continue;
-        }
-        if (o[0] != '-')
-            break;   /* the command itself, without "--" */
-        if (!v)
-            return cli_usage_error(cmd, "%s needs a value", o);
-        i++;
-        const run_opt *ro = run_opt_find(o);
-        if (ro) {
-            if (!run_agent_accepts(ro->var, v)) {
-                char esc[160];
-                model_escape(esc, sizeof esc, v, strlen(v));
-                return cli_usage_error(cmd, "%s: \"%s\" is not %s", o, esc, ro->what);
-            }
-            setenv(ro->var, v, 1);
-        } else if (!strcmp(o, "--label")) {
-            if (!*v || strlen(v) > 255)
-                return cli_usage_error(cmd, "--label: give 1 to 255 bytes");
-            setenv("CUPTOP_LABEL", v, 1);
-        } else if (!strcmp(o, "--job")) {
+        if (!strcmp(o, "--job")) {   /* cuptop run only: the job of every process */
+            if (i + 1 >= argc)
+                return cli_usage_error(cmd, "--job needs a value");
+            const char *v = argv[++i];
             if (!cupstore_job_valid(v))
                 return cli_usage_error(cmd, "--job: give 1 to %d of A-Z a-z 0-9 . _ : @ + -",
                                        CUPSTORE_JOB_MAX);
             setenv("CUPTOP_JOB", v, 1);
-        } else if (!strcmp(o, "--store")) {
-            char *abs = run_abspath(v);
-            if (!abs)
-                return cli_usage_error(cmd, "--store: out of memory");
-            setenv("CUPTOP_STORE", abs, 1);
-            free(abs);
-        } else if (!strcmp(o, "--config")) {
-            char *abs = run_abspath(v);
-            if (!abs || access(abs, R_OK) != 0) {
-                free(abs);
-                return cli_usage_error(cmd, "--config: cannot read \"%s\"", v);
-            }
-            char *bad = run_config_check(abs);
-            if (bad) {
-                char esc[600];
-                model_escape(esc, sizeof esc, bad, strlen(bad));
-                int rc = cli_usage_error(cmd, "--config: %s", esc);
-                free(bad);
-                free(abs);
-                return rc;
-            }
-            setenv("CUPTOP_CONFIG", abs, 1);
-            free(abs);
-        } else {
-            return cli_usage_error(cmd, "unknown option \"%s\"", o);
+            continue;
         }
+        if (o[0] != '-')
+            break;   /* the command itself, without "--" */
+        if (i + 1 >= argc)
+            return cli_usage_error(cmd, "%s needs a value", o);
+        return cli_usage_error(cmd, "unknown option \"%s\"", o);
     }
     if (i >= argc)
         return cli_usage_error(cmd, "no command given (cuptop run [OPTIONS] -- CMD [ARGS...])");

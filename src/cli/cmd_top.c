@@ -34,6 +34,8 @@ int cmd_top(int argc, char **argv)
     memset(&o, 0, sizeof o);
     o.export_fn = export_run;
     o.set_fatal_cleanup = cli_set_fatal_cleanup;
+    o.attach_list = cli_attach_list;
+    o.attach_pid = cli_attach_pid;
     optind = 1;
     opterr = 0;
     int c;

@@ -37,6 +37,22 @@ int cli_run_traced(const char *cmd, char **args, cli_run_result *res);
 /** Would the agent accept value for the CUPTOP_* variable var? */
 bool cli_run_accepts(const char *var, const char *value);
 int cmd_ranges(int argc, char **argv);    /* src/cli/cmd_ranges.c: NVTX      */
+int cmd_attach(int argc, char **argv);    /* src/cli/cmd_attach.c           */
+
+/** For the monitor (tui_opts): the CUDA processes without the agent, and
+ *  cuptop attach run for one of them (cmd_attach.c). */
+int cli_attach_list(char ***items);
+int cli_attach_pid(const char *store_dir, int pid, char **msg);
+/** One agent option of cuptop run / attach at argv[*i] (--store, --kinds,
+ *  --label, --config, --dormant, ...): checked with the agent's parser and
+ *  put in the environment as the CUPTOP_* variable.  Advances *i past its
+ *  value.  @return 1 taken, 0 not an agent option, -1 misuse (*rc: the
+ *  exit status, the line printed). */
+int cli_agent_option(const char *cmd, int argc, char **argv, int *i, int *rc);
+/** Wait up to wait_s for the agent of env to apply control generation gen
+ *  and print the outcome (cmd_control.c); returns the exit status. */
+int cli_control_wait(const char *cmd, cupstore_env *env, uint64_t gen, uint32_t pool,
+                     double wait_s);
 
 /** Print "cuptop CMD: MESSAGE" and a hint to stderr; returns 2. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -86,6 +102,10 @@ void cli_model_error(const char *cmd, const char *id, int rc, char *cause);
 /** Print s escaped for a terminal (control characters, ESC, invalid
  *  UTF-8 shown as \xHH). */
 void cli_print_safe(FILE *f, const char *s, size_t n);
+
+/** "  attached to the running process at T by uid U ..." for a session
+ *  cuptop attach started (nothing otherwise). */
+void cli_print_attached(FILE *f, const model_summary *s);
 
 /** One note as "INDENT<level> <UTC time>  <text>" + newline, the text
  *  escaped for a terminal (model_escape). */

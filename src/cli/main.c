@@ -28,6 +28,7 @@ static const struct subcommand subcommands[] = {
     {"control", cmd_control, "change a running session's kinds or buffer pool"},
     {"compare", cmd_compare, "set two sessions, epochs or marks side by side"},
     {"baseline", cmd_baseline, "the control runs: collection off, narrowed, full"},
+    {"attach", cmd_attach, "load the agent into a running CUDA process (ptrace)"},
     {"exporter", cmd_exporter, "serve Prometheus metrics of every session (fleet view)"},
 };
 

@@ -503,6 +503,8 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
     out->start_ns = meta_u64(txn, "start_ns");
     if ((rc = job_meta(txn, out)) != 0)
         goto out;
+    out->attached_ns = meta_u64(txn, "attached_ns");   /* cuptop attach */
+    meta_copy(txn, "attached_uid", out->attached_uid, sizeof out->attached_uid);
     if ((out->prov = malloc(sizeof *out->prov)) != NULL && model_prov_read(txn, out->prov)) {
         free(out->prov);
         out->prov = NULL;

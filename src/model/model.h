@@ -73,6 +73,11 @@ typedef struct model_summary {
     model_state state;
     bool complete;                  /* the verdict (so far, if running)    */
     bool count_only;                /* CUPTOP_SINK=null session            */
+    uint64_t attached_ns;           /* cuptop attach: when the agent was
+                                       brought into the running process (0:
+                                       started with it); nothing before it
+                                       was ever in scope                   */
+    char attached_uid[16];          /* by which uid ("" when not attached) */
     char skipped[192];              /* the agent stepped aside by design
                                        (--only-if): why; "" otherwise      */
     uint32_t kinds_enabled;         /* at the last health row              */

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cuptopsim.h"
@@ -31,6 +32,7 @@ enum simapp_destroy { DESTROY_DEFAULT, DESTROY_BEFORE, DESTROY_ATEXIT, DESTROY_N
 /* Everything the program keeps (one struct, as everywhere in cuptop). */
 static struct simapp {
     double seconds;
+    double cuda_after;   /* --cuda-after: seconds before "CUDA" loads */
     int exit_path;
     int destroy;
     int handler, fork, exec;
@@ -51,7 +53,7 @@ static void usage(FILE *f)
             "         [--fork [--exec] [--child-scenario NAME]] [--ready-file FILE]\n"
             "         [--threads T] [--devices N] [--streams M] [--rate R] [--rates SPEC]\n"
             "         [--scale F] [--max-rate] [--ops N] [--faults SPEC] [--truth FILE]\n"
-            "         [--api-version V] [--seed N]\n"
+            "         [--api-version V] [--seed N] [--cuda-after S]\n"
             "PATH: return exit _exit sigterm sigint sighup abort kill\n"
             "Plays a CUDA application on the simulated CUPTI; the agent is loaded from\n"
             "CUDA_INJECTION64_PATH when set.  See doc/sim.md.\n");
@@ -255,6 +257,12 @@ static int simapp_parse(int argc, char **argv)
             if (sim_args_seconds(v, &app.seconds))
                 return misuse("--seconds \"%s\": not %s", v, SIM_ARGS_SECONDS_TEXT);
             i++;
+        } else if (!strcmp(a, "--cuda-after")) {
+            if (!v)
+                return misuse("%s needs a value", a);
+            if (sim_args_seconds(v, &app.cuda_after))
+                return misuse("--cuda-after \"%s\": not %s", v, SIM_ARGS_SECONDS_TEXT);
+            i++;
         } else if (!strcmp(a, "--exit")) {
             size_t k;
             if (!v)
@@ -334,6 +342,14 @@ int main(int argc, char **argv)
             sigemptyset(&sa.sa_mask);
             sigaction(sigs[i], &sa, NULL);
         }
+    /* --cuda-after: a program that loads CUDA late (cuptop attach before
+     * that: the agent waits for it) */
+    if (app.cuda_after > 0) {
+        struct timespec ts = {(time_t)app.cuda_after,
+                              (long)((app.cuda_after - (double)(time_t)app.cuda_after) * 1e9)};
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+            ;
+    }
     if ((rc = simapp_load_sim()))
         return rc;
     /* Registered before the agent loads, so it runs after the agent's own

@@ -38,6 +38,20 @@
  *                     nvtx:T:R   T threads, each R times: push step, push
  *                                forward, pop, dpush io:load, dpop, push
  *                                backward, pop, pop (sleeps in between)
+ *                     read:NAME  open the FIFO DIR/NAME and block in read(2)
+ *                                for one byte; DIR/NAME.got gets "N BYTE
+ *                                ERRNO" (cuptop attach during a blocking
+ *                                system call: it must return as if nothing
+ *                                had happened)
+ *                     usr1       install a SIGUSR1 handler (SA_RESTART) that
+ *                                counts; usr1count writes the count to
+ *                                DIR/usr1 (a signal during cuptop attach
+ *                                must reach the program exactly once)
+ *                     exitthread another thread calls exit(0) (exit_group
+ *                                from a thread that is not main: atexit
+ *                                handlers run on that thread)
+ *                     threads:N  N more threads that run until the end,
+ *                                blocked in nanosleep (a many-thread target)
  * EXIT: return, exit, _exit, term, int, hup (the host's own handler is
  *       installed first: it writes the truth, notes "host_handler=SIG" and
  *       _exits 128+SIG), term-dfl (no host handler: dies of the signal),
@@ -45,6 +59,10 @@
  *       fork (after the work, a child makes a context, emits 1000 kernels
  *       on device 0, and exits; its truth goes to TRUTH_FILE.child).
  *
+ * AGENT "none": no agent at the start (cuptop attach brings it later);
+ * then simdrive also allows any tracer (prctl PR_SET_PTRACER), so the
+ * attach tests run under Yama ptrace_scope 1 as well, as an application
+ * prepared for cuptop attach could.
  * SIMDRIVE_AGENT_CUPTI=PATH: the agent loads PATH as CUPTI instead of SIMLIB.
  *
  * The truth is written after the agent's stop protocol: from an atexit
@@ -52,9 +70,12 @@
  * from the host signal handler the agent chains to.
  */
 #include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -296,6 +317,30 @@ static void *nvtx_thread(void *arg)
     return NULL;
 }
 
+static volatile sig_atomic_t seq_usr1;
+
+static void seq_on_usr1(int sig)
+{
+    (void)sig;
+    seq_usr1++;
+}
+
+static void *seq_exiter(void *arg)
+{
+    (void)arg;
+    exit(0);
+}
+
+static void *seq_sleeper(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
 static void nvtx_threads(unsigned t, unsigned reps)
 {
     pthread_t th[16];
@@ -425,6 +470,37 @@ static int seq_run(void *sim, const char *steps, cuptopsim_emit_fn emit,
             nanosleep(&ts, NULL);
         } else if ((!strcmp(st, "pstart") || !strcmp(st, "pstop")) && prof) {
             prof(!strcmp(st, "pstart"));
+        } else if (!strncmp(st, "read:", 5)) {
+            char path[4200], got[64];
+            unsigned char c = 0;
+            seq_path(path, sizeof path, st + 5);
+            int fd = open(path, O_RDONLY);
+            errno = 0;
+            ssize_t n = fd >= 0 ? read(fd, &c, 1) : -1;
+            snprintf(got, sizeof got, "%s.got", st + 5);
+            seq_write(got, (unsigned long long)((n < 0 ? 0 : (uint64_t)n) * 1000000 +
+                                                 (uint64_t)c * 1000 + (uint64_t)errno));
+            if (fd >= 0)
+                close(fd);
+        } else if (!strcmp(st, "exitthread")) {
+            pthread_t t;
+            if (pthread_create(&t, NULL, seq_exiter, NULL) == 0)
+                pthread_detach(t);
+        } else if (!strcmp(st, "usr1")) {
+            struct sigaction sa;
+            memset(&sa, 0, sizeof sa);
+            sa.sa_handler = seq_on_usr1;
+            sa.sa_flags = SA_RESTART;
+            sigemptyset(&sa.sa_mask);
+            sigaction(SIGUSR1, &sa, NULL);
+        } else if (!strcmp(st, "usr1count")) {
+            seq_write("usr1", (unsigned long long)seq_usr1);
+        } else if (!strncmp(st, "threads:", 8)) {
+            for (int i = atoi(st + 8); i > 0; i--) {
+                pthread_t t;
+                if (pthread_create(&t, NULL, seq_sleeper, NULL) == 0)
+                    pthread_detach(t);
+            }
         } else if (!strcmp(st, "unsub") && unsub) {
             if (other)
                 (void)unsub(other);
@@ -480,15 +556,19 @@ int main(int argc, char **argv)
         sigaction(!strcmp(how, "term") ? SIGTERM : !strcmp(how, "int") ? SIGINT
                   : !strcmp(how, "hup") ? SIGHUP : SIGABRT, &sa, NULL);
     }
-    void *agent = dlopen(argv[2], RTLD_NOW);
-    if (!agent) {
-        fprintf(stderr, "simdrive: %s\n", dlerror());
-        return 2;
+    if (!strcmp(argv[2], "none"))
+        (void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+    else {
+        void *agent = dlopen(argv[2], RTLD_NOW);
+        if (!agent) {
+            fprintf(stderr, "simdrive: %s\n", dlerror());
+            return 2;
+        }
+        int (*init)(void) = (int (*)(void))SYM(agent, "InitializeInjection");
+        if (!init)
+            return 2;
+        init();
     }
-    int (*init)(void) = (int (*)(void))SYM(agent, "InitializeInjection");
-    if (!init)
-        return 2;
-    init();
     if (!strncmp(argv[4], "seq:", 4)) {
         char *slash;
         snprintf(seq_dir, sizeof seq_dir, "%s", truth_path);
