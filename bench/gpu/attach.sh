@@ -52,6 +52,10 @@ stored=$("$CTL" dump "$OUT/attach-store" "$SID" |
 touch "$W/go-2"
 wait $PID
 lrc=$?
+# and once more after the program's exit (its stop protocol ran): the same
+# number, since nothing was on after the detach
+stored_exit=$("$CTL" dump "$OUT/attach-store" "$SID" |
+    awk -F= '$1 ~ /^records\.kernel\.[0-9]+$/ { n += $2 } END { print n + 0 }')
 "$CUPTOP" check --store "$OUT/attach-store" "$SID" >"$W/check.log" 2>&1
 rates() { # FROM TO: median its/s of the rate lines between two markers (line numbers)
     sed -n "$1,$2p" "$W/loop.log" | sed -n 's/^rate .*its_per_s=//p' | sort -g |
@@ -62,7 +66,7 @@ l2=$(grep -n "^paused 2 " "$W/loop.log" | cut -d: -f1)
 before=$(rates 1 "$l1") during=$(rates "$l1" "$l2") after=$(rates "$l2" '$')
 want=$((K2 - K1))
 verdict=FAIL
-[ "$stored" = "$want" ] && [ "$arc" = 0 ] && [ "$drc" = 0 ] && [ "$lrc" = 0 ] && verdict=PASS
+[ "$stored" = "$want" ] && [ "$stored_exit" = "$want" ] && [ "$arc" = 0 ] && [ "$drc" = 0 ] && [ "$lrc" = 0 ] && verdict=PASS
 {
 echo "## cuptop attach PID on the GPU ($(nvidia-smi -L 2>/dev/null | head -1))"
 echo
@@ -73,7 +77,8 @@ echo "| what | value |"
 echo "|---|---|"
 echo "| cuptop attach exit status / wall s | $arc / $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') |"
 echo "| kernels launched while attached (the loop's count) | $want |"
-echo "| kernel records stored | $stored |"
+echo "| kernel records stored (read at the detach acknowledgement) | $stored |"
+echo "| kernel records stored (read after the program exited) | $stored_exit |"
 echo "| loop it/s before attach (median) | $before |"
 echo "| loop it/s attached (median) | $during |"
 echo "| loop it/s after detach (median) | $after |"

@@ -365,6 +365,9 @@ int agent_attach(agent *a, bool late, char *why, size_t len);
  *  kinds, forced flush, last drop query, flush period off, unsubscribe.
  *  Notes what could not be released.  Health thread or stop path. */
 void agent_detach_cupti(agent *a);
+/** Wait up to timeout_ms until the queue is empty and the consumer holds no
+ *  buffer: what CUPTI handed back is stored.  @return 0 or ETIMEDOUT. */
+int agent_drain(agent *a, uint32_t timeout_ms);
 /* agent_nvtx.c: NVTX routed through the agent (InitializeInjectionNvtx2). */
 /** CUPTI is attached: hand it the NVTX tables kept so far. */
 void agent_nvtx_attached(agent *a);

@@ -133,8 +133,9 @@ static int stop_flush(agent *a, uint32_t timeout_ms, bool *timed_out)
     return (int)job.rc;
 }
 
-/* Wait until the queue is empty and the consumer holds no buffer. */
-static int stop_drain(agent *a, uint32_t timeout_ms)
+/* Wait until the queue is empty and the consumer holds no buffer (the stop
+ * protocol's step 3; a detach before it acknowledges, agent_health.c). */
+int agent_drain(agent *a, uint32_t timeout_ms)
 {
     uint64_t deadline = agent_mono_ns() + ms_to_ns(timeout_ms);
     while (agent_queue_depth(&a->queue) ||
@@ -205,7 +206,7 @@ static void stop_protocol(agent *a, int exit_path, int detail)
 
     /* 3. drain the queue */
     t0 = agent_mono_ns();
-    rc = stop_drain(a, tmo);
+    rc = agent_drain(a, tmo);
     step_record(&x.steps[x.nsteps++], CUPSTORE_STEP_DRAIN, t0, rc, rc == ETIMEDOUT, a);
     ok &= rc == 0;
 
