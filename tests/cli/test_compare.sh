@@ -167,6 +167,17 @@ grep -q '^conclusion (usable_baseline): no loss anywhere' "$WORK/bl_clean.out" |
 "$CUPTOP" sessions --store "$B1" --json >"$WORK/bl_sessions.json"
 json_check bl_label "$WORK/bl_sessions.json" \
     'len(set(s["label"] for s in d)) == 1 and d[0]["label"].startswith("baseline-cuptop-simapp-")'
+# --json: the same table and conclusion, one JSON object
+B3=$WORK/bl3
+run 0 bl_json "$CUPTOP" baseline --store "$B3" --json --runs 1 -- "$b/cuptop-simapp" --scenario clean --seconds 1
+python3 -c 'import json,sys; json.load(sys.stdin)' <"$WORK/bl_json.out" || fail "bl_json: not JSON"
+ls "$B3" >"$WORK/bl3.ls"
+json_check bl_json "$WORK/bl_json.out" 'd["conclusion"]["id"] == "usable_baseline"' \
+    'd["conclusion"]["text"].startswith("no loss anywhere")' \
+    '[c["config"] for c in d["configs"]] == ["off", "narrowed", "full"]' \
+    'all(c["runs"] == 1 and c["sessions"] == 1 and c["lossy"] == 0 and c["lost_records"] == 0 for c in d["configs"])' \
+    'd["configs"][0]["ratio_to_off"] == 1' \
+    "sorted(c['session_ids'][0] for c in d['configs']) == open('$WORK/bl3.ls').read().split()"
 B2=$WORK/bl2
 run 1 bl_drops env CUPTOP_POOL=4 CUPTOP_BUFFER_SIZE=256K "$CUPTOP" baseline --store "$B2" --runs 1 \
     --narrow memcpy,memset,sync -- "$b/cuptop-simapp" --scenario drops --seconds 2
