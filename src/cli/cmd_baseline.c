@@ -14,15 +14,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cupstore.h"
 #include "cuptop.h"
+#include "export.h"
 #include "model.h"
 
 static void usage(FILE *f)
 {
     fputs("usage: cuptop baseline [--runs N] [--narrow KINDS] [--kinds KINDS] [--label NAME]\n"
-          "                       [--store DIR] -- CMD [ARGS...]\n\n"
+          "                       [--json] [--store DIR] -- CMD [ARGS...]\n\n"
           "Run CMD N times (default 3) in each of three configurations, interleaved:\n"
           "collection off (agent dormant), narrowed (--narrow, default kernel) and full\n"
           "(--kinds, default the agent's default kinds), all with one workload label\n"
@@ -31,7 +33,8 @@ static void usage(FILE *f)
           "the losses per configuration, and the conclusion: loss only at full and none\n"
           "narrowed = caused by record pressure; loss in both = look at buffer supply or\n"
           "the store; no loss anywhere = the full run is a usable baseline.  The sessions\n"
-          "stay in the store: compare them with cuptop compare.\n\n"
+          "stay in the store: compare them with cuptop compare.  --json prints the same\n"
+          "table, sessions and conclusion (its id and text) as one JSON object.\n\n"
           "Exit status: 0 usable baseline; 1 any other conclusion; 2 usage error.\n",
           f);
 }
@@ -51,10 +54,81 @@ typedef struct bl_run {
     char session[128];
 } bl_run;
 
+static void print_text(const char *label, unsigned long runs, const char *const *kind_text,
+                       const model_bl_config *cfg, const bl_run *r, model_bl_conclusion conc,
+                       const char *text)
+{
+    char esc[600];
+    model_escape(esc, sizeof esc, label, strlen(label));
+    printf("baseline: %lu runs of each configuration, interleaved; label %s\n", runs, esc);
+    printf("%-9s %-28s %9s %19s %7s %8s %6s %12s\n", "config", "kinds", "median s",
+           "min-max s", "spread", "vs off", "lossy", "lost records");
+    for (int c = 0; c < MODEL_BL_CONFIGS; c++) {
+        const model_bl_config *m = &cfg[c];
+        const char *k = kind_text[c];
+        char mm[40], lossy[16];
+        snprintf(mm, sizeof mm, "%.3f-%.3f", m->wall_min_s, m->wall_max_s);
+        snprintf(lossy, sizeof lossy, "%zu/%zu", m->lossy, m->sessions);
+        model_escape(esc, sizeof esc, k, strlen(k));
+        printf("%-9s %-28s %9.3f %19s %6.1f%% %8.3f %6s %12" PRIu64 "\n", cfg_name[c], esc,
+               m->wall_median_s, mm, m->spread * 100, m->ratio, lossy, m->lost);
+    }
+    printf("sessions:");
+    for (unsigned long k = 0; k < runs; k++)
+        for (int c = 0; c < MODEL_BL_CONFIGS; c++) {
+            const bl_run *x = &r[k * MODEL_BL_CONFIGS + (unsigned)c];
+            printf(" %s=%s", cfg_name[c], x->session[0] ? x->session : "(none)");
+        }
+    printf("\nconclusion (%s): %s\n", model_bl_name(conc), text);
+}
+
+static void print_json(const char *label, unsigned long runs, const char *const *kind_text,
+                       const model_bl_config *cfg, const bl_run *r, model_bl_conclusion conc,
+                       const char *text)
+{
+    xout o;
+    fflush(stdout);
+    if (xout_init(&o, STDOUT_FILENO) != 0) {
+        cli_error("baseline", "out of memory");
+        return;
+    }
+    xout_puts(&o, "{\"label\":");
+    xout_json_str(&o, label, strlen(label));
+    xout_printf(&o, ",\"runs\":%lu,\"configs\":[", runs);
+    for (int c = 0; c < MODEL_BL_CONFIGS; c++) {
+        const model_bl_config *m = &cfg[c];
+        xout_printf(&o, "%s{\"config\":\"%s\",\"kinds\":", c ? "," : "", cfg_name[c]);
+        xout_json_str(&o, kind_text[c], strlen(kind_text[c]));
+        xout_printf(&o, ",\"runs\":%zu,\"sessions\":%zu,\"failed\":%zu,\"lossy\":%zu"
+                        ",\"lost_records\":%" PRIu64 ",\"wall_median_s\":%.6f"
+                        ",\"wall_min_s\":%.6f,\"wall_max_s\":%.6f,\"spread\":%.6f"
+                        ",\"ratio_to_off\":%.6f,\"session_ids\":[",
+                    m->runs, m->sessions, m->failed, m->lossy, m->lost, m->wall_median_s,
+                    m->wall_min_s, m->wall_max_s, m->spread, m->ratio);
+        for (unsigned long k = 0; k < runs; k++) {
+            const bl_run *x = &r[k * MODEL_BL_CONFIGS + (unsigned)c];
+            xout_puts(&o, k ? "," : "");
+            if (x->session[0])
+                xout_json_str(&o, x->session, strlen(x->session));
+            else
+                xout_puts(&o, "null");
+        }
+        xout_puts(&o, "]}");
+    }
+    xout_printf(&o, "],\"conclusion\":{\"id\":\"%s\",\"text\":", model_bl_name(conc));
+    xout_json_str(&o, text, strlen(text));
+    xout_puts(&o, "}}\n");
+    int err = xout_flush(&o);
+    if (err)
+        cli_stdout_failed(err);
+    xout_free(&o);
+}
+
 int cmd_baseline(int argc, char **argv)
 {
     const char *cmd = argv[0], *narrow = "kernel", *kinds = NULL, *label = NULL, *store = NULL;
     unsigned long runs = 3;
+    bool json = false;
     int i;
 
     for (i = 1; i < argc; i++) {
@@ -69,6 +143,10 @@ int cmd_baseline(int argc, char **argv)
         }
         if (o[0] != '-')
             break;
+        if (!strcmp(o, "--json")) {
+            json = true;
+            continue;
+        }
         if (strcmp(o, "--runs") && strcmp(o, "--narrow") && strcmp(o, "--kinds") &&
             strcmp(o, "--label") && strcmp(o, "--store"))
             return cli_usage_error(cmd, "unknown option \"%s\"", o);
@@ -187,32 +265,15 @@ int cmd_baseline(int argc, char **argv)
         cfg[c].ratio = cfg[MODEL_BL_OFF].wall_median_s > 0
                            ? cfg[c].wall_median_s / cfg[MODEL_BL_OFF].wall_median_s
                            : 0;
-    char text[600], esc[600];
+    char text[600];
     model_bl_conclusion conc = model_bl_conclude(cfg, text, sizeof text);
 
-    model_escape(esc, sizeof esc, label, strlen(label));
-    printf("baseline: %lu runs of each configuration, interleaved; label %s\n", runs, esc);
-    printf("%-9s %-28s %9s %19s %7s %8s %6s %12s\n", "config", "kinds", "median s",
-           "min-max s", "spread", "vs off", "lossy", "lost records");
-    for (int c = 0; c < MODEL_BL_CONFIGS; c++) {
-        const model_bl_config *m = &cfg[c];
-        const char *k = c == MODEL_BL_OFF ? "none (agent dormant)"
-                        : c == MODEL_BL_NARROW ? narrow
-                        : kinds ? kinds : "default";
-        char mm[40], lossy[16];
-        snprintf(mm, sizeof mm, "%.3f-%.3f", m->wall_min_s, m->wall_max_s);
-        snprintf(lossy, sizeof lossy, "%zu/%zu", m->lossy, m->sessions);
-        model_escape(esc, sizeof esc, k, strlen(k));
-        printf("%-9s %-28s %9.3f %19s %6.1f%% %8.3f %6s %12" PRIu64 "\n", cfg_name[c], esc,
-               m->wall_median_s, mm, m->spread * 100, m->ratio, lossy, m->lost);
-    }
-    printf("sessions:");
-    for (unsigned long k = 0; k < runs; k++)
-        for (int c = 0; c < MODEL_BL_CONFIGS; c++) {
-            const bl_run *x = &r[k * MODEL_BL_CONFIGS + (unsigned)c];
-            printf(" %s=%s", cfg_name[c], x->session[0] ? x->session : "(none)");
-        }
-    printf("\nconclusion (%s): %s\n", model_bl_name(conc), text);
+    const char *kind_text[MODEL_BL_CONFIGS] = {"none (agent dormant)", narrow,
+                                               kinds ? kinds : "default"};
+    if (json)
+        print_json(label, runs, kind_text, cfg, r, conc, text);
+    else
+        print_text(label, runs, kind_text, cfg, r, conc, text);
     free(r);
     free(walls);
     free(dir);

@@ -21,8 +21,11 @@ static void usage(FILE *f)
             "usage: cuptop compare [--store DIR] [--json] [--top N] [--mangled]\n"
             "                      [--order-window N] [--edit-cap N] A B\n\n"
             "Set two windows of traced work side by side.  A and B are each a session\n"
-            "(ID or unique prefix), an epoch of one (ID@EPOCH) or a mark (ID:MARK).\n"
-            "(NVTX range instances, ID/range:NAME#N, are planned with the range table.)\n\n"
+            "(ID or unique prefix), an epoch of one (ID@EPOCH), a mark (ID:MARK) or an\n"
+            "NVTX range instance (ID/range:NAME#N, N from 1 in time order as in\n"
+            "`cuptop export --range NAME --nth N`; ID/range:NAME#slowest the longest):\n"
+            "its start to its end; an open range to the session's last time (said so).\n"
+            "An unknown range name or an N past its instances is an error (exit 2).\n\n"
             "Prints, in this order: comparability (workload label or command, kinds\n"
             "collected, every config.* setting, sink, versions, host and devices; each\n"
             "difference, then \"comparable\" or \"not comparable: ...\"); losses per class\n"
@@ -324,8 +327,8 @@ int cmd_compare(int argc, char **argv)
         }
     }
     if (argc - optind != 2)
-        return cli_usage_error(cmd, "give two operands: A B (SESSION, SESSION@EPOCH or "
-                                    "SESSION:MARK)");
+        return cli_usage_error(cmd, "give two operands: A B (SESSION, SESSION@EPOCH, "
+                                    "SESSION:MARK or SESSION/range:NAME#N)");
     for (int i = 0; i < 2; i++) {
         model_operand op;
         char *cause = NULL;

@@ -68,8 +68,7 @@ int model_operand_parse(const char *s, model_operand *op, char **cause)
     default:
         break;
     }
-    /* "/range:NAME#N": the form is fixed now, its resolution comes with the
-     * NVTX range table. */
+    /* "/range:NAME#N" or "/range:NAME#slowest" (no "#": the first). */
     if (strncmp(rest, "/range:", 7) != 0 || !rest[7])
         return op_fail(cause, s, "expected SESSION, SESSION@EPOCH, SESSION:MARK or "
                                  "SESSION/range:NAME#N");
@@ -77,11 +76,17 @@ int model_operand_parse(const char *s, model_operand *op, char **cause)
     const char *name = rest + 7, *hash = strrchr(name, '#');
     size_t len = hash ? (size_t)(hash - name) : strlen(name);
     op->instance = 1;
-    if (!len || len >= sizeof op->name || (hash && !parse_u32(hash + 1, &op->instance)))
-        return op_fail(cause, s, "a range operand is SESSION/range:NAME#N (N from 1)");
+    if (hash && strcmp(hash + 1, "slowest") == 0) {
+        op->slowest = true;
+        op->instance = 0;
+    } else if (hash && !parse_u32(hash + 1, &op->instance)) {
+        len = 0;
+    }
+    if (!len || len >= sizeof op->name)
+        return op_fail(cause, s, "a range operand is SESSION/range:NAME#N (N from 1) or "
+                                 "SESSION/range:NAME#slowest");
     memcpy(op->name, name, len);
-    return op_fail(cause, s, "NVTX range operands need the session's range table, which "
-                             "this cuptop does not have yet; use an epoch or a mark");
+    return 0;
 }
 
 /* ---- histograms: 64 sub-buckets per power of two ------------------------------- */
@@ -476,6 +481,53 @@ static int side_fail(char **cause, int rc, const char *fmt, ...)
 
 /* Open side i, find its window and judge it; the records are read by the
  * caller.  *envp stays open for the scan. */
+/* The window of an NVTX range instance: [start, end], an open one to the
+ * session's last time (to_ns UINT64_MAX, as `cuptop export --range`). */
+static int range_window(cupstore_txn *txn, model_cmp_side *sd, bool *open, uint64_t *nth,
+                        char **cause)
+{
+    model_ranges *m = NULL;
+    int rc = model_ranges_load(txn, NULL, &m);
+    if (rc)
+        return side_fail(cause, rc, "session %s: reading its NVTX ranges: %s", sd->id,
+                         model_strerror(rc));
+    char esc[160];
+    model_escape(esc, sizeof esc, sd->op.name, strlen(sd->op.name));
+    long k = model_ranges_find(m, sd->op.name, NULL);
+    long idx = -1;
+    if (k < 0) {
+        rc = side_fail(cause, CUPSTORE_EINVAL, "session %s has no NVTX range named \"%s\" "
+                       "(%zu range names; cuptop ranges lists them)", sd->id, esc, m->nnames);
+    } else if (sd->op.slowest) {
+        const model_range_name *n = &m->names[k];
+        if (!n->count)
+            rc = side_fail(cause, CUPSTORE_EINVAL, "the range \"%s\" of session %s has no "
+                           "closed instance (%" PRIu64 " open)", esc, sd->id, n->open);
+        else
+            idx = (long)n->by_dur[0];
+        for (size_t t = 0; idx >= 0 && t < n->ntime; t++)
+            if (n->by_time[t] == (size_t)idx)
+                *nth = t + 1;
+    } else if ((idx = model_ranges_nth(m, (size_t)k, sd->op.instance)) < 0) {
+        rc = side_fail(cause, CUPSTORE_EINVAL, "the range \"%s\" of session %s has %zu "
+                       "instance(s), not %" PRIu32, esc, sd->id, m->names[k].ntime,
+                       sd->op.instance);
+    } else {
+        *nth = sd->op.instance;
+    }
+    if (!rc && (m->inst[idx].flags & CUPSTORE_RANGE_POINT))
+        rc = side_fail(cause, CUPSTORE_EINVAL, "instance %" PRIu64 " of the range \"%s\" "
+                       "of session %s is a point mark: it has no window", *nth, esc, sd->id);
+    if (!rc) {
+        const model_range_inst *r = &m->inst[idx];
+        *open = model_range_open(r);
+        sd->from_ns = r->start_ns;
+        sd->to_ns = *open ? UINT64_MAX : r->end_ns;
+    }
+    model_ranges_free(m);
+    return rc;
+}
+
 static int side_open(const model_compare_opts *o, const char *arg, model_cmp_side *sd,
                      model_summary *sum, cupstore_env **envp, char **cause)
 {
@@ -504,6 +556,13 @@ static int side_open(const model_compare_opts *o, const char *arg, model_cmp_sid
         }
         sd->from_ns = m.from_ns;
         sd->to_ns = m.to_ns;
+    }
+    bool range_open = false;
+    uint64_t range_nth = 0;
+    if (sd->op.kind == MODEL_OP_RANGE &&
+        (rc = range_window(txn, sd, &range_open, &range_nth, cause)) != 0) {
+        cupstore_txn_abort(txn);
+        return rc;
     }
     k.from = sd->from_ns;
     k.to = sd->to_ns;
@@ -540,6 +599,14 @@ static int side_open(const model_compare_opts *o, const char *arg, model_cmp_sid
         char esc[100];
         model_escape(esc, sizeof esc, sd->op.name, strlen(sd->op.name));
         snprintf(sd->what, sizeof sd->what, "mark \"%s\" of %s", esc, sd->id);
+        break;
+    }
+    case MODEL_OP_RANGE: {
+        char esc[100];
+        model_escape(esc, sizeof esc, sd->op.name, strlen(sd->op.name));
+        snprintf(sd->what, sizeof sd->what, "range \"%s\" #%" PRIu64 "%s of %s%s", esc,
+                 range_nth, sd->op.slowest ? " (slowest)" : "", sd->id,
+                 range_open ? " (open: to the session's last time)" : "");
         break;
     }
     default:

@@ -40,9 +40,9 @@ typedef enum model_op_kind {
     MODEL_OP_SESSION = 0,       /* SESSION: the whole session               */
     MODEL_OP_EPOCH,             /* SESSION@EPOCH: one collection scope      */
     MODEL_OP_MARK,              /* SESSION:MARK: a named window             */
-    MODEL_OP_RANGE,             /* SESSION/range:NAME#N: an NVTX range
-                                   instance (parsed; refused until the
-                                   store has a range table)                 */
+    MODEL_OP_RANGE,             /* SESSION/range:NAME#N or NAME#slowest:
+                                   one NVTX range instance, start to end
+                                   (open: to the session's last time)       */
 } model_op_kind;
 
 typedef struct model_operand {
@@ -51,6 +51,7 @@ typedef struct model_operand {
     uint32_t epoch;             /* MODEL_OP_EPOCH                           */
     char name[64];              /* mark, or range name                      */
     uint32_t instance;          /* range: 1-based instance (#N; default 1)  */
+    bool slowest;               /* range: #slowest (instance 0)             */
 } model_operand;
 
 /** Parse an operand ("ID", "ID@3", "ID:warm", "ID/range:step#2").

@@ -5,7 +5,7 @@
 # operands, an INCOMPLETE side), and every misuse (exit 2).
 . "${top_srcdir:?}/tests/cli/cli_lib.sh"
 b=$top_builddir
-for f in "$b/libcuptop-agent.so" "$b/libcuptop-simcupti.so" "$b/cuptop-simapp"; do
+for f in "$b/libcuptop-agent.so" "$b/libcuptop-simcupti.so" "$b/cuptop-simapp" "$b/simdrive"; do
     [ -e "$f" ] || { echo "missing $f: skipped"; exit 77; }
 done
 command -v python3 >/dev/null || { echo "no python3: skipped"; exit 77; }
@@ -91,6 +91,58 @@ json_check mark "$WORK/mark.out" 'd["comparable"]' \
 run 1 fill_lossy "$CUPTOP" compare --store "$F" 20250101T120200-3000 20250101T120100-2000
 grep -q '^  B: .*cupti_dropped.*INCOMPLETE' "$WORK/fill_lossy.out" || fail "fill_lossy: not said"
 
+# NVTX range instances as operands (simdrive: three "step" ranges of 50, 100
+# and 30 operations, one range left open at the exit): each side's records
+# are the records `cuptop export --range NAME --nth N` writes
+N=$WORK/nvtx
+mkdir -p "$N"
+env CUPTOP_KINDS=kernel,runtime,marker CUPTOP_STORE="$N/store" NVTX_INJECTION64_PATH="$b/libcuptop-agent.so" \
+    timeout 120 "$b/simdrive" "$b/libcuptop-simcupti.so" "$b/libcuptop-agent.so" "$N/truth" \
+    "seq:ctx,push:step,emit:50,pop,push:step,emit:100,pop,emit:20,push:step,emit:30,pop,push:leftopen,emit:10" \
+    return >"$N/out" 2>"$N/err" || fail "simdrive failed: $(cat "$N/err")"
+nv=$(ls "$N/store" | head -n 1)
+exported() { # NAME NTH: records in that instance's window (export's lines but the session line)
+    "$CUPTOP" export --store "$N/store" "$nv" --range "$1" --nth "$2" --format jsonl -o - |
+        grep -vc '^{"kind":"session"'
+}
+e1=$(exported step 1) e2=$(exported step 2) e3=$(exported step 3) eo=$(exported leftopen 1)
+[ "$e1" -gt 0 ] && [ "$e2" -gt "$e1" ] || fail "range export: $e1 $e2 records"
+run 0 range12 "$CUPTOP" compare --store "$N/store" --json "$nv/range:step#1" "$nv/range:step#2"
+json_check range12 "$WORK/range12.out" 'd["comparable"]' \
+    "d['sides'][0]['records'] == $e1 and d['sides'][1]['records'] == $e2" \
+    'd["sides"][0]["what"] == "range \"step\" #1 of %s" % d["sides"][0]["id"]' \
+    'd["sides"][1]["what"].startswith("range \"step\" #2 of")' \
+    'd["sides"][0]["to_ns"] <= d["sides"][1]["from_ns"]'
+python3 - "$N/store" "$nv" "$WORK/range12.out" "$CUPTOP" <<'PY' || fail "range12: window is not the range's"
+import json, subprocess, sys
+st, sid, out, cuptop = sys.argv[1:]
+r = json.loads(subprocess.check_output([cuptop, "ranges", "--store", st, "--json", "--slowest", "10", sid]))
+step = [n for n in r["names"] if n["name"] == "step"][0]
+inst = sorted(step["slowest"], key=lambda i: i["start_ns"])
+d = json.load(open(out))
+for k in (0, 1):
+    w = d["sides"][k]
+    assert (w["from_ns"], w["to_ns"]) == (inst[k]["start_ns"], inst[k]["end_ns"]), (w, inst[k])
+PY
+# #slowest is the instance `cuptop ranges` lists first; an open range runs to the end
+run 0 range_slow "$CUPTOP" compare --store "$N/store" --json "$nv/range:step#slowest" "$nv/range:leftopen"
+"$CUPTOP" ranges --store "$N/store" --json --slowest 10 "$nv" >"$WORK/rj.json"
+slow_nth=$(python3 -c 'import json,sys
+d=json.load(open(sys.argv[1])); n=[x for x in d["names"] if x["name"]=="step"][0]
+s=sorted(n["slowest"], key=lambda i: i["start_ns"]); print(1 + s.index(n["slowest"][0]))' "$WORK/rj.json")
+eval "es=\$e$slow_nth"
+json_check range_slow "$WORK/range_slow.out" \
+    "d['sides'][0]['what'].startswith('range \"step\" #$slow_nth (slowest) of')" \
+    "d['sides'][0]['records'] == $es and d['sides'][1]['records'] == $eo" \
+    'd["sides"][1]["what"].endswith("(open: to the session\x27s last time)")'
+run 0 range_text "$CUPTOP" compare --store "$N/store" "$nv/range:step#3" "$nv/range:step#3"
+grep -q "^A: range \"step\" #3 of $nv (COMPLETE)$" "$WORK/range_text.out" || fail "range_text: label"
+usage_error r_noname "$CUPTOP" compare --store "$N/store" "$nv/range:nosuch" "$nv"
+grep -q 'no NVTX range named "nosuch"' "$WORK/r_noname.err" || fail "r_noname: $(cat "$WORK/r_noname.err")"
+usage_error r_nth "$CUPTOP" compare --store "$N/store" "$nv/range:step#4" "$nv"
+grep -q 'has 3 instance(s), not 4' "$WORK/r_nth.err" || fail "r_nth: $(cat "$WORK/r_nth.err")"
+usage_error r_bad "$CUPTOP" compare --store "$N/store" "$nv/range:step#fast" "$nv"
+
 # misuse: one line, exit 2
 usage_error u_one "$CUPTOP" compare --store "$S" "$a"
 usage_error u_three "$CUPTOP" compare --store "$S" "$a" "$a" "$a"
@@ -115,6 +167,17 @@ grep -q '^conclusion (usable_baseline): no loss anywhere' "$WORK/bl_clean.out" |
 "$CUPTOP" sessions --store "$B1" --json >"$WORK/bl_sessions.json"
 json_check bl_label "$WORK/bl_sessions.json" \
     'len(set(s["label"] for s in d)) == 1 and d[0]["label"].startswith("baseline-cuptop-simapp-")'
+# --json: the same table and conclusion, one JSON object
+B3=$WORK/bl3
+run 0 bl_json "$CUPTOP" baseline --store "$B3" --json --runs 1 -- "$b/cuptop-simapp" --scenario clean --seconds 1
+python3 -c 'import json,sys; json.load(sys.stdin)' <"$WORK/bl_json.out" || fail "bl_json: not JSON"
+ls "$B3" >"$WORK/bl3.ls"
+json_check bl_json "$WORK/bl_json.out" 'd["conclusion"]["id"] == "usable_baseline"' \
+    'd["conclusion"]["text"].startswith("no loss anywhere")' \
+    '[c["config"] for c in d["configs"]] == ["off", "narrowed", "full"]' \
+    'all(c["runs"] == 1 and c["sessions"] == 1 and c["lossy"] == 0 and c["lost_records"] == 0 for c in d["configs"])' \
+    'd["configs"][0]["ratio_to_off"] == 1' \
+    "sorted(c['session_ids'][0] for c in d['configs']) == open('$WORK/bl3.ls').read().split()"
 B2=$WORK/bl2
 run 1 bl_drops env CUPTOP_POOL=4 CUPTOP_BUFFER_SIZE=256K "$CUPTOP" baseline --store "$B2" --runs 1 \
     --narrow memcpy,memset,sync -- "$b/cuptop-simapp" --scenario drops --seconds 2

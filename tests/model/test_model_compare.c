@@ -239,20 +239,26 @@ static void test_operands(void **state)
     assert_int_equal(model_operand_parse("abc:warm up", &op, &cause), 0);
     assert_int_equal(op.kind, MODEL_OP_MARK);
     assert_string_equal(op.name, "warm up");
-    const char *bad[] = {"", "@1", "abc@", "abc@0", "abc@x", "abc:", "abc/x", "abc/range:"};
+    const char *bad[] = {"", "@1", "abc@", "abc@0", "abc@x", "abc:", "abc/x", "abc/range:",
+                         "abc/range:#2", "abc/range:step#0", "abc/range:step#x"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         assert_int_equal(model_operand_parse(bad[i], &op, &cause), CUPSTORE_EINVAL);
         assert_non_null(cause);
         free(cause);
         cause = NULL;
     }
-    /* the range form is recognised, and refused until ranges exist */
-    assert_int_equal(model_operand_parse("abc/range:step#2", &op, &cause), CUPSTORE_EINVAL);
+    /* the range forms: #N, #slowest, none (the first) */
+    assert_int_equal(model_operand_parse("abc/range:step#2", &op, &cause), 0);
     assert_int_equal(op.kind, MODEL_OP_RANGE);
     assert_string_equal(op.name, "step");
     assert_int_equal(op.instance, 2);
-    assert_non_null(strstr(cause, "range table"));
-    free(cause);
+    assert_false(op.slowest);
+    assert_int_equal(model_operand_parse("abc/range:a#b#slowest", &op, &cause), 0);
+    assert_string_equal(op.name, "a#b");
+    assert_true(op.slowest);
+    assert_int_equal(model_operand_parse("abc/range:step", &op, &cause), 0);
+    assert_int_equal(op.instance, 1);
+    assert_false(op.slowest);
 }
 
 static void test_identical(void **state)
