@@ -152,6 +152,14 @@ int tui_getch(tui *t, WINDOW *w, int ms)
     wtimeout(w, ms);
     int ch = wgetch(w);
     if (ch != ERR && !tui_signals.quit && !tui_signals.hangup) {
+        /* A key, or what a dead terminal passes for one (seen under ASan
+         * in tests/tui/tmux_lost.sh: a prompt spun at full CPU after its
+         * pane was killed): a key is rare enough to check the terminal. */
+        if (terminal_gone(false)) {
+            t->lost = true;
+            t->quit = true;
+            return TUI_KEY_GONE;
+        }
         t->early_errs = 0;
         return ch;
     }

@@ -879,7 +879,8 @@ static int order_finish(cmp_ctx *c, model_compare *out)
         o->device = e->device;
         o->stream = e->stream;
         for (int s = 0; s < 2; s++) {
-            qsort(e->s[s].heap, e->s[s].len, sizeof *e->s[s].heap, item_cmp);
+            if (e->s[s].len)   /* no kernel on this side: heap is NULL */
+                qsort(e->s[s].heap, e->s[s].len, sizeof *e->s[s].heap, item_cmp);
             o->kernels[s] = e->s[s].n;
             o->compared[s] = e->s[s].len;
         }
@@ -1029,7 +1030,8 @@ int model_compare_run(const model_compare_opts *o, const char *a, const char *b,
     out->streams_untracked = c.untracked;
     if ((rc = order_finish(&c, out)) != 0)
         goto done;
-    qsort(out->groups, out->ngroups, sizeof *out->groups, by_change);
+    if (out->ngroups)
+        qsort(out->groups, out->ngroups, sizeof *out->groups, by_change);
     /* the streams name groups by their index before sorting */
     uint32_t *inv = malloc((c.ng ? c.ng : 1) * sizeof *inv);
     if (!inv) {

@@ -277,7 +277,8 @@ static int group_stats(model_ranges *m, model_range_name *e, const size_t *idx, 
     }
     e->ntime = n;
     e->count = nc;
-    qsort(e->by_dur, nc, sizeof *e->by_dur, by_dur_desc);
+    if (nc)
+        qsort(e->by_dur, nc, sizeof *e->by_dur, by_dur_desc);
     for (size_t i = 0; i < nc; i++) /* ascending, from the slowest-first order */
         d[i] = m->inst[e->by_dur[nc - 1 - i]].dur_ns;
     if (nc) {
@@ -368,7 +369,8 @@ int model_ranges_load(cupstore_txn *txn, const model_ranges_opts *opts, model_ra
         i = j;
     }
     sort_l = NULL;
-    qsort(m->names, m->nnames, sizeof *m->names, name_cmp);
+    if (m->nnames)
+        qsort(m->names, m->nnames, sizeof *m->names, name_cmp);
     for (size_t k = 0; k < m->nnames; k++) {
         model_range_name *e = &m->names[k];
         for (size_t i = 0; i < e->ntime; i++)
