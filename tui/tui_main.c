@@ -16,9 +16,16 @@
 /* Signal handlers only set flags (tui_signals); tui_getch reads them. */
 static void tui_on_signal(int sig)
 {
-    if (sig == SIGHUP)
+    if (sig == SIGHUP) {
         tui_signals.hangup = 1;
-    else
+        /* Backstop: the terminal is gone and the loop ends at its next
+         * getch; if it has not within 5 s (a curses call that spins on a
+         * dead terminal, seen under ASan in tests/tui/tmux_lost.sh),
+         * SIGALRM's default action ends the process.  Nothing is lost: the
+         * monitor only reads the store (an export in progress leaves its
+         * temporary file). */
+        alarm(5);
+    } else
         tui_signals.quit = 1;
 }
 
@@ -61,6 +68,7 @@ int tui_main(const tui_opts *o, char **cause)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
+    signal(SIGALRM, SIG_DFL);   /* the hangup backstop (tui_on_signal) */
     cbreak();
     noecho();
     nonl();
