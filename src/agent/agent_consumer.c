@@ -305,8 +305,13 @@ static void *consumer_main(void *arg)
             agent_count(a, C_BUF_CONSUMED, 1);
             atomic_store_explicit(&a->consumer_busy, 0, memory_order_release);
         }
-        if (quit || consumer_batch_due(a))
+        /* agent_drain(commit) asked for the batch once the queue is empty */
+        uint64_t req = atomic_load_explicit(&a->commit_req, memory_order_acquire);
+        bool asked = !got && req != atomic_load_explicit(&a->commit_done, memory_order_relaxed);
+        if (quit || asked || consumer_batch_due(a))
             consumer_commit(a);   /* no-op once told to abandon */
+        if (asked)
+            atomic_store_explicit(&a->commit_done, req, memory_order_release);
         if (quit && !atomic_load_explicit(&a->consumer_abandon, memory_order_acquire)) {
             if (a->cons.ranges.unbalanced)
                 agent_note(a, 1,

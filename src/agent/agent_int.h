@@ -250,6 +250,8 @@ typedef struct agent {
     _Atomic int consumer_quit, health_quit, stop_quit;
     _Atomic int consumer_abandon;     /* stop: exit now, commit nothing   */
     _Atomic int consumer_busy;        /* a buffer is being parsed         */
+    _Atomic uint64_t commit_req;      /* agent_drain(commit): asks the    */
+    _Atomic uint64_t commit_done;     /* consumer to store its batch now  */
     _Atomic int cons_state;           /* AGENT_CONS_*: the hand-off       */
     _Atomic uint32_t cb_inflight;     /* bufferCompleted calls running:
                                          the stop waits for them to end
@@ -367,7 +369,7 @@ int agent_attach(agent *a, bool late, char *why, size_t len);
 void agent_detach_cupti(agent *a);
 /** Wait up to timeout_ms until the queue is empty and the consumer holds no
  *  buffer: what CUPTI handed back is stored.  @return 0 or ETIMEDOUT. */
-int agent_drain(agent *a, uint32_t timeout_ms);
+int agent_drain(agent *a, uint32_t timeout_ms, bool commit);
 /* agent_nvtx.c: NVTX routed through the agent (InitializeInjectionNvtx2). */
 /** CUPTI is attached: hand it the NVTX tables kept so far. */
 void agent_nvtx_attached(agent *a);

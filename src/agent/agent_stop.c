@@ -134,12 +134,17 @@ static int stop_flush(agent *a, uint32_t timeout_ms, bool *timed_out)
 }
 
 /* Wait until the queue is empty and the consumer holds no buffer (the stop
- * protocol's step 3; a detach before it acknowledges, agent_health.c). */
-int agent_drain(agent *a, uint32_t timeout_ms)
+ * protocol's step 3, which commits in its step 4); with commit, also until
+ * the consumer has stored its batch (a detach before it acknowledges,
+ * agent_health.c: a reader after the acknowledgement sees every record). */
+int agent_drain(agent *a, uint32_t timeout_ms, bool commit)
 {
     uint64_t deadline = agent_mono_ns() + ms_to_ns(timeout_ms);
+    uint64_t want = commit ? atomic_fetch_add(&a->commit_req, 1) + 1 : 0;
     while (agent_queue_depth(&a->queue) ||
-           atomic_load_explicit(&a->consumer_busy, memory_order_acquire)) {
+           atomic_load_explicit(&a->cb_inflight, memory_order_acquire) ||
+           atomic_load_explicit(&a->consumer_busy, memory_order_acquire) ||
+           atomic_load_explicit(&a->commit_done, memory_order_acquire) < want) {
         if (agent_mono_ns() >= deadline)
             return ETIMEDOUT;
         agent_queue_kick(&a->queue);
@@ -206,7 +211,7 @@ static void stop_protocol(agent *a, int exit_path, int detail)
 
     /* 3. drain the queue */
     t0 = agent_mono_ns();
-    rc = agent_drain(a, tmo);
+    rc = agent_drain(a, tmo, false);
     step_record(&x.steps[x.nsteps++], CUPSTORE_STEP_DRAIN, t0, rc, rc == ETIMEDOUT, a);
     ok &= rc == 0;
 

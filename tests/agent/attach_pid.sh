@@ -223,7 +223,9 @@ p = os.fork()
 if p == 0: os._exit(0)
 print(p, flush=True); time.sleep(30)' >"$tmp/zombie" &
 zpid=$!
-wait_file "$tmp/zombie"; sleep 0.3
+# (the file exists before python prints into it: wait for the pid itself)
+i=0; while [ ! -s "$tmp/zombie" ] && [ $i -lt 3000 ]; do sleep 0.02; i=$((i + 1)); done
+sleep 0.3
 refuse "zombie" "is a zombie" "$cuptop" attach --store "$tmp/r" "$(cat "$tmp/zombie")"
 kill "$zpid"; wait "$zpid" 2>/dev/null
 refuse "cuptop itself" "cuptop itself" sh -c 'exec "$1" attach --store "$2" $$' sh "$cuptop" "$tmp/r"

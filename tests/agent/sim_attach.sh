@@ -59,7 +59,16 @@ i=0
 while [ "$("$ctl" seconds "$d/store" "$id" | wc -l)" -lt 2 ] && [ $i -lt 600 ]; do
     sleep 0.1; i=$((i + 1)); done
 g1=$(request "$d" kernel,memcpy,runtime); touch "$d/go1"; wait_file "$d/p1"
-g2=$(request "$d" none); touch "$d/go2"; wait_file "$d/p2"
+# the detach is acknowledged only once every flushed record is stored (parsed
+# and committed): a reader right after `cuptop control --detach --wait` sees
+# the 1000 of each kind and device (the H200 read 388360 of 402100 there when
+# the acknowledgement only waited for the queue, not the consumer's batch)
+"$b/cuptop" control --store "$d/store" "$id" --detach --wait 60 >"$d/detach.out" 2>&1 ||
+    { echo "FAIL late: control --detach: $(cat "$d/detach.out")"; fail=1; }
+"$ctl" dump "$d/store" "$id" >"$d/dump-ack"
+for dev in 0 1; do check "late: kernel records on device $dev at the detach ack" \
+    "$(val "$d/dump-ack" records.kernel.$dev)" 1000; done
+touch "$d/go2"; wait_file "$d/p2"
 g3=$(request "$d" kernel,memcpy,runtime); touch "$d/go3"
 finish "$d"
 dump=$d/dump
