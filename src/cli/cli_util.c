@@ -135,6 +135,41 @@ char *cli_store_dir(const char *cmd, const char *opt)
     return dir;
 }
 
+int cli_session_open(const char *cmd, const char *dir, const char *id, unsigned flags,
+                     cupstore_env **env)
+{
+    int rc = cupstore_session_open(env, dir, id, flags);
+    if (rc == 0)
+        return 0;
+    cli_error(cmd, "session %s in %s: %s", id, dir, cli_open_error(rc));
+    return CUPTOP_EXIT_USAGE;
+}
+
+int cli_store_error(const char *cmd, const char *dir, int rc)
+{
+    cli_error(cmd, "cannot read the store %s: %s", dir,
+              rc == ENOENT ? "no such directory" : cupstore_strerror(rc));
+    return CUPTOP_EXIT_USAGE;
+}
+
+int cli_xout_begin(const char *cmd, xout *o)
+{
+    fflush(stdout);
+    if (xout_init(o, STDOUT_FILENO) == 0)
+        return 0;
+    cli_error(cmd, "out of memory");
+    return ENOMEM;
+}
+
+int cli_xout_end(xout *o)
+{
+    int err = xout_flush(o);
+    if (err)
+        cli_stdout_failed(err);
+    xout_free(o);
+    return err;
+}
+
 void cli_model_error(const char *cmd, const char *id, int rc, char *cause)
 {
     if (cause)

@@ -165,18 +165,13 @@ static int check_job(const char *cmd, const char *dir, const char *jobid, bool j
         cli_error(cmd, "no session of job %s in %s", jobid, dir);
         return CUPTOP_EXIT_USAGE;
     }
-    if (rc) {
-        cli_error(cmd, "cannot read the store %s: %s", dir,
-                  rc == ENOENT ? "no such directory" : cupstore_strerror(rc));
-        return CUPTOP_EXIT_USAGE;
-    }
+    if (rc)
+        return cli_store_error(cmd, dir, rc);
     int status = CUPTOP_EXIT_OK;
     if (json) {
         xout o;
-        fflush(stdout);
-        if (xout_init(&o, STDOUT_FILENO) != 0) {
+        if (cli_xout_begin(cmd, &o) != 0) {
             model_job_free(&j);
-            cli_error(cmd, "out of memory");
             return CUPTOP_EXIT_USAGE;
         }
         xout_puts(&o, "{\"job\":");
@@ -203,12 +198,8 @@ static int check_job(const char *cmd, const char *dir, const char *jobid, bool j
             sessions_json(&o, &j.procs[i]);
         }
         xout_puts(&o, "\n]}\n");
-        int err = xout_flush(&o);
-        if (err) {
-            cli_stdout_failed(err);
+        if (cli_xout_end(&o) != 0)
             status = CUPTOP_EXIT_USAGE;
-        }
-        xout_free(&o);
     } else {
         char id[4 * sizeof j.id];
         model_escape(id, sizeof id, j.id, strlen(j.id));
@@ -309,10 +300,9 @@ int cmd_check(int argc, char **argv)
     if (all) {
         int rc = cupstore_dir_sessions(dir, &ids, &n);
         if (rc) {
-            cli_error(cmd, "cannot read the store %s: %s", dir,
-                      rc == ENOENT ? "no such directory" : cupstore_strerror(rc));
+            rc = cli_store_error(cmd, dir, rc);
             free(dir);
-            return CUPTOP_EXIT_USAGE;
+            return rc;
         }
         if (!n) {
             cli_error(cmd, "no sessions in %s", dir);
@@ -434,12 +424,8 @@ int cmd_check(int argc, char **argv)
     }
     if (have_o) {
         xout_puts(&o, "\n]\n");
-        int err = xout_flush(&o);
-        if (err) {
-            cli_stdout_failed(err);
+        if (cli_xout_end(&o) != 0)
             any_error = true;
-        }
-        xout_free(&o);
     }
     status = any_error ? CUPTOP_EXIT_USAGE : any_incomplete ? CUPTOP_EXIT_NO : CUPTOP_EXIT_OK;
 out:

@@ -352,11 +352,9 @@ int cmd_compare(int argc, char **argv)
         free(cause);
         return CUPTOP_EXIT_USAGE;
     }
-    fflush(stdout);
     xout o;
     int status = r.exit_status;
-    if (xout_init(&o, STDOUT_FILENO) != 0) {
-        cli_error(cmd, "out of memory");
+    if (cli_xout_begin(cmd, &o) != 0) {
         model_compare_free(&r);
         return CUPTOP_EXIT_USAGE;
     }
@@ -364,10 +362,7 @@ int cmd_compare(int argc, char **argv)
         print_json(&o, &r, top);
     else
         print_text(&o, &r, top);
-    int err = xout_flush(&o);
-    if (err)
-        cli_stdout_failed(err);
-    xout_free(&o);
+    cli_xout_end(&o);
     model_compare_free(&r);
     return status;
 }

@@ -375,11 +375,10 @@ int cmd_control(int argc, char **argv)
     if (!dir)
         return CUPTOP_EXIT_USAGE;
     cupstore_env *env;
-    int rc = cupstore_session_open(&env, dir, argv[optind], 0);
+    int rc = cli_session_open(cmd, dir, argv[optind], 0, &env);
     if (rc) {
-        cli_error(cmd, "session %s in %s: %s", argv[optind], dir, cli_open_error(rc));
         free(dir);
-        return CUPTOP_EXIT_USAGE;
+        return rc;
     }
     if (attach)
         mask = configured_kinds(env);

@@ -99,11 +99,7 @@ static int print_json(const model_ranges *m, unsigned slowest)
     xout_printf(&o, "\n],\"open\":%" PRIu64 ",\"points\":%" PRIu64 ",\"unbalanced\":%" PRIu64
                     ",\"rows\":%zu}\n",
                 m->open, m->points, m->unbalanced, m->ninst);
-    int err = xout_flush(&o);
-    xout_free(&o);
-    if (err)
-        cli_stdout_failed(err);
-    return err;
+    return cli_xout_end(&o);
 }
 
 static void print_text(const model_ranges *m, unsigned slowest)
@@ -189,11 +185,10 @@ int cmd_ranges(int argc, char **argv)
     model_ranges *m = NULL;
     if (!dir)
         return CUPTOP_EXIT_USAGE;
-    int rc = cupstore_session_open(&env, dir, argv[optind], CUPSTORE_RDONLY);
+    int rc = cli_session_open(cmd, dir, argv[optind], CUPSTORE_RDONLY, &env);
     if (rc) {
-        cli_error(cmd, "session %s in %s: %s", argv[optind], dir, cli_open_error(rc));
         free(dir);
-        return CUPTOP_EXIT_USAGE;
+        return rc;
     }
     rc = cupstore_txn_begin(env, false, &txn);
     if (rc == 0) {

@@ -448,11 +448,10 @@ int cmd_report(int argc, char **argv)
     model_summary s;
     if (!dir)
         return CUPTOP_EXIT_USAGE;
-    int rc = cupstore_session_open(&env, dir, argv[optind], CUPSTORE_RDONLY);
+    int rc = cli_session_open(cmd, dir, argv[optind], CUPSTORE_RDONLY, &env);
     if (rc) {
-        cli_error(cmd, "session %s in %s: %s", argv[optind], dir, cli_open_error(rc));
         free(dir);
-        return CUPTOP_EXIT_USAGE;
+        return rc;
     }
     char *cause = NULL;
     if ((rc = model_summarize(env, 0, UINT64_MAX, &s, &cause)) != 0) {

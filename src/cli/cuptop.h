@@ -96,6 +96,21 @@ static inline const char *cli_open_error(int rc)
 {
     return model_strerror(rc);
 }
+/** Open session id of the store dir (cupstore_session_open with flags);
+ *  on failure print "session ID in DIR: WHY" for cmd.
+ *  @return 0, or CUPTOP_EXIT_USAGE (*env untouched). */
+int cli_session_open(const char *cmd, const char *dir, const char *id, unsigned flags,
+                     cupstore_env **env);
+/** Print "cannot read the store DIR: WHY" for cmd (rc from listing the
+ *  store's sessions); returns CUPTOP_EXIT_USAGE. */
+int cli_store_error(const char *cmd, const char *dir, int rc);
+/** Flush stdio's stdout and start an xout on fd 1 (a --json document, a
+ *  report); prints "out of memory" for cmd when it cannot.
+ *  @return 0 or ENOMEM. */
+int cli_xout_begin(const char *cmd, xout *o);
+/** Write out and free o (from cli_xout_begin); a failed write is recorded
+ *  with cli_stdout_failed.  @return 0 or the write's errno. */
+int cli_xout_end(xout *o);
 /** Print why a model_* call failed for session id: its cause (then freed)
  *  or, when it has none (out of memory), the words for rc. */
 void cli_model_error(const char *cmd, const char *id, int rc, char *cause);
