@@ -32,7 +32,7 @@ static void usage(FILE *f)
           f);
 }
 
-void sessions_json(xout *o, const model_summary *s)
+void sessions_json_fields(xout *o, const model_summary *s)
 {
     xout_puts(o, "{\"id\":");
     xout_json_str(o, s->id, strlen(s->id));
@@ -117,6 +117,11 @@ void sessions_json(xout *o, const model_summary *s)
     }
     xout_putc(o, '}');
     prov_json(o, s->prov, s->device_mask);
+}
+
+void sessions_json(xout *o, const model_summary *s)
+{
+    sessions_json_fields(o, s);
     xout_putc(o, '}');
 }
 

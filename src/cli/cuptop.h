@@ -126,7 +126,10 @@ void cli_print_attached(FILE *f, const model_summary *s);
  *  escaped for a terminal (model_escape). */
 void cli_print_note(FILE *f, const char *indent, const model_note *n);
 
-/** The JSON object for one summary (sessions --json, check --json). */
+/** The JSON object for one summary (sessions --json, check --job --json). */
 void sessions_json(xout *o, const model_summary *s);
+/** The same object without its closing brace, for a command that adds
+ *  members (check --json: "advice"). */
+void sessions_json_fields(xout *o, const model_summary *s);
 
 #endif /* CUPTOP_CLI_H */
