@@ -154,7 +154,10 @@ static int nv_push(const char *m, const sim_nvtx_domain *d, const nvtxEventAttri
 }
 
 static int NVTX_API h_push_a(const char *m) { return nv_push(m, NULL, NULL); }
-static int NVTX_API h_push_ex(const nvtxEventAttributes_t *a) { return nv_push(nv_msg(a), NULL, a); }
+static int NVTX_API h_push_ex(const nvtxEventAttributes_t *a)
+{
+    return nv_push(nv_msg(a), NULL, a);
+}
 static int NVTX_API h_pop(void) { return nv_pop(NULL); }
 static nvtxRangeId_t NVTX_API h_start_a(const char *m) { return nv_start(m, NULL, false, CUPTI_ACTIVITY_FLAG_MARKER_START); }
 static nvtxRangeId_t NVTX_API h_start_ex(const nvtxEventAttributes_t *a) { return h_start_a(nv_msg(a)); }
