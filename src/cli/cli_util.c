@@ -14,12 +14,20 @@
 #include "cuptop.h"
 #include "model.h"
 
+/* "cuptop CMD: MESSAGE" on stderr, without the newline. */
+static void error_start(const char *cmd, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+static void error_start(const char *cmd, const char *fmt, va_list ap)
+{
+    fprintf(stderr, "cuptop %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+}
+
 void cli_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "cuptop %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    error_start(cmd, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
 }
@@ -27,9 +35,8 @@ void cli_error(const char *cmd, const char *fmt, ...)
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "cuptop %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    error_start(cmd, fmt, ap);
     va_end(ap);
     fprintf(stderr, " (try 'cuptop %s --help')\n", cmd);
     return CUPTOP_EXIT_USAGE;
@@ -143,6 +150,17 @@ int cli_session_open(const char *cmd, const char *dir, const char *id, unsigned 
         return 0;
     cli_error(cmd, "session %s in %s: %s", id, dir, cli_open_error(rc));
     return CUPTOP_EXIT_USAGE;
+}
+
+int cli_store_session_open(const char *cmd, const char *store, const char *id, unsigned flags,
+                           cupstore_env **env)
+{
+    char *dir = cli_store_dir(cmd, store);
+    if (!dir)
+        return CUPTOP_EXIT_USAGE;
+    int rc = cli_session_open(cmd, dir, id, flags, env);
+    free(dir);
+    return rc;
 }
 
 int cli_store_error(const char *cmd, const char *dir, int rc)

@@ -179,17 +179,12 @@ int cmd_ranges(int argc, char **argv)
     if (optind + 1 != argc)
         return cli_one_session(cmd, argc, argv);
 
-    char *dir = cli_store_dir(cmd, store);
     cupstore_env *env;
     cupstore_txn *txn;
     model_ranges *m = NULL;
-    if (!dir)
-        return CUPTOP_EXIT_USAGE;
-    int rc = cli_session_open(cmd, dir, argv[optind], CUPSTORE_RDONLY, &env);
-    if (rc) {
-        free(dir);
+    int rc = cli_store_session_open(cmd, store, argv[optind], CUPSTORE_RDONLY, &env);
+    if (rc)
         return rc;
-    }
     rc = cupstore_txn_begin(env, false, &txn);
     if (rc == 0) {
         rc = model_ranges_load(txn, &ro, &m);
@@ -207,6 +202,5 @@ int cmd_ranges(int argc, char **argv)
     }
     model_ranges_free(m);
     cupstore_env_close(env);
-    free(dir);
     return status;
 }

@@ -101,6 +101,11 @@ static inline const char *cli_open_error(int rc)
  *  @return 0, or CUPTOP_EXIT_USAGE (*env untouched). */
 int cli_session_open(const char *cmd, const char *dir, const char *id, unsigned flags,
                      cupstore_env **env);
+/** cli_store_dir (store: --store or NULL) and cli_session_open: the
+ *  session id of a command that takes one.  @return 0 or CUPTOP_EXIT_USAGE
+ *  (said on stderr). */
+int cli_store_session_open(const char *cmd, const char *store, const char *id, unsigned flags,
+                           cupstore_env **env);
 /** Print "cannot read the store DIR: WHY" for cmd (rc from listing the
  *  store's sessions); returns CUPTOP_EXIT_USAGE. */
 int cli_store_error(const char *cmd, const char *dir, int rc);
