@@ -120,9 +120,14 @@ static void print_verdict(const model_summary *s, const char *window, uint64_t f
 }
 
 /* check --json: ,"advice":[...] - the model's recommendations, best first
- * ([] when none); a field that does not apply is null. */
-static void advice_json(xout *o, const model_advice *adv, size_t n)
+ * ([] when none; null when they could not be worked out: failed); a field
+ * that does not apply is null. */
+static void advice_json(xout *o, const model_advice *adv, size_t n, bool failed)
 {
+    if (failed) {
+        xout_puts(o, ",\"advice\":null");
+        return;
+    }
     xout_puts(o, ",\"advice\":[");
     for (size_t i = 0; i < n; i++) {
         const model_advice *a = &adv[i];
@@ -150,7 +155,7 @@ static void advice_json(xout *o, const model_advice *adv, size_t n)
 /* One session's judgement, kept until everything is judged. */
 struct check_item {
     model_summary whole, s;     /* the whole session; the window judged    */
-    bool have_whole, have_s, no_data, verified;
+    bool have_whole, have_s, no_data, verified, adv_failed;
     model_advice *adv;          /* the model's recommendations, best first */
     size_t nadv;                /*   (INCOMPLETE only; malloc'ed)          */
     uint64_t f, t;              /* window, unix seconds                    */
@@ -406,9 +411,10 @@ int cmd_check(int argc, char **argv)
             any_incomplete = true;
         if (!it->s.complete &&
             model_advise_id(dir, ids[i], it->f, it->t, &it->s, &it->adv, &it->nadv) != 0) {
-            free(it->adv);   /* no facts: no advice, as for a COMPLETE session */
+            free(it->adv);   /* the facts could not be read: JSON says null */
             it->adv = NULL;
             it->nadv = 0;
+            it->adv_failed = true;
         }
     }
     if (!any_error && !judged) {
@@ -439,7 +445,7 @@ int cmd_check(int argc, char **argv)
             print_no_data(json ? &o : NULL, &it->whole, it->window, it->f, it->t);
         } else if (json) {
             sessions_json_fields(&o, &it->s);
-            advice_json(&o, it->adv, it->nadv);
+            advice_json(&o, it->adv, it->nadv, it->adv_failed);
             xout_putc(&o, '}');
         } else {
             /* text: the first recommendation, unless "what to do" said it */
