@@ -12,16 +12,9 @@
 # over both sides and peak RSS.  Target (issue 17): two sessions of 10M
 # records in under 10 s on the dev VM.
 set -eu
-build=${1:-build}
 n=${2:-10000000}
-here=$(cd "$(dirname "$0")/../.." && pwd)
-case $build in /*) ;; *) build=$here/$build ;; esac
-[ -x "$build/cuptop" ] && [ -x "$build/tests/cli/fill_store" ] || {
-    echo "bench_compare: build first (make -C $build cuptop tests/cli/fill_store)" >&2
-    exit 2
-}
-work=$(mktemp -d "${TMPDIR:-/tmp}/cuptop-bench-compare.XXXXXX")
-trap 'rm -rf "$work"' EXIT INT TERM
+. "$(dirname "$0")/../bench_lib.sh"
+bench_fill_setup bench_compare "${1:-build}"
 store=$work/store
 "$build/tests/cli/fill_store" --bench "$store" "$n" 0
 "$build/tests/cli/fill_store" --bench "$store" "$n" 1

@@ -9,16 +9,9 @@
 # format and prints records/s and peak RSS (ru_maxrss of the child).  The
 # store and the outputs live in a temporary directory removed at the end.
 set -eu
-build=${1:-build}
 n=${2:-10000000}
-here=$(cd "$(dirname "$0")/../.." && pwd)
-case $build in /*) ;; *) build=$here/$build ;; esac
-[ -x "$build/cuptop" ] && [ -x "$build/tests/cli/fill_store" ] || {
-    echo "bench_export: build first (make -C $build cuptop tests/cli/fill_store)" >&2
-    exit 2
-}
-work=$(mktemp -d "${TMPDIR:-/tmp}/cuptop-bench-export.XXXXXX")
-trap 'rm -rf "$work"' EXIT INT TERM
+. "$(dirname "$0")/../bench_lib.sh"
+bench_fill_setup bench_export "${1:-build}"
 
 python3 - "$build" "$work" "$n" <<'PY'
 import os, resource, subprocess, sys, time

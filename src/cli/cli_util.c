@@ -14,12 +14,20 @@
 #include "cuptop.h"
 #include "model.h"
 
+/* "cuptop CMD: MESSAGE" on stderr, without the newline. */
+static void error_start(const char *cmd, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+static void error_start(const char *cmd, const char *fmt, va_list ap)
+{
+    fprintf(stderr, "cuptop %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+}
+
 void cli_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "cuptop %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    error_start(cmd, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
 }
@@ -27,9 +35,8 @@ void cli_error(const char *cmd, const char *fmt, ...)
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "cuptop %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    error_start(cmd, fmt, ap);
     va_end(ap);
     fprintf(stderr, " (try 'cuptop %s --help')\n", cmd);
     return CUPTOP_EXIT_USAGE;
@@ -133,6 +140,52 @@ char *cli_store_dir(const char *cmd, const char *opt)
         return NULL;
     }
     return dir;
+}
+
+int cli_session_open(const char *cmd, const char *dir, const char *id, unsigned flags,
+                     cupstore_env **env)
+{
+    int rc = cupstore_session_open(env, dir, id, flags);
+    if (rc == 0)
+        return 0;
+    cli_error(cmd, "session %s in %s: %s", id, dir, cli_open_error(rc));
+    return CUPTOP_EXIT_USAGE;
+}
+
+int cli_store_session_open(const char *cmd, const char *store, const char *id, unsigned flags,
+                           cupstore_env **env)
+{
+    char *dir = cli_store_dir(cmd, store);
+    if (!dir)
+        return CUPTOP_EXIT_USAGE;
+    int rc = cli_session_open(cmd, dir, id, flags, env);
+    free(dir);
+    return rc;
+}
+
+int cli_store_error(const char *cmd, const char *dir, int rc)
+{
+    cli_error(cmd, "cannot read the store %s: %s", dir,
+              rc == ENOENT ? "no such directory" : cupstore_strerror(rc));
+    return CUPTOP_EXIT_USAGE;
+}
+
+int cli_xout_begin(const char *cmd, xout *o)
+{
+    fflush(stdout);
+    if (xout_init(o, STDOUT_FILENO) == 0)
+        return 0;
+    cli_error(cmd, "out of memory");
+    return ENOMEM;
+}
+
+int cli_xout_end(xout *o)
+{
+    int err = xout_flush(o);
+    if (err)
+        cli_stdout_failed(err);
+    xout_free(o);
+    return err;
 }
 
 void cli_model_error(const char *cmd, const char *id, int rc, char *cause)

@@ -323,10 +323,8 @@ static int attach_inject(const char *cmd, const char *dir, pid_t pid, double wai
         goto out;
     }
     cupstore_env *env;
-    if ((rc = cupstore_session_open(&env, dir, r.session, 0)) != 0) {
-        cli_error(cmd, "session %s in %s: %s", r.session, dir, cli_open_error(rc));
+    if ((rc = cli_session_open(cmd, dir, r.session, 0, &env)) != 0)
         goto out;
-    }
     double left = (double)(deadline > attach_mono_ms() ? deadline - attach_mono_ms() : 0) / 1e3;
     status = cli_control_wait(cmd, env, (uint64_t)r.gen, 0, left > 1 ? left : 1);
     if (status == CUPTOP_EXIT_OK)

@@ -87,11 +87,8 @@ static void print_json(const char *label, unsigned long runs, const char *const 
                        const char *text)
 {
     xout o;
-    fflush(stdout);
-    if (xout_init(&o, STDOUT_FILENO) != 0) {
-        cli_error("baseline", "out of memory");
+    if (cli_xout_begin("baseline", &o) != 0)
         return;
-    }
     xout_puts(&o, "{\"label\":");
     xout_json_str(&o, label, strlen(label));
     xout_printf(&o, ",\"runs\":%lu,\"configs\":[", runs);
@@ -118,10 +115,7 @@ static void print_json(const char *label, unsigned long runs, const char *const 
     xout_printf(&o, "],\"conclusion\":{\"id\":\"%s\",\"text\":", model_bl_name(conc));
     xout_json_str(&o, text, strlen(text));
     xout_puts(&o, "}}\n");
-    int err = xout_flush(&o);
-    if (err)
-        cli_stdout_failed(err);
-    xout_free(&o);
+    cli_xout_end(&o);
 }
 
 int cmd_baseline(int argc, char **argv)

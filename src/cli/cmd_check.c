@@ -43,7 +43,9 @@ static void usage(FILE *f)
           "                 listed by rank; the job is COMPLETE only if every process is\n"
           "                 (a crashed one makes it INCOMPLETE) and no rank below the\n"
           "                 world size a process named is missing\n"
-          "  --json         a JSON array of verdicts (--job: one object for the job)\n\n"
+          "  --json         a JSON array of verdicts (--job: one object for the job);\n"
+          "                 each verdict's \"advice\" lists the model's recommendations\n"
+          "                 ([] when COMPLETE)\n\n"
           "A session with no data in the window is listed as NO DATA and not judged.\n\n"
           "Exit status: 0 all judged COMPLETE, 1 any INCOMPLETE, 2 usage error, unknown\n"
           "session, a window with no data in any session, an inverted window, or an\n"
@@ -117,11 +119,45 @@ static void print_verdict(const model_summary *s, const char *window, uint64_t f
         printf("  advice: %s\n", first->brief);
 }
 
+/* check --json: ,"advice":[...] - the model's recommendations, best first
+ * ([] when none; null when they could not be worked out: failed); a field
+ * that does not apply is null. */
+static void advice_json(xout *o, const model_advice *adv, size_t n, bool failed)
+{
+    if (failed) {
+        xout_puts(o, ",\"advice\":null");
+        return;
+    }
+    xout_puts(o, ",\"advice\":[");
+    for (size_t i = 0; i < n; i++) {
+        const model_advice *a = &adv[i];
+        const struct {
+            const char *key, *v;
+        } f[] = {
+            {"brief", a->brief},       {"text", a->text},
+            {"evidence", a->evidence}, {"setting", a->setting},
+            {"value", a->value},       {"run_option", a->run_option},
+            {"control", a->control},
+        };
+        xout_printf(o, "%s{\"code\":\"%s\"", i ? "," : "", model_advice_name(a->code));
+        for (size_t k = 0; k < sizeof f / sizeof f[0]; k++) {
+            xout_printf(o, ",\"%s\":", f[k].key);
+            if (f[k].v[0])
+                xout_json_str(o, f[k].v, strlen(f[k].v));
+            else
+                xout_puts(o, "null");
+        }
+        xout_putc(o, '}');
+    }
+    xout_putc(o, ']');
+}
+
 /* One session's judgement, kept until everything is judged. */
 struct check_item {
     model_summary whole, s;     /* the whole session; the window judged    */
-    bool have_whole, have_s, no_data, verified, have_advice;
-    model_advice advice;        /* the first recommendation (text output)  */
+    bool have_whole, have_s, no_data, verified, adv_failed;
+    model_advice *adv;          /* the model's recommendations, best first */
+    size_t nadv;                /*   (INCOMPLETE only; malloc'ed)          */
     uint64_t f, t;              /* window, unix seconds                    */
     uint64_t read_back;
     char window[128];
@@ -165,18 +201,13 @@ static int check_job(const char *cmd, const char *dir, const char *jobid, bool j
         cli_error(cmd, "no session of job %s in %s", jobid, dir);
         return CUPTOP_EXIT_USAGE;
     }
-    if (rc) {
-        cli_error(cmd, "cannot read the store %s: %s", dir,
-                  rc == ENOENT ? "no such directory" : cupstore_strerror(rc));
-        return CUPTOP_EXIT_USAGE;
-    }
+    if (rc)
+        return cli_store_error(cmd, dir, rc);
     int status = CUPTOP_EXIT_OK;
     if (json) {
         xout o;
-        fflush(stdout);
-        if (xout_init(&o, STDOUT_FILENO) != 0) {
+        if (cli_xout_begin(cmd, &o) != 0) {
             model_job_free(&j);
-            cli_error(cmd, "out of memory");
             return CUPTOP_EXIT_USAGE;
         }
         xout_puts(&o, "{\"job\":");
@@ -203,12 +234,8 @@ static int check_job(const char *cmd, const char *dir, const char *jobid, bool j
             sessions_json(&o, &j.procs[i]);
         }
         xout_puts(&o, "\n]}\n");
-        int err = xout_flush(&o);
-        if (err) {
-            cli_stdout_failed(err);
+        if (cli_xout_end(&o) != 0)
             status = CUPTOP_EXIT_USAGE;
-        }
-        xout_free(&o);
     } else {
         char id[4 * sizeof j.id];
         model_escape(id, sizeof id, j.id, strlen(j.id));
@@ -309,10 +336,9 @@ int cmd_check(int argc, char **argv)
     if (all) {
         int rc = cupstore_dir_sessions(dir, &ids, &n);
         if (rc) {
-            cli_error(cmd, "cannot read the store %s: %s", dir,
-                      rc == ENOENT ? "no such directory" : cupstore_strerror(rc));
+            rc = cli_store_error(cmd, dir, rc);
             free(dir);
-            return CUPTOP_EXIT_USAGE;
+            return rc;
         }
         if (!n) {
             cli_error(cmd, "no sessions in %s", dir);
@@ -383,14 +409,12 @@ int cmd_check(int argc, char **argv)
         judged++;
         if (!it->s.complete && !it->s.skipped[0])   /* skipped by --only-if: by design */
             any_incomplete = true;
-        if (!it->s.complete && !json && !it->s.cupti_advice) {
-            model_advice *adv = NULL;
-            size_t nadv = 0;
-            if (model_advise_id(dir, ids[i], it->f, it->t, &it->s, &adv, &nadv) == 0 && nadv) {
-                it->advice = adv[0];
-                it->have_advice = true;
-            }
-            free(adv);
+        if (!it->s.complete &&
+            model_advise_id(dir, ids[i], it->f, it->t, &it->s, &it->adv, &it->nadv) != 0) {
+            free(it->adv);   /* the facts could not be read: JSON says null */
+            it->adv = NULL;
+            it->nadv = 0;
+            it->adv_failed = true;
         }
     }
     if (!any_error && !judged) {
@@ -420,10 +444,13 @@ int cmd_check(int argc, char **argv)
         if (it->no_data) {
             print_no_data(json ? &o : NULL, &it->whole, it->window, it->f, it->t);
         } else if (json) {
-            sessions_json(&o, &it->s);
+            sessions_json_fields(&o, &it->s);
+            advice_json(&o, it->adv, it->nadv, it->adv_failed);
+            xout_putc(&o, '}');
         } else {
+            /* text: the first recommendation, unless "what to do" said it */
             print_verdict(&it->s, it->window, it->f, it->t,
-                          it->have_advice ? &it->advice : NULL);
+                          it->nadv && !it->s.cupti_advice ? &it->adv[0] : NULL);
             if (verify && it->verified)
                 printf("  verified: %" PRIu64 " records read back\n", it->read_back);
             else if (verify)
@@ -434,12 +461,8 @@ int cmd_check(int argc, char **argv)
     }
     if (have_o) {
         xout_puts(&o, "\n]\n");
-        int err = xout_flush(&o);
-        if (err) {
-            cli_stdout_failed(err);
+        if (cli_xout_end(&o) != 0)
             any_error = true;
-        }
-        xout_free(&o);
     }
     status = any_error ? CUPTOP_EXIT_USAGE : any_incomplete ? CUPTOP_EXIT_NO : CUPTOP_EXIT_OK;
 out:
@@ -448,6 +471,7 @@ out:
             model_summary_free(&items[i].whole);
         if (items[i].have_s)
             model_summary_free(&items[i].s);
+        free(items[i].adv);
     }
     free(items);
     cupstore_ids_free(ids, n);

@@ -35,7 +35,8 @@ static void usage(FILE *f)
             "largest change in total first; event order per stream (longest common\n"
             "subsequence of the kernel names over the shorter length, first divergence).\n\n"
             "  --top N           duration rows shown (default 20; 0: all)\n"
-            "  --json            one JSON object instead of text\n"
+            "  --json            one JSON object instead of text (an open range's side:\n"
+            "                    \"open\":true, to_ns the session's last time)\n"
             "  --mangled         kernel names as CUPTI gave them\n"
             "  --order-window N  kernels per stream compared for order (default %u)\n"
             "  --edit-cap N      most insertions+deletions searched (default %u); beyond\n"
@@ -204,11 +205,12 @@ static void print_json(xout *o, const model_compare *c, size_t top)
         xout_json_str(o, sd->id, strlen(sd->id));
         xout_puts(o, ",\"what\":");
         xout_json_str(o, sd->what, strlen(sd->what));
-        xout_printf(o, ",\"from_ns\":%" PRIu64 ",\"to_ns\":%" PRIu64 ",\"kinds\":\"%s\""
+        xout_printf(o, ",\"from_ns\":%" PRIu64 ",\"to_ns\":%" PRIu64 ",\"open\":%s,\"kinds\":\"%s\""
                        ",\"verdict\":\"%s\",\"lossy\":%s,\"running\":%s,\"records\":%" PRIu64
                        ",\"kernels\":%" PRIu64 ",\"memcpys\":%" PRIu64
                        ",\"no_duration\":%" PRIu64 ",\"loss_total\":%" PRIu64 ",\"loss\":{",
-                    sd->from_ns, sd->to_ns == UINT64_MAX ? 0 : sd->to_ns, kinds, sd->verdict,
+                    sd->from_ns, sd->end_ns == UINT64_MAX ? 0 : sd->end_ns,
+                    sd->open ? "true" : "false", kinds, sd->verdict,
                     sd->lossy ? "true" : "false", sd->running ? "true" : "false", sd->records,
                     sd->kernels, sd->memcpys, sd->no_duration, sd->loss_total);
         for (unsigned k = 0; k < CUPSTORE_LOSS_MAX; k++)
@@ -352,11 +354,9 @@ int cmd_compare(int argc, char **argv)
         free(cause);
         return CUPTOP_EXIT_USAGE;
     }
-    fflush(stdout);
     xout o;
     int status = r.exit_status;
-    if (xout_init(&o, STDOUT_FILENO) != 0) {
-        cli_error(cmd, "out of memory");
+    if (cli_xout_begin(cmd, &o) != 0) {
         model_compare_free(&r);
         return CUPTOP_EXIT_USAGE;
     }
@@ -364,10 +364,7 @@ int cmd_compare(int argc, char **argv)
         print_json(&o, &r, top);
     else
         print_text(&o, &r, top);
-    int err = xout_flush(&o);
-    if (err)
-        cli_stdout_failed(err);
-    xout_free(&o);
+    cli_xout_end(&o);
     model_compare_free(&r);
     return status;
 }

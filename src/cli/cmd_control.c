@@ -371,21 +371,14 @@ int cmd_control(int argc, char **argv)
                                         "or none)",
                                    bad_len(bad, kinds), bad ? bad : kinds);
     }
-    char *dir = cli_store_dir(cmd, store);
-    if (!dir)
-        return CUPTOP_EXIT_USAGE;
     cupstore_env *env;
-    int rc = cupstore_session_open(&env, dir, argv[optind], 0);
-    if (rc) {
-        cli_error(cmd, "session %s in %s: %s", argv[optind], dir, cli_open_error(rc));
-        free(dir);
-        return CUPTOP_EXIT_USAGE;
-    }
+    int rc = cli_store_session_open(cmd, store, argv[optind], 0, &env);
+    if (rc)
+        return rc;
     if (attach)
         mask = configured_kinds(env);
     req.pool = pool;
     int status = control_session(cmd, env, kinds || attach ? &mask : NULL, &req, wait_s);
     cupstore_env_close(env);
-    free(dir);
     return status;
 }

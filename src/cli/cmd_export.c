@@ -135,11 +135,9 @@ static int export_ranges(const char *cmd, const char *dir, export_opts *o, const
     cupstore_env *env;
     cupstore_txn *txn;
     model_ranges *m = NULL;
-    int rc = cupstore_session_open(&env, dir, o->session, CUPSTORE_RDONLY);
-    if (rc) {
-        cli_error(cmd, "session %s in %s: %s", o->session, dir, cli_open_error(rc));
-        return CUPTOP_EXIT_USAGE;
-    }
+    int rc = cli_session_open(cmd, dir, o->session, CUPSTORE_RDONLY, &env);
+    if (rc)
+        return rc;
     if ((rc = cupstore_txn_begin(env, false, &txn)) == 0) {
         rc = model_ranges_load(txn, NULL, &m);
         cupstore_txn_abort(txn);

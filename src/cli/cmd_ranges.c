@@ -99,11 +99,7 @@ static int print_json(const model_ranges *m, unsigned slowest)
     xout_printf(&o, "\n],\"open\":%" PRIu64 ",\"points\":%" PRIu64 ",\"unbalanced\":%" PRIu64
                     ",\"rows\":%zu}\n",
                 m->open, m->points, m->unbalanced, m->ninst);
-    int err = xout_flush(&o);
-    xout_free(&o);
-    if (err)
-        cli_stdout_failed(err);
-    return err;
+    return cli_xout_end(&o);
 }
 
 static void print_text(const model_ranges *m, unsigned slowest)
@@ -183,18 +179,12 @@ int cmd_ranges(int argc, char **argv)
     if (optind + 1 != argc)
         return cli_one_session(cmd, argc, argv);
 
-    char *dir = cli_store_dir(cmd, store);
     cupstore_env *env;
     cupstore_txn *txn;
     model_ranges *m = NULL;
-    if (!dir)
-        return CUPTOP_EXIT_USAGE;
-    int rc = cupstore_session_open(&env, dir, argv[optind], CUPSTORE_RDONLY);
-    if (rc) {
-        cli_error(cmd, "session %s in %s: %s", argv[optind], dir, cli_open_error(rc));
-        free(dir);
-        return CUPTOP_EXIT_USAGE;
-    }
+    int rc = cli_store_session_open(cmd, store, argv[optind], CUPSTORE_RDONLY, &env);
+    if (rc)
+        return rc;
     rc = cupstore_txn_begin(env, false, &txn);
     if (rc == 0) {
         rc = model_ranges_load(txn, &ro, &m);
@@ -212,6 +202,5 @@ int cmd_ranges(int argc, char **argv)
     }
     model_ranges_free(m);
     cupstore_env_close(env);
-    free(dir);
     return status;
 }

@@ -443,17 +443,11 @@ int cmd_report(int argc, char **argv)
     if (optind + 1 != argc)
         return cli_one_session(cmd, argc, argv);
 
-    char *dir = cli_store_dir(cmd, store);
     cupstore_env *env;
     model_summary s;
-    if (!dir)
-        return CUPTOP_EXIT_USAGE;
-    int rc = cupstore_session_open(&env, dir, argv[optind], CUPSTORE_RDONLY);
-    if (rc) {
-        cli_error(cmd, "session %s in %s: %s", argv[optind], dir, cli_open_error(rc));
-        free(dir);
-        return CUPTOP_EXIT_USAGE;
-    }
+    int rc = cli_store_session_open(cmd, store, argv[optind], CUPSTORE_RDONLY, &env);
+    if (rc)
+        return rc;
     char *cause = NULL;
     if ((rc = model_summarize(env, 0, UINT64_MAX, &s, &cause)) != 0) {
         cli_model_error(cmd, argv[optind], rc, cause);
@@ -466,6 +460,5 @@ int cmd_report(int argc, char **argv)
     int status = rc ? CUPTOP_EXIT_USAGE : s.complete ? CUPTOP_EXIT_OK : CUPTOP_EXIT_NO;
     model_summary_free(&s);
     cupstore_env_close(env);
-    free(dir);
     return status;
 }

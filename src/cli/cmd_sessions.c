@@ -32,7 +32,7 @@ static void usage(FILE *f)
           f);
 }
 
-void sessions_json(xout *o, const model_summary *s)
+void sessions_json_fields(xout *o, const model_summary *s)
 {
     xout_puts(o, "{\"id\":");
     xout_json_str(o, s->id, strlen(s->id));
@@ -117,6 +117,11 @@ void sessions_json(xout *o, const model_summary *s)
     }
     xout_putc(o, '}');
     prov_json(o, s->prov, s->device_mask);
+}
+
+void sessions_json(xout *o, const model_summary *s)
+{
+    sessions_json_fields(o, s);
     xout_putc(o, '}');
 }
 
@@ -199,16 +204,13 @@ int cmd_sessions(int argc, char **argv)
         return CUPTOP_EXIT_USAGE;
     int rc = cupstore_dir_sessions(dir, &ids, &n);
     if (rc) {
-        cli_error(cmd, "cannot read the store %s: %s", dir,
-                  rc == ENOENT ? "no such directory" : cupstore_strerror(rc));
+        rc = cli_store_error(cmd, dir, rc);
         free(dir);
-        return CUPTOP_EXIT_USAGE;
+        return rc;
     }
     xout o;
     if (json) {
-        fflush(stdout);
-        if (xout_init(&o, STDOUT_FILENO) != 0) {
-            cli_error(cmd, "out of memory");
+        if (cli_xout_begin(cmd, &o) != 0) {
             cupstore_ids_free(ids, n);
             free(dir);
             return CUPTOP_EXIT_USAGE;
@@ -246,12 +248,8 @@ int cmd_sessions(int argc, char **argv)
     }
     if (json) {
         xout_puts(&o, "\n]\n");
-        int err = xout_flush(&o);
-        if (err) {
-            cli_stdout_failed(err);
+        if (cli_xout_end(&o) != 0)
             status = CUPTOP_EXIT_USAGE;
-        }
-        xout_free(&o);
     }
     if (job && !written && status == CUPTOP_EXIT_OK) {
         cli_error(cmd, "no session of job %s in %s", job, dir);

@@ -96,6 +96,26 @@ static inline const char *cli_open_error(int rc)
 {
     return model_strerror(rc);
 }
+/** Open session id of the store dir (cupstore_session_open with flags);
+ *  on failure print "session ID in DIR: WHY" for cmd.
+ *  @return 0, or CUPTOP_EXIT_USAGE (*env untouched). */
+int cli_session_open(const char *cmd, const char *dir, const char *id, unsigned flags,
+                     cupstore_env **env);
+/** cli_store_dir (store: --store or NULL) and cli_session_open: the
+ *  session id of a command that takes one.  @return 0 or CUPTOP_EXIT_USAGE
+ *  (said on stderr). */
+int cli_store_session_open(const char *cmd, const char *store, const char *id, unsigned flags,
+                           cupstore_env **env);
+/** Print "cannot read the store DIR: WHY" for cmd (rc from listing the
+ *  store's sessions); returns CUPTOP_EXIT_USAGE. */
+int cli_store_error(const char *cmd, const char *dir, int rc);
+/** Flush stdio's stdout and start an xout on fd 1 (a --json document, a
+ *  report); prints "out of memory" for cmd when it cannot.
+ *  @return 0 or ENOMEM. */
+int cli_xout_begin(const char *cmd, xout *o);
+/** Write out and free o (from cli_xout_begin); a failed write is recorded
+ *  with cli_stdout_failed.  @return 0 or the write's errno. */
+int cli_xout_end(xout *o);
 /** Print why a model_* call failed for session id: its cause (then freed)
  *  or, when it has none (out of memory), the words for rc. */
 void cli_model_error(const char *cmd, const char *id, int rc, char *cause);
@@ -111,7 +131,10 @@ void cli_print_attached(FILE *f, const model_summary *s);
  *  escaped for a terminal (model_escape). */
 void cli_print_note(FILE *f, const char *indent, const model_note *n);
 
-/** The JSON object for one summary (sessions --json, check --json). */
+/** The JSON object for one summary (sessions --json, check --job --json). */
 void sessions_json(xout *o, const model_summary *s);
+/** The same object without its closing brace, for a command that adds
+ *  members (check --json: "advice"). */
+void sessions_json_fields(xout *o, const model_summary *s);
 
 #endif /* CUPTOP_CLI_H */

@@ -591,6 +591,8 @@ static int side_open(const model_compare_opts *o, const char *arg, model_cmp_sid
         return rc;
     if (!k.any)
         sd->kinds = sum->kinds_enabled;
+    sd->open = range_open;
+    sd->end_ns = range_open ? sum->end_ns : sd->to_ns;
     switch (sd->op.kind) {
     case MODEL_OP_EPOCH:
         snprintf(sd->what, sizeof sd->what, "epoch %" PRIu32 " of %s", sd->op.epoch, sd->id);

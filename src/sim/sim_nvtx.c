@@ -145,12 +145,18 @@ static void nv_data(uint32_t id, const nvtxEventAttributes_t *a)
     pthread_mutex_unlock(&nv_lock);
 }
 
-static int NVTX_API h_push_a(const char *m) { return (int)(nv_start(m, NULL, true, CUPTI_ACTIVITY_FLAG_MARKER_START) ? nv_depth[0] - 1 : 0); }
+/* Every push (A, Ex, domain): START (and DATA for attributes a, NULL for
+ * none); returns the zero-based level pushed, as nvtxRangePush does. */
+static int nv_push(const char *m, const sim_nvtx_domain *d, const nvtxEventAttributes_t *a)
+{
+    nv_data(nv_start(m, d, true, CUPTI_ACTIVITY_FLAG_MARKER_START), a);
+    return (int)nv_depth[d ? d->slot : 0] - 1;
+}
+
+static int NVTX_API h_push_a(const char *m) { return nv_push(m, NULL, NULL); }
 static int NVTX_API h_push_ex(const nvtxEventAttributes_t *a)
 {
-    uint32_t id = nv_start(nv_msg(a), NULL, true, CUPTI_ACTIVITY_FLAG_MARKER_START);
-    nv_data(id, a);
-    return (int)nv_depth[0] - 1;
+    return nv_push(nv_msg(a), NULL, a);
 }
 static int NVTX_API h_pop(void) { return nv_pop(NULL); }
 static nvtxRangeId_t NVTX_API h_start_a(const char *m) { return nv_start(m, NULL, false, CUPTI_ACTIVITY_FLAG_MARKER_START); }
@@ -177,9 +183,7 @@ static nvtxDomainHandle_t NVTX_API h_domain_create(const char *name)
 
 static int NVTX_API h_dpush(nvtxDomainHandle_t h, const nvtxEventAttributes_t *a)
 {
-    const sim_nvtx_domain *d = (const sim_nvtx_domain *)h;
-    nv_data(nv_start(nv_msg(a), d, true, CUPTI_ACTIVITY_FLAG_MARKER_START), a);
-    return (int)nv_depth[d ? d->slot : 0] - 1;
+    return nv_push(nv_msg(a), (const sim_nvtx_domain *)h, a);
 }
 static int NVTX_API h_dpop(nvtxDomainHandle_t h) { return nv_pop((const sim_nvtx_domain *)h); }
 static nvtxRangeId_t NVTX_API h_dstart(nvtxDomainHandle_t h, const nvtxEventAttributes_t *a)

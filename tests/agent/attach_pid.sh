@@ -54,6 +54,21 @@ start() { # DIR SEQ EXIT: the application, no agent
     pid=$!
 }
 sessions() { ls "$1/store" 2>/dev/null | grep -c -- "-$2" ; }
+reap() { # NAME WANT: wait for the application, check its exit status
+    wait "$pid"
+    check "$1" "$?" "$2"
+    pid=
+}
+accounted() { # NAME OK-TEXT CHECK_TRUTH-ARGS...: $d's session ($id) dumped to
+    # $d/dump and checked against $d/truth
+    id=$("$ctl" sessions "$d/store" | head -1)
+    "$ctl" dump "$d/store" "$id" >"$d/dump"
+    n=$1 t=$2
+    shift 2
+    if python3 "$s/tests/agent/check_truth.py" "$d/dump" "$d/truth" "$@" >"$d/check"
+    then echo "ok   $n: $t"
+    else echo "FAIL $n accounting:"; grep FAIL "$d/check"; fail=1; fi
+}
 
 # ---- basic ---------------------------------------------------------------
 d=$tmp/basic
@@ -74,15 +89,10 @@ grep -q "the agent stays loaded in the process, dormant" "$d/detach" ||
 check "detach: the library is still mapped" \
     "$(grep -c libcuptop-agent.so /proc/"$pid"/maps | sed 's/^[1-9][0-9]*$/yes/')" yes
 kill -TERM "$pid"
-wait "$pid"
-check "basic: the application's own SIGTERM handler's exit status" "$?" 143
-pid=
+reap "basic: the application's own SIGTERM handler's exit status" 143
 check "basic: stdout of the application" "$(cat "$d/out")" ""
 check "basic: stderr of the application" "$(cat "$d/err")" ""
-"$ctl" dump "$d/store" "$id" >"$d/dump"
-if python3 "$s/tests/agent/check_truth.py" "$d/dump" "$d/truth" --exit signal --host-handler 15 \
-    >"$d/check"; then echo "ok   basic: every record accounted for against the truth"
-else echo "FAIL basic accounting:"; grep FAIL "$d/check"; fail=1; fi
+accounted basic "every record accounted for against the truth" --exit signal --host-handler 15
 for k in kernel memcpy; do
     check "basic: $k records (made after the ack)" "$(val "$d/dump" records.$k.0)" 1000
 done
@@ -118,15 +128,9 @@ check "twice: one session" "$(sessions "$d" "$pid")" 1
 check "twice: the agent mapped from one file" \
     "$(grep libcuptop-agent.so /proc/"$pid"/maps | awk '{print $5}' | sort -u | wc -l)" 1
 touch "$d/go"
-wait "$pid"
-check "read: exit status" "$?" 0
-pid=
+reap "read: exit status" 0
 exec 3>&-
-id=$("$ctl" sessions "$d/store" | head -1)
-"$ctl" dump "$d/store" "$id" >"$d/dump"
-if python3 "$s/tests/agent/check_truth.py" "$d/dump" "$d/truth" --exit return >"$d/check"
-then echo "ok   read: every record accounted for against the truth"
-else echo "FAIL read accounting:"; grep FAIL "$d/check"; fail=1; fi
+accounted read "every record accounted for against the truth" --exit return
 check "read+twice: kernel records (500 + 400)" "$(val "$d/dump" records.kernel.0)" 900
 check "twice: memcpy records (400, after the second attach)" "$(val "$d/dump" records.memcpy.0)" 400
 
@@ -137,14 +141,8 @@ wait_file "$d/ready"
 "$cuptop" attach --store "$d/store" --kinds kernel,memcpy "$pid" >"$d/attach" 2>&1
 check "exit thread: cuptop attach exit status" "$?" 0
 touch "$d/go"
-wait "$pid"
-check "exit thread: exit status" "$?" 0
-pid=
-id=$("$ctl" sessions "$d/store" | head -1)
-"$ctl" dump "$d/store" "$id" >"$d/dump"
-if python3 "$s/tests/agent/check_truth.py" "$d/dump" "$d/truth" --exit return >"$d/check"
-then echo "ok   exit thread: every record accounted for, the stop protocol complete"
-else echo "FAIL exit thread accounting:"; grep FAIL "$d/check"; fail=1; fi
+reap "exit thread: exit status" 0
+accounted "exit thread" "every record accounted for, the stop protocol complete" --exit return
 check "exit thread: kernel records" "$(val "$d/dump" records.kernel.0)" 250
 
 # ---- late cuda: attached before the program loads CUDA -----------------------
@@ -164,14 +162,8 @@ check "late cuda: attach exit status" "$?" 0
 grep -q "has not loaded CUDA yet: the agent is loaded and waits" "$d/attach" ||
     { echo "FAIL late cuda: did not say it waits: $(cat "$d/attach")"; fail=1; }
 grep -q "attached; collecting" "$d/attach" || { echo "FAIL late cuda: no ack"; fail=1; }
-wait "$pid"
-check "late cuda: exit status" "$?" 0
-pid=
-id=$("$ctl" sessions "$d/store" | head -1)
-"$ctl" dump "$d/store" "$id" >"$d/dump"
-if python3 "$s/tests/agent/check_truth.py" "$d/dump" "$d/truth" --exit ctx_destroy >"$d/check"
-then echo "ok   late cuda: every record accounted for against the truth"
-else echo "FAIL late cuda accounting:"; grep FAIL "$d/check"; fail=1; fi
+reap "late cuda: exit status" 0
+accounted "late cuda" "every record accounted for against the truth" --exit ctx_destroy
 check "late cuda: kernel records stored" "$([ "$(val "$d/dump" records.kernel.0)" -gt 0 ] && echo yes)" yes
 fi
 
@@ -195,9 +187,7 @@ wait "$inj"
 check "signal: cuptop attach exit status" "$?" 0
 printf y >&4
 wait_file "$d/done"
-wait "$pid"
-check "signal: exit status" "$?" 0
-pid=
+reap "signal: exit status" 0
 exec 4>&-
 check "signal: the program's SIGUSR1 handler ran once" "$(cat "$d/usr1")" 1
 check "signal: its read(2) restarted and got the byte (n byte errno)" "$(cat "$d/fifo.got")" 1121000
@@ -264,9 +254,7 @@ check "survive: a library that does not load: exit status" "$?" 1
 grep -q "step dlopen: .*bad.so did not load.*restored" "$d/bad.err" ||
     { echo "FAIL survive: no dlopen failure line: $(cat "$d/bad.err")"; fail=1; }
 printf abcd >&3
-wait "$pid"
-check "survive: the target's exit status" "$?" 0
-pid=
+reap "survive: the target's exit status" 0
 exec 3>&-
 check "survive: its reads returned what was sent" "$(cat "$d/fifo.got")" 1100000
 check "survive: it ran to the end" "$([ -e "$d/done" ] && echo yes)" yes

@@ -31,6 +31,58 @@ grep -A2 '^20250101T120000-1001: COMPLETE' "$WORK/check_all.out" | grep -q 'advi
 run 1 check_json "$CUPTOP" check --store "$S" --all --json
 strict_json "$WORK/check_json.out"
 golden check_all.json "$WORK/check_json.out"
+# check --json's "advice": the model's whole ranked list, the same as
+# report's Advice section (text and rerun setting, in order), its first
+# brief the same as check's text "advice:" line; [] for a COMPLETE session
+checks=$((checks + 1))
+python3 - "$WORK/check_json.out" "$WORK/check_all.out" "$CUPTOP" "$S" <<'PY' ||
+import json, re, subprocess, sys
+doc, text, cuptop, store = sys.argv[1:]
+lines = open(text).read().split("\n")
+bad = 0
+def no(why):
+    global bad
+    print("check --json advice: " + why, file=sys.stderr)
+    bad = 1
+for o in json.load(open(doc)):
+    sid, adv = o["id"], o.get("advice")
+    if not isinstance(adv, list):
+        no("%s has no advice array" % sid)
+        continue
+    if o["complete"]:
+        if adv:
+            no("%s is COMPLETE but advised" % sid)
+        continue
+    rep = subprocess.run([cuptop, "report", "--store", store, sid], capture_output=True,
+                         text=True).stdout
+    sec = rep.split("\nAdvice\n", 1)[1] if "\nAdvice\n" in rep else ""
+    blocks = re.split(r"^  \d+\. ", sec, flags=re.M)[1:]
+    if len(blocks) != len(adv):
+        no("%s: %d in JSON, %d in report" % (sid, len(adv), len(blocks)))
+        continue
+    for a, b in zip(adv, blocks):
+        said = " ".join(b.split("\n     why:")[0].split())
+        if said != a["text"]:
+            no("%s: text %r, report %r" % (sid, a["text"], said))
+        m = re.search(r"^     rerun: (CUPTOP_\w+)=(\S+)", b, re.M)
+        rerun = (a["setting"], a["value"]) if a["setting"] and a["value"] else (None, None)
+        if (m.groups() if m else (None, None)) != rerun:
+            no("%s: setting %s=%s, report %s" % (sid, a["setting"], a["value"],
+                                                 m.group(0) if m else "none"))
+    # the text output's "  advice:" line under this verdict (none with "what to do")
+    i = next(k for k, l in enumerate(lines) if l.startswith(sid + ": "))
+    j = next((k for k in range(i + 1, len(lines)) if not lines[k].startswith("  ")), len(lines))
+    line = [l for l in lines[i:j] if l.startswith("  advice: ")]
+    if adv and not line:
+        no("%s: no advice line in the text output" % sid)
+    if line and not line[0].startswith("  advice: " + adv[0]["brief"]):
+        no("%s: text %r, JSON brief %r" % (sid, line[0], adv[0]["brief"]))
+n = sum(1 for o in json.load(open(doc)) if o.get("advice"))
+if n < 5:
+    no("only %d sessions advised: the store has every loss class" % n)
+sys.exit(bad)
+PY
+    fail "check --json: advice differs from report's and check's text"
 
 # one session at a time: verdict, class, count, seconds affected
 verdict() { # ID RC CLASS-OR-WORD

@@ -135,6 +135,14 @@ json_check range_slow "$WORK/range_slow.out" \
     "d['sides'][0]['what'].startswith('range \"step\" #$slow_nth (slowest) of')" \
     "d['sides'][0]['records'] == $es and d['sides'][1]['records'] == $eo" \
     'd["sides"][1]["what"].endswith("(open: to the session\x27s last time)")'
+# the open range's side: marked open, its to_ns the session's last time
+# (sessions --json end_ns), not 0; the closed side is not marked
+"$CUPTOP" sessions --store "$N/store" --json >"$WORK/nv_sessions.json"
+nv_end=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[0]["end_ns"])' "$WORK/nv_sessions.json")
+json_check range_open "$WORK/range_slow.out" \
+    'd["sides"][1]["open"] is True and d["sides"][0]["open"] is False' \
+    "d['sides'][1]['to_ns'] == $nv_end and d['sides'][1]['to_ns'] > d['sides'][1]['from_ns'] > 0" \
+    'd["sides"][0]["to_ns"] < d["sides"][1]["from_ns"]'
 run 0 range_text "$CUPTOP" compare --store "$N/store" "$nv/range:step#3" "$nv/range:step#3"
 grep -q "^A: range \"step\" #3 of $nv (COMPLETE)$" "$WORK/range_text.out" || fail "range_text: label"
 usage_error r_noname "$CUPTOP" compare --store "$N/store" "$nv/range:nosuch" "$nv"

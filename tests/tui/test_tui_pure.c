@@ -281,38 +281,41 @@ static void test_suggest_line(void **state)
 static void test_summary_cache(void **state)
 {
     (void)state;
-    const uint64_t s = 1000000000u;
-    /* Never computed, or the final status appeared: recompute now. */
-    assert_int_equal(tui_summary_stale(false, MODEL_STATE_RUNNING, 0, 0, false, 100, 0, false),
-                     TUI_SUM_REQUIRED);
-    assert_int_equal(
-        tui_summary_stale(true, MODEL_STATE_RUNNING, 100, 99 * s, false, 100, 99 * s, true),
-        TUI_SUM_REQUIRED);
-    /* Ended sessions never change. */
-    assert_int_equal(
-        tui_summary_stale(true, MODEL_STATE_ENDED, 100, 99 * s, true, 5000, 99 * s, true),
-        TUI_SUM_FRESH);
-    /* Running with a new heartbeat: periodically, every 2 s. */
-    assert_int_equal(
-        tui_summary_stale(true, MODEL_STATE_RUNNING, 100, 99 * s, false, 101, 100 * s, false),
-        TUI_SUM_FRESH);
-    assert_int_equal(
-        tui_summary_stale(true, MODEL_STATE_RUNNING, 100, 99 * s, false, 102, 101 * s, false),
-        TUI_SUM_PERIODIC);
-    /* Running, heartbeat stopped: required once stale (-> crashed). */
-    assert_int_equal(
-        tui_summary_stale(true, MODEL_STATE_RUNNING, 100, 99 * s, false, 103, 99 * s, false),
-        TUI_SUM_FRESH);
-    assert_int_equal(
-        tui_summary_stale(true, MODEL_STATE_RUNNING, 100, 99 * s, false, 110, 99 * s, false),
-        TUI_SUM_REQUIRED);
-    /* A crashed session that comes back to life; one that stays dead. */
-    assert_int_equal(
-        tui_summary_stale(true, MODEL_STATE_CRASHED, 100, 50 * s, false, 101, 100 * s, false),
-        TUI_SUM_REQUIRED);
-    assert_int_equal(
-        tui_summary_stale(true, MODEL_STATE_CRASHED, 100, 50 * s, false, 500, 50 * s, false),
-        TUI_SUM_FRESH);
+    enum { S = 1000000000 };
+    static const struct {
+        bool have_sum;
+        model_state state;
+        uint64_t sum_at, sum_hb;
+        bool sum_final;
+        uint64_t now_s, hb_ns;
+        bool has_final;
+        int want;
+    } c[] = {
+        /* Never computed, or the final status appeared: recompute now. */
+        {false, MODEL_STATE_RUNNING, 0, 0, false, 100, 0, false, TUI_SUM_REQUIRED},
+        {true, MODEL_STATE_RUNNING, 100, 99ull * S, false, 100, 99ull * S, true,
+         TUI_SUM_REQUIRED},
+        /* Ended sessions never change. */
+        {true, MODEL_STATE_ENDED, 100, 99ull * S, true, 5000, 99ull * S, true, TUI_SUM_FRESH},
+        /* Running with a new heartbeat: periodically, every 2 s. */
+        {true, MODEL_STATE_RUNNING, 100, 99ull * S, false, 101, 100ull * S, false,
+         TUI_SUM_FRESH},
+        {true, MODEL_STATE_RUNNING, 100, 99ull * S, false, 102, 101ull * S, false,
+         TUI_SUM_PERIODIC},
+        /* Running, heartbeat stopped: required once stale (-> crashed). */
+        {true, MODEL_STATE_RUNNING, 100, 99ull * S, false, 103, 99ull * S, false, TUI_SUM_FRESH},
+        {true, MODEL_STATE_RUNNING, 100, 99ull * S, false, 110, 99ull * S, false,
+         TUI_SUM_REQUIRED},
+        /* A crashed session that comes back to life; one that stays dead. */
+        {true, MODEL_STATE_CRASHED, 100, 50ull * S, false, 101, 100ull * S, false,
+         TUI_SUM_REQUIRED},
+        {true, MODEL_STATE_CRASHED, 100, 50ull * S, false, 500, 50ull * S, false, TUI_SUM_FRESH},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
+        assert_int_equal(tui_summary_stale(c[i].have_sum, c[i].state, c[i].sum_at, c[i].sum_hb,
+                                           c[i].sum_final, c[i].now_s, c[i].hb_ns,
+                                           c[i].has_final),
+                         c[i].want);
 }
 
 static void test_hist(void **state)
@@ -459,6 +462,33 @@ static void ranges_load(tui_ranges *r, cupstore_env *env)
     cupstore_txn_abort(txn);
 }
 
+/* The ranges tests' fixture: the store above, a tui_ranges not loaded yet
+ * (freeing one that never loaded is safe). */
+struct ranges_fix {
+    char dir[64];
+    cupstore_env *env;
+    tui_ranges r;
+};
+
+static int ranges_setup(void **state)
+{
+    struct ranges_fix *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    f->env = ranges_store(f->dir, sizeof f->dir);
+    tui_ranges_free(&f->r);
+    *state = f;
+    return 0;
+}
+
+static int ranges_teardown(void **state)
+{
+    struct ranges_fix *f = *state;
+    tui_ranges_free(&f->r);
+    ranges_done(f->env, f->dir);
+    free(f);
+    return 0;
+}
+
 static long name_index(const tui_ranges *r, const char *label)
 {
     for (size_t k = 0; k < r->m->nnames; k++) {
@@ -477,110 +507,100 @@ static uint32_t sel_id(const tui_ranges *r)
 
 static void test_ranges_step(void **state)
 {
-    (void)state;
-    char dir[64];
-    cupstore_env *env = ranges_store(dir, sizeof dir);
-    tui_ranges r;
-    memset(&r, 0, sizeof r);
-    tui_ranges_free(&r);
-    assert_true(tui_ranges_stale(&r, false, 0, 0, 0));   /* never loaded */
-    ranges_load(&r, env);
-    assert_int_equal(r.m->nnames, 4);
-    long step = name_index(&r, "step"), torch = name_index(&r, "torch/step");
+    struct ranges_fix *f = *state;
+    tui_ranges *r = &f->r;
+    assert_true(tui_ranges_stale(r, false, 0, 0, 0));   /* never loaded */
+    ranges_load(r, f->env);
+    assert_int_equal(r->m->nnames, 4);
+    long step = name_index(r, "step"), torch = name_index(r, "torch/step");
     assert_true(step >= 0 && torch >= 0 && step != torch);
     /* Hostile bytes never reach the screen: no control character left. */
-    for (size_t k = 0; k < r.m->nnames; k++) {
+    for (size_t k = 0; k < r->m->nnames; k++) {
         char buf[96];
-        tui_ranges_label(&r, k, false, buf, sizeof buf);
+        tui_ranges_label(r, k, false, buf, sizeof buf);
         for (const unsigned char *p = (const unsigned char *)buf; *p; p++)
             assert_true(*p >= 0x20 && *p != 0x7f);
     }
-    assert_int_equal(tui_ranges_jump(&r, TUI_RANGE_NEXT, RBASE), -1);   /* nothing chosen */
-    assert_int_equal(tui_ranges_choose(&r, step), 0);
-    assert_int_equal(r.nopen, 1);
+    assert_int_equal(tui_ranges_jump(r, TUI_RANGE_NEXT, RBASE), -1);   /* nothing chosen */
+    assert_int_equal(tui_ranges_choose(r, step), 0);
+    assert_int_equal(r->nopen, 1);
     /* next, from the cursor at the first second, through every instance in
      * time order: the two that start in second 20 one after the other. */
     static const uint32_t order[] = {10, 11, 12, 13, 15, 14};
     for (size_t i = 0; i < 6; i++) {
-        uint64_t cur = i == 0 ? RBASE : r.m->inst[r.sel].start_ns / RNS;
-        assert_true(tui_ranges_jump(&r, TUI_RANGE_NEXT, cur) >= 0);
-        assert_int_equal(sel_id(&r), order[i]);
-        assert_int_equal(tui_ranges_nth(&r, r.sel), i + 1);
+        uint64_t cur = i == 0 ? RBASE : r->m->inst[r->sel].start_ns / RNS;
+        assert_true(tui_ranges_jump(r, TUI_RANGE_NEXT, cur) >= 0);
+        assert_int_equal(sel_id(r), order[i]);
+        assert_int_equal(tui_ranges_nth(r, r->sel), i + 1);
     }
-    assert_int_equal(tui_ranges_jump(&r, TUI_RANGE_NEXT, RBASE + 50), -1);   /* the last */
-    assert_int_equal(sel_id(&r), 14);
+    assert_int_equal(tui_ranges_jump(r, TUI_RANGE_NEXT, RBASE + 50), -1);   /* the last */
+    assert_int_equal(sel_id(r), 14);
     for (size_t i = 6; i-- > 1;) {   /* and back */
-        assert_true(tui_ranges_jump(&r, TUI_RANGE_PREV, r.m->inst[r.sel].start_ns / RNS) >= 0);
-        assert_int_equal(sel_id(&r), order[i - 1]);
+        assert_true(tui_ranges_jump(r, TUI_RANGE_PREV, r->m->inst[r->sel].start_ns / RNS) >= 0);
+        assert_int_equal(sel_id(r), order[i - 1]);
     }
-    assert_int_equal(tui_ranges_jump(&r, TUI_RANGE_PREV, RBASE + 10), -1);
+    assert_int_equal(tui_ranges_jump(r, TUI_RANGE_PREV, RBASE + 10), -1);
     /* The cursor moved away from the selection: from the cursor. */
-    assert_true(tui_ranges_jump(&r, TUI_RANGE_NEXT, RBASE + 30) >= 0);
-    assert_int_equal(sel_id(&r), 13);
-    assert_true(tui_ranges_jump(&r, TUI_RANGE_PREV, RBASE + 30) >= 0);
-    assert_int_equal(sel_id(&r), 12);
+    assert_true(tui_ranges_jump(r, TUI_RANGE_NEXT, RBASE + 30) >= 0);
+    assert_int_equal(sel_id(r), 13);
+    assert_true(tui_ranges_jump(r, TUI_RANGE_PREV, RBASE + 30) >= 0);
+    assert_int_equal(sel_id(r), 12);
     /* the cursor in the selection's second: its neighbour in time */
-    assert_true(tui_ranges_jump(&r, TUI_RANGE_NEXT, RBASE + 20) >= 0);
-    assert_int_equal(sel_id(&r), 13);
+    assert_true(tui_ranges_jump(r, TUI_RANGE_NEXT, RBASE + 20) >= 0);
+    assert_int_equal(sel_id(r), 13);
     /* no selection, the cursor on second 20: the first that starts in it */
-    assert_int_equal(tui_ranges_choose(&r, step), 0);
-    assert_true(tui_ranges_jump(&r, TUI_RANGE_NEXT, RBASE + 20) >= 0);
-    assert_int_equal(sel_id(&r), 11);
+    assert_int_equal(tui_ranges_choose(r, step), 0);
+    assert_true(tui_ranges_jump(r, TUI_RANGE_NEXT, RBASE + 20) >= 0);
+    assert_int_equal(sel_id(r), 11);
     /* slowest, again and again: 900, 500, 300, 100 ms, then round. */
     static const uint32_t slow[] = {11, 13, 12, 10, 11};
     for (size_t i = 0; i < 5; i++) {
-        assert_true(tui_ranges_jump(&r, TUI_RANGE_SLOWEST, RBASE) >= 0);
-        assert_int_equal(sel_id(&r), slow[i]);
-        assert_int_equal(r.slow_rank, (long)(i % 4));
+        assert_true(tui_ranges_jump(r, TUI_RANGE_SLOWEST, RBASE) >= 0);
+        assert_int_equal(sel_id(r), slow[i]);
+        assert_int_equal(r->slow_rank, (long)(i % 4));
     }
     /* its window and mark name (= export --range step --nth 2) */
     uint64_t from = 0, to = 0;
-    assert_int_equal(tui_ranges_window(&r, 0, &from, &to), 0);
+    assert_int_equal(tui_ranges_window(r, 0, &from, &to), 0);
     assert_true(from == RBASE * RNS + 20000000000ull && to == RBASE * RNS + 20900000000ull);
     char mark[64];
-    tui_ranges_mark_name(&r, mark, sizeof mark);
+    tui_ranges_mark_name(r, mark, sizeof mark);
     assert_string_equal(mark, "step-2");
     /* a reload keeps the choice and the selection */
-    ranges_load(&r, env);
-    assert_int_equal(sel_id(&r), 11);
-    assert_int_equal(r.k, step);
+    ranges_load(r, f->env);
+    assert_int_equal(sel_id(r), 11);
+    assert_int_equal(r->k, step);
     /* the open one ends at the session's last time; a point has no window */
-    assert_true(tui_ranges_jump(&r, TUI_RANGE_PREV, RBASE + 51) >= 0);
-    assert_int_equal(sel_id(&r), 14);
-    assert_int_equal(tui_ranges_window(&r, (RBASE + 59) * RNS, &from, &to), 0);
+    assert_true(tui_ranges_jump(r, TUI_RANGE_PREV, RBASE + 51) >= 0);
+    assert_int_equal(sel_id(r), 14);
+    assert_int_equal(tui_ranges_window(r, (RBASE + 59) * RNS, &from, &to), 0);
     assert_true(from == (RBASE + 50) * RNS && to == (RBASE + 59) * RNS);
-    assert_true(tui_ranges_jump(&r, TUI_RANGE_PREV, RBASE + 50) >= 0);
-    assert_int_equal(sel_id(&r), 15);
-    assert_int_equal(tui_ranges_window(&r, 0, &from, &to), EINVAL);
+    assert_true(tui_ranges_jump(r, TUI_RANGE_PREV, RBASE + 50) >= 0);
+    assert_int_equal(sel_id(r), 15);
+    assert_int_equal(tui_ranges_window(r, 0, &from, &to), EINVAL);
     /* the cursor could not reach the selection (clamped to the history's
      * last second): stepping goes on from the selection, not the cursor */
-    assert_true(tui_ranges_jump(&r, TUI_RANGE_PREV, RBASE + 41) >= 0);
-    assert_int_equal(sel_id(&r), 13);
-    r.sel_at = RBASE + 30;
-    assert_true(tui_ranges_jump(&r, TUI_RANGE_NEXT, RBASE + 30) >= 0);
-    assert_int_equal(sel_id(&r), 15);
+    assert_true(tui_ranges_jump(r, TUI_RANGE_PREV, RBASE + 41) >= 0);
+    assert_int_equal(sel_id(r), 13);
+    r->sel_at = RBASE + 30;
+    assert_true(tui_ranges_jump(r, TUI_RANGE_NEXT, RBASE + 30) >= 0);
+    assert_int_equal(sel_id(r), 15);
     /* the other domain's "step" is its own name: one instance */
-    assert_int_equal(tui_ranges_choose(&r, torch), 0);
-    assert_true(tui_ranges_jump(&r, TUI_RANGE_NEXT, RBASE) >= 0);
-    assert_int_equal(sel_id(&r), 30);
-    assert_int_equal(tui_ranges_jump(&r, TUI_RANGE_NEXT, RBASE + 60), -1);
-    tui_ranges_free(&r);
-    ranges_done(env, dir);
+    assert_int_equal(tui_ranges_choose(r, torch), 0);
+    assert_true(tui_ranges_jump(r, TUI_RANGE_NEXT, RBASE) >= 0);
+    assert_int_equal(sel_id(r), 30);
+    assert_int_equal(tui_ranges_jump(r, TUI_RANGE_NEXT, RBASE + 60), -1);
 }
 
 static void test_ranges_lane(void **state)
 {
-    (void)state;
-    char dir[64];
-    cupstore_env *env = ranges_store(dir, sizeof dir);
-    tui_ranges r;
-    memset(&r, 0, sizeof r);
-    tui_ranges_free(&r);
-    ranges_load(&r, env);
-    assert_int_equal(tui_ranges_choose(&r, name_index(&r, "step")), 0);
+    struct ranges_fix *f = *state;
+    tui_ranges *r = &f->r;
+    ranges_load(r, f->env);
+    assert_int_equal(tui_ranges_choose(r, name_index(r, "step")), 0);
     uint8_t cells[64];
     tui_axis a = {RBASE, 1, 60};   /* seconds 0..59, one per column */
-    tui_ranges_lane(&r, &a, 1, (RBASE + 57) * RNS, cells, 60);
+    tui_ranges_lane(r, &a, 1, (RBASE + 57) * RNS, cells, 60);
     assert_int_equal(cells[0], TUI_LANE_NONE);
     assert_int_equal(cells[10], TUI_LANE_RANGE);
     assert_int_equal(cells[11], TUI_LANE_NONE);   /* 100 ms: its second only */
@@ -593,9 +613,9 @@ static void test_ranges_lane(void **state)
     assert_int_equal(cells[58], TUI_LANE_NONE);
     assert_int_equal(cells[5], TUI_LANE_NONE);    /* "phase" is another name */
     /* the selection is flagged; a range wins over a point in one column */
-    assert_true(tui_ranges_jump(&r, TUI_RANGE_SLOWEST, RBASE) >= 0);
+    assert_true(tui_ranges_jump(r, TUI_RANGE_SLOWEST, RBASE) >= 0);
     tui_axis z = {RBASE, 5, 12};   /* zoomed: 5 s per point, 2 points per column */
-    tui_ranges_lane(&r, &z, 2, (RBASE + 57) * RNS, cells, 6);
+    tui_ranges_lane(r, &z, 2, (RBASE + 57) * RNS, cells, 6);
     assert_int_equal(cells[0], TUI_LANE_NONE);                   /* 0..9 s   */
     assert_int_equal(cells[1], TUI_LANE_RANGE);                  /* 10..19 s */
     assert_int_equal(cells[2], TUI_LANE_RANGE | TUI_LANE_SEL);   /* 20..29 s */
@@ -603,43 +623,35 @@ static void test_ranges_lane(void **state)
     assert_int_equal(cells[5], TUI_LANE_OPEN);                   /* 50..59 s */
     /* a view after the data, and one before: nothing, nothing read past */
     tui_axis late = {RBASE + 100, 1, 20}, early = {RBASE - 100, 1, 20};
-    tui_ranges_lane(&r, &late, 1, (RBASE + 57) * RNS, cells, 20);
+    tui_ranges_lane(r, &late, 1, (RBASE + 57) * RNS, cells, 20);
     for (int c = 0; c < 20; c++)
         assert_int_equal(cells[c], TUI_LANE_NONE);
-    tui_ranges_lane(&r, &early, 1, (RBASE + 57) * RNS, cells, 20);
+    tui_ranges_lane(r, &early, 1, (RBASE + 57) * RNS, cells, 20);
     for (int c = 0; c < 20; c++)
         assert_int_equal(cells[c], TUI_LANE_NONE);
     /* a range that covers the whole view fills it */
-    assert_int_equal(tui_ranges_choose(&r, name_index(&r, "phase")), 0);
+    assert_int_equal(tui_ranges_choose(r, name_index(r, "phase")), 0);
     tui_axis mid = {RBASE + 20, 1, 10};
-    tui_ranges_lane(&r, &mid, 1, 0, cells, 10);
+    tui_ranges_lane(r, &mid, 1, 0, cells, 10);
     for (int c = 0; c < 10; c++)
         assert_int_equal(cells[c], TUI_LANE_RANGE);
-    tui_ranges_free(&r);
-    ranges_done(env, dir);
 }
 
 /* When the monitor reads the range table again. */
 static void test_ranges_stale(void **state)
 {
-    (void)state;
-    char dir[64];
-    cupstore_env *env = ranges_store(dir, sizeof dir);
-    tui_ranges r;
-    memset(&r, 0, sizeof r);
-    tui_ranges_free(&r);
-    ranges_load(&r, env);   /* loaded_at = 1 ns, 10 rows, one open */
-    assert_int_equal(r.rows, 10);
-    assert_false(tui_ranges_stale(&r, false, 11, 1 + 10 * RNS, 0));  /* ended: once */
-    assert_false(tui_ranges_stale(&r, true, 10, 1 + RNS / 2, 0));    /* not twice a second */
-    assert_true(tui_ranges_stale(&r, true, 10, 1 + RNS, 0));          /* open: may have closed */
-    assert_false(tui_ranges_stale(&r, true, 10, 1 + 4 * RNS, RNS / 2)); /* 10 x its cost */
-    assert_true(tui_ranges_stale(&r, true, 10, 1 + 5 * RNS, RNS / 2));
-    r.m->open = 0;
-    assert_false(tui_ranges_stale(&r, true, 10, 1 + 10 * RNS, 0));    /* nothing new */
-    assert_true(tui_ranges_stale(&r, true, 11, 1 + 10 * RNS, 0));     /* new rows */
-    tui_ranges_free(&r);
-    ranges_done(env, dir);
+    struct ranges_fix *f = *state;
+    tui_ranges *r = &f->r;
+    ranges_load(r, f->env);   /* loaded_at = 1 ns, 10 rows, one open */
+    assert_int_equal(r->rows, 10);
+    assert_false(tui_ranges_stale(r, false, 11, 1 + 10 * RNS, 0));  /* ended: once */
+    assert_false(tui_ranges_stale(r, true, 10, 1 + RNS / 2, 0));    /* not twice a second */
+    assert_true(tui_ranges_stale(r, true, 10, 1 + RNS, 0));          /* open: may have closed */
+    assert_false(tui_ranges_stale(r, true, 10, 1 + 4 * RNS, RNS / 2)); /* 10 x its cost */
+    assert_true(tui_ranges_stale(r, true, 10, 1 + 5 * RNS, RNS / 2));
+    r->m->open = 0;
+    assert_false(tui_ranges_stale(r, true, 10, 1 + 10 * RNS, 0));    /* nothing new */
+    assert_true(tui_ranges_stale(r, true, 11, 1 + 10 * RNS, 0));     /* new rows */
 }
 
 /* The lane takes its rows from the panels, just above the axis. */
@@ -672,8 +684,10 @@ int main(void)
         cmocka_unit_test(test_format),       cmocka_unit_test(test_suggest_line),
         cmocka_unit_test(test_summary_cache),
         cmocka_unit_test(test_hist),         cmocka_unit_test(test_scope_text),
-        cmocka_unit_test(test_ranges_step),  cmocka_unit_test(test_ranges_lane),
-        cmocka_unit_test(test_ranges_stale), cmocka_unit_test(test_layout_lane),
+        cmocka_unit_test_setup_teardown(test_ranges_step, ranges_setup, ranges_teardown),
+        cmocka_unit_test_setup_teardown(test_ranges_lane, ranges_setup, ranges_teardown),
+        cmocka_unit_test_setup_teardown(test_ranges_stale, ranges_setup, ranges_teardown),
+        cmocka_unit_test(test_layout_lane),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
