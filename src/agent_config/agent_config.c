@@ -212,15 +212,18 @@ bool agent_config_set(agent_config *c, const char *key, const char *value)
             c->capture = AGENT_CAPTURE_NONE;
         else if (!strcmp(value, "cudaProfilerApi"))
             c->capture = AGENT_CAPTURE_PROFILER;
-        else if (!strncmp(value, "nvtx:", 5) && value[5] && strchr(value + 5, '@'))
-            BAD("nvtx:NAME@DOMAIN is not supported yet (domains created while the agent is "
-                "dormant have no name): use nvtx:NAME, which matches NAME in every domain");
-        else if (!strncmp(value, "nvtx:", 5) && value[5] &&
-                 strlen(value + 5) < sizeof c->capture_name) {
-            c->capture = AGENT_CAPTURE_NVTX;
-            strcpy(c->capture_name, value + 5);
-        } else if (!strncmp(value, "nvtx:", 5))
-            BAD("nvtx:NAME wants a range name of 1 to 255 bytes");
+        else if (!strncmp(value, "nvtx:", 5)) {
+            char n[256], d[256];
+            bool dg;
+            if (agent_config_nvtx_range(value + 5, n, d, &dg) == 0 &&
+                strlen(value + 5) < sizeof c->capture_name) {
+                c->capture = AGENT_CAPTURE_NVTX;
+                strcpy(c->capture_name, value + 5);
+            } else {
+                BAD("nvtx:NAME[@DOMAIN] wants a range name of 1 to 255 bytes (NAME@ for the "
+                    "default domain only)");
+            }
+        }
         else
             BAD("not cudaProfilerApi, nvtx:NAME or none");
     } else if (!strcmp(k, "CAPTURE_RANGE_END")) {
@@ -343,6 +346,19 @@ void agent_config_api_format(uint32_t mode, const char *include, const char *exc
     snprintf(buf, len, "%s%s%s%s%s", cupstore_api_mode_name(mode),
              include && *include ? " include=" : "", include ? include : "",
              exclude && *exclude ? " exclude=" : "", exclude ? exclude : "");
+}
+
+int agent_config_nvtx_range(const char *spec, char *name, char *domain, bool *domain_given)
+{
+    const char *at = strrchr(spec, '@');
+    size_t n = at ? (size_t)(at - spec) : strlen(spec);
+    *domain_given = at != NULL;
+    if (n == 0 || n > 255 || (at && strlen(at + 1) > 255))
+        return -1;
+    memcpy(name, spec, n);
+    name[n] = '\0';
+    strcpy(domain, at ? at + 1 : "");
+    return 0;
 }
 
 int agent_config_parse_devices(const char *s, uint32_t *mask)

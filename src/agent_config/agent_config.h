@@ -92,6 +92,12 @@ int agent_config_parse_size(const char *s, uint64_t *out);
 /** Parse a device list ("0,2", "1-3", "all").  @return 0 or -1. */
 int agent_config_parse_devices(const char *s, uint32_t *mask);
 
+/* The range of a capture nvtx:SPEC, SPEC = NAME, NAME@DOMAIN or NAME@ (the
+ * default domain only); the last '@' separates.  name and domain have 256
+ * bytes each; *domain_given says whether an '@' was there.  0, or -1 for
+ * an empty NAME or a part too long. */
+int agent_config_nvtx_range(const char *spec, char *name, char *domain, bool *domain_given);
+
 /** Parse an API record policy mode ("all", "gpu", "none").
  *  @return CUPSTORE_API_ALL/GPU/NONE, or 0 when it is none of them. */
 uint32_t agent_config_parse_api_mode(const char *s);

@@ -6,7 +6,8 @@
  *              [--flush-period MS] [--stop-timeout MS] [--config FILE] [--label NAME]
  *              [--job ID]
  *              [--dormant] [--devices LIST] [--only-if VAR=VALUE]
- *              [--capture-range cudaProfilerApi|nvtx:NAME] [--capture-range-end stop|repeat[:N]]
+ *              [--capture-range cudaProfilerApi|nvtx:NAME[@DOMAIN]]
+ *              [--capture-range-end stop|repeat[:N]]
  *              [--api all|gpu|none] [--api-include NAMES] [--api-exclude NAMES]
  *              [--count-only] [--log] -- CMD [ARGS...]
  *
@@ -71,8 +72,9 @@ static void run_usage(FILE *f)
             "                     aside before any CUPTI call (e.g. LOCAL_RANK=0)\n"
             "  --capture-range cudaProfilerApi  collect only between cudaProfilerStart\n"
             "                     and cudaProfilerStop\n"
-            "  --capture-range nvtx:NAME  collect only while an NVTX range named NAME is\n"
-            "                     open (any domain; the agent stays dormant outside it)\n"
+            "  --capture-range nvtx:NAME[@DOMAIN]  collect only while an NVTX range named\n"
+            "                     NAME is open (any domain; @DOMAIN: that domain only;\n"
+            "                     NAME@: the default domain; dormant outside it)\n"
             "  --capture-range-end stop|repeat|repeat:N  after the first range, stop for\n"
             "                     good (default), or collect every range (at most N)\n"
             "  --api all|gpu|none which runtime and driver API calls are recorded (default\n"
@@ -110,7 +112,7 @@ static const run_opt run_opts[] = {
     {"--devices", "CUPTOP_DEVICES", "a device list such as 0,2 or 0-3 (devices 0 to 15), or all"},
     {"--only-if", "CUPTOP_ONLY_IF", "VAR=VALUE (a variable name, '=', the value it must have)"},
     {"--capture-range", "CUPTOP_CAPTURE_RANGE",
-     "cudaProfilerApi, nvtx:NAME or none"},
+     "cudaProfilerApi, nvtx:NAME[@DOMAIN] (NAME 1 to 255 bytes) or none"},
     {"--capture-range-end", "CUPTOP_CAPTURE_RANGE_END", "stop, repeat or repeat:N (N 1..1000000)"},
     {"--api", "CUPTOP_API", "all, gpu or none"},
     {"--api-include", "CUPTOP_API_INCLUDE", API_GLOBS_WHAT},

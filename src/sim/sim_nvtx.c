@@ -121,8 +121,16 @@ static int nv_pop(const sim_nvtx_domain *d)
     return (int)lvl;
 }
 
+/* A registered string handle is a pointer to one of these (never freed);
+ * CUPTI's records carry the string, as for an ASCII message. */
+typedef struct sim_nvtx_string {
+    const char *s;
+} sim_nvtx_string;
+
 static const char *nv_msg(const nvtxEventAttributes_t *a)
 {
+    if (a && a->messageType == NVTX_MESSAGE_TYPE_REGISTERED && a->message.registered)
+        return ((const sim_nvtx_string *)(const void *)a->message.registered)->s;
     return a && a->messageType == NVTX_MESSAGE_TYPE_ASCII ? a->message.ascii : NULL;
 }
 
@@ -179,6 +187,15 @@ static nvtxDomainHandle_t NVTX_API h_domain_create(const char *name)
     }
     pthread_mutex_unlock(&nv_lock);
     return (nvtxDomainHandle_t)d;
+}
+
+static nvtxStringHandle_t NVTX_API h_register_a(nvtxDomainHandle_t h, const char *str)
+{
+    (void)h;
+    sim_nvtx_string *x = str ? malloc(sizeof *x) : NULL;
+    if (x)
+        x->s = nv_keep(str);
+    return (nvtxStringHandle_t)(void *)x;
 }
 
 static int NVTX_API h_dpush(nvtxDomainHandle_t h, const nvtxEventAttributes_t *a)
@@ -239,6 +256,7 @@ SIM_EXPORT CUptiResult cuptiNvtxInitialize2(NvtxGetExportTableFunc_t get)
         SET(t, n, NVTX_CBID_CORE2_DomainRangePushEx, h_dpush);
         SET(t, n, NVTX_CBID_CORE2_DomainRangePop, h_dpop);
         SET(t, n, NVTX_CBID_CORE2_DomainCreateA, h_domain_create);
+        SET(t, n, NVTX_CBID_CORE2_DomainRegisterStringA, h_register_a);
     }
     return CUPTI_SUCCESS;
 }

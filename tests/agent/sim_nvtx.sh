@@ -211,6 +211,51 @@ capture() { # NAME END WANT_KERNELS WANT_STEPS
 capture cap_stop stop 1000 1
 capture cap_repeat repeat 1200 2
 
+# 6. capture nvtx:step@io: only a "step" pushed in domain io opens the range
+#    (not one in the default domain, not one in domain other); nvtx:step@
+#    means the default domain only.  The domains are created while dormant.
+DCAP=ctx,emit:300,push:step,emit:100,pop,dpush:other:step,emit:200,dpop:other,mark:before,dpush:io:step,emit:1000,dpop:io,emit:50
+dcapture() { # NAME SPEC SEQ WANT_KERNELS
+    CUPTOP_CAPTURE_RANGE=nvtx:$2 CUPTOP_KINDS=kernel,marker run "$1" return 1 "$3"
+    d=$tmp/$1
+    "$ctl" dump "$d/store" >"$d/dump"
+    python3 "$s/tests/agent/check_truth.py" "$d/dump" "$d/truth" --exit return >"$d/check" ||
+        { echo "FAIL $1 accounting:"; grep FAIL "$d/check"; fail=1; }
+    check "$1: kernel records (only inside the range)" "$(val "$d/dump" records.kernel.0)" "$4"
+}
+dcapture cap_domain step@io "$DCAP" 1000
+check "cap_domain: the stored step is the one in domain io" \
+    "$(python3 -c 'import json,sys; print(sorted((n["name"],n["domain"],n["count"]) for n in json.load(open(sys.argv[1]))["names"] if n["name"]=="step"))' "$tmp/cap_domain/ranges.json")" \
+    "[('step', 'io', 1)]"
+dcapture cap_default step@ ctx,emit:300,dpush:io:step,emit:200,dpop:io,mark:before,push:step,emit:700,pop,emit:50 700
+for bad in "nvtx:@io" "nvtx:"; do
+    "$b/cuptop" run --store "$tmp/bad" --capture-range "$bad" -- true >/dev/null 2>"$tmp/bad.err"
+    check "run --capture-range $bad exits" "$?" 2
+done
+
+# 7. domains and registered strings made while the agent is dormant (no
+#    CUPTI yet) keep their names: the agent hands out its own handles and
+#    gives CUPTI the ones CUPTI makes for those names at the attach (the
+#    NVTX no-op would have made them NULL: the default domain, no name)
+d=$tmp/late
+mkdir -p "$d"
+env CUPTOP_STORE="$d/store" CUPTOPSIM_NVTX_TRUTH="$d/nvtx" NVTX_INJECTION64_PATH="$agent" \
+    CUPTOP_DORMANT=1 timeout 120 "$drive" "$sim" "$agent" "$d/truth" \
+    "seq:ctx,dcreate:io,reg:io:load,reg:-:tick,push:dormant,pop,mark:ready,wait:go,dpush:io:step,dpop:io,rpush:io:load,dpop:io,rpush:-:tick,pop,push:after,pop" \
+    return >"$d/out" 2>"$d/err" &
+pid=$!
+id=$("$ctl" wait-session "$d/store" 1 30)
+i=0; while [ ! -e "$d/ready" ] && [ $i -lt 3000 ]; do sleep 0.02; i=$((i + 1)); done
+g=$("$ctl" control "$d/store" "$id" kernel,runtime,marker)
+"$ctl" wait-ack "$d/store" "$id" "$g" 60 >/dev/null || { echo "FAIL late: not acknowledged"; fail=1; }
+touch "$d/go"
+wait "$pid" || { echo "FAIL late: the application exited with $?"; cat "$d/err"; fail=1; }
+pid=
+"$b/cuptop" ranges --store "$d/store" --json "$id" >"$d/ranges.json" 2>"$d/ranges.err"
+check "late: ranges made after a dormant start keep their domain and registered name" \
+    "$(python3 -c 'import json,sys; print(sorted((n["name"],n["domain"],n["count"]) for n in json.load(open(sys.argv[1]))["names"]))' "$d/ranges.json")" \
+    "[('after', '', 1), ('load', 'io', 1), ('step', 'io', 1), ('tick', '', 1)]"
+
 # usage errors: exit 2, one line
 "$b/cuptop" ranges --store "$tmp/return/store" >/dev/null 2>"$tmp/e1"; rc=$?
 check "ranges without a session exits" "$rc" 2

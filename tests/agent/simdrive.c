@@ -31,6 +31,9 @@
  *                     xpush:HEX  nvtxRangePushA of the bytes HEX spells
  *                     dpush:DOM:NAME  nvtxDomainRangePushEx in domain DOM
  *                     dpop:DOM   nvtxDomainRangePop
+ *                     dcreate:DOM  nvtxDomainCreateA now (else at first use)
+ *                     reg:DOM:NAME nvtxDomainRegisterStringA (DOM "-": default)
+ *                     rpush:DOM:NAME push with that registered string
  *                     rstart:NAME nvtxRangeStartA (id kept)  rend  nvtxRangeEnd
  *                     nmark:NAME nvtxMarkA
  *                     cpush:NAME:ARGB:PAYLOAD  nvtxRangePushEx with a colour
@@ -290,6 +293,41 @@ static void nvtx_dpush(const char *dom, const char *name)
     (void)nvtxDomainRangePushEx(nvtx_domain(dom), &at);
 }
 
+/* A string registered in a domain ("-": the default one), registered once. */
+static nvtxStringHandle_t nvtx_registered(const char *dom, const char *name)
+{
+    static struct { char key[128]; nvtxStringHandle_t h; } regs[16];
+    static unsigned n;
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    char key[128];
+    nvtxStringHandle_t h = NULL;
+    snprintf(key, sizeof key, "%s:%s", dom, name);
+    pthread_mutex_lock(&lock);
+    for (unsigned i = 0; i < n && !h; i++)
+        if (!strcmp(regs[i].key, key))
+            h = regs[i].h;
+    if (!h && n < 16) {
+        snprintf(regs[n].key, sizeof regs[n].key, "%s", key);
+        h = regs[n++].h = nvtxDomainRegisterStringA(strcmp(dom, "-") ? nvtx_domain(dom) : NULL, name);
+    }
+    pthread_mutex_unlock(&lock);
+    return h;
+}
+
+static void nvtx_rpush(const char *dom, const char *name)
+{
+    nvtxEventAttributes_t at;
+    memset(&at, 0, sizeof at);
+    at.version = NVTX_VERSION;
+    at.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    at.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+    at.message.registered = nvtx_registered(dom, name);
+    if (strcmp(dom, "-"))
+        (void)nvtxDomainRangePushEx(nvtx_domain(dom), &at);
+    else
+        (void)nvtxRangePushEx(&at);
+}
+
 static void nvtx_sleep_us(long us)
 {
     struct timespec ts = {0, us * 1000L};
@@ -382,6 +420,18 @@ static bool nvtx_step(const char *st)
             return false;
         snprintf(dom, sizeof dom, "%.*s", (int)(c - (st + 6)), st + 6);
         nvtx_dpush(dom, c + 1);
+    } else if (!strncmp(st, "dcreate:", 8)) {
+        (void)nvtx_domain(st + 8);
+    } else if (!strncmp(st, "reg:", 4) || !strncmp(st, "rpush:", 6)) {
+        char dom[64];
+        const char *a = st + (st[0] == 'r' && st[1] == 'e' ? 4 : 6), *c = strchr(a, ':');
+        if (!c)
+            return false;
+        snprintf(dom, sizeof dom, "%.*s", (int)(c - a), a);
+        if (st[1] == 'e')
+            (void)nvtx_registered(dom, c + 1);
+        else
+            nvtx_rpush(dom, c + 1);
     } else if (!strncmp(st, "dpop:", 5)) {
         (void)nvtxDomainRangePop(nvtx_domain(st + 5));
     } else if (!strncmp(st, "rstart:", 7)) {

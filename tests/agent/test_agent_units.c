@@ -388,7 +388,7 @@ static void test_config_scope(void **state)
     assert_string_equal(why, "only-if LOCAL_RANK=0: LOCAL_RANK is unset");
 
     struct kv bad[] = {{"CUPTOP_DEVICES", "gpu0"}, {"CUPTOP_ONLY_IF", "=1"},
-                       {"CUPTOP_CAPTURE_RANGE", "nvtx:step@io"},
+                       {"CUPTOP_CAPTURE_RANGE", "nvtx:@io"},
                        {"CUPTOP_CAPTURE_RANGE_END", "repeat:0"}, {NULL, NULL}};
     agent_config_load(&c, kv_get, bad);
     assert_int_equal(c.nwarn, 4);
@@ -397,13 +397,41 @@ static void test_config_scope(void **state)
     assert_int_equal(c.capture, AGENT_CAPTURE_NONE);
     assert_false(c.capture_repeat);
     assert_int_equal(c.capture_max, 1);
-    assert_non_null(strstr(c.warn[2], "nvtx:NAME@DOMAIN is not supported yet"));
+    assert_non_null(strstr(c.warn[2], "nvtx:NAME[@DOMAIN] wants a range name of 1 to 255"));
 
     struct kv nv[] = {{"CUPTOP_CAPTURE_RANGE", "nvtx:train step"}, {NULL, NULL}};
     agent_config_load(&c, kv_get, nv);
     assert_int_equal(c.nwarn, 0);
     assert_int_equal(c.capture, AGENT_CAPTURE_NVTX);
     assert_string_equal(c.capture_name, "train step");
+    struct kv nvd[] = {{"CUPTOP_CAPTURE_RANGE", "nvtx:a@b@io"}, {NULL, NULL}};
+    agent_config_load(&c, kv_get, nvd);
+    assert_int_equal(c.nwarn, 0);
+    assert_int_equal(c.capture, AGENT_CAPTURE_NVTX);
+    assert_string_equal(c.capture_name, "a@b@io");
+
+    /* the split: the last '@' separates; "NAME@" is the default domain */
+    char n[256], d[256];
+    bool given;
+    assert_int_equal(agent_config_nvtx_range("a@b@io", n, d, &given), 0);
+    assert_string_equal(n, "a@b");
+    assert_string_equal(d, "io");
+    assert_true(given);
+    assert_int_equal(agent_config_nvtx_range("step@", n, d, &given), 0);
+    assert_string_equal(n, "step");
+    assert_string_equal(d, "");
+    assert_true(given);
+    assert_int_equal(agent_config_nvtx_range("step", n, d, &given), 0);
+    assert_string_equal(n, "step");
+    assert_false(given);
+    assert_int_equal(agent_config_nvtx_range("@io", n, d, &given), -1);
+    assert_int_equal(agent_config_nvtx_range("", n, d, &given), -1);
+    char longd[300];
+    memset(longd, 'x', sizeof longd - 1);
+    longd[0] = 's';
+    longd[1] = '@';
+    longd[sizeof longd - 1] = '\0';
+    assert_int_equal(agent_config_nvtx_range(longd, n, d, &given), -1);
     struct kv nv0[] = {{"CUPTOP_CAPTURE_RANGE", "nvtx:"}, {NULL, NULL}};
     agent_config_load(&c, kv_get, nv0);
     assert_int_equal(c.nwarn, 1);
