@@ -37,7 +37,7 @@ for o in --dormant --devices --only-if --capture-range --capture-range-end --api
 done
 for bad in "--kinds nope -- true" "--pool 0 -- true" "--buffer-size 1X -- true" "--frobnicate -- true" \
            "--devices 16 -- true" "--devices 0,x -- true" "--only-if LOCAL_RANK -- true" \
-           "--only-if =0 -- true" "--capture-range nvtx:step@io -- true" "--capture-range nvtx: -- true" \
+           "--only-if =0 -- true" "--capture-range nvtx:@io -- true" "--capture-range nvtx: -- true" \
            "--capture-range profiler -- true" "--capture-range-end repeat:0 -- true" \
            "--capture-range-end again -- true" \
            "--pool" ""; do
