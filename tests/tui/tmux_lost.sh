@@ -77,14 +77,17 @@ backtraces() {
 lost_kill() {
     what=$1
     tui_wait "$what" "the dialog '$what'"
-    (while kill -s CONT -- "-$pgrp" 2>/dev/null; do :; done) &
-    conts=$!
+    conts=""
+    for _ in 1 2 3; do   # several senders: a short window is hit more often
+        (while kill -s CONT -- "-$pgrp" 2>/dev/null; do :; done) &
+        conts="$conts $!"
+    done
     TUI_PIDS="$TUI_PIDS $conts"
     tmux -L "$TUI_SOCK" kill-server >/dev/null 2>&1
     end=$(( $(date +%s) + LOST_DEADLINE ))
     until gone "$pid"; do
         if [ "$(date +%s)" -ge "$end" ]; then
-            kill "$conts"
+            kill $conts
             ps -o pid,stat,pcpu,cmd -p "$pid" 2>/dev/null
             backtraces "$pid"
             kill -9 "$pid" 2>/dev/null   # its tracer has PDEATHSIG
