@@ -22,8 +22,8 @@ cd "$TUI_TMP" || exit 1
 
 # gone PID: the process has ended (a zombie counts as ended).
 gone() {
-    st=$(ps -o stat= -p "$1" 2>/dev/null) || return 0
-    case "$st" in Z*) return 0 ;; esac
+    pst=$(ps -o stat= -p "$1" 2>/dev/null) || return 0
+    case "$pst" in Z*) return 0 ;; esac
     return 1
 }
 
@@ -132,6 +132,7 @@ kill -TERM "$pid"
 st=$(tui_wait_exit)
 tui_wait_gone "Filter:"
 gone "$pid" || fail "SIGTERM did not end the monitor"
+[ "$st" = 0 ] || fail "SIGTERM with a prompt open: exit status $st, not 0"
 echo "SIGTERM with a prompt open: exit $st"
 tmux -L "$TUI_SOCK" kill-server >/dev/null 2>&1
 
