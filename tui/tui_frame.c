@@ -152,9 +152,8 @@ int tui_getch(tui *t, WINDOW *w, int ms)
     wtimeout(w, ms);
     int ch = wgetch(w);
     if (ch != ERR && !tui_signals.quit && !tui_signals.hangup) {
-        /* A key, or what a dead terminal passes for one (seen under ASan
-         * in tests/tui/tmux_lost.sh: a prompt spun at full CPU after its
-         * pane was killed): a key is rare enough to check the terminal. */
+        /* A key read ahead of a hangup (or KEY_RESIZE) must not keep a
+         * dialog going on a dead terminal; a key is rare enough to check. */
         if (terminal_gone(false)) {
             t->lost = true;
             t->quit = true;
