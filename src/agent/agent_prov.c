@@ -336,6 +336,11 @@ int agent_prov_put(const agent *a, cupstore_txn *txn)
     PUT("local_rank", p->local_rank);
     PUT("world_size", p->world_size);
     PUT("cuptop_version", PACKAGE_VERSION);
+    for (unsigned i = 0; i < CUPSTORE_DEVICE_MAX && rc == 0; i++) {
+        char k[32];
+        snprintf(k, sizeof k, "device.%u", i);
+        PUT(k, p->device[i]);   /* a forked child: what the parent learnt */
+    }
     buf[0] = '\0';
     for (unsigned i = 0; i < p->nunknown && off < sizeof buf; i++)
         off += (size_t)snprintf(buf + off, sizeof buf - off, "%s=%s\n", p->unknown_key[i],
@@ -398,6 +403,8 @@ void agent_prov_device(agent *a, const CUpti_Activity *rec)
         return;
     snprintf(x.key, sizeof x.key, "device.%u", d->id);
     agent_prov_device_format(d, a->prov.simulated, x.val, sizeof x.val);
+    _Static_assert(sizeof x.val == sizeof a->prov.device[0], "device value sizes");
+    memcpy(a->prov.device[d->id], x.val, sizeof x.val - 1);
     int rc = agent_store_put(a, put_device, &x, 8);
     if (rc)
         agent_log(a, 1, "cannot store device %u: %s", d->id, cupstore_strerror(rc));

@@ -43,6 +43,11 @@ typedef struct agent_prov {
     char unknown_why[AGENT_PROV_UNKNOWN_MAX][96];
     unsigned nunknown;
     bool device_records_on;      /* DEVICE kind enabled                    */
+    /* each device.N value stored (agent_prov_device), kept so that a
+     * forked child's session has them too: CUPTI dumped the DEVICE
+     * records in the parent, the child gets none (the last byte of each
+     * stays 0, so a copy made by fork mid-write is still a string) */
+    char device[CUPSTORE_DEVICE_MAX][512];
 } agent_prov;
 
 struct agent;

@@ -223,7 +223,8 @@ static int dump(const char *store, const char *id)
     const char *keys[] = {"pid", "sink", "cupti_api_version", "cupti_library", "devices",
                           "cupti_error", "cupti_error_code", "config", "config.api",
                           "config.api_include", "config.api_exclude", "api_muted.1",
-                          "api_muted.2", "attached_ns", "attached_uid", "attached_by_pid"};
+                          "api_muted.2", "attached_ns", "attached_uid", "attached_by_pid",
+                          "device.0", "device.1"};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
         print_meta(txn, keys[i]);
     memset(&d, 0, sizeof d);

@@ -126,7 +126,8 @@ no|"") sanitized=false ;;
 *) sanitized=true; echo "skip fork under the sanitizer build (covered by the plain build)" ;;
 esac
 if ! $sanitized; then
-case_ fork emit:1000 fork 0 --exit return -- CUPTOPSIM_SCENARIO=clean
+# (the DEVICE record reaches the parent before the fork: a flush period)
+case_ fork seq:emit:1000,sleep:800 fork 0 --exit return -- CUPTOPSIM_SCENARIO=clean CUPTOP_FLUSH_PERIOD_MS=100
 n=$("$ctl" sessions "$tmp/fork/store" | wc -l | tr -d ' ')
 check "fork: two sessions" "$n" 2
 child=$("$ctl" sessions "$tmp/fork/store" | tail -1)
@@ -138,6 +139,13 @@ if [ -e "$tmp/fork/truth.child" ] &&
 else
     echo "FAIL fork child:"; grep FAIL "$tmp/fork/child.check" 2>/dev/null; fail=1
 fi
+# the child's session names the device too (CUPTI dumped the DEVICE
+# records in the parent only): the parent's device.0, in the child's meta
+"$ctl" dump "$tmp/fork/store" "$("$ctl" sessions "$tmp/fork/store" | head -1)" >"$tmp/fork/parent.dump"
+pdev=$(grep '^meta.device.0=' "$tmp/fork/parent.dump" | head -1)
+cdev=$(grep '^meta.device.0=' "$tmp/fork/child.dump" | head -1)
+check "fork: the parent's session names device 0" "$([ -n "$pdev" ] && echo yes)" yes
+check "fork: the child's session names device 0 as the parent's" "$cdev" "$pdev"
 fi
 # runtime control: dormant start, a request turns kinds on while the
 # simulated application runs; acknowledged (generous deadline: loaded
