@@ -34,7 +34,7 @@ one() { # SPEC WANT_KERNELS WANT_RANGES
     id=$(ls "$st" | head -1)
     "$CUPTOP" ranges --store "$st" --json "$id" >"$OUT/ranges-$2.json" 2>"$OUT/ranges-$2.err"
     r=$(python3 -c 'import json,sys; print(" ".join(sorted("%s@%s:%d" % (n["name"], n["domain"], n["count"]) for n in json.load(open(sys.argv[1]))["names"])))' "$OUT/ranges-$2.json")
-    "$CUPTOP" export --store "$st" "$id" --format jsonl -o "$OUT/exp-$2.jsonl" --force 2>/dev/null
+    "$CUPTOP" export --store "$st" "$id" --from start --to end --format jsonl -o "$OUT/exp-$2.jsonl" --force 2>/dev/null
     kx=$(grep -c '"kind":"kernel"' "$OUT/exp-$2.jsonl" 2>/dev/null)
     res=PASS
     [ "$kx" = "$2" ] && [ "$r" = "$3" ] || { res=FAIL; fail=1; }
