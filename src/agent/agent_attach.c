@@ -9,8 +9,10 @@
  *
  * What a detach cannot undo: CUPTI has no call that unregisters the
  * activity buffer callbacks (short of cuptiFinalize, which cuptop avoids:
- * it has crashed other tools), and the library stays loaded.  Both cost
- * nothing while no kind is on, and another client that registers its own
+ * it has crashed other tools), and the library stays loaded and
+ * initialised.  That is not free: CUDA calls stay slower after a detach
+ * (11-19 % on an H200 PyTorch loop, doc/benchmarks.md "GPU: session 5")
+ * until the process exits.  Another client that registers its own
  * callbacks replaces ours - which is why every attach registers again.
  *
  * A late attach cannot see the contexts that already exist through the
