@@ -22,7 +22,10 @@
 #   3. drops with a deliberately small pool (POOL buffers of BUF bytes):
 #      lost records per configuration, and the record ratio all/gpu
 # Environment: REPS (5), POOL (3), BUF (256K), PROFILER=1 adds
-# torch.profiler to table 2 (its loop time, for the ratio).
+# torch.profiler to table 2 (its loop time, for the ratio); WORKLOADS
+# (ops train graph) and CONFIGS (none all gpu kc) narrow a run, e.g.
+# PROFILER=1 WORKLOADS=ops CONFIGS="none all gpu" SMALL=0 for the loop
+# times alone (SMALL=0 skips table 3).
 set -u
 B=$(cd "${1:?usage: api_policy.sh BUILD_DIR}" && pwd)
 OUT=${OUT:-$PWD/gpu-out}
@@ -38,8 +41,8 @@ python3 -c 'import torch; assert torch.cuda.is_available()' 2>>"$LOG" ||
     { echo "no PyTorch with CUDA"; exit 77; }
 work=$(mktemp -d /tmp/cuptop-api.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-WORKLOADS="ops train graph"
-CONFIGS="none all gpu kc"
+WORKLOADS=${WORKLOADS:-ops train graph}
+CONFIGS=${CONFIGS:-none all gpu kc}
 [ "${PROFILER:-0}" = 1 ] && CONFIGS="$CONFIGS profiler"
 
 # one run: workload config rep [extra cuptop run options...]; appends
@@ -67,7 +70,8 @@ for r in $(seq 1 "$REPS"); do
 done
 echo "== small pool: --pool $POOL --buffer-size $BUF" | tee -a "$LOG"
 : >"$work/small"
-for w in $WORKLOADS; do
+[ "${SMALL:-1}" = 1 ] || WORKLOADS_SMALL=""
+for w in ${WORKLOADS_SMALL-$WORKLOADS}; do
     for c in all gpu kc; do
         st=$work/small-$w-$c
         case $c in
