@@ -218,6 +218,19 @@ static char *nv_ascii(const wchar_t *w)
     return c;
 }
 
+/* Copies of a name given as ASCII (a) or wide (w): false when memory is
+ * short (nothing kept). */
+static bool nv_copy(const char *a, const wchar_t *w, char **name, wchar_t **wname)
+{
+    *name = w ? nv_ascii(w) : strdup(a);
+    *wname = w ? wcsdup(w) : NULL;
+    if (*name && (*wname || !w))
+        return true;
+    free(*name);
+    free(*wname);
+    return false;
+}
+
 /* A new handle of ours for a domain name (the same one for the same
  * name), or NULL when the table is full or memory short. */
 static nv_dom *nv_dom_new(const char *a, const wchar_t *w)
@@ -228,17 +241,12 @@ static nv_dom *nv_dom_new(const char *a, const wchar_t *w)
         if (w ? nv_doms[i].wname && !wcscmp(nv_doms[i].wname, w)
               : !nv_doms[i].wname && !strcmp(nv_doms[i].name, a))
             d = &nv_doms[i];
-    if (!d && nv_ndoms < NV_DOM_MAX) {
-        char *name = w ? nv_ascii(w) : strdup(a);
-        wchar_t *wname = w ? wcsdup(w) : NULL;
-        if (name && (wname || !w)) {
-            d = &nv_doms[nv_ndoms++];
-            d->name = name;
-            d->wname = wname;
-        } else {
-            free(name);
-            free(wname);
-        }
+    char *name;
+    wchar_t *wname;
+    if (!d && nv_ndoms < NV_DOM_MAX && nv_copy(a, w, &name, &wname)) {
+        d = &nv_doms[nv_ndoms++];
+        d->name = name;
+        d->wname = wname;
     }
     pthread_mutex_unlock(&nv_hlock);
     return d;
@@ -248,18 +256,13 @@ static nv_str *nv_str_new(nvtxDomainHandle_t dom, const char *a, const wchar_t *
 {
     nv_str *x = NULL;
     pthread_mutex_lock(&nv_hlock);
-    if (nv_nstrs < NV_STR_MAX) {
-        char *s = w ? nv_ascii(w) : strdup(a);
-        wchar_t *ws = w ? wcsdup(w) : NULL;
-        if (s && (ws || !w)) {
-            x = &nv_strs[nv_nstrs++];
-            x->dom = dom;
-            x->s = s;
-            x->ws = ws;
-        } else {
-            free(s);
-            free(ws);
-        }
+    char *str;
+    wchar_t *wstr;
+    if (nv_nstrs < NV_STR_MAX && nv_copy(a, w, &str, &wstr)) {
+        x = &nv_strs[nv_nstrs++];
+        x->dom = dom;
+        x->s = str;
+        x->ws = wstr;
     }
     pthread_mutex_unlock(&nv_hlock);
     return x;

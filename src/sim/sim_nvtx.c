@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 
 #include <nvtx3/nvToolsExt.h>
 
@@ -198,6 +199,29 @@ static nvtxStringHandle_t NVTX_API h_register_a(nvtxDomainHandle_t h, const char
     return (nvtxStringHandle_t)(void *)x;
 }
 
+/* Wide names: kept as ASCII ('?' for the rest), as the records carry char. */
+static void nv_narrow(const wchar_t *w, char *out, size_t len)
+{
+    size_t n = 0;
+    for (; w && w[n] && n + 1 < len; n++)
+        out[n] = w[n] >= 0 && w[n] < 128 ? (char)w[n] : '?';
+    out[n] = '\0';
+}
+
+static nvtxDomainHandle_t NVTX_API h_domain_create_w(const wchar_t *name)
+{
+    char a[256];
+    nv_narrow(name, a, sizeof a);
+    return h_domain_create(a);
+}
+
+static nvtxStringHandle_t NVTX_API h_register_w(nvtxDomainHandle_t h, const wchar_t *str)
+{
+    char a[256];
+    nv_narrow(str, a, sizeof a);
+    return str ? h_register_a(h, a) : NULL;
+}
+
 static int NVTX_API h_dpush(nvtxDomainHandle_t h, const nvtxEventAttributes_t *a)
 {
     return nv_push(nv_msg(a), (const sim_nvtx_domain *)h, a);
@@ -257,6 +281,8 @@ SIM_EXPORT CUptiResult cuptiNvtxInitialize2(NvtxGetExportTableFunc_t get)
         SET(t, n, NVTX_CBID_CORE2_DomainRangePop, h_dpop);
         SET(t, n, NVTX_CBID_CORE2_DomainCreateA, h_domain_create);
         SET(t, n, NVTX_CBID_CORE2_DomainRegisterStringA, h_register_a);
+        SET(t, n, NVTX_CBID_CORE2_DomainCreateW, h_domain_create_w);
+        SET(t, n, NVTX_CBID_CORE2_DomainRegisterStringW, h_register_w);
     }
     return CUPTI_SUCCESS;
 }

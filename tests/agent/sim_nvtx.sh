@@ -241,7 +241,7 @@ d=$tmp/late
 mkdir -p "$d"
 env CUPTOP_STORE="$d/store" CUPTOPSIM_NVTX_TRUTH="$d/nvtx" NVTX_INJECTION64_PATH="$agent" \
     CUPTOP_DORMANT=1 timeout 120 "$drive" "$sim" "$agent" "$d/truth" \
-    "seq:ctx,dcreate:io,reg:io:load,reg:-:tick,push:dormant,pop,mark:ready,wait:go,dpush:io:step,dpop:io,rpush:io:load,dpop:io,rpush:-:tick,pop,push:after,pop" \
+    "seq:ctx,dcreate:io,reg:io:load,reg:-:tick,wreg:wio:wload,push:dormant,pop,mark:ready,wait:go,dpush:io:step,dpop:io,rpush:io:load,dpop:io,rpush:-:tick,pop,wrpush:wio:wload,wdpop:wio,push:after,pop" \
     return >"$d/out" 2>"$d/err" &
 pid=$!
 id=$("$ctl" wait-session "$d/store" 1 30)
@@ -254,7 +254,7 @@ pid=
 "$b/cuptop" ranges --store "$d/store" --json "$id" >"$d/ranges.json" 2>"$d/ranges.err"
 check "late: ranges made after a dormant start keep their domain and registered name" \
     "$(python3 -c 'import json,sys; print(sorted((n["name"],n["domain"],n["count"]) for n in json.load(open(sys.argv[1]))["names"]))' "$d/ranges.json")" \
-    "[('after', '', 1), ('load', 'io', 1), ('step', 'io', 1), ('tick', '', 1)]"
+    "[('after', '', 1), ('load', 'io', 1), ('step', 'io', 1), ('tick', '', 1), ('wload', 'wio', 1)]"
 
 # usage errors: exit 2, one line
 "$b/cuptop" ranges --store "$tmp/return/store" >/dev/null 2>"$tmp/e1"; rc=$?

@@ -34,6 +34,8 @@
  *                     dcreate:DOM  nvtxDomainCreateA now (else at first use)
  *                     reg:DOM:NAME nvtxDomainRegisterStringA (DOM "-": default)
  *                     rpush:DOM:NAME push with that registered string
+ *                     wreg:DOM:NAME, wrpush:DOM:NAME, wdpop:DOM  the same
+ *                       through nvtxDomainCreateW / RegisterStringW
  *                     rstart:NAME nvtxRangeStartA (id kept)  rend  nvtxRangeEnd
  *                     nmark:NAME nvtxMarkA
  *                     cpush:NAME:ARGB:PAYLOAD  nvtxRangePushEx with a colour
@@ -85,6 +87,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <wchar.h>
 
 #include <cupti.h>
 #include <nvtx3/nvToolsExt.h>
@@ -328,6 +331,35 @@ static void nvtx_rpush(const char *dom, const char *name)
         (void)nvtxRangePushEx(&at);
 }
 
+/* The wide-character side: domain DOM made by nvtxDomainCreateW and NAME
+ * registered by nvtxDomainRegisterStringW (each once); push with it. */
+static nvtxDomainHandle_t nvtx_wdomain(const char *name, const char *str, nvtxStringHandle_t *reg)
+{
+    static struct { char name[64], str[64]; nvtxDomainHandle_t h; nvtxStringHandle_t s; } w[4];
+    static unsigned n;
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    wchar_t wn[64], ws[64];
+    unsigned i;
+    pthread_mutex_lock(&lock);
+    for (i = 0; i < n; i++)
+        if (!strcmp(w[i].name, name) && (!str || !strcmp(w[i].str, str)))
+            break;
+    if (i == n && n < 4) {
+        snprintf(w[n].name, sizeof w[n].name, "%s", name);
+        snprintf(w[n].str, sizeof w[n].str, "%s", str ? str : "");
+        swprintf(wn, 64, L"%s", name);
+        swprintf(ws, 64, L"%s", str ? str : "");
+        w[n].h = nvtxDomainCreateW(wn);
+        w[n].s = nvtxDomainRegisterStringW(w[n].h, ws);
+        n++;
+    }
+    nvtxDomainHandle_t h = i < n ? w[i].h : NULL;
+    if (reg)
+        *reg = i < n ? w[i].s : NULL;
+    pthread_mutex_unlock(&lock);
+    return h;
+}
+
 static void nvtx_sleep_us(long us)
 {
     struct timespec ts = {0, us * 1000L};
@@ -432,6 +464,26 @@ static bool nvtx_step(const char *st)
             (void)nvtx_registered(dom, c + 1);
         else
             nvtx_rpush(dom, c + 1);
+    } else if (!strncmp(st, "wreg:", 5) || !strncmp(st, "wrpush:", 7)) {
+        char dom[64];
+        bool push = !strncmp(st, "wrpush:", 7);
+        const char *a = st + (push ? 7 : 5), *c = strchr(a, ':');
+        if (!c)
+            return false;
+        snprintf(dom, sizeof dom, "%.*s", (int)(c - a), a);
+        nvtxStringHandle_t reg = NULL;
+        nvtxDomainHandle_t h = nvtx_wdomain(dom, c + 1, &reg);
+        if (push) {
+            nvtxEventAttributes_t at;
+            memset(&at, 0, sizeof at);
+            at.version = NVTX_VERSION;
+            at.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+            at.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+            at.message.registered = reg;
+            (void)nvtxDomainRangePushEx(h, &at);
+        }
+    } else if (!strncmp(st, "wdpop:", 6)) {
+        (void)nvtxDomainRangePop(nvtx_wdomain(st + 6, NULL, NULL));
     } else if (!strncmp(st, "dpop:", 5)) {
         (void)nvtxDomainRangePop(nvtx_domain(st + 5));
     } else if (!strncmp(st, "rstart:", 7)) {
