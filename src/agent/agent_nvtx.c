@@ -17,11 +17,10 @@
  *
  * Handles made while dormant: the no-op makes every domain and registered
  * string NULL (the default domain, no name), and CUPTI, attached later,
- * would never learn their names.  So a table kept while dormant gets thin
- * wrappers in the slots that make or take those handles (see
- * NV_SET_XLATE below): the agent hands out handles of its own that keep
- * the name, and gives CUPTI the handle CUPTI makes for that name once it
- * is attached.
+ * would never learn their names.  So every table gets thin wrappers in the
+ * slots that make or take those handles (see NV_SET_XLATE below): the
+ * agent hands out handles of its own that keep the name, and gives CUPTI
+ * the handle CUPTI makes for that name once it is attached.
  *
  * Capture range nvtx:NAME[@DOMAIN] (CUPTOP_CAPTURE_RANGE): the agent must
  * see the range while dormant, so for this mode it also wraps the push/pop
@@ -75,9 +74,10 @@ static struct agent_nvtx {
 /* ---- wrappers and shadow slots ------------------------------------------
  *
  * Two sets of wrappers go into a library's table (nv_install):
- *  - NV_SET_XLATE, for every library whose table arrives while CUPTI is not
- *    attached: the calls that make or take a domain or registered-string
- *    handle.  While dormant the no-op would hand out NULL handles (the
+ *  - NV_SET_XLATE, for every library (also one whose table arrives while
+ *    CUPTI is attached: handles are process-wide and may cross libraries,
+ *    so CUPTI must never be given one of ours): the calls that make or
+ *    take a domain or registered-string handle.  While dormant the no-op would hand out NULL handles (the
  *    default domain, no name), so the wrappers hand out the agent's own
  *    (a slot in nv_doms / nv_strs, with the name) and, once CUPTI is
  *    attached, give CUPTI the handle CUPTI made for that name (created at
@@ -735,11 +735,13 @@ __attribute__((visibility("default"))) int InitializeInjectionNvtx2(agent_nvtx_g
     bool known = false;
     for (unsigned i = 0; i < v->n; i++)
         known |= v->tables[i] == get;
-    /* the wrappers: capture sees the range; a table kept while dormant
-     * gets handles of ours (names CUPTI gets once attached) */
-    unsigned set = nv_wrap ? NV_SET_CAPTURE | NV_SET_XLATE
-                   : !atomic_load(&a->attached) ? NV_SET_XLATE : 0;
-    if (!known && set)
+    /* the wrappers: capture sees the range; every table translates
+     * handles, also one that arrives while CUPTI is attached: a handle is
+     * process-wide, so one made by a library's wrapper (ours) may be
+     * passed to another library's NVTX calls, and CUPTI must never see
+     * one of ours */
+    unsigned set = nv_wrap ? NV_SET_CAPTURE | NV_SET_XLATE : NV_SET_XLATE;
+    if (!known)
         nv_install(get, set);
     if (!known && v->n < AGENT_NVTX_TABLES) {
         v->sets[v->n] = set;

@@ -222,22 +222,34 @@ static nvtxStringHandle_t NVTX_API h_register_w(nvtxDomainHandle_t h, const wcha
     return str ? h_register_a(h, a) : NULL;
 }
 
+/* CUPTI only knows the domain handles it made: one it did not make (a
+ * client passing its own) is logged to the truth as "badhandle" and
+ * treated as the default domain, so a test can see it never happens. */
+static const sim_nvtx_domain *nv_dom_check(nvtxDomainHandle_t h)
+{
+    uintptr_t p = (uintptr_t)h, b = (uintptr_t)nv_domains;
+    if (!h || (p >= b && p < b + sizeof nv_domains))
+        return (const sim_nvtx_domain *)h;
+    nv_record("badhandle", 0, 0, NULL, NULL);
+    return NULL;
+}
+
 static int NVTX_API h_dpush(nvtxDomainHandle_t h, const nvtxEventAttributes_t *a)
 {
-    return nv_push(nv_msg(a), (const sim_nvtx_domain *)h, a);
+    return nv_push(nv_msg(a), nv_dom_check(h), a);
 }
-static int NVTX_API h_dpop(nvtxDomainHandle_t h) { return nv_pop((const sim_nvtx_domain *)h); }
+static int NVTX_API h_dpop(nvtxDomainHandle_t h) { return nv_pop(nv_dom_check(h)); }
 static nvtxRangeId_t NVTX_API h_dstart(nvtxDomainHandle_t h, const nvtxEventAttributes_t *a)
 {
-    return nv_start(nv_msg(a), (const sim_nvtx_domain *)h, false, CUPTI_ACTIVITY_FLAG_MARKER_START);
+    return nv_start(nv_msg(a), nv_dom_check(h), false, CUPTI_ACTIVITY_FLAG_MARKER_START);
 }
 static void NVTX_API h_dend(nvtxDomainHandle_t h, nvtxRangeId_t id)
 {
-    nv_end((uint32_t)id, (const sim_nvtx_domain *)h);
+    nv_end((uint32_t)id, nv_dom_check(h));
 }
 static void NVTX_API h_dmark(nvtxDomainHandle_t h, const nvtxEventAttributes_t *a)
 {
-    (void)nv_start(nv_msg(a), (const sim_nvtx_domain *)h, false,
+    (void)nv_start(nv_msg(a), nv_dom_check(h), false,
                    CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS);
 }
 

@@ -256,6 +256,32 @@ check "late: ranges made after a dormant start keep their domain and registered 
     "$(python3 -c 'import json,sys; print(sorted((n["name"],n["domain"],n["count"]) for n in json.load(open(sys.argv[1]))["names"]))' "$d/ranges.json")" \
     "[('after', '', 1), ('load', 'io', 1), ('step', 'io', 1), ('tick', '', 1), ('wload', 'wio', 1)]"
 
+# 8. handles cross libraries: a second NVTX instance (nvtx_other.so, its
+#    own NVTX state) made its first call and a domain while dormant;
+#    simdrive's own first NVTX call comes after the attach.  Each pushes in
+#    a domain the other made: the ranges carry the right domain, and CUPTI
+#    (the simulator logs "badhandle" for a handle it never made) is never
+#    given one of the agent's handles
+d=$tmp/cross
+mkdir -p "$d"
+env CUPTOP_STORE="$d/store" CUPTOPSIM_NVTX_TRUTH="$d/nvtx" NVTX_INJECTION64_PATH="$agent" \
+    CUPTOPSIM_NVTX_OTHER="$b/nvtx_other.so" CUPTOP_DORMANT=1 timeout 120 "$drive" "$sim" "$agent" \
+    "$d/truth" "seq:ctx,oinit,ocreate:bdom,mark:ready,wait:go,dcreate:adom,odpush:adom:cross1,odpop:adom,xodpush:bdom:cross2,xodpop:bdom" \
+    return >"$d/out" 2>"$d/err" &
+pid=$!
+id=$("$ctl" wait-session "$d/store" 1 30)
+i=0; while [ ! -e "$d/ready" ] && [ $i -lt 3000 ]; do sleep 0.02; i=$((i + 1)); done
+g=$("$ctl" control "$d/store" "$id" kernel,runtime,marker)
+"$ctl" wait-ack "$d/store" "$id" "$g" 60 >/dev/null || { echo "FAIL cross: not acknowledged"; fail=1; }
+touch "$d/go"
+wait "$pid" || { echo "FAIL cross: the application exited with $?"; cat "$d/err"; fail=1; }
+pid=
+"$b/cuptop" ranges --store "$d/store" --json "$id" >"$d/ranges.json" 2>"$d/ranges.err"
+check "cross: ranges pushed in a domain another library made" \
+    "$(python3 -c 'import json,sys; print(sorted((n["name"],n["domain"],n["count"]) for n in json.load(open(sys.argv[1]))["names"]))' "$d/ranges.json")" \
+    "[('cross1', 'adom', 1), ('cross2', 'bdom', 1)]"
+check "cross: CUPTI never given a handle it did not make" "$(grep -c '^badhandle' "$d/nvtx")" 0
+
 # usage errors: exit 2, one line
 "$b/cuptop" ranges --store "$tmp/return/store" >/dev/null 2>"$tmp/e1"; rc=$?
 check "ranges without a session exits" "$rc" 2

@@ -36,6 +36,9 @@
  *                     rpush:DOM:NAME push with that registered string
  *                     wreg:DOM:NAME, wrpush:DOM:NAME, wdpop:DOM  the same
  *                       through nvtxDomainCreateW / RegisterStringW
+ *                     oinit, ocreate:DOM, odpush:DOM:NAME, odpop:DOM,
+ *                     xodpush:DOM:NAME, xodpop:DOM  a second NVTX instance
+ *                       ($CUPTOPSIM_NVTX_OTHER), handles passed across
  *                     rstart:NAME nvtxRangeStartA (id kept)  rend  nvtxRangeEnd
  *                     nmark:NAME nvtxMarkA
  *                     cpush:NAME:ARGB:PAYLOAD  nvtxRangePushEx with a colour
@@ -360,6 +363,41 @@ static nvtxDomainHandle_t nvtx_wdomain(const char *name, const char *str, nvtxSt
     return h;
 }
 
+/* The second NVTX instance (nvtx_other.so, $CUPTOPSIM_NVTX_OTHER) and the
+ * domains it made, by name. */
+static struct {
+    void (*init)(void);
+    void *(*create)(const char *);
+    void (*dpush)(void *, const char *);
+    void (*dpop)(void *);
+} nvtx_o;
+
+static bool nvtx_other_load(void)
+{
+    static void *h;
+    const char *p = getenv("CUPTOPSIM_NVTX_OTHER");
+    if (!h && p && (h = dlopen(p, RTLD_NOW | RTLD_LOCAL)) != NULL) {
+        *(void **)&nvtx_o.init = dlsym(h, "nvtx_other_init");
+        *(void **)&nvtx_o.create = dlsym(h, "nvtx_other_create");
+        *(void **)&nvtx_o.dpush = dlsym(h, "nvtx_other_dpush");
+        *(void **)&nvtx_o.dpop = dlsym(h, "nvtx_other_dpop");
+    }
+    return h && nvtx_o.init && nvtx_o.create && nvtx_o.dpush && nvtx_o.dpop;
+}
+
+static void *nvtx_other_domain(const char *name)
+{
+    static struct { char name[64]; void *h; } doms[4];
+    static unsigned n;
+    for (unsigned i = 0; i < n; i++)
+        if (!strcmp(doms[i].name, name))
+            return doms[i].h;
+    if (n == 4)
+        return NULL;
+    snprintf(doms[n].name, sizeof doms[n].name, "%s", name);
+    return doms[n++].h = nvtx_o.create(name);
+}
+
 static void nvtx_sleep_us(long us)
 {
     struct timespec ts = {0, us * 1000L};
@@ -482,6 +520,38 @@ static bool nvtx_step(const char *st)
             at.message.registered = reg;
             (void)nvtxDomainRangePushEx(h, &at);
         }
+    } else if (!strcmp(st, "oinit") || !strncmp(st, "ocreate:", 8) ||
+               !strncmp(st, "odpush:", 7) || !strncmp(st, "odpop:", 6) ||
+               !strncmp(st, "xodpush:", 8) || !strncmp(st, "xodpop:", 7)) {
+        /* the second instance: its first call; a domain it makes; a push
+         * or pop through it in a domain simdrive made (odpush, odpop), or
+         * through simdrive in a domain it made (xodpush, xodpop) */
+        char dom[64];
+        const char *a = strchr(st, ':'), *c = a ? strchr(a + 1, ':') : NULL;
+        if (!nvtx_other_load())
+            return false;
+        if (a)
+            snprintf(dom, sizeof dom, "%.*s", (int)(c ? c - a - 1 : (long)strlen(a + 1)), a + 1);
+        if (!strcmp(st, "oinit"))
+            nvtx_o.init();
+        else if (st[0] == 'o' && st[1] == 'c')
+            (void)nvtx_other_domain(dom);
+        else if (!strncmp(st, "odpush:", 7) && c)
+            nvtx_o.dpush(nvtx_domain(dom), c + 1);
+        else if (!strncmp(st, "odpop:", 6))
+            nvtx_o.dpop(nvtx_domain(dom));
+        else if (!strncmp(st, "xodpush:", 8) && c) {
+            nvtxEventAttributes_t at;
+            memset(&at, 0, sizeof at);
+            at.version = NVTX_VERSION;
+            at.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+            at.messageType = NVTX_MESSAGE_TYPE_ASCII;
+            at.message.ascii = c + 1;
+            (void)nvtxDomainRangePushEx((nvtxDomainHandle_t)nvtx_other_domain(dom), &at);
+        } else if (!strncmp(st, "xodpop:", 7))
+            (void)nvtxDomainRangePop((nvtxDomainHandle_t)nvtx_other_domain(dom));
+        else
+            return false;
     } else if (!strncmp(st, "wdpop:", 6)) {
         (void)nvtxDomainRangePop(nvtx_wdomain(st + 6, NULL, NULL));
     } else if (!strncmp(st, "dpop:", 5)) {
