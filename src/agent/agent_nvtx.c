@@ -372,6 +372,13 @@ static void nv_push_seen(const char *m, nvtxDomainHandle_t h)
     nv_pushed(h, hit);
 }
 
+/* The same for an Ex push: its message is read only in capture mode. */
+static void nv_push_seen_at(const nvtxEventAttributes_t *at, nvtxDomainHandle_t h)
+{
+    if (nv_wrap)
+        nv_push_seen(nv_attr_name(at), h);
+}
+
 /* A pop, after it was forwarded: leave the range when it closes it. */
 static void nv_pop_seen(nvtxDomainHandle_t h)
 {
@@ -390,7 +397,7 @@ static int NVTX_API nv_push_a(const char *m)
 static int NVTX_API nv_push_ex(const nvtxEventAttributes_t *at)
 {
     nvtxEventAttributes_t tmp;
-    nv_push_seen(nv_attr_name(at), NULL);
+    nv_push_seen_at(at, NULL);
     NvtxFunctionPointer f = NV_NEXT(NV_PUSH_EX);
     return f ? ((nv_attr_int_fn)f)(nv_xattr(at, &tmp)) : NV_NOTRACK;
 }
@@ -443,7 +450,7 @@ static void NVTX_API nv_dend(nvtxDomainHandle_t h, nvtxRangeId_t id)
 static int NVTX_API nv_dpush(nvtxDomainHandle_t h, const nvtxEventAttributes_t *at)
 {
     nvtxEventAttributes_t tmp;
-    nv_push_seen(nv_attr_name(at), h);
+    nv_push_seen_at(at, h);
     NvtxFunctionPointer f = NV_NEXT(NV_DPUSH);
     return f ? ((nv_dattr_int_fn)f)(nv_dom_real(h), nv_xattr(at, &tmp)) : NV_NOTRACK;
 }

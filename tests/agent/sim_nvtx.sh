@@ -211,6 +211,11 @@ capture() { # NAME END WANT_KERNELS WANT_STEPS
 capture cap_stop stop 1000 1
 capture cap_repeat repeat 1200 2
 
+# the stored ranges as sorted (name, domain, count), those named $2 only when given
+range_set() { # RANGES_JSON [NAME]
+    python3 -c 'import json,sys; print(sorted((n["name"],n["domain"],n["count"]) for n in json.load(open(sys.argv[1]))["names"] if len(sys.argv) < 3 or n["name"]==sys.argv[2]))' "$@"
+}
+
 # 6. capture nvtx:step@io: only a "step" pushed in domain io opens the range
 #    (not one in the default domain, not one in domain other); nvtx:step@
 #    means the default domain only.  The domains are created while dormant.
@@ -225,35 +230,40 @@ dcapture() { # NAME SPEC SEQ WANT_KERNELS
 }
 dcapture cap_domain step@io "$DCAP" 1000
 check "cap_domain: the stored step is the one in domain io" \
-    "$(python3 -c 'import json,sys; print(sorted((n["name"],n["domain"],n["count"]) for n in json.load(open(sys.argv[1]))["names"] if n["name"]=="step"))' "$tmp/cap_domain/ranges.json")" \
-    "[('step', 'io', 1)]"
+    "$(range_set "$tmp/cap_domain/ranges.json" step)" "[('step', 'io', 1)]"
 dcapture cap_default step@ ctx,emit:300,dpush:io:step,emit:200,dpop:io,mark:before,push:step,emit:700,pop,emit:50 700
 for bad in "nvtx:@io" "nvtx:"; do
     "$b/cuptop" run --store "$tmp/bad" --capture-range "$bad" -- true >/dev/null 2>"$tmp/bad.err"
     check "run --capture-range $bad exits" "$?" 2
 done
 
+# a dormant start: SEQ runs to its mark "ready", a request turns kernel,
+# runtime and marker on, then the rest; the ranges in $tmp/NAME/ranges.json
+dormant() { # NAME SEQ [ENV...]
+    d=$tmp/$1 seq=$2
+    shift 2
+    mkdir -p "$d"
+    env CUPTOP_STORE="$d/store" CUPTOPSIM_NVTX_TRUTH="$d/nvtx" NVTX_INJECTION64_PATH="$agent" \
+        CUPTOP_DORMANT=1 "$@" timeout 120 "$drive" "$sim" "$agent" "$d/truth" "seq:$seq" \
+        return >"$d/out" 2>"$d/err" &
+    pid=$!
+    id=$("$ctl" wait-session "$d/store" 1 30)
+    i=0; while [ ! -e "$d/ready" ] && [ $i -lt 3000 ]; do sleep 0.02; i=$((i + 1)); done
+    g=$("$ctl" control "$d/store" "$id" kernel,runtime,marker)
+    "$ctl" wait-ack "$d/store" "$id" "$g" 60 >/dev/null || { echo "FAIL $1: not acknowledged"; fail=1; }
+    touch "$d/go"
+    wait "$pid" || { echo "FAIL $1: the application exited with $?"; cat "$d/err"; fail=1; }
+    pid=
+    "$b/cuptop" ranges --store "$d/store" --json "$id" >"$d/ranges.json" 2>"$d/ranges.err"
+}
+
 # 7. domains and registered strings made while the agent is dormant (no
 #    CUPTI yet) keep their names: the agent hands out its own handles and
 #    gives CUPTI the ones CUPTI makes for those names at the attach (the
 #    NVTX no-op would have made them NULL: the default domain, no name)
-d=$tmp/late
-mkdir -p "$d"
-env CUPTOP_STORE="$d/store" CUPTOPSIM_NVTX_TRUTH="$d/nvtx" NVTX_INJECTION64_PATH="$agent" \
-    CUPTOP_DORMANT=1 timeout 120 "$drive" "$sim" "$agent" "$d/truth" \
-    "seq:ctx,dcreate:io,reg:io:load,reg:-:tick,wreg:wio:wload,push:dormant,pop,mark:ready,wait:go,dpush:io:step,dpop:io,rpush:io:load,dpop:io,rpush:-:tick,pop,wrpush:wio:wload,wdpop:wio,push:after,pop" \
-    return >"$d/out" 2>"$d/err" &
-pid=$!
-id=$("$ctl" wait-session "$d/store" 1 30)
-i=0; while [ ! -e "$d/ready" ] && [ $i -lt 3000 ]; do sleep 0.02; i=$((i + 1)); done
-g=$("$ctl" control "$d/store" "$id" kernel,runtime,marker)
-"$ctl" wait-ack "$d/store" "$id" "$g" 60 >/dev/null || { echo "FAIL late: not acknowledged"; fail=1; }
-touch "$d/go"
-wait "$pid" || { echo "FAIL late: the application exited with $?"; cat "$d/err"; fail=1; }
-pid=
-"$b/cuptop" ranges --store "$d/store" --json "$id" >"$d/ranges.json" 2>"$d/ranges.err"
+dormant late ctx,dcreate:io,reg:io:load,reg:-:tick,wreg:wio:wload,push:dormant,pop,mark:ready,wait:go,dpush:io:step,dpop:io,rpush:io:load,dpop:io,rpush:-:tick,pop,wrpush:wio:wload,wdpop:wio,push:after,pop
 check "late: ranges made after a dormant start keep their domain and registered name" \
-    "$(python3 -c 'import json,sys; print(sorted((n["name"],n["domain"],n["count"]) for n in json.load(open(sys.argv[1]))["names"]))' "$d/ranges.json")" \
+    "$(range_set "$tmp/late/ranges.json")" \
     "[('after', '', 1), ('load', 'io', 1), ('step', 'io', 1), ('tick', '', 1), ('wload', 'wio', 1)]"
 
 # 8. handles cross libraries: a second NVTX instance (nvtx_other.so, its
@@ -262,25 +272,11 @@ check "late: ranges made after a dormant start keep their domain and registered 
 #    a domain the other made: the ranges carry the right domain, and CUPTI
 #    (the simulator logs "badhandle" for a handle it never made) is never
 #    given one of the agent's handles
-d=$tmp/cross
-mkdir -p "$d"
-env CUPTOP_STORE="$d/store" CUPTOPSIM_NVTX_TRUTH="$d/nvtx" NVTX_INJECTION64_PATH="$agent" \
-    CUPTOPSIM_NVTX_OTHER="$b/nvtx_other.so" CUPTOP_DORMANT=1 timeout 120 "$drive" "$sim" "$agent" \
-    "$d/truth" "seq:ctx,oinit,ocreate:bdom,mark:ready,wait:go,dcreate:adom,odpush:adom:cross1,odpop:adom,xodpush:bdom:cross2,xodpop:bdom" \
-    return >"$d/out" 2>"$d/err" &
-pid=$!
-id=$("$ctl" wait-session "$d/store" 1 30)
-i=0; while [ ! -e "$d/ready" ] && [ $i -lt 3000 ]; do sleep 0.02; i=$((i + 1)); done
-g=$("$ctl" control "$d/store" "$id" kernel,runtime,marker)
-"$ctl" wait-ack "$d/store" "$id" "$g" 60 >/dev/null || { echo "FAIL cross: not acknowledged"; fail=1; }
-touch "$d/go"
-wait "$pid" || { echo "FAIL cross: the application exited with $?"; cat "$d/err"; fail=1; }
-pid=
-"$b/cuptop" ranges --store "$d/store" --json "$id" >"$d/ranges.json" 2>"$d/ranges.err"
+dormant cross ctx,oinit,ocreate:bdom,mark:ready,wait:go,dcreate:adom,odpush:adom:cross1,odpop:adom,xodpush:bdom:cross2,xodpop:bdom \
+    CUPTOPSIM_NVTX_OTHER="$b/nvtx_other.so"
 check "cross: ranges pushed in a domain another library made" \
-    "$(python3 -c 'import json,sys; print(sorted((n["name"],n["domain"],n["count"]) for n in json.load(open(sys.argv[1]))["names"]))' "$d/ranges.json")" \
-    "[('cross1', 'adom', 1), ('cross2', 'bdom', 1)]"
-check "cross: CUPTI never given a handle it did not make" "$(grep -c '^badhandle' "$d/nvtx")" 0
+    "$(range_set "$tmp/cross/ranges.json")" "[('cross1', 'adom', 1), ('cross2', 'bdom', 1)]"
+check "cross: CUPTI never given a handle it did not make" "$(grep -c '^badhandle' "$tmp/cross/nvtx")" 0
 
 # usage errors: exit 2, one line
 "$b/cuptop" ranges --store "$tmp/return/store" >/dev/null 2>"$tmp/e1"; rc=$?

@@ -270,64 +270,86 @@ static void CUPTIAPI seq_other_cb(void *ud, CUpti_CallbackDomain d, CUpti_Callba
     (void)data;
 }
 
-static nvtxDomainHandle_t nvtx_domain(const char *name)
+/* NVTX handles made once per key: make(a, b) under the cache's lock. */
+struct nvtx_cache {
+    pthread_mutex_t lock;
+    unsigned n;
+    struct { char key[128]; void *h; } e[16];
+};
+
+static void *nvtx_cached(struct nvtx_cache *c, const char *key,
+                         void *(*make)(const char *a, const char *b), const char *a, const char *b)
 {
-    static struct { char name[64]; nvtxDomainHandle_t h; } doms[8];
-    static unsigned n;
-    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-    nvtxDomainHandle_t h = NULL;
-    pthread_mutex_lock(&lock);
-    for (unsigned i = 0; i < n && !h; i++)
-        if (!strcmp(doms[i].name, name))
-            h = doms[i].h;
-    if (!h && n < 8) {
-        snprintf(doms[n].name, sizeof doms[n].name, "%s", name);
-        h = doms[n++].h = nvtxDomainCreateA(name);
+    void *h = NULL;
+    pthread_mutex_lock(&c->lock);
+    for (unsigned i = 0; i < c->n && !h; i++)
+        if (!strcmp(c->e[i].key, key))
+            h = c->e[i].h;
+    if (!h && c->n < sizeof c->e / sizeof c->e[0]) {
+        snprintf(c->e[c->n].key, sizeof c->e[c->n].key, "%s", key);
+        h = c->e[c->n++].h = make(a, b);
     }
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&c->lock);
     return h;
 }
 
-static void nvtx_dpush(const char *dom, const char *name)
+static void *nvtx_make_domain(const char *name, const char *unused)
+{
+    (void)unused;
+    return nvtxDomainCreateA(name);
+}
+
+static nvtxDomainHandle_t nvtx_domain(const char *name)
+{
+    static struct nvtx_cache c = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    return nvtx_cached(&c, name, nvtx_make_domain, name, NULL);
+}
+
+/* Event attributes with an ASCII message, or a registered one when reg. */
+static nvtxEventAttributes_t nvtx_attr(const char *ascii, nvtxStringHandle_t reg)
 {
     nvtxEventAttributes_t at;
     memset(&at, 0, sizeof at);
     at.version = NVTX_VERSION;
     at.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-    at.messageType = NVTX_MESSAGE_TYPE_ASCII;
-    at.message.ascii = name;
-    (void)nvtxDomainRangePushEx(nvtx_domain(dom), &at);
+    if (reg) {
+        at.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+        at.message.registered = reg;
+    } else {
+        at.messageType = NVTX_MESSAGE_TYPE_ASCII;
+        at.message.ascii = ascii;
+    }
+    return at;
+}
+
+static void nvtx_dpush_h(nvtxDomainHandle_t h, const char *name)
+{
+    nvtxEventAttributes_t at = nvtx_attr(name, NULL);
+    (void)nvtxDomainRangePushEx(h, &at);
+}
+
+static void nvtx_dpush(const char *dom, const char *name)
+{
+    nvtx_dpush_h(nvtx_domain(dom), name);
+}
+
+static void *nvtx_make_registered(const char *dom, const char *name)
+{
+    return nvtxDomainRegisterStringA(strcmp(dom, "-") ? nvtx_domain(dom) : NULL, name);
 }
 
 /* A string registered in a domain ("-": the default one), registered once. */
 static nvtxStringHandle_t nvtx_registered(const char *dom, const char *name)
 {
-    static struct { char key[128]; nvtxStringHandle_t h; } regs[16];
-    static unsigned n;
-    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static struct nvtx_cache c = {.lock = PTHREAD_MUTEX_INITIALIZER};
     char key[128];
-    nvtxStringHandle_t h = NULL;
     snprintf(key, sizeof key, "%s:%s", dom, name);
-    pthread_mutex_lock(&lock);
-    for (unsigned i = 0; i < n && !h; i++)
-        if (!strcmp(regs[i].key, key))
-            h = regs[i].h;
-    if (!h && n < 16) {
-        snprintf(regs[n].key, sizeof regs[n].key, "%s", key);
-        h = regs[n++].h = nvtxDomainRegisterStringA(strcmp(dom, "-") ? nvtx_domain(dom) : NULL, name);
-    }
-    pthread_mutex_unlock(&lock);
-    return h;
+    return nvtx_cached(&c, key, nvtx_make_registered, dom, name);
 }
 
 static void nvtx_rpush(const char *dom, const char *name)
 {
-    nvtxEventAttributes_t at;
-    memset(&at, 0, sizeof at);
-    at.version = NVTX_VERSION;
-    at.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-    at.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
-    at.message.registered = nvtx_registered(dom, name);
+    nvtxEventAttributes_t at = nvtx_attr(NULL, nvtx_registered(dom, name));
     if (strcmp(dom, "-"))
         (void)nvtxDomainRangePushEx(nvtx_domain(dom), &at);
     else
@@ -385,17 +407,16 @@ static bool nvtx_other_load(void)
     return h && nvtx_o.init && nvtx_o.create && nvtx_o.dpush && nvtx_o.dpop;
 }
 
+static void *nvtx_make_other(const char *name, const char *unused)
+{
+    (void)unused;
+    return nvtx_o.create(name);
+}
+
 static void *nvtx_other_domain(const char *name)
 {
-    static struct { char name[64]; void *h; } doms[4];
-    static unsigned n;
-    for (unsigned i = 0; i < n; i++)
-        if (!strcmp(doms[i].name, name))
-            return doms[i].h;
-    if (n == 4)
-        return NULL;
-    snprintf(doms[n].name, sizeof doms[n].name, "%s", name);
-    return doms[n++].h = nvtx_o.create(name);
+    static struct nvtx_cache c = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    return nvtx_cached(&c, name, nvtx_make_other, name, NULL);
 }
 
 static void nvtx_sleep_us(long us)
@@ -512,12 +533,7 @@ static bool nvtx_step(const char *st)
         nvtxStringHandle_t reg = NULL;
         nvtxDomainHandle_t h = nvtx_wdomain(dom, c + 1, &reg);
         if (push) {
-            nvtxEventAttributes_t at;
-            memset(&at, 0, sizeof at);
-            at.version = NVTX_VERSION;
-            at.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-            at.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
-            at.message.registered = reg;
+            nvtxEventAttributes_t at = nvtx_attr(NULL, reg);
             (void)nvtxDomainRangePushEx(h, &at);
         }
     } else if (!strcmp(st, "oinit") || !strncmp(st, "ocreate:", 8) ||
@@ -540,15 +556,9 @@ static bool nvtx_step(const char *st)
             nvtx_o.dpush(nvtx_domain(dom), c + 1);
         else if (!strncmp(st, "odpop:", 6))
             nvtx_o.dpop(nvtx_domain(dom));
-        else if (!strncmp(st, "xodpush:", 8) && c) {
-            nvtxEventAttributes_t at;
-            memset(&at, 0, sizeof at);
-            at.version = NVTX_VERSION;
-            at.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-            at.messageType = NVTX_MESSAGE_TYPE_ASCII;
-            at.message.ascii = c + 1;
-            (void)nvtxDomainRangePushEx((nvtxDomainHandle_t)nvtx_other_domain(dom), &at);
-        } else if (!strncmp(st, "xodpop:", 7))
+        else if (!strncmp(st, "xodpush:", 8) && c)
+            nvtx_dpush_h((nvtxDomainHandle_t)nvtx_other_domain(dom), c + 1);
+        else if (!strncmp(st, "xodpop:", 7))
             (void)nvtxDomainRangePop((nvtxDomainHandle_t)nvtx_other_domain(dom));
         else
             return false;
@@ -566,12 +576,7 @@ static bool nvtx_step(const char *st)
         unsigned long long pl = 0;
         if (sscanf(st + 6, "%127[^:]:%x:%llu", name, &color, &pl) != 3)
             return false;
-        nvtxEventAttributes_t at;
-        memset(&at, 0, sizeof at);
-        at.version = NVTX_VERSION;
-        at.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-        at.messageType = NVTX_MESSAGE_TYPE_ASCII;
-        at.message.ascii = name;
+        nvtxEventAttributes_t at = nvtx_attr(name, NULL);
         at.colorType = NVTX_COLOR_ARGB;
         at.color = color;
         at.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
