@@ -5,7 +5,9 @@
 # /tmp/gpu-batch-SCRIPT; only its table (SCRIPT.md, or run_all's
 # results.md) and the tail of its log come back in $OUT, since the device
 # tool returns few files.  $OUT/summary.txt has each script's exit status.
-# This session's calls (doc/benchmarks.md):
+# Calls recorded in doc/benchmarks.md, e.g. session 6:
+#   batch.sh B nvtx_domain:60 attach:80 nvtx:200 job:50 baseline:190
+# and earlier:
 #   batch.sh B advice:170 names:170 dormant:240
 #   batch.sh B late_debug:120 advice:200 names:120
 #   batch.sh B late_debug:90 dormant:240 names:120
