@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""attach_loop.py DIR SECONDS - a PyTorch loop that knows nothing of cuptop,
-for bench/gpu/attach.sh (cuptop attach PID, issue 20).
+"""attach_loop.py DIR SECONDS [eager|graph] - a PyTorch loop that knows
+nothing of cuptop, for bench/gpu/attach.sh (cuptop attach PID, issue 20)
+and bench/gpu/teardown.sh (speed after a detach).
 
 Each iteration is 100 in-place x.add_(1) ops on a 1024-float tensor: one
-kernel launch each, counted by the program itself.  Every second it prints
+kernel each, counted by the program itself; launched one by one (eager,
+the default) or as one replay of a CUDA graph that holds the 100 (graph).  Every second it prints
 "rate t=S its_per_s=R".  When DIR/pause-N appears it synchronises the
 device, prints "paused N kernels=K" (K: kernels launched so far) and waits
 until DIR/go-N appears; so the caller can attach or detach while no kernel
@@ -18,9 +20,26 @@ import time
 import torch
 
 d, seconds = sys.argv[1], float(sys.argv[2])
+mode = sys.argv[3] if len(sys.argv) > 3 else "eager"
 x = torch.zeros(1024, device="cuda")
 torch.cuda.synchronize()
 kernels = 0
+graph = None
+if mode == "graph":
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):   # warm-up on a side stream, as PyTorch asks
+        for _ in range(3):
+            x.add_(1)
+            kernels += 1
+    torch.cuda.current_stream().wait_stream(s)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(100):
+            x.add_(1)
+    torch.cuda.synchronize()
+elif mode != "eager":
+    sys.exit("attach_loop.py: mode must be eager or graph")
 ran = 0.0
 n_pause = 1
 t_sec = time.perf_counter()
@@ -28,8 +47,11 @@ its = 0
 print("ready pid=%d" % os.getpid(), flush=True)
 while ran < seconds:
     t0 = time.perf_counter()
-    for _ in range(100):
-        x.add_(1)
+    if graph is not None:
+        graph.replay()
+    else:
+        for _ in range(100):
+            x.add_(1)
     kernels += 100
     its += 1
     now = time.perf_counter()

@@ -7,14 +7,21 @@
  * flush period runs.  The first request that turns kinds on attaches;
  * turning every kind off again detaches as far as CUPTI allows.
  *
- * What a detach cannot undo: CUPTI has no call that unregisters the
- * activity buffer callbacks (short of cuptiFinalize, which cuptop avoids:
- * it has crashed other tools), and the library stays loaded and
- * initialised.  That is not free: CUDA calls stay slower after a detach
- * (11-19 % on an H200 PyTorch loop, doc/benchmarks.md "GPU: session 5")
- * until the process exits.  Another client that registers its own
- * callbacks replaces ours - which is why every attach registers again.
- *
+ * A detach disables every kind, flushes, and then tears CUPTI down with
+ * cuptiFinalize, as CUPTI's header recommends: from the exit of a runtime
+ * or driver API call (agent_finalize_at_exit, on the application thread
+ * that makes the next CUDA call), so no GPU work of that thread is in
+ * flight.  Without it CUDA calls stay slower until the process exits
+ * (12-19 % on an H200 PyTorch loop, doc/benchmarks.md "GPU: session 6"),
+ * the slowdown Kineto's teardown removes too.  Not torn down (the
+ * subscriber is released, CUPTI stays initialised, and the session says
+ * why): with --on-detach keep; CUPTI older than CUDA 12.6's (API 24:
+ * Kineto's teardown crashed on older ones); while a capture range still
+ * watches for cudaProfilerStart (that needs the subscription); once an NVTX
+ * table was handed to CUPTI (its handlers stay in the library's table and
+ * would run on a finalized CUPTI).  libcupti itself stays loaded, and the
+ * next attach starts CUPTI afresh (subscribe, callbacks, attributes).
+
  * A late attach cannot see the contexts that already exist through the
  * resource callbacks; CONTEXT records from cuptiActivityEnableAndDump name
  * them (id, device) but give no CUcontext handle, so their drops can only
@@ -26,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "agent_int.h"
 
@@ -57,8 +65,12 @@ void agent_attach_subscribe(agent *a)
     CUptiResult r = CUPTI_ERROR_NOT_SUPPORTED;
     char other[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = "";
 
-    if (a->subscriber)
+    if (a->subscriber) {   /* kept by a detach whose teardown was cancelled */
+        if (!a->have_resource_cb && a->cupti.EnableDomain)
+            a->have_resource_cb =
+                a->cupti.EnableDomain(1, a->subscriber, CUPTI_CB_DOMAIN_RESOURCE) == CUPTI_SUCCESS;
         return;
+    }
     a->have_resource_cb = false;
     if (a->cupti.Subscribe_v2) {
         CUpti_SubscriberParams p = {.structSize = CUpti_SubscriberParams_STRUCT_SIZE,
@@ -145,6 +157,7 @@ int agent_attach(agent *a, bool late, char *why, size_t len)
         why[0] = '\0';
     if (atomic_load(&a->attached))
         return 0;
+    agent_finalize_settle(a, true);   /* a teardown still pending: disarm */
     if (agent_attach_load(a, why, len))
         return -1;
     if (!late)   /* at the start: CUPTI loaded, no kind on, before the DEVICE dump */
@@ -195,6 +208,41 @@ int agent_attach(agent *a, bool late, char *why, size_t len)
     return 0;
 }
 
+/* Why this detach may not tear CUPTI down (NULL: it may). */
+static const char *fin_refusal(agent *a)
+{
+    if (a->cfg.detach_keep)
+        return "--on-detach keep";
+    if (!a->cupti.Finalize)
+        return "this CUPTI has no cuptiFinalize";
+    if (a->api_version < 24)
+        return "CUPTI older than CUDA 12.6's";
+    if (atomic_load(&a->watching))
+        return "the capture range still watches for cudaProfilerStart";
+    if (agent_nvtx_given())
+        return "NVTX was handed to CUPTI, whose handlers stay in the NVTX tables";
+    if (!a->subscriber || !a->cupti.EnableDomain)
+        return "no CUPTI subscriber to run it from an API callback";
+    return NULL;
+}
+
+static void fin_api_domains(agent *a, uint32_t on)
+{
+    (void)a->cupti.EnableDomain(on, a->subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
+    (void)a->cupti.EnableDomain(on, a->subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
+}
+
+static void detach_unsubscribe(agent *a)
+{
+    if (!a->subscriber)
+        return;
+    if (a->cupti.EnableDomain)
+        (void)a->cupti.EnableDomain(0, a->subscriber, CUPTI_CB_DOMAIN_RESOURCE);
+    if (a->cupti.Unsubscribe)
+        (void)a->cupti.Unsubscribe(a->subscriber);
+    a->subscriber = NULL;
+}
+
 void agent_detach_cupti(agent *a)
 {
     uint64_t t0 = agent_mono_ns();
@@ -210,18 +258,17 @@ void agent_detach_cupti(agent *a)
     }
     /* every record CUPTI still holds comes back now; the consumer stores
      * it (the buffer callbacks stay ours until another client replaces
-     * them) */
+     * them or the teardown) */
     fr = a->cupti.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     agent_health_query_drops(a);
     if (a->cfg.flush_period_ms && a->cupti.ActivityFlushPeriod)
         (void)a->cupti.ActivityFlushPeriod(0);
-    if (a->subscriber) {
-        if (a->cupti.EnableDomain)
-            (void)a->cupti.EnableDomain(0, a->subscriber, CUPTI_CB_DOMAIN_RESOURCE);
-        if (a->cupti.Unsubscribe)
-            (void)a->cupti.Unsubscribe(a->subscriber);
-        a->subscriber = NULL;
-    }
+    const char *keep = fin_refusal(a);
+    a->fin_armable = keep == NULL;
+    if (a->subscriber && a->cupti.EnableDomain)
+        (void)a->cupti.EnableDomain(0, a->subscriber, CUPTI_CB_DOMAIN_RESOURCE);
+    if (keep)
+        detach_unsubscribe(a);
     a->have_resource_cb = false;
     /* Without callbacks a handle may die unseen: forget every context.
      * The next attach learns them again (as dumped contexts). */
@@ -230,16 +277,95 @@ void agent_detach_cupti(agent *a)
     atomic_store(&a->attached, false);   /* late CONTEXT records: ignored */
     atomic_store(&a->pre_contexts, 0);
     pthread_mutex_unlock(&a->ctx_lock);
-    agent_note(a, 0,
-               "detached from CUPTI in %.1f ms: kinds disabled, buffers flushed%s%s; not "
-               "released: the activity buffer callbacks stay registered with CUPTI (it has no "
-               "call to unregister them; cuptiFinalize is avoided) and libcupti stays loaded "
-               "and initialised (CUDA calls may stay slower, up to ~20 %% on the H200, until "
-               "the process exits)",
-               (double)(agent_mono_ns() - t0) / 1e6,
-               fr == CUPTI_SUCCESS ? "" : " (the forced flush failed)",
-               was_subscribed ? ", unsubscribed (the subscriber slot is free for another tool)"
-                              : "");
+    if (keep)
+        agent_note(a, 0,
+                   "detached from CUPTI in %.1f ms: kinds disabled, buffers flushed%s%s; not "
+                   "released: CUPTI stays initialised, not torn down (%s): CUDA calls may stay "
+                   "slower, up to ~20 %% on the H200, until the process exits; the activity "
+                   "buffer callbacks stay registered and libcupti stays loaded",
+                   (double)(agent_mono_ns() - t0) / 1e6,
+                   fr == CUPTI_SUCCESS ? "" : " (the forced flush failed)",
+                   was_subscribed ? ", unsubscribed (the subscriber slot is free for another tool)"
+                                  : "",
+                   keep);
+    else
+        agent_note(a, 0,
+                   "detached from CUPTI in %.1f ms: kinds disabled, buffers flushed%s; CUPTI is "
+                   "torn down (cuptiFinalize) at the exit of the next CUDA call, which frees "
+                   "the subscriber slot; libcupti stays loaded",
+                   (double)(agent_mono_ns() - t0) / 1e6,
+                   fr == CUPTI_SUCCESS ? "" : " (the forced flush failed)");
+}
+
+void agent_detach_release(agent *a, bool drained)
+{
+    if (!a->fin_armable || atomic_load(&a->attached))
+        return;
+    a->fin_armable = false;
+    if (!a->subscriber)
+        return;
+    if (!drained) {
+        /* the consumer still parses what the detach flushed (CUPTI calls):
+         * CUPTI stays, the subscriber goes */
+        detach_unsubscribe(a);
+        agent_note(a, 1, "CUPTI not torn down after the detach: its last buffers were still "
+                         "being stored; CUDA calls may stay slower until the process exits");
+        return;
+    }
+    a->fin_arm_ns = agent_real_ns();
+    atomic_store(&a->fin, AGENT_FIN_PENDING);   /* before the callbacks fire */
+    fin_api_domains(a, 1);
+}
+
+void agent_finalize_at_exit(agent *a, const void *cbdata)
+{
+    const CUpti_CallbackData *cd = cbdata;
+    int want = AGENT_FIN_PENDING;
+    if (!cd || cd->callbackSite != CUPTI_API_EXIT ||
+        !atomic_compare_exchange_strong(&a->fin, &want, AGENT_FIN_RUNNING))
+        return;
+    CUptiResult r = a->cupti.Finalize();
+    atomic_store(&a->fin_rc, (int)r);
+    atomic_store(&a->fin_ns, agent_real_ns());
+    atomic_store(&a->fin, AGENT_FIN_DONE);
+}
+
+void agent_finalize_settle(agent *a, bool cancel)
+{
+    int s = atomic_load(&a->fin);
+    if (s == AGENT_FIN_PENDING && cancel &&
+        atomic_compare_exchange_strong(&a->fin, &s, AGENT_FIN_NONE)) {
+        fin_api_domains(a, 0);   /* still subscribed: the attach goes on from here */
+        agent_note(a, 0, "the detach's CUPTI teardown was still waiting for a CUDA call: "
+                         "cancelled by the attach");
+        return;
+    }
+    while (cancel && s == AGENT_FIN_RUNNING) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+        s = atomic_load(&a->fin);
+    }
+    if (s != AGENT_FIN_DONE)
+        return;
+    CUptiResult r = (CUptiResult)atomic_load(&a->fin_rc);
+    double ms = (double)(atomic_load(&a->fin_ns) - a->fin_arm_ns) / 1e6;
+    atomic_store(&a->fin, AGENT_FIN_NONE);
+    if (r == CUPTI_SUCCESS) {
+        /* gone with CUPTI: the subscriber, the callbacks, the attributes */
+        a->subscriber = NULL;
+        a->have_resource_cb = false;
+        a->attrs_set = false;
+        a->finalizes++;
+        agent_note(a, 0, "CUPTI torn down (cuptiFinalize) %.1f ms after the detach, at the exit "
+                         "of the next CUDA call: CUDA runs as without CUPTI; the next attach "
+                         "starts it again", ms);
+    } else {
+        fin_api_domains(a, 0);
+        detach_unsubscribe(a);
+        agent_note(a, 1, "cuptiFinalize after the detach failed: %s; CUPTI stays initialised "
+                         "(CUDA calls may stay slower until the process exits), unsubscribed",
+                   agent_cupti_strerror(&a->cupti, r));
+    }
 }
 
 void agent_epoch_fill(agent *a, cupstore_epoch *e)

@@ -261,6 +261,10 @@ static void health_poll_control(agent *a)
     if (!a->env)
         return;
     agent_scope_poll(a);
+    if (atomic_load(&a->fin) == AGENT_FIN_DONE && pthread_mutex_trylock(&a->stop_lock) == 0) {
+        agent_finalize_settle(a, false);   /* the detach's teardown ran: note it */
+        pthread_mutex_unlock(&a->stop_lock);
+    }
     health_epoch_refresh(a);
     if (cupstore_txn_begin(a->env, false, &txn))
         return;
@@ -312,10 +316,13 @@ static void health_poll_control(agent *a)
              * --detach` sees every record (bench/gpu/attach.sh read 14032
              * of 518900 short on the H200 with no wait, 13740 of 402100
              * when the wait did not include the consumer's open batch) */
-            if (agent_drain(a, a->cfg.stop_timeout_ms ? a->cfg.stop_timeout_ms : 2000, true) != 0)
+            bool drained =
+                agent_drain(a, a->cfg.stop_timeout_ms ? a->cfg.stop_timeout_ms : 2000, true) == 0;
+            if (!drained)
                 agent_note(a, 1, "detach: the flushed buffers were not all stored within %u ms "
                                  "of the acknowledgement; they are stored later",
                            a->cfg.stop_timeout_ms ? a->cfg.stop_timeout_ms : 2000);
+            agent_detach_release(a, drained);   /* then the teardown (or unsubscribe) */
         }
     }
     char api_from[CUPSTORE_API_POLICY_MAX], api_to[CUPSTORE_API_POLICY_MAX] = "";

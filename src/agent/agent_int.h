@@ -94,6 +94,14 @@ typedef enum agent_state {
     AGENT_CHILD,            /* forked child: new session on first use     */
 } agent_state;
 
+/* cuptiFinalize after a detach (agent_attach.c) */
+enum {
+    AGENT_FIN_NONE = 0,     /* nothing armed                              */
+    AGENT_FIN_PENDING,      /* armed: the next API exit callback runs it  */
+    AGENT_FIN_RUNNING,      /* cuptiFinalize in progress on an app thread */
+    AGENT_FIN_DONE,         /* returned (fin_rc); not yet settled         */
+};
+
 typedef struct agent_ctx {
     CUcontext cu;           /* NULL: no handle (free, or dumped)          */
     uint32_t id;
@@ -170,6 +178,16 @@ typedef struct agent {
     bool dump_on;                     /* DEVICE/CONTEXT enabled (dump)    */
     bool session_ok;                  /* the session started normally     */
     uint32_t attaches;                /* attaches in this process         */
+    /* cuptiFinalize after a detach (agent_attach.c): armed by the detach,
+     * run by the first runtime/driver API exit callback on an application
+     * thread, settled (noted, subscriber forgotten) by the health thread
+     * or the next attach */
+    _Atomic int fin;                  /* AGENT_FIN_*                      */
+    bool fin_armable;                 /* the detach kept the subscriber   */
+    uint64_t fin_arm_ns;              /* CLOCK_REALTIME when armed        */
+    _Atomic uint64_t fin_ns;          /* ... when cuptiFinalize returned  */
+    _Atomic int fin_rc;               /* its result                       */
+    uint32_t finalizes;               /* finalized in this process        */
     uint64_t attach_ns, attach_cost_ns; /* the latest attach              */
     bool attach_late;                 /* ... came after the start         */
     _Atomic uint32_t pre_contexts;    /* contexts dumped at that attach   */
@@ -367,6 +385,17 @@ int agent_attach(agent *a, bool late, char *why, size_t len);
  *  kinds, forced flush, last drop query, flush period off, unsubscribe.
  *  Notes what could not be released.  Health thread or stop path. */
 void agent_detach_cupti(agent *a);
+/** After a detach and the drain of what it flushed (drained: complete):
+ *  arm the teardown (cuptiFinalize at the next runtime/driver API exit)
+ *  where allowed, else unsubscribe.  Health thread. */
+void agent_detach_release(agent *a, bool drained);
+/** A runtime/driver API callback while a teardown is armed: at an exit
+ *  site, the first thread to get here calls cuptiFinalize. */
+void agent_finalize_at_exit(agent *a, const void *cbdata);
+/** Settle a teardown: note a finished cuptiFinalize and forget what it
+ *  destroyed; with cancel (before an attach) also disarm one still pending
+ *  and wait for one in progress.  Health thread or attach. */
+void agent_finalize_settle(agent *a, bool cancel);
 /** Wait up to timeout_ms until the queue is empty and the consumer holds no
  *  buffer: what CUPTI handed back is stored.  @return 0 or ETIMEDOUT. */
 int agent_drain(agent *a, uint32_t timeout_ms, bool commit);
@@ -375,6 +404,8 @@ int agent_drain(agent *a, uint32_t timeout_ms, bool commit);
 void agent_nvtx_attached(agent *a);
 /** InitializeInjectionNvtx2 calls so far (NVTX routed to the agent). */
 unsigned long agent_nvtx_inits(void);
+/** How many NVTX tables CUPTI accepted (its handlers sit in them). */
+unsigned agent_nvtx_given(void);
 /** NVTX_INJECTION64_PATH = this library, when unset (best effort). */
 void agent_nvtx_setenv(void);
 /** Fill an epoch record from the open epoch's fields. */

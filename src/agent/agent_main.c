@@ -457,6 +457,10 @@ void CUPTIAPI agent_resource_cb(void *userdata, CUpti_CallbackDomain domain,
     agent *a = userdata;
     const CUpti_ResourceData *rd = data;
     if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+        if (atomic_load_explicit(&a->fin, memory_order_acquire) == AGENT_FIN_PENDING) {
+            agent_finalize_at_exit(a, data);   /* the detach's teardown */
+            return;
+        }
         agent_scope_api(a, domain, cbid, data);   /* capture range */
         return;
     }

@@ -13,7 +13,9 @@
  * does), which writes CUPTI's handlers into that library's function
  * table: from then on NVTX calls become MARKER records.  CUPTI's handlers
  * stay installed after a detach (CUPTI offers no way to take them out);
- * with the marker kind off they record nothing.
+ * with the marker kind off they record nothing - and since they would run
+ * on a torn-down CUPTI, a detach does not call cuptiFinalize once a table
+ * was handed (agent_nvtx_given).
  *
  * Handles made while dormant: the no-op makes every domain and registered
  * string NULL (the default domain, no name), and CUPTI, attached later,
@@ -68,6 +70,8 @@ static struct agent_nvtx {
     unsigned n;
     _Atomic unsigned long inits;   /* InitializeInjectionNvtx2 calls      */
     unsigned long refused;         /* tables CUPTI refused or none kept   */
+    _Atomic unsigned given;        /* tables CUPTI accepted: its handlers
+                                      stay in them (no cuptiFinalize)     */
     int last_rc;
 } agent_nvtx_g = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -687,8 +691,15 @@ static void nvtx_hand(agent *a)
         if (r != CUPTI_SUCCESS) {
             v->refused++;
             v->last_rc = (int)r;
+        } else {
+            atomic_fetch_add_explicit(&v->given, 1, memory_order_relaxed);
         }
     }
+}
+
+unsigned agent_nvtx_given(void)
+{
+    return atomic_load_explicit(&agent_nvtx_g.given, memory_order_relaxed);
 }
 
 void agent_nvtx_attached(agent *a)

@@ -185,8 +185,9 @@ void agent_scope_poll(agent *a)
                        "(the ranges came faster than the agent could write them)", lost);
         if (!have) {
             if (done && atomic_load(&a->attached) && atomic_load(&a->state) == AGENT_RUNNING) {
+                a->watching = false;   /* no range opens any more */
                 agent_detach_cupti(a);   /* the last range is over */
-                a->watching = false;
+                agent_detach_release(a, agent_drain(a, a->cfg.stop_timeout_ms, true) == 0);
             }
             return;
         }

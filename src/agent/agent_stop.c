@@ -190,6 +190,7 @@ static void stop_protocol(agent *a, int exit_path, int detail)
     atomic_store(&a->state, AGENT_STOPPING);
     a->exit_path = exit_path;
     a->exit_detail = detail;
+    agent_finalize_settle(a, false);   /* a teardown since the last health tick: noted */
     memset(&x, 0, sizeof x);
 
     /* 1. disable kinds: no new records */

@@ -9,7 +9,7 @@
  *              [--capture-range cudaProfilerApi|nvtx:NAME[@DOMAIN]]
  *              [--capture-range-end stop|repeat[:N]]
  *              [--api all|gpu|none] [--api-include NAMES] [--api-exclude NAMES]
- *              [--count-only] [--log] -- CMD [ARGS...]
+ *              [--on-detach finalize|keep] [--count-only] [--log] -- CMD [ARGS...]
  *
  * Every value is checked with the agent's own parser (agent_config.c):
  * what the agent would refuse (and replace by its default) is a usage
@@ -84,6 +84,10 @@ static void run_usage(FILE *f)
             "  --api-include NAMES  also record these calls (function-name globs, comma\n"
             "                     list: cudaGetDevice,cuCtx*)\n"
             "  --api-exclude NAMES  do not record these calls (applied last)\n"
+            "  --on-detach finalize|keep  when every kind is turned off: tear CUPTI down\n"
+            "                     at the next CUDA call so the program runs as fast as\n"
+            "                     before the attach (default finalize), or keep CUPTI\n"
+            "                     initialised (keep)\n"
             "  --count-only       parse and count records but store none (CUPTOP_SINK=null)\n"
             "  --log              agent messages on stderr\n\n"
             "The exit status is CMD's.  See man cuptop (ENVIRONMENT) for every CUPTOP_* variable.\n");
@@ -117,6 +121,7 @@ static const run_opt run_opts[] = {
     {"--api", "CUPTOP_API", "all, gpu or none"},
     {"--api-include", "CUPTOP_API_INCLUDE", API_GLOBS_WHAT},
     {"--api-exclude", "CUPTOP_API_EXCLUDE", API_GLOBS_WHAT},
+    {"--on-detach", "CUPTOP_ON_DETACH", "finalize or keep"},
 };
 
 static const run_opt *run_opt_find(const char *o)

@@ -723,7 +723,8 @@ static int facts_read(cupstore_env *env, const model_summary *s, uint32_t kinds,
 static bool key_is_note(const char *k)
 {
     static const char *const notes[] = {"host", "config.store", "config.log",
-                                        "config.config_file", "config.dormant"};
+                                        "config.config_file", "config.dormant",
+                                        "config.on_detach"};
     for (size_t i = 0; i < sizeof notes / sizeof *notes; i++)
         if (!strcmp(k, notes[i]))
             return true;

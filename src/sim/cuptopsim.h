@@ -52,6 +52,10 @@ typedef struct cuptopsim_truth {
     /* records cuptiActivityEnableAndDump wrote for what already existed */
     uint64_t dumped_contexts[CUPTOPSIM_DEV_MAX], dumped_devices[CUPTOPSIM_DEV_MAX];
     uint64_t dump_dropped;
+    uint64_t api_callbacks;        /* API-domain callbacks delivered      */
+    uint64_t finalize_in_api_exit; /* cuptiFinalize inside an API exit cb */
+    uint64_t finalize_outside;     /* ... anywhere else                   */
+    int subscribed;                /* a subscriber holds the slot now     */
 } cuptopsim_truth;
 
 /** Re-read the environment and clear every counter, buffer and context.

@@ -32,27 +32,66 @@ static void sim_resource(CUpti_CallbackId cbid, struct CUctx_st *c)
     }
 }
 
+/* The subscriber's callback if on (a per-cbid or a whole-domain enable). */
+static CUpti_CallbackFunc sim_api_sub(const _Atomic bool *on, const _Atomic bool *dom, void **ud)
+{
+    CUpti_CallbackFunc cb = NULL;
+    pthread_mutex_lock(&sim.reg_lock);
+    if (sim.sub_used && sim.sub.cb && ((on && atomic_load(on)) || atomic_load(dom))) {
+        cb = sim.sub.cb;
+        *ud = sim.sub.userdata;
+    }
+    pthread_mutex_unlock(&sim.reg_lock);
+    return cb;
+}
+
+static void sim_api_site(CUpti_CallbackFunc cb, void *ud, CUpti_CallbackDomain dom,
+                         CUpti_CallbackId cbid, CUpti_CallbackData *cd, CUpti_ApiCallbackSite site)
+{
+    cd->callbackSite = site;
+    atomic_fetch_add_explicit(&sim.api_cbs, 1, memory_order_relaxed);
+    sim_in_api_exit = site == CUPTI_API_EXIT;
+    cb(ud, dom, cbid, cd);
+    sim_in_api_exit = false;
+}
+
 /* One runtime or driver API callback (enter, then exit), holding no lock. */
 static void sim_api_cb(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const char *name,
                        _Atomic bool *on)
 {
-    CUpti_CallbackFunc cb = NULL;
     void *ud = NULL;
-    pthread_mutex_lock(&sim.reg_lock);
-    if (sim.sub_used && sim.sub.cb && atomic_load(on)) {
-        cb = sim.sub.cb;
-        ud = sim.sub.userdata;
-    }
-    pthread_mutex_unlock(&sim.reg_lock);
+    CUpti_CallbackFunc cb = sim_api_sub(on, dom == CUPTI_CB_DOMAIN_RUNTIME_API
+                                                ? &sim.sub.rt_domain : &sim.sub.drv_domain, &ud);
     if (!cb)
         return;
     CUpti_CallbackData cd;
     memset(&cd, 0, sizeof cd);
     cd.functionName = name;
-    cd.callbackSite = CUPTI_API_ENTER;
-    cb(ud, dom, cbid, &cd);
-    cd.callbackSite = CUPTI_API_EXIT;
-    cb(ud, dom, cbid, &cd);
+    sim_api_site(cb, ud, dom, cbid, &cd, CUPTI_API_ENTER);
+    sim_api_site(cb, ud, dom, cbid, &cd, CUPTI_API_EXIT);
+}
+
+void sim_api_domain_call(CUpti_CallbackId rt, CUpti_CallbackId drv)
+{
+    void *urt = NULL, *udrv = NULL;
+    CUpti_CallbackFunc crt = rt ? sim_api_sub(NULL, &sim.sub.rt_domain, &urt) : NULL;
+    CUpti_CallbackFunc cdrv = drv ? sim_api_sub(NULL, &sim.sub.drv_domain, &udrv) : NULL;
+    CUpti_CallbackData r, d;
+    memset(&r, 0, sizeof r);
+    memset(&d, 0, sizeof d);
+    r.functionName = rt < sim_runtime_cbid_names_count && sim_runtime_cbid_names[rt]
+                         ? sim_runtime_cbid_names[rt] : "";
+    d.functionName = drv < sim_driver_cbid_names_count && sim_driver_cbid_names[drv]
+                         ? sim_driver_cbid_names[drv] : "";
+    /* the runtime call makes the driver call inside it */
+    if (crt)
+        sim_api_site(crt, urt, CUPTI_CB_DOMAIN_RUNTIME_API, rt, &r, CUPTI_API_ENTER);
+    if (cdrv) {
+        sim_api_site(cdrv, udrv, CUPTI_CB_DOMAIN_DRIVER_API, drv, &d, CUPTI_API_ENTER);
+        sim_api_site(cdrv, udrv, CUPTI_CB_DOMAIN_DRIVER_API, drv, &d, CUPTI_API_EXIT);
+    }
+    if (crt)
+        sim_api_site(crt, urt, CUPTI_CB_DOMAIN_RUNTIME_API, rt, &r, CUPTI_API_EXIT);
 }
 
 SIM_EXPORT void cuptopsim_profiler(int start)
@@ -227,6 +266,9 @@ SIM_EXPORT int cuptopsim_reset(void)
     sim_api_set_all(1, false);
     memset(sim.api_calls, 0, sizeof sim.api_calls);
     memset(sim.api_produced, 0, sizeof sim.api_produced);
+    atomic_store(&sim.api_cbs, 0);
+    atomic_store(&sim.fin_in_exit, 0);
+    atomic_store(&sim.fin_outside, 0);
     atomic_store(&sim.n_invalid, 0);
     atomic_store(&sim.n_zero, 0);
     atomic_store(&sim.global_drops, 0);

@@ -132,11 +132,10 @@ static void sim_after_fork_child(void)
     sim_calls_clear();
 }
 
-static void sim_once(void)
+/* CUPTI's attribute defaults (CUDA 13). */
+void sim_attr_defaults(void)
 {
-    char why[256] = "";
-    sim.pid = getpid();
-    sim_slots_init(&sim.shared);
+    memset(sim.attr, 0, sizeof sim.attr);
     sim.attr[CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE] = 8u << 20;
     sim.attr[CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE_CDP] = 8u << 20;
     sim.attr[CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT] = 250;
@@ -144,6 +143,14 @@ static void sim_once(void)
     sim.attr[CUPTI_ACTIVITY_ATTR_PROFILING_SEMAPHORE_POOL_LIMIT] = 65536;
     sim.attr[CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER] = 1;
     sim.attr[CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE_DEVICE_GRAPHS] = 16u << 20;
+}
+
+static void sim_once(void)
+{
+    char why[256] = "";
+    sim.pid = getpid();
+    sim_slots_init(&sim.shared);
+    sim_attr_defaults();
     sim.cfg_ok = sim_config_load(&sim.cfg, why, sizeof why) == 0;
     if (!sim.cfg_ok) {
         /* A misconfigured simulator still loads (a CUPTI must not take the
@@ -744,6 +751,19 @@ SIM_EXPORT CUptiResult CUPTIAPI cuptiEnableDomain(uint32_t enable, CUpti_Subscri
     sim_call(SIM_C_EnableDomain);
     if (subscriber != &sim.sub || !sim.sub_used)
         return CUPTI_ERROR_INVALID_PARAMETER;
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+        _Atomic bool *on = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? &sim.sub.rt_domain
+                                                                 : &sim.sub.drv_domain;
+        pthread_mutex_lock(&sim.reg_lock);
+        if (atomic_exchange(on, enable != 0) != (enable != 0)) {
+            if (enable)
+                atomic_fetch_add(&sim.api_domains, 1);
+            else
+                atomic_fetch_sub(&sim.api_domains, 1);
+        }
+        pthread_mutex_unlock(&sim.reg_lock);
+        return CUPTI_SUCCESS;
+    }
     if (domain != CUPTI_CB_DOMAIN_RESOURCE)
         return CUPTI_ERROR_NOT_SUPPORTED;
     atomic_store(&sim.sub.resource_domain, enable != 0);
@@ -779,17 +799,32 @@ SIM_EXPORT CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable,
     return CUPTI_SUCCESS; /* other resource callbacks never fire here */
 }
 
+/* Set while the simulator delivers an API exit callback on this thread. */
+_Thread_local bool sim_in_api_exit;
+
+/* cuptiFinalize: CUPTI is torn down as if never initialised - what is held
+ * is delivered, every kind and call id is off, the subscriber (with its
+ * domains and callbacks) and the buffer callbacks are gone, the attributes
+ * are back at their defaults; any later CUPTI call starts afresh. */
 SIM_EXPORT CUptiResult CUPTIAPI cuptiFinalize(void)
 {
     sim_call(SIM_C_Finalize);
     sim_init();
-    /* Detach: deliver what is held, then forget the client. */
+    atomic_fetch_add(sim_in_api_exit ? &sim.fin_in_exit : &sim.fin_outside, 1);
     (void)sim_buffer_flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    pthread_mutex_lock(&sim.reg_lock);
     atomic_store(&sim.enabled, 0);
     sim_api_set_all(0, false);
     sim_api_set_all(1, false);
+    for (unsigned d = 0; d < SIM_DEV_MAX; d++)
+        atomic_store(&sim.ctx[d].enabled, 0);
+    sim.sub_used = false;
+    memset(&sim.sub, 0, sizeof sim.sub);   /* domains and per-cbid enables off */
+    atomic_store(&sim.api_domains, 0);
     sim.req_cb = NULL;
     sim.cmp_cb = NULL;
+    sim_attr_defaults();
+    pthread_mutex_unlock(&sim.reg_lock);
     return CUPTI_SUCCESS;
 }
 

@@ -124,8 +124,10 @@ struct CUpti_Subscriber_st {
     _Atomic bool resource_domain;
     _Atomic bool created, destroy_starting;  /* per-cbid enables */
     /* runtime/driver API callbacks for cudaProfilerStart/Stop and
-     * cuProfilerStart/Stop (the only API callbacks modelled) */
+     * cuProfilerStart/Stop (per cbid), and whole API domains
+     * (cuptiEnableDomain: every simulated API call, enter and exit) */
     _Atomic bool rt_start, rt_stop, drv_start, drv_stop;
+    _Atomic bool rt_domain, drv_domain;
 };
 
 /** The CUPTI entry points the simulator exports, for the call log in the
@@ -191,6 +193,11 @@ typedef struct sim_state {
     _Atomic uint8_t api_on[2][SIM_CBID_MAX];
     _Atomic uint32_t api_on_count;
     _Atomic uint64_t api_calls[2][SIM_CBID_MAX], api_produced[2][SIM_CBID_MAX];
+    _Atomic uint32_t api_domains; /* whole API domains enabled (0..2)      */
+    _Atomic uint64_t api_cbs;     /* API-domain callbacks delivered        */
+    /* cuptiFinalize: inside an API exit callback (as CUPTI recommends)
+     * or elsewhere; a CUPTI call after it re-initialises */
+    _Atomic uint64_t fin_in_exit, fin_outside;
 
     /* completion queue and worker (q_lock) */
     pthread_mutex_t q_lock;
@@ -230,9 +237,15 @@ extern sim_state sim;
 void sim_call(enum sim_call c);
 const char *sim_call_name(unsigned c);
 void sim_calls_clear(void);
+void sim_attr_defaults(void);
+extern _Thread_local bool sim_in_api_exit;
 
 /* sim_cupti.c: the per-call-id API state (reg_lock held or no producer) */
 void sim_api_set_all(unsigned dom, bool on);
+
+/* sim_app.c: the whole-domain API callbacks of one simulated call (its
+ * runtime and driver call ids; 0: none), enter and exit */
+void sim_api_domain_call(CUpti_CallbackId rt, CUpti_CallbackId drv);
 static inline bool sim_api_recorded(unsigned dom, uint32_t cbid)
 {
     return cbid < SIM_CBID_MAX &&

@@ -376,6 +376,8 @@ long sim_produce_op(sim_thread *t, uint64_t *rng, unsigned d, unsigned k)
     uint32_t en = atomic_load_explicit(&sim.enabled, memory_order_relaxed) |
                   atomic_load_explicit(&c->enabled, memory_order_relaxed);
     atomic_fetch_add_explicit(&sl->ops[k], 1, memory_order_relaxed);
+    if (atomic_load_explicit(&sim.api_domains, memory_order_relaxed))
+        sim_api_domain_call(sim_api_cbid[k].rt, sim_api_cbid[k].drv);   /* a client's callbacks */
     if (!en && !atomic_load_explicit(&sim.api_on_count, memory_order_relaxed))
         return 0;
     long n = 0;

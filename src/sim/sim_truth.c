@@ -83,6 +83,10 @@ void sim_truth_collect(cuptopsim_truth *t)
         t->dumped_devices[d] = atomic_load(&sim.dumped_dev[d]);
     }
     t->dump_dropped = atomic_load(&sim.dump_dropped);
+    t->api_callbacks = atomic_load(&sim.api_cbs);
+    t->finalize_in_api_exit = atomic_load(&sim.fin_in_exit);
+    t->finalize_outside = atomic_load(&sim.fin_outside);
+    t->subscribed = sim.sub_used ? 1 : 0;
     for (sim_thread *th = sim.threads;; th = th->next) {
         if (!th)
             th = &sim.shared;
@@ -209,12 +213,16 @@ SIM_EXPORT int cuptopsim_truth_write(const char *path, int final, const char *ex
     sim_out_line(&o,
                  "buffers_requested %llu\nbuffers_null %llu\nbuffers_small %llu\n"
                  "buffers_completed %llu\nbuffers_dup %llu\nbuffers_foreign %llu\n"
-                 "buffers_stolen %llu\nflushes %llu\nflushes_forced %llu\nend\n",
+                 "buffers_stolen %llu\nflushes %llu\nflushes_forced %llu\n"
+                 "api_callbacks %llu\nfinalize_in_api_exit %llu\nfinalize_outside %llu\n"
+                 "subscribed %d\nend\n",
                  (unsigned long long)t.buffers_requested, (unsigned long long)t.buffers_null,
                  (unsigned long long)t.buffers_small, (unsigned long long)t.buffers_completed,
                  (unsigned long long)t.buffers_dup, (unsigned long long)t.buffers_foreign,
                  (unsigned long long)t.buffers_stolen, (unsigned long long)t.flushes,
-                 (unsigned long long)t.flushes_forced);
+                 (unsigned long long)t.flushes_forced,
+                 (unsigned long long)t.api_callbacks, (unsigned long long)t.finalize_in_api_exit,
+                 (unsigned long long)t.finalize_outside, t.subscribed);
     sim_out_flush(&o);
     int err = o.err;
     if (close(o.fd) && !err)

@@ -222,7 +222,7 @@ static int dump(const char *store, const char *id)
     printf("session=%s\n", cupstore_env_id(env));
     const char *keys[] = {"pid", "sink", "cupti_api_version", "cupti_library", "devices",
                           "cupti_error", "cupti_error_code", "config", "config.api",
-                          "config.api_include", "config.api_exclude", "api_muted.1",
+                          "config.api_include", "config.api_exclude", "config.on_detach", "api_muted.1",
                           "api_muted.2", "attached_ns", "attached_uid", "attached_by_pid",
                           "device.0", "device.1"};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)

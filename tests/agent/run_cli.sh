@@ -28,8 +28,10 @@ out=$("$b/cuptop" run --devices 0,2-3 --only-if LOCAL_RANK=0 --capture-range cud
     --capture-range-end repeat:3 -- \
     sh -c 'echo "$CUPTOP_DEVICES|$CUPTOP_ONLY_IF|$CUPTOP_CAPTURE_RANGE|$CUPTOP_CAPTURE_RANGE_END"')
 check "scope options" "$out" "0,2-3|LOCAL_RANK=0|cudaProfilerApi|repeat:3"
+out=$("$b/cuptop" run --on-detach keep -- sh -c 'echo "$CUPTOP_ON_DETACH"')
+check "--on-detach keep" "$out" keep
 for o in --dormant --devices --only-if --capture-range --capture-range-end --api --api-include \
-         --api-exclude; do
+         --api-exclude --on-detach; do
     "$b/cuptop" run --help | grep -q -- "^  $o "
     check "--help documents $o" "$?" 0
     grep -F -- "$(printf '%s' "$o" | sed 's/-/\\-/g')" "${top_srcdir:?}/doc/cuptop.1" | grep -q '^\.B[IR]* '
@@ -39,7 +41,7 @@ for bad in "--kinds nope -- true" "--pool 0 -- true" "--buffer-size 1X -- true" 
            "--devices 16 -- true" "--devices 0,x -- true" "--only-if LOCAL_RANK -- true" \
            "--only-if =0 -- true" "--capture-range nvtx:@io -- true" "--capture-range nvtx: -- true" \
            "--capture-range profiler -- true" "--capture-range-end repeat:0 -- true" \
-           "--capture-range-end again -- true" \
+           "--capture-range-end again -- true" "--on-detach unload -- true" \
            "--pool" ""; do
     "$b/cuptop" run $bad >/dev/null 2>"$tmp/err"
     rc=$?

@@ -14,6 +14,12 @@
 #  held    the other client still holds the slot at the attach: activity
 #          records only, flagged in the epoch
 #  eager   a non-dormant agent holds the slot from the start
+#  teardown  the detach tears CUPTI down (cuptiFinalize) at the exit of the
+#          next application API call; no CUPTI call follows, not even at exit
+#  keep    CUPTOP_ON_DETACH=keep: no teardown, unsubscribed, noted why
+#  idle    no API call between a detach and the next attach: the attach
+#          cancels the teardown and goes on with the subscription
+#  nvtx    NVTX handed to CUPTI: no teardown (its handlers stay), noted
 # Exits 77 when the simulator or python3 is missing.
 SIM_LIB_NAME=attach
 . "${top_srcdir:?}/tests/agent/sim_lib.sh"
@@ -52,7 +58,7 @@ finish() { # DIR [CHECK-ARGS...]: wait for the end, dump, compare with the truth
 # ---- late: dormant -> attach -> detach -> attach ---------------------------
 d=$tmp/late
 start "$d" ctx,emit:500,mark:dormant,wait:go1,emit:1000,mark:p1,wait:go2,emit:400,mark:p2,wait:go3,emit:700 \
-    CUPTOP_DORMANT=1 CUPTOPSIM_DEVICES=2
+    CUPTOP_DORMANT=1 CUPTOPSIM_DEVICES=2 CUPTOP_DEVICE_BUFFER_SIZE=16M
 wait_file "$d/dormant"
 # the dormant agent is alive (heartbeat rows, control polling) for >= 2 s
 i=0
@@ -110,11 +116,97 @@ at=$(val "$dump" epoch.2.scope | sed 's/.*attach_ns:\([0-9]*\).*/\1/')
 check "late: epoch 2 records the attach" "$([ "$at" -gt 0 ] && [ "$cost" -gt 0 ] && echo yes)" yes
 check "late: epoch 3 no attach" "$(val "$dump" epoch.3.scope | sed 's/.*attach_ns:\([0-9]*\).*/\1/')" 0
 check "late: subscribed twice" "$(val "$d/truth" call.cuptiSubscribe_v2 | cut -d' ' -f1)" 2
-check "late: unsubscribed at the detach" "$(val "$d/truth" call.cuptiUnsubscribe | cut -d' ' -f1)" 1
+check "late: torn down after the detach, at an API exit" \
+    "$(val "$d/truth" finalize_in_api_exit)/$(val "$d/truth" finalize_outside)" 1/0
+m=$(val "$d/truth" call.cuptiUnsubscribe); check "late: no unsubscribe (the teardown frees the slot)" "${m:-0}" 0
 check "late: contexts dumped per attach" "$(val "$d/truth" dumped_contexts.0)" 2
-grep -q "detached from CUPTI.*unsubscribed.*not released: the activity buffer callbacks" "$dump" ||
-    { echo "FAIL late: no detach note naming what stays"; fail=1; }
+grep -q "detached from CUPTI.*CUPTI is torn down (cuptiFinalize) at the exit of the next CUDA call" "$dump" ||
+    { echo "FAIL late: no detach note saying what follows"; fail=1; }
+grep -q "CUPTI torn down (cuptiFinalize) [0-9.]* ms after the detach" "$dump" ||
+    { echo "FAIL late: no note of the teardown"; fail=1; }
+check "late: attributes set again after the teardown (once per CUPTI)" \
+    "$(val "$d/truth" call.cuptiActivitySetAttribute | cut -d' ' -f1)" 2
 grep -q "attached to CUPTI in" "$dump" || { echo "FAIL late: no attach note"; fail=1; }
+
+# ---- teardown: after the detach's cuptiFinalize, no CUPTI call at all ------
+# (the next application call's exit runs it; the stop at exit calls nothing)
+d=$tmp/teardown
+start "$d" ctx,mark:ready,wait:go1,emit:300,mark:p1,wait:go2,emit:200 CUPTOP_DORMANT=1
+wait_file "$d/ready"
+request "$d" kernel >/dev/null; touch "$d/go1"; wait_file "$d/p1"
+"$b/cuptop" control --store "$d/store" "$id" --detach --wait 60 >/dev/null 2>&1 ||
+    { echo "FAIL teardown: control --detach"; fail=1; }
+touch "$d/go2"
+finish "$d"
+check "teardown: kernel records (attached only)" "$(val "$d/dump" records.kernel.0)" 300
+check "teardown: cuptiFinalize at an API exit" \
+    "$(val "$d/truth" finalize_in_api_exit)/$(val "$d/truth" finalize_outside)" 1/0
+check "teardown: the subscriber slot is free" "$(val "$d/truth" subscribed)" 0
+python3 - "$d/truth" <<'PY' >"$d/after" 2>&1
+import sys
+calls = {}
+for line in open(sys.argv[1]):
+    if line.startswith("call."):
+        k, v = line[5:].split("=", 1)
+        calls[k] = list(map(int, v.split()))
+fin = calls["cuptiFinalize"][2]
+late = sorted(k for k, (n, first, last) in calls.items() if k != "cuptiFinalize" and last > fin)
+assert not late, "called after cuptiFinalize: %s" % late
+print("%d entry points, none after cuptiFinalize" % len(calls))
+PY
+if [ $? = 0 ]; then echo "ok   teardown: $(cat "$d/after")"
+else echo "FAIL teardown: $(tail -1 "$d/after")"; fail=1; fi
+"$b/cuptop" check --store "$d/store" "$id" >"$d/check.out" 2>&1
+check "teardown: cuptop check" "$?" 0
+
+# ---- keep: --on-detach keep leaves CUPTI initialised, says so --------------
+d=$tmp/keep
+start "$d" ctx,mark:ready,wait:go1,emit:300,mark:p1,wait:go2,emit:200 CUPTOP_DORMANT=1 \
+    CUPTOP_ON_DETACH=keep
+wait_file "$d/ready"
+request "$d" kernel >/dev/null; touch "$d/go1"; wait_file "$d/p1"
+"$b/cuptop" control --store "$d/store" "$id" --detach --wait 60 >/dev/null 2>&1 ||
+    { echo "FAIL keep: control --detach"; fail=1; }
+touch "$d/go2"
+finish "$d"
+check "keep: kernel records" "$(val "$d/dump" records.kernel.0)" 300
+m=$(val "$d/truth" call.cuptiFinalize); check "keep: no cuptiFinalize" "${m:-0}" 0
+check "keep: unsubscribed" "$(val "$d/truth" call.cuptiUnsubscribe | cut -d' ' -f1)" 1
+grep -q "not torn down (--on-detach keep)" "$d/dump" ||
+    { echo "FAIL keep: the detach note does not say why CUPTI stays"; fail=1; }
+check "keep: the setting is kept with the session" "$(val "$d/dump" meta.config.on_detach)" keep
+
+# ---- idle: no CUDA call between the detach and the next attach -------------
+# the teardown never ran; the attach disarms it and goes on subscribed
+d=$tmp/idle
+start "$d" ctx,mark:ready,wait:go1,emit:300,mark:p1,wait:go2,emit:200 CUPTOP_DORMANT=1
+wait_file "$d/ready"
+request "$d" kernel >/dev/null; touch "$d/go1"; wait_file "$d/p1"
+"$b/cuptop" control --store "$d/store" "$id" --detach --wait 60 >/dev/null 2>&1 ||
+    { echo "FAIL idle: control --detach"; fail=1; }
+request "$d" kernel >/dev/null; touch "$d/go2"
+finish "$d"
+check "idle: kernel records (both attached spans)" "$(val "$d/dump" records.kernel.0)" 500
+m=$(val "$d/truth" call.cuptiFinalize); check "idle: no cuptiFinalize" "${m:-0}" 0
+check "idle: subscribed once" "$(val "$d/truth" call.cuptiSubscribe_v2 | cut -d' ' -f1)" 1
+grep -q "teardown was still waiting for a CUDA call: cancelled by the attach" "$d/dump" ||
+    { echo "FAIL idle: no note of the cancelled teardown"; fail=1; }
+
+# ---- nvtx: once CUPTI's NVTX handlers sit in a library's table, no teardown
+d=$tmp/nvtx
+start "$d" ctx,mark:ready,wait:go1,push:step,emit:100,pop,mark:p1,wait:go2,emit:100 \
+    CUPTOP_DORMANT=1 NVTX_INJECTION64_PATH="$agent"
+wait_file "$d/ready"
+request "$d" kernel,marker >/dev/null; touch "$d/go1"; wait_file "$d/p1"
+"$b/cuptop" control --store "$d/store" "$id" --detach --wait 60 >/dev/null 2>&1 ||
+    { echo "FAIL nvtx: control --detach"; fail=1; }
+touch "$d/go2"
+finish "$d"
+check "nvtx: kernel records" "$(val "$d/dump" records.kernel.0)" 100
+m=$(val "$d/truth" call.cuptiFinalize); check "nvtx: no cuptiFinalize" "${m:-0}" 0
+check "nvtx: unsubscribed" "$(val "$d/truth" call.cuptiUnsubscribe | cut -d' ' -f1)" 1
+grep -q "not torn down (NVTX was handed to CUPTI" "$d/dump" ||
+    { echo "FAIL nvtx: the detach note does not say why CUPTI stays"; fail=1; }
 
 # ---- after: contexts created after a late attach, drops per device ---------
 d=$tmp/after

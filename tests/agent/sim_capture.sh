@@ -4,15 +4,16 @@
 # and cudaProfilerStop are stored, exactly; each range is an epoch and the
 # time between ranges an out-of-scope one; the activity side of CUPTI is
 # attached only at the first range (the simulator's call log), and after
-# the last range the agent detaches (unsubscribes).  End modes: stop (one
+# the last range the agent detaches and tears CUPTI down (cuptiFinalize at
+# the exit of the next API call).  End modes: stop (one
 # range), repeat (every range), repeat:1.  Exits 77 without the simulator.
 SIM_LIB_NAME=capture
 . "${top_srcdir:?}/tests/agent/sim_lib.sh"
 export CUPTOPSIM_DEVICES=2
 # two ranges of 1000 and 200 operations per kind and device, with work
 # before, between and after them (and time for the agent to detach after
-# the first one when it is the last)
-SEQ=ctx,emit:500,mark:before,pstart,emit:1000,pstop,sleep:700,emit:300,pstart,emit:200,pstop,emit:100
+# the first one when it is the last: its health tick, at most 1 s)
+SEQ=ctx,emit:500,mark:before,pstart,emit:1000,pstop,sleep:1300,emit:300,pstart,emit:200,pstop,emit:100
 run() { # NAME END WANT_KERNELS WANT_EPOCHS
     d=$tmp/$1
     mkdir -p "$d"
@@ -47,8 +48,9 @@ run() { # NAME END WANT_KERNELS WANT_EPOCHS
         { echo "FAIL $1: the report does not say which windows were in scope"; fail=1; }
 }
 run stop "" 1000 3
-check "stop: detached (unsubscribed) after the range" \
-    "$(val "$tmp/stop/truth" call.cuptiUnsubscribe | cut -d' ' -f1)" 1
+check "stop: torn down after the range, at an API exit" \
+    "$(val "$tmp/stop/truth" finalize_in_api_exit)/$(val "$tmp/stop/truth" finalize_outside)" 1/0
+check "stop: the subscriber slot is free" "$(val "$tmp/stop/truth" subscribed)" 0
 run repeat repeat 1200 5
 check "repeat: epoch 4 (the second range)" "$(val "$tmp/repeat/dump" epoch.4.scope | cut -d' ' -f1)" \
     flags:attached,capture

@@ -77,7 +77,8 @@ m=$(val "$d/dump" records.kernel.1); check "late: kernel on device 1 (out of sco
 check "late: kernel on device 2" "$(val "$d/dump" records.kernel.2)" 300
 grep -q "contexts that existed before the attach have no handle" "$d/dump" ||
     { echo "FAIL late: no note on the contexts a device scope could not enable"; fail=1; }
-check "late: unsubscribed at the detach" "$(val "$d/truth" call.cuptiUnsubscribe | cut -d' ' -f1)" 1
+check "late: torn down after the detach, at an API exit" \
+    "$(val "$d/truth" finalize_in_api_exit)/$(val "$d/truth" finalize_outside)" 1/0
 check "late: epochs" "$(val "$d/dump" epochs)" 4
 "$b/cuptop" control --store "$d/store" "$id" --attach --detach >/dev/null 2>"$d/err2"
 check "control --attach --detach: exit 2, one line" "$?/$(wc -l <"$d/err2" | tr -d ' ')" 2/1

@@ -210,6 +210,14 @@ static void write_truth(const char *path)
     put_u64(&p, t.buffers_foreign);
     put_s(&p, "\nbuffers_stolen=");
     put_u64(&p, t.buffers_stolen);
+    put_s(&p, "\napi_callbacks=");
+    put_u64(&p, t.api_callbacks);
+    put_s(&p, "\nfinalize_in_api_exit=");
+    put_u64(&p, t.finalize_in_api_exit);
+    put_s(&p, "\nfinalize_outside=");
+    put_u64(&p, t.finalize_outside);
+    put_s(&p, "\nsubscribed=");
+    put_u64(&p, (uint64_t)t.subscribed);
     put_s(&p, "\n");
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd >= 0) {

@@ -306,8 +306,10 @@ static void test_config_defaults_and_env(void **state)
     assert_int_equal(c.pool, 0);
     assert_false(c.pool_explicit);
     assert_int_equal(c.sink, AGENT_SINK_STORE);
+    assert_false(c.detach_keep);   /* a detach tears CUPTI down by default */
 
     struct kv env[] = {{"CUPTOP_KINDS", "kernel,runtime"}, {"CUPTOP_BUFFER_SIZE", "1M"},
+                       {"CUPTOP_ON_DETACH", "keep"},
                        {"CUPTOP_POOL", "8"}, {"CUPTOP_QUEUE", "4"}, {"CUPTOP_SINK", "null"},
                        {"CUPTOP_DORMANT", "1"}, {"CUPTOP_MAP_MAX", "2m"},
                        {"CUPTOP_STOP_TIMEOUT_MS", "250"}, {"CUPTOP_STORE", "/x/y"},
@@ -325,6 +327,9 @@ static void test_config_defaults_and_env(void **state)
     assert_int_equal(c.stop_timeout_ms, 250);
     assert_int_equal(c.flush_period_ms, 0);
     assert_string_equal(c.store, "/x/y");
+    assert_true(c.detach_keep);
+    assert_true(agent_config_set(&c, "on_detach", "Finalize"));
+    assert_false(c.detach_keep);
 }
 
 static void test_config_bad_values(void **state)
@@ -333,9 +338,13 @@ static void test_config_bad_values(void **state)
     (void)state;
     struct kv env[] = {{"CUPTOP_KINDS", "kernel,bogus"}, {"CUPTOP_BUFFER_SIZE", "12"},
                        {"CUPTOP_POOL", "0"}, {"CUPTOP_SINK", "disk"}, {"CUPTOP_DORMANT", "maybe"},
-                       {"CUPTOP_QUEUE", "-3"}, {"CUPTOP_MAP_MAX", "1x"}, {NULL, NULL}};
+                       {"CUPTOP_QUEUE", "-3"}, {"CUPTOP_MAP_MAX", "1x"},
+                       {"CUPTOP_ON_DETACH", "unload"}, {NULL, NULL}};
     agent_config_load(&c, kv_get, env);
-    assert_int_equal(c.nwarn, 7);
+    assert_int_equal(c.nwarn, 8);
+    assert_false(c.detach_keep);
+    assert_non_null(strstr(c.warn[7], "CUPTOP_ON_DETACH"));
+    assert_non_null(strstr(c.warn[7], "not finalize or keep"));
     assert_int_equal(c.kinds, CUPSTORE_KINDS_DEFAULT);          /* defaults kept */
     assert_int_equal(c.buffer_size, AGENT_DEFAULT_BUFFER_SIZE);
     assert_false(c.pool_explicit);
