@@ -300,7 +300,8 @@ static void *consumer_main(void *arg)
         bool quit = !got && atomic_load_explicit(&a->consumer_quit, memory_order_acquire);
         if (got) {
             atomic_store_explicit(&a->consumer_busy, 1, memory_order_relaxed);
-            consumer_parse(a, &it);
+            if (it.valid)   /* an empty one (a flush, a teardown): no CUPTI call */
+                consumer_parse(a, &it);
             agent_pool_put(&a->pool, (int)it.slot);
             agent_count(a, C_BUF_CONSUMED, 1);
             atomic_store_explicit(&a->consumer_busy, 0, memory_order_release);
