@@ -43,7 +43,7 @@ stored() { # STORE SID: kernel records stored
 one() { # NAME MODE(eager|graph) ON_DETACH(finalize|keep)
     local name=$1 mode=$2 od=$3 W=$OUT/teardown-$1 S=$OUT/teardown-$1/store
     rm -rf "$W"; mkdir -p "$W"
-    python3 "$here/attach_loop.py" "$W" $((5 * SECS + 2)) "$mode" >"$W/loop.log" 2>"$W/loop.err" &
+    python3 "$here/attach_loop.py" "$W" $((5 * SECS + 6)) "$mode" >"$W/loop.log" 2>"$W/loop.err" &
     local pid=$! ok=1 n=0 k=() s1 s2 s3 sid="" sessions
     wait_line() { # PATTERN
         for _ in $(seq 900); do grep -q "$1" "$W/loop.log" && return 0; sleep 0.1; done
