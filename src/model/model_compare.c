@@ -592,7 +592,9 @@ static int side_open(const model_compare_opts *o, const char *arg, model_cmp_sid
     if (!k.any)
         sd->kinds = sum->kinds_enabled;
     sd->open = range_open;
-    sd->end_ns = range_open ? sum->end_ns : sd->to_ns;
+    /* to the end (an open range, a whole session, an epoch still open):
+     * the session's last time, its end or its last heartbeat */
+    sd->end_ns = (range_open || sd->to_ns == UINT64_MAX) && sum->end_ns ? sum->end_ns : sd->to_ns;
     switch (sd->op.kind) {
     case MODEL_OP_EPOCH:
         snprintf(sd->what, sizeof sd->what, "epoch %" PRIu32 " of %s", sd->op.epoch, sd->id);

@@ -85,9 +85,11 @@ typedef struct model_cmp_side {
     char id[96];                /* the session id resolved                  */
     char what[160];             /* "session X", "epoch 2 of X", "mark m of X" */
     uint64_t from_ns, to_ns;    /* the window (CLOCK_REALTIME ns)           */
-    uint64_t end_ns;            /* its end as said: to_ns, or for an open
-                                   range the session's last time (summary
-                                   end_ns); UINT64_MAX: to the end          */
+    uint64_t end_ns;            /* its end as said: to_ns, or where the window
+                                   runs to the end (an open range, a whole
+                                   session, an open epoch) the session's
+                                   last time (summary end_ns); UINT64_MAX
+                                   only when the session has none          */
     bool open;                  /* an NVTX range still open: read to the
                                    end of the data                          */
     uint32_t kinds;             /* collected in the window (epochs' union)  */

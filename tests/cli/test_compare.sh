@@ -50,7 +50,8 @@ json_check clean_json "$WORK/clean_json.out" 'd["comparable"]' \
     'all(0.99 <= x["total_ratio"] <= 1.01 and 0.99 <= x["p50_ratio"] <= 1.01 for x in d["durations"])' \
     'all(x["a"]["count"] == x["b"]["count"] for x in d["durations"])' \
     'len(d["order"]) == 4 and all(s["agreement"] == 1 and not s["diverged"] for s in d["order"])' \
-    'sum(s["kernels"][0] for s in d["order"]) == 20000'
+    'sum(s["kernels"][0] for s in d["order"]) == 20000' \
+    'all(x["to_ns"] > 0 and not x["open"] for x in d["sides"])'
 
 # one kernel four times slower: first, with the ratio 4
 run 0 slowed "$CUPTOP" compare --store "$S" --json "$a" "$slow"

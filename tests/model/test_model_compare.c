@@ -486,6 +486,10 @@ static void test_epochs_marks(void **state)
     assert_int_equal(c.side[0].from_ns, T0 * NS);
     assert_int_equal(c.side[0].to_ns, (T0 + 2) * NS);
     assert_int_equal(c.side[1].from_ns, (T0 + 2) * NS);
+    /* the last epoch runs to the end: said as the session's end */
+    assert_int_equal(c.side[1].to_ns, UINT64_MAX);
+    assert_int_equal(c.side[1].end_ns, (T0 + SECS) * NS);
+    assert_int_equal(c.side[0].end_ns, (T0 + 2) * NS);
     /* kernels are evenly spread: half in each epoch (+ the memcpy in 1) */
     assert_int_equal(c.side[0].kernels + c.side[1].kernels, 400);
     assert_in_range(c.side[0].kernels, 195, 205);
