@@ -21,7 +21,7 @@ import torch
 
 d, seconds = sys.argv[1], float(sys.argv[2])
 mode = sys.argv[3] if len(sys.argv) > 3 else "eager"
-x = torch.zeros(1024, device="cuda")
+x = torch.zeros(1024, device="cuda", dtype=torch.float64)   # exact counts past 2**24
 torch.cuda.synchronize()
 kernels = 0
 graph = None
