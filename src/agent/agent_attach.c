@@ -330,16 +330,41 @@ void agent_finalize_at_exit(agent *a, const void *cbdata)
     atomic_store(&a->fin, AGENT_FIN_DONE);
 }
 
+/* Take back a teardown no thread has started (PENDING -> NONE): the API
+ * callbacks go off, the subscriber stays.  False when none was pending. */
+static bool fin_disarm(agent *a)
+{
+    int s = AGENT_FIN_PENDING;
+    if (!atomic_compare_exchange_strong(&a->fin, &s, AGENT_FIN_NONE))
+        return false;
+    fin_api_domains(a, 0);
+    return true;
+}
+
+void agent_finalize_stop(agent *a)
+{
+    /* not inside CUDA's own exit (its teardown's API calls would run it) */
+    if (fin_disarm(a)) {
+        detach_unsubscribe(a);
+        agent_note(a, 0, "the detach's CUPTI teardown was still waiting for a CUDA call when "
+                         "the session stopped: not done at the process's exit; unsubscribed");
+        return;
+    }
+    while (atomic_load(&a->fin) == AGENT_FIN_RUNNING) {   /* one in progress: its note */
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    agent_finalize_settle(a, false);
+}
+
 void agent_finalize_settle(agent *a, bool cancel)
 {
-    int s = atomic_load(&a->fin);
-    if (s == AGENT_FIN_PENDING && cancel &&
-        atomic_compare_exchange_strong(&a->fin, &s, AGENT_FIN_NONE)) {
-        fin_api_domains(a, 0);   /* still subscribed: the attach goes on from here */
+    if (cancel && fin_disarm(a)) {   /* still subscribed: the attach goes on from here */
         agent_note(a, 0, "the detach's CUPTI teardown was still waiting for a CUDA call: "
                          "cancelled by the attach");
         return;
     }
+    int s = atomic_load(&a->fin);
     while (cancel && s == AGENT_FIN_RUNNING) {
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);

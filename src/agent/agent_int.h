@@ -396,6 +396,10 @@ void agent_finalize_at_exit(agent *a, const void *cbdata);
  *  destroyed; with cancel (before an attach) also disarm one still pending
  *  and wait for one in progress.  Health thread or attach. */
 void agent_finalize_settle(agent *a, bool cancel);
+/** The session stops: a teardown done since the last health tick is
+ *  noted; one still pending is not done (it would run inside CUDA's own
+ *  exit): unsubscribe instead.  Stop protocol. */
+void agent_finalize_stop(agent *a);
 /** Wait up to timeout_ms until the queue is empty and the consumer holds no
  *  buffer: what CUPTI handed back is stored.  @return 0 or ETIMEDOUT. */
 int agent_drain(agent *a, uint32_t timeout_ms, bool commit);

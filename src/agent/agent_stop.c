@@ -190,7 +190,8 @@ static void stop_protocol(agent *a, int exit_path, int detail)
     atomic_store(&a->state, AGENT_STOPPING);
     a->exit_path = exit_path;
     a->exit_detail = detail;
-    agent_finalize_settle(a, false);   /* a teardown since the last health tick: noted */
+    agent_finalize_stop(a);   /* a teardown since the last tick: noted; one pending: not
+                                 at the exit */
     memset(&x, 0, sizeof x);
 
     /* 1. disable kinds: no new records */

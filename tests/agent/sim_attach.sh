@@ -19,6 +19,8 @@
 #  keep    CUPTOP_ON_DETACH=keep: no teardown, unsubscribed, noted why
 #  idle    no API call between a detach and the next attach: the attach
 #          cancels the teardown and goes on with the subscription
+#  atexit  no API call between a detach and the exit: the stop takes the
+#          teardown back and unsubscribes (not inside CUDA's own exit)
 #  nvtx    NVTX handed to CUPTI: no teardown (its handlers stay), noted
 # Exits 77 when the simulator or python3 is missing.
 SIM_LIB_NAME=attach
@@ -191,6 +193,22 @@ m=$(val "$d/truth" call.cuptiFinalize); check "idle: no cuptiFinalize" "${m:-0}"
 check "idle: subscribed once" "$(val "$d/truth" call.cuptiSubscribe_v2 | cut -d' ' -f1)" 1
 grep -q "teardown was still waiting for a CUDA call: cancelled by the attach" "$d/dump" ||
     { echo "FAIL idle: no note of the cancelled teardown"; fail=1; }
+
+# ---- atexit: no CUDA call between the detach and the exit: the stop takes
+# the teardown back (CUDA's own exit must not run it) and unsubscribes
+d=$tmp/atexit
+start "$d" ctx,mark:ready,wait:go1,emit:300,mark:p1,wait:go2 CUPTOP_DORMANT=1
+wait_file "$d/ready"
+request "$d" kernel >/dev/null; touch "$d/go1"; wait_file "$d/p1"
+"$b/cuptop" control --store "$d/store" "$id" --detach --wait 60 >/dev/null 2>&1 ||
+    { echo "FAIL atexit: control --detach"; fail=1; }
+touch "$d/go2"
+finish "$d"
+check "atexit: kernel records" "$(val "$d/dump" records.kernel.0)" 300
+m=$(val "$d/truth" call.cuptiFinalize); check "atexit: no cuptiFinalize" "${m:-0}" 0
+check "atexit: unsubscribed at the stop" "$(val "$d/truth" call.cuptiUnsubscribe | cut -d' ' -f1)" 1
+grep -q "teardown was still waiting for a CUDA call when the session stopped" "$d/dump" ||
+    { echo "FAIL atexit: no note of the teardown not done"; fail=1; }
 
 # ---- nvtx: once CUPTI's NVTX handlers sit in a library's table, no teardown
 d=$tmp/nvtx
