@@ -76,6 +76,8 @@ void sim_api_domain_call(CUpti_CallbackId rt, CUpti_CallbackId drv)
     void *urt = NULL, *udrv = NULL;
     CUpti_CallbackFunc crt = rt ? sim_api_sub(NULL, &sim.sub.rt_domain, &urt) : NULL;
     CUpti_CallbackFunc cdrv = drv ? sim_api_sub(NULL, &sim.sub.drv_domain, &udrv) : NULL;
+    if (!crt && !cdrv)
+        return;
     CUpti_CallbackData r, d;
     memset(&r, 0, sizeof r);
     memset(&d, 0, sizeof d);

@@ -130,14 +130,31 @@ check "late: attributes set again after the teardown (once per CUPTI)" \
     "$(val "$d/truth" call.cuptiActivitySetAttribute | cut -d' ' -f1)" 2
 grep -q "attached to CUPTI in" "$dump" || { echo "FAIL late: no attach note"; fail=1; }
 
+# detached DIR KINDS WORK1 WORK2 ENV...: a dormant start, a request for
+# KINDS, WORK1 attached, `cuptop control --detach --wait`; the application
+# then waits for DIR/go2 before WORK2 (none when empty)
+detached() {
+    _d=$1 _k=$2 _w1=$3 _w2=$4
+    shift 4
+    start "$_d" "ctx,mark:ready,wait:go1,$_w1,mark:p1,wait:go2${_w2:+,$_w2}" CUPTOP_DORMANT=1 "$@"
+    wait_file "$_d/ready"
+    request "$_d" "$_k" >/dev/null; touch "$_d/go1"; wait_file "$_d/p1"
+    "$b/cuptop" control --store "$_d/store" "$id" --detach --wait 60 >/dev/null 2>&1 ||
+        { echo "FAIL $(basename "$_d"): control --detach"; fail=1; }
+}
+kept() { # NAME DIR UNSUBSCRIBES: no teardown; the subscriber released that often
+    m=$(val "$2/truth" call.cuptiFinalize); check "$1: no cuptiFinalize" "${m:-0}" 0
+    m=$(val "$2/truth" call.cuptiUnsubscribe | cut -d' ' -f1)
+    check "$1: unsubscribed" "${m:-0}" "$3"
+}
+noted() { # NAME DIR PATTERN WHAT: the session's notes say it
+    grep -q "$3" "$2/dump" || { echo "FAIL $1: no note $4"; fail=1; }
+}
+
 # ---- teardown: after the detach's cuptiFinalize, no CUPTI call at all ------
 # (the next application call's exit runs it; the stop at exit calls nothing)
 d=$tmp/teardown
-start "$d" ctx,mark:ready,wait:go1,emit:300,mark:p1,wait:go2,emit:200 CUPTOP_DORMANT=1
-wait_file "$d/ready"
-request "$d" kernel >/dev/null; touch "$d/go1"; wait_file "$d/p1"
-"$b/cuptop" control --store "$d/store" "$id" --detach --wait 60 >/dev/null 2>&1 ||
-    { echo "FAIL teardown: control --detach"; fail=1; }
+detached "$d" kernel emit:300 emit:200
 touch "$d/go2"
 finish "$d"
 check "teardown: kernel records (attached only)" "$(val "$d/dump" records.kernel.0)" 300
@@ -163,68 +180,45 @@ check "teardown: cuptop check" "$?" 0
 
 # ---- keep: --on-detach keep leaves CUPTI initialised, says so --------------
 d=$tmp/keep
-start "$d" ctx,mark:ready,wait:go1,emit:300,mark:p1,wait:go2,emit:200 CUPTOP_DORMANT=1 \
-    CUPTOP_ON_DETACH=keep
-wait_file "$d/ready"
-request "$d" kernel >/dev/null; touch "$d/go1"; wait_file "$d/p1"
-"$b/cuptop" control --store "$d/store" "$id" --detach --wait 60 >/dev/null 2>&1 ||
-    { echo "FAIL keep: control --detach"; fail=1; }
+detached "$d" kernel emit:300 emit:200 CUPTOP_ON_DETACH=keep
 touch "$d/go2"
 finish "$d"
 check "keep: kernel records" "$(val "$d/dump" records.kernel.0)" 300
-m=$(val "$d/truth" call.cuptiFinalize); check "keep: no cuptiFinalize" "${m:-0}" 0
-check "keep: unsubscribed" "$(val "$d/truth" call.cuptiUnsubscribe | cut -d' ' -f1)" 1
-grep -q "not torn down (--on-detach keep)" "$d/dump" ||
-    { echo "FAIL keep: the detach note does not say why CUPTI stays"; fail=1; }
+kept keep "$d" 1
+noted keep "$d" "not torn down (--on-detach keep)" "saying why CUPTI stays"
 check "keep: the setting is kept with the session" "$(val "$d/dump" meta.config.on_detach)" keep
 
 # ---- idle: no CUDA call between the detach and the next attach -------------
 # the teardown never ran; the attach disarms it and goes on subscribed
 d=$tmp/idle
-start "$d" ctx,mark:ready,wait:go1,emit:300,mark:p1,wait:go2,emit:200 CUPTOP_DORMANT=1
-wait_file "$d/ready"
-request "$d" kernel >/dev/null; touch "$d/go1"; wait_file "$d/p1"
-"$b/cuptop" control --store "$d/store" "$id" --detach --wait 60 >/dev/null 2>&1 ||
-    { echo "FAIL idle: control --detach"; fail=1; }
+detached "$d" kernel emit:300 emit:200
 request "$d" kernel >/dev/null; touch "$d/go2"
 finish "$d"
 check "idle: kernel records (both attached spans)" "$(val "$d/dump" records.kernel.0)" 500
-m=$(val "$d/truth" call.cuptiFinalize); check "idle: no cuptiFinalize" "${m:-0}" 0
+kept idle "$d" 0
 check "idle: subscribed once" "$(val "$d/truth" call.cuptiSubscribe_v2 | cut -d' ' -f1)" 1
-grep -q "teardown was still waiting for a CUDA call: cancelled by the attach" "$d/dump" ||
-    { echo "FAIL idle: no note of the cancelled teardown"; fail=1; }
+noted idle "$d" "teardown was still waiting for a CUDA call: cancelled by the attach" \
+    "of the cancelled teardown"
 
 # ---- atexit: no CUDA call between the detach and the exit: the stop takes
 # the teardown back (CUDA's own exit must not run it) and unsubscribes
 d=$tmp/atexit
-start "$d" ctx,mark:ready,wait:go1,emit:300,mark:p1,wait:go2 CUPTOP_DORMANT=1
-wait_file "$d/ready"
-request "$d" kernel >/dev/null; touch "$d/go1"; wait_file "$d/p1"
-"$b/cuptop" control --store "$d/store" "$id" --detach --wait 60 >/dev/null 2>&1 ||
-    { echo "FAIL atexit: control --detach"; fail=1; }
+detached "$d" kernel emit:300 ""
 touch "$d/go2"
 finish "$d"
 check "atexit: kernel records" "$(val "$d/dump" records.kernel.0)" 300
-m=$(val "$d/truth" call.cuptiFinalize); check "atexit: no cuptiFinalize" "${m:-0}" 0
-check "atexit: unsubscribed at the stop" "$(val "$d/truth" call.cuptiUnsubscribe | cut -d' ' -f1)" 1
-grep -q "teardown was still waiting for a CUDA call when the session stopped" "$d/dump" ||
-    { echo "FAIL atexit: no note of the teardown not done"; fail=1; }
+kept atexit "$d" 1
+noted atexit "$d" "teardown was still waiting for a CUDA call when the session stopped" \
+    "of the teardown not done"
 
 # ---- nvtx: once CUPTI's NVTX handlers sit in a library's table, no teardown
 d=$tmp/nvtx
-start "$d" ctx,mark:ready,wait:go1,push:step,emit:100,pop,mark:p1,wait:go2,emit:100 \
-    CUPTOP_DORMANT=1 NVTX_INJECTION64_PATH="$agent"
-wait_file "$d/ready"
-request "$d" kernel,marker >/dev/null; touch "$d/go1"; wait_file "$d/p1"
-"$b/cuptop" control --store "$d/store" "$id" --detach --wait 60 >/dev/null 2>&1 ||
-    { echo "FAIL nvtx: control --detach"; fail=1; }
+detached "$d" kernel,marker push:step,emit:100,pop emit:100 NVTX_INJECTION64_PATH="$agent"
 touch "$d/go2"
 finish "$d"
 check "nvtx: kernel records" "$(val "$d/dump" records.kernel.0)" 100
-m=$(val "$d/truth" call.cuptiFinalize); check "nvtx: no cuptiFinalize" "${m:-0}" 0
-check "nvtx: unsubscribed" "$(val "$d/truth" call.cuptiUnsubscribe | cut -d' ' -f1)" 1
-grep -q "not torn down (NVTX was handed to CUPTI" "$d/dump" ||
-    { echo "FAIL nvtx: the detach note does not say why CUPTI stays"; fail=1; }
+kept nvtx "$d" 1
+noted nvtx "$d" "not torn down (NVTX was handed to CUPTI" "saying why CUPTI stays"
 
 # ---- after: contexts created after a late attach, drops per device ---------
 d=$tmp/after

@@ -123,6 +123,19 @@ static void put_s(char **p, const char *s)
         *(*p)++ = *s++;
 }
 
+/* One truth line "KEY=V", or "KEY.DEV=V" with dev >= 0. */
+static void put_kv(char **p, const char *key, long dev, uint64_t v)
+{
+    put_s(p, key);
+    if (dev >= 0) {
+        put_s(p, ".");
+        put_u64(p, (uint64_t)dev);
+    }
+    put_s(p, "=");
+    put_u64(p, v);
+    put_s(p, "\n");
+}
+
 static const char *const kinds[CUPTOPSIM_KINDS] = {
     "kernel", "memcpy", "memset", "runtime", "driver", "sync", "overhead", "marker",
 };
@@ -149,11 +162,8 @@ static void write_truth(const char *path)
     static char buf[1 << 16];
     char *p = buf;
     truth_get(&t);
-    put_s(&p, "devices=");
-    put_u64(&p, t.devices);
-    put_s(&p, "\nhost_handler=");
-    put_u64(&p, (uint64_t)host_signal);
-    put_s(&p, "\n");
+    put_kv(&p, "devices", -1, t.devices);
+    put_kv(&p, "host_handler", -1, (uint64_t)host_signal);
     put_matrix(&p, "produced", t.produced, t.devices);
     put_matrix(&p, "delivered", t.delivered, t.devices);
     put_matrix(&p, "dropped", t.dropped, t.devices);
@@ -163,27 +173,12 @@ static void write_truth(const char *path)
     put_matrix(&p, "invalid", t.invalid, t.devices);
     put_matrix(&p, "foreign", t.foreign, t.devices);
     for (unsigned d = 0; d < t.devices; d++) {
-        put_s(&p, "reported_dropped.");
-        put_u64(&p, d);
-        put_s(&p, "=");
-        put_u64(&p, t.reported_dropped[d]);
-        put_s(&p, "\nreported_via_null.");
-        put_u64(&p, d);
-        put_s(&p, "=");
-        put_u64(&p, t.reported_via_null[d]);
-        put_s(&p, "\nunreported_dropped.");
-        put_u64(&p, d);
-        put_s(&p, "=");
-        put_u64(&p, t.unreported_dropped[d]);
-        put_s(&p, "\n");
+        put_kv(&p, "reported_dropped", (long)d, t.reported_dropped[d]);
+        put_kv(&p, "reported_via_null", (long)d, t.reported_via_null[d]);
+        put_kv(&p, "unreported_dropped", (long)d, t.unreported_dropped[d]);
     }
-    for (unsigned d = 0; d < t.devices; d++) {
-        put_s(&p, "dumped_contexts.");
-        put_u64(&p, d);
-        put_s(&p, "=");
-        put_u64(&p, t.dumped_contexts[d]);
-        put_s(&p, "\n");
-    }
+    for (unsigned d = 0; d < t.devices; d++)
+        put_kv(&p, "dumped_contexts", (long)d, t.dumped_contexts[d]);
     for (unsigned c = 0; c < CUPTOPSIM_CALLS; c++) {
         const char *nm = call_name ? call_name(c) : NULL;
         if (!nm || !t.call_count[c])
@@ -198,27 +193,16 @@ static void write_truth(const char *path)
         put_u64(&p, t.call_last_ns[c]);
         put_s(&p, "\n");
     }
-    put_s(&p, "buffers_requested=");
-    put_u64(&p, t.buffers_requested);
-    put_s(&p, "\nbuffers_null=");
-    put_u64(&p, t.buffers_null);
-    put_s(&p, "\nbuffers_completed=");
-    put_u64(&p, t.buffers_completed);
-    put_s(&p, "\nbuffers_dup=");
-    put_u64(&p, t.buffers_dup);
-    put_s(&p, "\nbuffers_foreign=");
-    put_u64(&p, t.buffers_foreign);
-    put_s(&p, "\nbuffers_stolen=");
-    put_u64(&p, t.buffers_stolen);
-    put_s(&p, "\napi_callbacks=");
-    put_u64(&p, t.api_callbacks);
-    put_s(&p, "\nfinalize_in_api_exit=");
-    put_u64(&p, t.finalize_in_api_exit);
-    put_s(&p, "\nfinalize_outside=");
-    put_u64(&p, t.finalize_outside);
-    put_s(&p, "\nsubscribed=");
-    put_u64(&p, (uint64_t)t.subscribed);
-    put_s(&p, "\n");
+    put_kv(&p, "buffers_requested", -1, t.buffers_requested);
+    put_kv(&p, "buffers_null", -1, t.buffers_null);
+    put_kv(&p, "buffers_completed", -1, t.buffers_completed);
+    put_kv(&p, "buffers_dup", -1, t.buffers_dup);
+    put_kv(&p, "buffers_foreign", -1, t.buffers_foreign);
+    put_kv(&p, "buffers_stolen", -1, t.buffers_stolen);
+    put_kv(&p, "api_callbacks", -1, t.api_callbacks);
+    put_kv(&p, "finalize_in_api_exit", -1, t.finalize_in_api_exit);
+    put_kv(&p, "finalize_outside", -1, t.finalize_outside);
+    put_kv(&p, "subscribed", -1, (uint64_t)t.subscribed);
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd >= 0) {
         ssize_t w = write(fd, buf, (size_t)(p - buf));
