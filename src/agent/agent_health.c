@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent_control.h"
 #include "agent_int.h"
 #include "agent_norm.h"
 
@@ -204,29 +205,7 @@ static int put_devices(cupstore_txn *txn, void *arg)
     return cupstore_meta_put(txn, "devices", buf);
 }
 
-/* ---- runtime control ----------------------------------------------------- */
-
-struct ctl_arg {
-    agent *a;
-    const cupstore_control *c;
-    int32_t result;
-    uint64_t now;
-    uint32_t pool_applied;
-    cupstore_epoch old, e;    /* the epoch closed, the one opened */
-};
-
-static int put_ctl(cupstore_txn *txn, void *arg)
-{
-    struct ctl_arg *x = arg;
-    int rc = cupstore_epoch_put(txn, &x->old);
-    if (rc == 0)
-        rc = cupstore_epoch_put(txn, &x->e);
-    if (rc == 0)
-        rc = agent_api_muted_put(x->a, txn);
-    if (rc == 0)
-        rc = cupstore_control_ack(txn, x->c->gen, x->now, x->result, x->pool_applied);
-    return rc;
-}
+/* ---- epochs between requests ---------------------------------------------- */
 
 static int put_epoch(cupstore_txn *txn, void *arg)
 {
@@ -250,14 +229,10 @@ static void health_epoch_refresh(agent *a)
                "device", a->epoch, pre);
 }
 
-/* Poll the control record; apply a new generation from this thread:
- * flush (so the change loses nothing), enable/disable, new epoch, ack. */
-static void health_poll_control(agent *a)
+/* Every tick: range transitions into epochs, a finished teardown noted,
+ * the open epoch refreshed, then the control request (agent_control.c). */
+static void health_tick(agent *a)
 {
-    cupstore_txn *txn;
-    cupstore_control c;
-    int rc;
-
     if (!a->env)
         return;
     agent_scope_poll(a);
@@ -266,116 +241,7 @@ static void health_poll_control(agent *a)
         pthread_mutex_unlock(&a->stop_lock);
     }
     health_epoch_refresh(a);
-    if (cupstore_txn_begin(a->env, false, &txn))
-        return;
-    rc = cupstore_control_latest(txn, &c);
-    cupstore_txn_abort(txn);
-    if (rc || c.gen <= atomic_load(&a->ctl_gen_applied))
-        return;
-    atomic_store(&a->ctl_gen_seen, c.gen);
-    /* One scope change at a time with the stop protocol; when a stop runs
-     * (it holds the lock while it joins this thread) try again later. */
-    if (pthread_mutex_trylock(&a->stop_lock))
-        return;
-    if (atomic_load(&a->state) != AGENT_RUNNING) {
-        pthread_mutex_unlock(&a->stop_lock);
-        return;
-    }
-    uint32_t before = (uint32_t)atomic_load(&a->kinds);
-    cupstore_epoch old;
-    agent_epoch_fill(a, &old);   /* as it was: the request changes the API policy */
-    uint32_t pool_before = a->pool_ready ? atomic_load(&a->pool.limit) : 0;
-    uint32_t want = c.kinds & ((1u << CUPSTORE_KIND_MAX) - 1);
-    int32_t result = 0;
-    bool attached_now = false;
-    char why[640] = "";
-    if (a->cfg.capture) {
-        /* capture range: the request sets the kinds of the ranges; they
-         * apply now only inside one */
-        pthread_mutex_lock(&a->range_lock);
-        a->range_kinds = want;
-        if (a->in_range)
-            result = agent_apply_kinds(a, want);
-        pthread_mutex_unlock(&a->range_lock);
-    } else if (want && !atomic_load(&a->attached)) {
-        /* the first kind on: attach (late) */
-        if (agent_attach(a, true, why, sizeof why) == 0) {
-            attached_now = true;
-        } else {
-            result = -1;
-            agent_note(a, 1, "cannot attach to CUPTI: %s; staying dormant", why);
-        }
-    }
-    if (atomic_load(&a->attached) && !a->cfg.capture) {
-        (void)a->cupti.ActivityFlushAll(0);
-        result = agent_apply_kinds(a, want);
-        if (!want) {
-            agent_detach_cupti(a);   /* every kind off: detach */
-            /* acknowledge only once the flushed buffers are stored and
-             * committed: a caller that reads the store after `control
-             * --detach` sees every record (bench/gpu/attach.sh read 14032
-             * of 518900 short on the H200 with no wait, 13740 of 402100
-             * when the wait did not include the consumer's open batch) */
-            bool drained =
-                agent_drain(a, a->cfg.stop_timeout_ms ? a->cfg.stop_timeout_ms : 2000, true) == 0;
-            if (!drained)
-                agent_note(a, 1, "detach: the flushed buffers were not all stored within %u ms "
-                                 "of the acknowledgement; they are stored later",
-                           a->cfg.stop_timeout_ms ? a->cfg.stop_timeout_ms : 2000);
-            agent_detach_release(a, drained);   /* then the teardown (or unsubscribe) */
-        }
-    }
-    char api_from[CUPSTORE_API_POLICY_MAX], api_to[CUPSTORE_API_POLICY_MAX] = "";
-    agent_api_policy_text(a, api_from, sizeof api_from);
-    if (c.api_mode || c.api_set) {
-        /* the API record policy: applied to the API kinds on now, and
-         * to those a later request turns on */
-        if (a->cfg.capture)   /* a range's callback applies kinds too */
-            pthread_mutex_lock(&a->range_lock);
-        int r = agent_api_set_policy(a, c.api_mode,
-                                     (c.api_set & CUPSTORE_CTL_API_INCLUDE) ? c.api_include : NULL,
-                                     (c.api_set & CUPSTORE_CTL_API_EXCLUDE) ? c.api_exclude : NULL);
-        if (a->cfg.capture)
-            pthread_mutex_unlock(&a->range_lock);
-        if (r && !result)
-            result = r;
-        agent_api_policy_text(a, api_to, sizeof api_to);
-    }
-    if (c.pool && a->pool_ready) {
-        /* The operator's limit (clamped to 1..AGENT_POOL_MAX) replaces the
-         * automatic one for the rest of the session.  Lowering it hands out
-         * no buffer above the limit; buffers already allocated are kept. */
-        atomic_store(&a->pool_pinned, true);
-        agent_pool_set_limit(&a->pool, c.pool);
-    }
-    struct ctl_arg x = {a, &c, result, agent_real_ns(),
-                        a->pool_ready ? atomic_load(&a->pool.limit) : 0};
-    x.old = old;
-    x.old.end_ns = x.now;
-    agent_epoch_open(a, x.now, c.gen, attached_now);
-    agent_epoch_fill(a, &x.e);
-    rc = agent_store_put(a, put_ctl, &x, 8);
-    atomic_store(&a->ctl_gen_applied, c.gen);
-    pthread_mutex_unlock(&a->stop_lock);
-    if (attached_now)
-        agent_note(a, 0, "attached to CUPTI in %.1f ms (epoch %u)%s",
-                   (double)a->attach_cost_ns / 1e6, a->epoch,
-                   a->have_resource_cb ? "" : ": no resource callbacks (activity records only)");
-    if (rc)
-        agent_log(a, 1, "cannot acknowledge control generation %llu: %s",
-                  (unsigned long long)c.gen, cupstore_strerror(rc));
-    char from[128], to[128];
-    cupstore_kinds_format(before, from, sizeof from);
-    cupstore_kinds_format((uint32_t)atomic_load(&a->kinds), to, sizeof to);
-    char pool[64] = "";
-    if (c.pool)
-        snprintf(pool, sizeof pool, ", buffer pool %u -> %u", pool_before, x.pool_applied);
-    char api[2 * CUPSTORE_API_POLICY_MAX + 32] = "";
-    if (api_to[0])
-        snprintf(api, sizeof api, ", API records %s -> %s", api_from, api_to);
-    agent_note(a, 0, "control generation %llu applied: kinds %s -> %s%s%s (epoch %u)%s",
-               (unsigned long long)c.gen, from, to, pool, api, a->epoch,
-               result ? " with errors" : "");
+    agent_control_poll(a);
 }
 
 /* ---- per-second rows ------------------------------------------------------ */
@@ -675,7 +541,7 @@ static void *health_main(void *arg)
             break;
         if (next % 1000000000u == 0)
             health_write(a, next / 1000000000u - 1, false);
-        health_poll_control(a);
+        health_tick(a);
         uint64_t now = agent_real_ns();
         next += HEALTH_TICK_NS;
         if (next <= now)   /* fell behind (suspended?): realign */

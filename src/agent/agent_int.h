@@ -363,6 +363,13 @@ void agent_scope_api(agent *a, CUpti_CallbackDomain domain, CUpti_CallbackId cbi
 void agent_scope_poll(agent *a);
 /** Stop: no range any more; kinds off. */
 void agent_scope_end(agent *a);
+/** A control request's kinds under a capture range: the ranges' kinds,
+ *  applied now only inside one.  Takes range_lock.  Health thread. */
+int agent_scope_set_kinds(agent *a, uint32_t want);
+/** A control request's API record policy (agent_api_set_policy),
+ *  serialised with the range callbacks that apply kinds: takes range_lock
+ *  (uncontended without a capture range).  Health thread. */
+int agent_scope_set_api_policy(agent *a, uint32_t mode, const char *include, const char *exclude);
 /** nvtx:NAME capture: a matching NVTX range was opened (start) or closed,
  *  on the application thread (agent_nvtx.c). */
 void agent_scope_nvtx(agent *a, bool start);

@@ -155,6 +155,25 @@ void agent_scope_nvtx(agent *a, bool start)
     pthread_mutex_unlock(&a->range_lock);
 }
 
+int agent_scope_set_kinds(agent *a, uint32_t want)
+{
+    int rc = 0;
+    pthread_mutex_lock(&a->range_lock);
+    a->range_kinds = want;
+    if (a->in_range)
+        rc = agent_apply_kinds(a, want);
+    pthread_mutex_unlock(&a->range_lock);
+    return rc;
+}
+
+int agent_scope_set_api_policy(agent *a, uint32_t mode, const char *include, const char *exclude)
+{
+    pthread_mutex_lock(&a->range_lock);   /* a range's callback applies kinds too */
+    int rc = agent_api_set_policy(a, mode, include, exclude);
+    pthread_mutex_unlock(&a->range_lock);
+    return rc;
+}
+
 static int put_two(cupstore_txn *txn, void *arg)
 {
     cupstore_epoch *e = arg;
