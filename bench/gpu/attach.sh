@@ -3,10 +3,13 @@
 # a PyTorch loop started with no agent (bench/gpu/attach_loop.py).
 #  1. the loop runs 5 s with no agent (its speed)
 #  2. pause 1 (device synchronised, kernel count K1), `cuptop attach PID
-#     --kinds kernel` (acknowledged), go; 5 s attached (speed)
+#     --kinds kernel,runtime,driver` (acknowledged), go; 5 s attached (speed)
 #  3. pause 2 (K2), `cuptop control SESSION --detach` (flushes; the library
 #     stays loaded, dormant), go; 5 s detached (speed); end
-#  stored kernel records must equal K2 - K1 exactly, the loop's own count.
+#  stored kernel records must equal K2 - K1 exactly, the loop's own count,
+#  and the API records must be there (issue 27: an attach applies the API
+#  record policy, gpu by default): every launch keeps its launching call,
+#  so runtime + driver records >= K2 - K1, runtime records > 0.
 # Table in $OUT/attach.md (default OUT=./gpu-out), raw logs beside it.
 # Runs in about 40 s.
 set -u
@@ -35,7 +38,7 @@ sleep 5
 touch "$W/pause-1"; wait_line "^paused 1 "
 K1=$(sed -n 's/^paused 1 kernels=//p' "$W/loop.log")
 t0=$(date +%s.%N)
-"$CUPTOP" attach --store "$OUT/attach-store" --kinds kernel "$PID" >"$W/attach.log" 2>&1
+"$CUPTOP" attach --store "$OUT/attach-store" --kinds kernel,runtime,driver "$PID" >"$W/attach.log" 2>&1
 arc=$?
 t1=$(date +%s.%N)
 cat "$W/attach.log"
@@ -49,6 +52,11 @@ drc=$?
 cat "$W/detach.log"
 stored=$("$CTL" dump "$OUT/attach-store" "$SID" |
     awk -F= '$1 ~ /^records\.kernel\.[0-9]+$/ { n += $2 } END { print n + 0 }')
+api_count() { # KIND: records of an API kind (device none)
+    "$CTL" dump "$OUT/attach-store" "$SID" | sed -n "s/^records\.$1\.none=//p" | head -1
+}
+rt=$(api_count runtime) dr=$(api_count driver)
+rt=${rt:-0} dr=${dr:-0}
 touch "$W/go-2"
 wait $PID
 lrc=$?
@@ -66,7 +74,8 @@ l2=$(grep -n "^paused 2 " "$W/loop.log" | cut -d: -f1)
 before=$(rates 1 "$l1") during=$(rates "$l1" "$l2") after=$(rates "$l2" '$')
 want=$((K2 - K1))
 verdict=FAIL
-[ "$stored" = "$want" ] && [ "$stored_exit" = "$want" ] && [ "$arc" = 0 ] && [ "$drc" = 0 ] && [ "$lrc" = 0 ] && verdict=PASS
+[ "$stored" = "$want" ] && [ "$stored_exit" = "$want" ] && [ "$rt" -gt 0 ] &&
+    [ $((rt + dr)) -ge "$want" ] && [ "$arc" = 0 ] && [ "$drc" = 0 ] && [ "$lrc" = 0 ] && verdict=PASS
 {
 echo "## cuptop attach PID on the GPU ($(nvidia-smi -L 2>/dev/null | head -1))"
 echo
@@ -79,6 +88,7 @@ echo "| cuptop attach exit status / wall s | $arc / $(awk -v a="$t0" -v b="$t1" 
 echo "| kernels launched while attached (the loop's count) | $want |"
 echo "| kernel records stored (read at the detach acknowledgement) | $stored |"
 echo "| kernel records stored (read after the program exited) | $stored_exit |"
+echo "| runtime / driver API records stored (gpu policy; >= launches) | $rt / $dr |"
 echo "| loop it/s before attach (median) | $before |"
 echo "| loop it/s attached (median) | $during |"
 echo "| loop it/s after detach (median) | $after |"
@@ -86,7 +96,7 @@ echo "| detach exit status | $drc |"
 echo "| loop exit status | $lrc |"
 echo "| cuptop check | $(head -1 "$W/check.log") |"
 echo
-echo "**$verdict**: stored kernel records $( [ "$stored" = "$want" ] && echo equal || echo differ from ) the launches after the acknowledged attach."
+echo "**$verdict**: stored kernel records $( [ "$stored" = "$want" ] && echo equal || echo differ from ) the launches after the acknowledged attach; API records $( [ "$rt" -gt 0 ] && [ $((rt + dr)) -ge "$want" ] && echo "cover every launch" || echo "MISSING (the attach did not apply the API policy)")."
 } >"$MD"
 cat "$MD"
 [ $verdict = PASS ]

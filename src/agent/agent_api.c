@@ -48,8 +48,31 @@ static void count_muted(agent *a)
             a->api_muted[agent_api_table[i].domain & 1]++;
 }
 
+/* Every call id of the domain muted by the policy: the kind is on and
+ * yields nothing, by the agent's own doing; said in a note, never silent. */
+static void note_all_muted(agent *a, unsigned dom)
+{
+    for (unsigned i = 0; i < agent_api_table_count; i++)
+        if (agent_api_table[i].domain == dom && row_recorded(a, &agent_api_table[i]))
+            return;
+    char pol[CUPSTORE_API_GLOBS_MAX * 2 + 64];
+    agent_api_policy_text(a, pol, sizeof pol);
+    agent_note(a, 1, "%s records are on but the API record policy %s mutes every %s call id: "
+               "no %s API records will come (muted, not lost; --api all or --api-include "
+               "records them)", dom ? "driver" : "runtime", pol, dom ? "driver" : "runtime",
+               dom ? "driver" : "runtime");
+}
+
 CUptiResult agent_api_apply_kind(agent *a, unsigned kind, bool want)
 {
+    /* Every path that turns a kind on applies the policy.  One that never
+     * set it (api_mode 0 would mute every call id) gets the configured
+     * one here, so an API kind on is never silently empty. */
+    if (want && !a->api_mode) {
+        a->api_mode = a->cfg.api_mode ? a->cfg.api_mode : CUPSTORE_API_GPU;
+        snprintf(a->api_include, sizeof a->api_include, "%s", a->cfg.api_include);
+        snprintf(a->api_exclude, sizeof a->api_exclude, "%s", a->cfg.api_exclude);
+    }
     unsigned dom = kind == CUPSTORE_KIND_DRIVER;
     CUpti_ActivityKind ck = dom ? CUPTI_ACTIVITY_KIND_DRIVER : CUPTI_ACTIVITY_KIND_RUNTIME;
     __typeof__(a->cupti.ActivityEnableRuntimeApi) fn =
@@ -115,6 +138,7 @@ CUptiResult agent_api_apply_kind(agent *a, unsigned kind, bool want)
     a->api_filtered[dom] = true;
     a->api_unfiltered = false;
     count_muted(a);
+    note_all_muted(a, dom);
     return err;
 }
 

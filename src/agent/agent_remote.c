@@ -109,6 +109,9 @@ static void *remote_main(void *arg)
         }
     }
     agent_config_load(&a->cfg, remote_getenv, NULL);
+    /* the API record policy, as InitializeInjection sets it: without it
+     * every runtime and driver call id stays muted (issue 27) */
+    (void)agent_api_set_policy(a, a->cfg.api_mode, a->cfg.api_include, a->cfg.api_exclude);
     uint32_t want = a->cfg.dormant || a->cfg.capture ? 0 : a->cfg.kinds;
     a->cfg.dormant = true;   /* kinds come on through the request below */
     uint64_t now = agent_real_ns();

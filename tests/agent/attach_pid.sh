@@ -3,7 +3,8 @@
 # application (simdrive) starts with no agent at all and cuptop's own
 # ptrace injector brings it in later.
 #  basic    attached after 1 s: a session appears, the records made after
-#           the acknowledged attach equal the simulator's truth exactly
+#           the acknowledged attach equal the simulator's truth exactly, the
+#           runtime API records included (the API record policy applied)
 #           (check_truth.py; those made before it are never delivered),
 #           nothing printed by the agent, and a SIGTERM sent later runs
 #           the application's own handler (chained) with its exit status
@@ -97,6 +98,14 @@ for k in kernel memcpy; do
     check "basic: $k records (made after the ack)" "$(val "$d/dump" records.$k.0)" 1000
 done
 m=$(val "$d/dump" records.memset.0); check "basic: memset (not asked for)" "${m:-0}" 0
+# the API record policy applied at the attach (issue 27): the runtime kind
+# asked for is recorded call id by call id (gpu policy), not left muted
+check "basic: the policy enabled runtime call ids (truth)" \
+    "$(grep -c '^call.cuptiActivityEnableRuntimeApi=' "$d/truth")" 1
+# (API records have no device: device none; check_truth.py compares the
+# count with the truth's, summed over the simulated devices)
+rt=$(val "$d/dump" records.runtime.none)
+check "basic: runtime records stored (made after the ack)" "$([ "${rt:-0}" -gt 0 ] && echo yes)" yes
 check "basic: attached_uid" "$(val "$d/dump" meta.attached_uid)" "$(id -u)"
 "$cuptop" check --store "$d/store" "$id" >"$d/cuptop-check" 2>&1
 grep -q "attached to the running process" "$d/cuptop-check" ||

@@ -9,7 +9,7 @@
 #  gpu      (the default) launches, copies, memsets, syncs stored, the rest
 #           muted; every GPU record keeps its launching call: the chrome
 #           export has one launch flow per kernel, copy and memset
-#  none     no API record at all
+#  none     no API record at all, and a note per API kind on saying so
 #  globs    gpu + include cudaGetDevice,cu*Attribute, exclude cudaMemset*
 #  control  all, then `cuptop control --api gpu`: a new epoch, and only
 #           the calls before it have their noise stored
@@ -112,6 +112,12 @@ grep -q '^meta.api_muted.1=runtime [0-9].* driver [0-9]' "$d/dump" ||
 
 run none CUPTOP_API=none
 expect "$tmp/none" none ""
+# runtime and driver on, every call id muted: said in a note, never silent
+"$ctl" dump "$tmp/none/store" "$("$ctl" sessions "$tmp/none/store" | head -1)" >"$tmp/none/dump"
+for dom in runtime driver; do
+    check "none: a note says every $dom call id is muted" \
+        "$(grep -c "^note\.[0-9]*=1 $dom records are on but the API record policy none mutes every $dom call id" "$tmp/none/dump")" 1
+done
 
 run globs CUPTOP_API_INCLUDE='cudaGetDevice,cu*Attribute' CUPTOP_API_EXCLUDE='cudaMemset*'
 expect "$tmp/globs" globs "$(echo "$GPU cudaGetDevice cuDeviceGetAttribute cudaDeviceGetAttribute" |
