@@ -19,14 +19,14 @@
 #include "agent_api.h"
 #include "agent_int.h"
 
-#define API_ROWS (sizeof ((agent *)0)->api_on)
+#define API_ROWS (sizeof ((agent_api_state *)0)->on)
 
 static bool row_recorded(const agent *a, const agent_api_entry *e)
 {
-    bool on = a->api_mode == CUPSTORE_API_ALL || (a->api_mode == CUPSTORE_API_GPU && e->gpu);
-    if (a->api_include[0] && agent_config_globs_match(a->api_include, e->name))
+    bool on = a->api.mode == CUPSTORE_API_ALL || (a->api.mode == CUPSTORE_API_GPU && e->gpu);
+    if (a->api.include[0] && agent_config_globs_match(a->api.include, e->name))
         on = true;
-    if (a->api_exclude[0] && agent_config_globs_match(a->api_exclude, e->name))
+    if (a->api.exclude[0] && agent_config_globs_match(a->api.exclude, e->name))
         on = false;
     return on;
 }
@@ -35,17 +35,17 @@ static bool row_recorded(const agent *a, const agent_api_entry *e)
  * the table included). */
 static bool policy_whole(const agent *a)
 {
-    return a->api_mode == CUPSTORE_API_ALL && !a->api_exclude[0];
+    return a->api.mode == CUPSTORE_API_ALL && !a->api.exclude[0];
 }
 
 static void count_muted(agent *a)
 {
-    a->api_muted[0] = a->api_muted[1] = 0;
-    if (policy_whole(a) || a->api_percall_missing)
+    a->api.muted[0] = a->api.muted[1] = 0;
+    if (policy_whole(a) || a->api.percall_missing)
         return;
     for (unsigned i = 0; i < agent_api_table_count; i++)
         if (!row_recorded(a, &agent_api_table[i]))
-            a->api_muted[agent_api_table[i].domain & 1]++;
+            a->api.muted[agent_api_table[i].domain & 1]++;
 }
 
 /* Every call id of the domain muted by the policy: the kind is on and
@@ -80,26 +80,26 @@ CUptiResult agent_api_apply_kind(agent *a, unsigned kind, bool want)
     unsigned rows = agent_api_table_count < API_ROWS ? agent_api_table_count : API_ROWS;
 
     if (!want) {
-        if (a->api_filtered[dom] && fn)
+        if (a->api.filtered[dom] && fn)
             for (unsigned i = 0; i < rows; i++)
-                if (agent_api_table[i].domain == dom && a->api_on[i]) {
+                if (agent_api_table[i].domain == dom && a->api.on[i]) {
                     (void)fn(agent_api_table[i].cbid, 0);
-                    a->api_on[i] = 0;
+                    a->api.on[i] = 0;
                 }
-        a->api_filtered[dom] = false;
+        a->api.filtered[dom] = false;
         return a->cupti.ActivityDisable(ck);
     }
-    if (!policy_whole(a) && !fn && !a->api_percall_missing) {
-        a->api_percall_missing = true;
+    if (!policy_whole(a) && !fn && !a->api.percall_missing) {
+        a->api.percall_missing = true;
         agent_note(a, 1, "API record policy %s: this CUPTI lacks cuptiActivityEnable%sApi, "
                    "so every %s API call is recorded (as with --api all)",
-                   cupstore_api_mode_name(a->api_mode), dom ? "Driver" : "Runtime",
+                   cupstore_api_mode_name(a->api.mode), dom ? "Driver" : "Runtime",
                    dom ? "driver" : "runtime");
     }
-    if (policy_whole(a) || a->api_percall_missing) {
-        a->api_filtered[dom] = false;
-        a->api_whole[dom] = true;
-        a->api_unfiltered = !policy_whole(a);
+    if (policy_whole(a) || a->api.percall_missing) {
+        a->api.filtered[dom] = false;
+        a->api.whole[dom] = true;
+        a->api.unfiltered = !policy_whole(a);
         count_muted(a);
         return a->cupti.ActivityEnable(ck);
     }
@@ -107,14 +107,14 @@ CUptiResult agent_api_apply_kind(agent *a, unsigned kind, bool want)
      * rows only where the state changes, unless the kind was whole since
      * (its per-call state is then unknown) */
     (void)a->cupti.ActivityDisable(ck);
-    bool all_rows = a->api_whole[dom], first = true;
+    bool all_rows = a->api.whole[dom], first = true;
     CUptiResult err = CUPTI_SUCCESS;
     for (unsigned i = 0; i < rows; i++) {
         const agent_api_entry *e = &agent_api_table[i];
         if (e->domain != dom)
             continue;
         uint8_t on = row_recorded(a, e);
-        if (!all_rows && on == a->api_on[i])
+        if (!all_rows && on == a->api.on[i])
             continue;
         CUptiResult r = fn(e->cbid, on);
         if (r != CUPTI_SUCCESS && first) {
@@ -122,21 +122,21 @@ CUptiResult agent_api_apply_kind(agent *a, unsigned kind, bool want)
              * or the simulator set to an older API version) */
             char d[200];
             agent_cupti_describe(&a->cupti, r, d, sizeof d);
-            a->api_percall_missing = true;
+            a->api.percall_missing = true;
             agent_note(a, 1, "API record policy %s: cuptiActivityEnable%sApi failed (%s), so "
                        "every runtime and driver API call is recorded (as with --api all)",
-                       cupstore_api_mode_name(a->api_mode), dom ? "Driver" : "Runtime", d);
+                       cupstore_api_mode_name(a->api.mode), dom ? "Driver" : "Runtime", d);
             return agent_api_apply_kind(a, kind, true);
         }
         first = false;
         if (r == CUPTI_SUCCESS)
-            a->api_on[i] = on;
+            a->api.on[i] = on;
         else if (err == CUPTI_SUCCESS)
             err = r;
     }
-    a->api_whole[dom] = false;
-    a->api_filtered[dom] = true;
-    a->api_unfiltered = false;
+    a->api.whole[dom] = false;
+    a->api.filtered[dom] = true;
+    a->api.unfiltered = false;
     count_muted(a);
     note_all_muted(a, dom);
     return err;
@@ -146,11 +146,11 @@ int agent_api_set_policy(agent *a, uint32_t mode, const char *include, const cha
 {
     int first = 0;
     if (mode)
-        a->api_mode = mode;
+        a->api.mode = mode;
     if (include)
-        snprintf(a->api_include, sizeof a->api_include, "%s", include);
+        snprintf(a->api.include, sizeof a->api.include, "%s", include);
     if (exclude)
-        snprintf(a->api_exclude, sizeof a->api_exclude, "%s", exclude);
+        snprintf(a->api.exclude, sizeof a->api.exclude, "%s", exclude);
     count_muted(a);
     if (!atomic_load(&a->attached))
         return 0;
@@ -166,7 +166,7 @@ int agent_api_set_policy(agent *a, uint32_t mode, const char *include, const cha
 
 void agent_api_policy_text(const agent *a, char *buf, size_t len)
 {
-    agent_config_api_format(a->api_mode, a->api_include, a->api_exclude, buf, len);
+    agent_config_api_format(a->api.mode, a->api.include, a->api.exclude, buf, len);
 }
 
 void agent_api_muted_list(const agent *a, char *buf, size_t len)
@@ -175,7 +175,7 @@ void agent_api_muted_list(const agent *a, char *buf, size_t len)
     if (!len)
         return;
     buf[0] = '\0';
-    if (policy_whole(a) || a->api_percall_missing)
+    if (policy_whole(a) || a->api.percall_missing)
         return;
     for (unsigned dom = 0; dom < 2; dom++) {
         int lo = -1, prev = -2;
@@ -209,4 +209,14 @@ void agent_api_muted_list(const agent *a, char *buf, size_t len)
             buf[off] = '\0';
         }
     }
+}
+
+void agent_api_epoch_fill(const agent *a, cupstore_epoch *e)
+{
+    e->api_mode = a->api.mode;
+    e->api_muted[0] = a->api.muted[0];
+    e->api_muted[1] = a->api.muted[1];
+    if (a->api.unfiltered)
+        e->flags |= CUPSTORE_EPOCH_API_UNFILTERED;
+    agent_api_policy_text(a, e->api_policy, sizeof e->api_policy);
 }

@@ -405,10 +405,6 @@ void agent_epoch_fill(agent *a, cupstore_epoch *e)
                           .start_ns = a->epoch_start_ns, .ctl_gen = a->epoch_ctl_gen,
                           .flags = f, .attach_ns = a->epoch_attach_ns,
                           .attach_cost_ns = a->epoch_attach_cost_ns,
-                          .devices = a->cfg.devices, .pre_contexts = pre,
-                          .api_mode = a->api_mode,
-                          .api_muted = {a->api_muted[0], a->api_muted[1]}};
-    if (a->api_unfiltered)
-        e->flags |= CUPSTORE_EPOCH_API_UNFILTERED;
-    agent_api_policy_text(a, e->api_policy, sizeof e->api_policy);
+                          .devices = a->cfg.devices, .pre_contexts = pre};
+    agent_api_epoch_fill(a, e);
 }

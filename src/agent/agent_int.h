@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "agent_api.h"
 #include "agent_config.h"
 #include "agent_cupti.h"
 #include "agent_hist.h"
@@ -194,17 +195,7 @@ typedef struct agent {
     uint32_t epoch_pre_written;       /* pre_contexts in the stored epoch */
     uint32_t epoch_flags;             /* CUPSTORE_EPOCH_* of the open one */
     uint64_t epoch_attach_ns, epoch_attach_cost_ns;
-    /* API record policy (agent_api.c): the one in effect, changed by
-     * control requests on the health thread (under stop_lock) */
-    uint32_t api_mode;                /* CUPSTORE_API_*                   */
-    char api_include[CUPSTORE_API_GLOBS_MAX], api_exclude[CUPSTORE_API_GLOBS_MAX];
-    bool api_percall_missing;         /* CUPTI lacks the per-call calls   */
-    bool api_filtered[2];             /* runtime/driver set call by call  */
-    bool api_unfiltered;              /* a filter was asked, all recorded */
-    uint32_t api_muted[2];            /* call ids muted (known table)     */
-    bool api_whole[2];                /* kind enabled whole since the
-                                         call ids were last all set       */
-    uint8_t api_on[2048];             /* per table row: enabled by us     */
+    agent_api_state api;              /* API record policy (agent_api.h)  */
     /* capture range (agent_scope.c), under range_lock: the application's
      * threads (profiler callbacks), the health thread and the stop */
     pthread_mutex_t range_lock;
@@ -323,17 +314,8 @@ uint64_t agent_count_lost(agent *a, uint8_t *buf, size_t valid, unsigned loss);
  *  With a device scope (CUPTOP_DEVICES) the device kinds are enabled per
  *  context, on the contexts of those devices only. */
 int agent_apply_kinds(agent *a, uint32_t mask);
-/* agent_api.c: turn the runtime or driver kind on or off under the API
- * record policy (whole kind, or call id by call id). */
-CUptiResult agent_api_apply_kind(agent *a, unsigned kind, bool want);
-/* Set the policy (a control request) and apply it to the API kinds on. */
-int agent_api_set_policy(agent *a, uint32_t mode, const char *include, const char *exclude);
-/* The policy's text (epoch api_policy). */
-void agent_api_policy_text(const agent *a, char *buf, size_t len);
 /* agent_health.c: meta api_muted.EPOCH of the open epoch. */
 int agent_api_muted_put(agent *a, cupstore_txn *txn);
-/* The muted call ids, compact ("runtime 1-9,11 driver 2-5"). */
-void agent_api_muted_list(const agent *a, char *buf, size_t len);
 /** Kinds whose records belong to one context (enabled per context under
  *  a device scope); the others (API, overhead, marker) are global. */
 #define AGENT_CTX_KINDS ((1u << CUPSTORE_KIND_KERNEL) | (1u << CUPSTORE_KIND_MEMCPY) | \
