@@ -68,10 +68,10 @@ CUptiResult agent_api_apply_kind(agent *a, unsigned kind, bool want)
     /* Every path that turns a kind on applies the policy.  One that never
      * set it (api_mode 0 would mute every call id) gets the configured
      * one here, so an API kind on is never silently empty. */
-    if (want && !a->api_mode) {
-        a->api_mode = a->cfg.api_mode ? a->cfg.api_mode : CUPSTORE_API_GPU;
-        snprintf(a->api_include, sizeof a->api_include, "%s", a->cfg.api_include);
-        snprintf(a->api_exclude, sizeof a->api_exclude, "%s", a->cfg.api_exclude);
+    if (want && !a->api.mode) {
+        a->api.mode = a->cfg.api_mode ? a->cfg.api_mode : CUPSTORE_API_GPU;
+        snprintf(a->api.include, sizeof a->api.include, "%s", a->cfg.api_include);
+        snprintf(a->api.exclude, sizeof a->api.exclude, "%s", a->cfg.api_exclude);
     }
     unsigned dom = kind == CUPSTORE_KIND_DRIVER;
     CUpti_ActivityKind ck = dom ? CUPTI_ACTIVITY_KIND_DRIVER : CUPTI_ACTIVITY_KIND_RUNTIME;
