@@ -278,6 +278,7 @@ typedef struct tui_kinds_view {
     uint64_t judged_second;      /* its last health row then              */
     model_epoch_stat *ep;        /* per-epoch figures (model_facts)       */
     size_t nep;
+    int base;                    /* the baseline epoch (model_session_baseline) */
     char suggest[192];           /* the first recommendation, short       */
 } tui_kinds_view;
 

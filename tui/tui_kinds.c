@@ -128,6 +128,9 @@ void tui_kinds_judge(tui *t)
     size_t nadv = 0;
     if (model_facts_read(env, 0, UINT64_MAX, &all, NULL) != 0)
         return;
+    const tui_sess *ss = &t->store.s[t->cur];
+    v->base = ss->have_sum ? model_session_baseline(&ss->sum, &all)
+                           : model_epoch_baseline(all.epochs, all.nepochs);
     free(v->ep);
     v->ep = all.epochs;
     v->nep = all.nepochs;
@@ -226,7 +229,7 @@ static void draw_epochs(tui *t, WINDOW *w)
     werase(w);
     const model_epoch_stat *ep = t->kv.ep;
     size_t n = t->kv.nep;
-    int base = model_epoch_baseline(ep, n);
+    int base = t->kv.base;
     bool off = tui_agent_disabled(&t->hist);
     /* Three widths: kind names in full, kinds as letters, and narrow (the
      * baseline is a '*' explained below the table). */

@@ -252,7 +252,7 @@ static int report(cupstore_env *env, model_summary *s)
            "at the acknowledged change time)\n");
     printf("  %5s %-20s %8s %12s %10s %5s  %s\n", "EPOCH", "START (UTC)", "SECONDS", "RECORDS/S",
            "LOST", "POOL", "KINDS");
-    int base = model_epoch_baseline(r->epochs, r->nepochs);
+    int base = model_session_baseline(s, r);
     for (size_t i = 0; i < r->nepochs; i++) {
         const model_epoch_stat *e = &r->epochs[i];
         if (!e->known && !(e->seconds > 0))

@@ -5,10 +5,9 @@
  * was consumed, every loss counter is zero, the stop protocol ran to the
  * end and the final flush succeeded.
  *
- * Loss counts per (second, class) are the larger of the health row's
- * counter and the sum of the exact (non-estimate) loss rows of that second,
- * so a class written to only one of the two tables still counts, and one
- * written to both is not counted twice.
+ * Loss counts per (second, class) follow the one rule of model_seconds.c
+ * (the larger of the health row's counter and the second's exact loss
+ * rows), so the verdict, the epochs and the monitor count alike.
  */
 #include "config.h"
 
@@ -91,11 +90,6 @@ typedef struct sum_ctx {
     bool any_disabled;
     cupstore_health last;
     uint64_t all_completed, all_consumed;  /* whole session, for the verdict */
-    /* loss-row merge: exact sums of the second being read */
-    cupstore_txn *txn;
-    uint64_t lsec;
-    bool lhave;
-    uint64_t lsum[CUPSTORE_LOSS_MAX];
 } sum_ctx;
 
 static void acc_add(class_acc *a, uint64_t second, uint64_t count, bool new_second)
@@ -112,10 +106,20 @@ static void acc_add(class_acc *a, uint64_t second, uint64_t count, bool new_seco
     }
 }
 
-static int health_row(const cupstore_health *h, void *arg)
+/* One second of the window (model_seconds_scan: the verdict's loss rule). */
+static int second_row(const model_second *m, void *arg)
 {
     sum_ctx *c = arg;
     model_summary *s = c->out;
+    for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++) {
+        acc_add(&c->acc[l], m->second, m->loss[l], true);
+        acc_add(&c->est[l], m->second, m->estimate[l], true);
+        for (unsigned d = 0; d <= MODEL_DEVICE_NONE; d++)
+            s->loss_by_device[d][l] += m->loss_by_device[d][l];
+    }
+    if (!m->have_health)
+        return 0;
+    const cupstore_health *h = &m->h;
     if (!c->rows)
         c->first_second = h->second;
     c->rows++;
@@ -128,8 +132,6 @@ static int health_row(const cupstore_health *h, void *arg)
         if (h->records_by_device[d])
             s->device_mask |= 1u << d;
     }
-    for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
-        acc_add(&c->acc[l], h->second, h->loss[l], true);
     s->buf_completed += h->buf_completed;
     s->buf_consumed += h->buf_consumed;
     if (h->flags & CUPSTORE_HF_COUNT_ONLY)
@@ -144,51 +146,6 @@ static int health_all(const cupstore_health *h, void *arg)
     sum_ctx *c = arg;
     c->all_completed += h->buf_completed;
     c->all_consumed += h->buf_consumed;
-    return 0;
-}
-
-/* Add what the loss rows of second lsec say beyond the health row. */
-static int loss_flush(sum_ctx *c)
-{
-    cupstore_health h;
-    if (!c->lhave)
-        return 0;
-    c->lhave = false;
-    int rc = cupstore_health_get(c->txn, c->lsec, &h);
-    if (rc == CUPSTORE_ENOTFOUND)
-        memset(&h, 0, sizeof h);
-    else if (rc)
-        return rc;
-    for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++) {
-        if (c->lsum[l] > h.loss[l])
-            acc_add(&c->acc[l], c->lsec, c->lsum[l] - h.loss[l], h.loss[l] == 0);
-        c->lsum[l] = 0;
-    }
-    return 0;
-}
-
-static int loss_row(const cupstore_loss_row *r, void *arg)
-{
-    sum_ctx *c = arg;
-    if (r->loss >= CUPSTORE_LOSS_MAX)
-        return 0;
-    if (r->estimate) {
-        /* kind "all": a count estimated on its own (the shared discard
-         * buffer); other estimates split an exact count over kinds */
-        if (r->kind == CUPSTORE_KIND_ALL)
-            acc_add(&c->est[r->loss], r->second, r->count, true);
-        return 0;
-    }
-    c->out->loss_by_device[r->device < CUPSTORE_DEVICE_MAX ? r->device : MODEL_DEVICE_NONE]
-                          [r->loss] += r->count;
-    if (c->lhave && r->second != c->lsec) {
-        int rc = loss_flush(c);
-        if (rc)
-            return rc;
-    }
-    c->lhave = true;
-    c->lsec = r->second;
-    c->lsum[r->loss] += r->count;
     return 0;
 }
 
@@ -495,7 +452,6 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
         free(c);
         return fail(cause, rc, out->id);
     }
-    c->txn = txn;
     out->pid = (int)meta_u64(txn, "pid");
     meta_copy(txn, "host", out->host, sizeof out->host);
     meta_copy(txn, "cmdline", out->cmdline, sizeof out->cmdline);
@@ -526,10 +482,7 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
         free(sink);
     }
 
-    if ((rc = cupstore_health_scan(txn, from_s, to_s, health_row, c)) != 0)
-        goto out;
-    if ((rc = cupstore_loss_scan(txn, from_s, to_s, loss_row, c)) != 0 ||
-        (rc = loss_flush(c)) != 0)
+    if ((rc = model_seconds_scan(txn, from_s, to_s, second_row, c)) != 0)
         goto out;
 
     cupstore_health last;
@@ -681,6 +634,122 @@ int model_summarize_id(const char *dir, const char *id, uint64_t from_s, uint64_
     rc = model_summarize(env, from_s, to_s, out, cause);
     cupstore_env_close(env);
     return rc;
+}
+
+/* ---- One epoch, by the per-epoch rule ------------------------------------- */
+
+static bool epoch_collects(const model_epoch_stat *e)
+{
+    return e->kinds && !(e->known && (e->row.flags & CUPSTORE_EPOCH_OUT_OF_SCOPE));
+}
+
+/* Reasons that judge the end of the session (its tail). */
+static bool reason_at_end(unsigned r)
+{
+    return r == MODEL_REASON_UNCONSUMED || r == MODEL_REASON_NO_FINAL ||
+           r == MODEL_REASON_PROTOCOL || r == MODEL_REASON_FLUSH;
+}
+
+int model_summarize_epoch(cupstore_env *env, uint32_t epoch, model_summary *out,
+                          model_epoch_stat *stat, char **cause)
+{
+    model_facts f;
+    if (cause)
+        *cause = NULL;
+    memset(out, 0, sizeof *out);
+    int rc = model_facts_read(env, 0, UINT64_MAX, &f, cause);
+    if (rc)
+        return rc;
+    const model_epoch_stat *e = NULL;
+    bool last = true;
+    for (size_t i = 0; i < f.nepochs; i++) {
+        if (f.epochs[i].id == epoch && f.epochs[i].known)
+            e = &f.epochs[i];
+    }
+    for (size_t i = 0; e && i < f.nepochs; i++)
+        if (f.epochs[i].known && f.epochs[i].start_ns > e->start_ns)
+            last = false;
+    if (!e) {
+        model_facts_free(&f);
+        if (cause && asprintf(cause, "session %s has no epoch %" PRIu32, cupstore_env_id(env),
+                              epoch) < 0)
+            *cause = NULL;
+        return CUPSTORE_ENOTFOUND;
+    }
+    model_epoch_stat st = *e;
+    model_facts_free(&f);
+    uint64_t from_s = st.start_ns / 1000000000u;
+    uint64_t to_s = last || !st.end_ns ? UINT64_MAX : (st.end_ns - 1) / 1000000000u;
+    if ((rc = model_summarize(env, from_s, to_s, out, cause)) != 0)
+        return rc;
+    /* the reasons: the epoch's own losses, then what still applies */
+    model_reason *old = out->reasons;
+    size_t nold = out->nreasons;
+    bool collects = epoch_collects(&st);
+    out->reasons = NULL;
+    out->nreasons = 0;
+    out->loss_total = 0;
+    for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++) {
+        out->loss[l] = st.loss[l];
+        out->loss_total += st.loss[l];
+        if (!collects)
+            out->loss_estimate[l] = 0;
+        if (st.loss[l] &&
+            (rc = reason_add(out, l, st.loss[l], from_s, to_s == UINT64_MAX ? out->end_ns /
+                             1000000000u : to_s, 0, "%s: %" PRIu64 " records lost in epoch %"
+                             PRIu32 " (%s)", cupstore_loss_name(l), st.loss[l], epoch,
+                             cupstore_loss_describe(l))) != 0)
+            break;
+    }
+    for (size_t i = 0; !rc && i < nold; i++) {
+        unsigned r = old[i].reason;
+        if (r < CUPSTORE_LOSS_MAX || (reason_at_end(r) && !(last && collects)))
+            continue;
+        model_reason *n = realloc(out->reasons, (out->nreasons + 1) * sizeof *n);
+        if (!n) {
+            rc = ENOMEM;
+            break;
+        }
+        out->reasons = n;
+        n[out->nreasons++] = old[i];
+    }
+    free(old);
+    out->records_total = st.records;
+    out->seconds = (uint64_t)(st.seconds + 0.5);
+    out->complete = out->nreasons == 0;
+    if (stat)
+        *stat = st;
+    if (rc) {
+        model_summary_free(out);
+        if (cause && !*cause)
+            fail(cause, rc, cupstore_env_id(env));
+    }
+    return rc;
+}
+
+int model_session_baseline(const model_summary *s, const model_facts *f)
+{
+    int base = model_epoch_baseline(f->epochs, f->nepochs);
+    if (base < 0)
+        return base;
+    bool end_judged = false;   /* the tail is missing or unjudged */
+    for (size_t i = 0; i < s->nreasons; i++)
+        end_judged |= reason_at_end(s->reasons[i].reason);
+    if (!end_judged)
+        return base;
+    /* the epoch open at the end shares the session's end: never a baseline */
+    const model_epoch_stat *b = &f->epochs[base];
+    for (size_t i = 0; i < f->nepochs; i++)
+        if (f->epochs[i].known && f->epochs[i].start_ns > b->start_ns)
+            return base;
+    model_epoch_stat *copy = malloc(f->nepochs * sizeof *copy);
+    if (!copy)
+        return -1;
+    memcpy(copy, f->epochs, f->nepochs * sizeof *copy);
+    copy[base].losses = 1;   /* judged lossy: take the next best */
+    int next = model_epoch_baseline(copy, f->nepochs);
+    free(copy);
+    return next;
 }
 
 /* ---- Verify: read the stored records back ---------------------------------- */

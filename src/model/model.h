@@ -211,19 +211,57 @@ size_t model_sanitize(const char *s, size_t len, char *out, size_t outlen, bool 
 void model_format_second(uint64_t second, char *buf, size_t len);
 
 
+/* ---- Seconds: one second as the verdict counts it (model_seconds.c) ----- */
+
+/* One second of a session.  loss[] is the verdict's rule: per class the
+ * larger of the health row's counter and the second's exact loss rows.
+ * Every judgement (the verdict, the per-epoch figures, the monitor's
+ * series) reads seconds through model_seconds_scan. */
+typedef struct model_second {
+    uint64_t second;
+    bool have_health;           /* a health row exists for it              */
+    cupstore_health h;          /* that row; zeros (but .second) if none   */
+    uint64_t loss[CUPSTORE_LOSS_MAX];     /* the verdict's count per class  */
+    uint64_t loss_total;                  /* their sum                      */
+    uint64_t rows_loss[CUPSTORE_LOSS_MAX];/* the exact loss rows' sums      */
+    uint64_t estimate[CUPSTORE_LOSS_MAX]; /* kind-"all" estimates: counts of
+                                             their own, in no loss[] above  */
+    uint64_t est_kind[CUPSTORE_KIND_MAX]; /* per-kind estimates (a split of
+                                             exact counts over kinds)       */
+    uint64_t loss_by_device[CUPSTORE_DEVICE_MAX + 1][CUPSTORE_LOSS_MAX];
+                                          /* exact rows; slot MODEL_DEVICE_NONE:
+                                             of no device                   */
+} model_second;
+
+/** Called per second in order; return non-zero to stop with that value. */
+typedef int (*model_second_fn)(const model_second *s, void *arg);
+
+/** Call fn for every second of [from_s, to_s] that has a health row or a
+ *  loss row, in order, inside the caller's read transaction.
+ *  @note s is valid during the call only.
+ *  @return 0, fn's non-zero value, or a cupstore error code. */
+int model_seconds_scan(cupstore_txn *txn, uint64_t from_s, uint64_t to_s, model_second_fn fn,
+                       void *arg);
+
 /* ---- Facts: what the health rows of a window say ---------------------- */
 
-/* One epoch (a collection scope) with its figures.  The second in which a
- * change was acknowledged is split between the old and the new epoch at
- * the acknowledged change time, in proportion to each epoch's rates in its
- * whole seconds (by time alone when either has none): losses that came
- * before the switch stay in the old epoch. */
+/* One epoch (a collection scope) with its figures: the one per-epoch rule
+ * of report, compare (SESSION@N) and the monitor.  The second in which a
+ * change was acknowledged is split between the epochs it saw at the
+ * acknowledged change times, in proportion to each epoch's rates in its
+ * whole seconds (by time alone when one has none): losses that came before
+ * the switch stay in the old epoch.  An epoch that collects nothing (kinds
+ * off, out of scope) takes time but no records or losses from a split
+ * second.  Losses are the verdict's (model_seconds.c, and the tail the
+ * final status knows of in the epoch open at the end): over the whole
+ * session the epochs add up to records_total and loss_total exactly. */
 typedef struct model_epoch_stat {
     uint32_t id;
     uint32_t kinds;             /* mask collected in the epoch             */
     uint64_t start_ns, end_ns;  /* acknowledged change times; end 0: open  */
     double seconds;             /* time with health rows, in seconds       */
     uint64_t records, losses;   /* losses: every class                     */
+    uint64_t loss[CUPSTORE_LOSS_MAX];   /* losses per class                */
     uint32_t pool_limit;        /* last per-second pool limit seen         */
     bool known;                 /* an epoch row exists (else only rows)    */
     cupstore_epoch row;         /* that row (scope flags, attach), if known */
@@ -282,6 +320,26 @@ void model_facts_free(model_facts *f);
  *  records > 0) and lost none; ties go to the later.  -1 when none: an
  *  epoch that collected nothing is never a baseline. */
 int model_epoch_baseline(const model_epoch_stat *e, size_t n);
+
+/** The baseline epoch of session s (facts f over the whole session): as
+ *  model_epoch_baseline, but never the epoch open at the end when the
+ *  session's end is judged lossy (crashed, stop protocol or final flush
+ *  failed, buffers unconsumed): its tail is missing. */
+int model_session_baseline(const model_summary *s, const model_facts *f);
+
+/** Judge one epoch of a session (`cuptop compare SESSION@N`) by the
+ *  per-epoch rule of model_epoch_stat: the summary of the epoch's seconds,
+ *  with the epoch's own losses per class (a change second split, never
+ *  counted twice) and the session-end reasons (crash, stop protocol,
+ *  flush, unconsumed buffers) only for the epoch open at the end, when it
+ *  collects.  An epoch that collects nothing (dormant, out of scope) is
+ *  judged by its own losses only.
+ *  @param[out] out    release with model_summary_free.
+ *  @param[out] stat   the epoch's figures (NULL: not wanted).
+ *  @param[out] cause  on error, a malloc'ed message (caller frees).
+ *  @return 0, CUPSTORE_ENOTFOUND (no such epoch), or a cupstore error. */
+int model_summarize_epoch(cupstore_env *env, uint32_t epoch, model_summary *out,
+                          model_epoch_stat *stat, char **cause);
 
 /* ---- Advice: facts -> ranked recommendations ------------------------- */
 

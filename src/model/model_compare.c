@@ -587,7 +587,13 @@ static int side_open(const model_compare_opts *o, const char *arg, model_cmp_sid
     sd->kinds_mixed = k.mixed;
     uint64_t from_s = sd->from_ns / 1000000000u;
     uint64_t to_s = sd->to_ns == UINT64_MAX ? UINT64_MAX : sd->to_ns / 1000000000u;
-    if ((rc = model_summarize(*envp, from_s, to_s, sum, cause)) != 0)
+    /* an epoch is judged by the model's per-epoch rule (its change seconds
+     * split, as report and the monitor count them), any other window by
+     * its seconds */
+    rc = sd->op.kind == MODEL_OP_EPOCH
+             ? model_summarize_epoch(*envp, sd->op.epoch, sum, NULL, cause)
+             : model_summarize(*envp, from_s, to_s, sum, cause);
+    if (rc)
         return rc;
     if (!k.any)
         sd->kinds = sum->kinds_enabled;

@@ -762,6 +762,178 @@ static void test_epoch_dormant_never_baseline(void **state)
     assert_int_equal(model_epoch_baseline(e, 0), -1);
 }
 
+/* ---- One per-epoch rule (issue 27 item 5) --------------------------- */
+
+/* A session changed three times: epoch 1 (default kinds) to 3.4 s, epoch 2
+ * (kernel only) to 6.5 s, epoch 3 dormant (out of scope) to 9.2 s, epoch 4
+ * (default) open to the end at 12.  Losses on the change seconds, in loss
+ * rows beyond the health rows, in a second with loss rows only, and a tail
+ * the final status knows of beyond its rows. */
+static void row_changes(unsigned i, cupstore_health *h, void *arg)
+{
+    (void)arg;
+    static const uint32_t epoch_of[12] = {1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4};
+    h->epoch = epoch_of[i];
+    if (h->epoch == 2) {
+        h->kinds_enabled = 1u << CUPSTORE_KIND_KERNEL;
+        h->records_by_kind[CUPSTORE_KIND_MEMCPY] = h->records_by_kind[CUPSTORE_KIND_RUNTIME] =
+            h->records_by_kind[CUPSTORE_KIND_DRIVER] = 0;
+    } else if (h->epoch == 3) {
+        h->kinds_enabled = 0;
+        h->flags |= CUPSTORE_HF_DORMANT;
+        memset(h->records_by_kind, 0, sizeof h->records_by_kind);
+        memset(h->records_by_device, 0, sizeof h->records_by_device);
+    }
+    if (i == 1)
+        h->loss[CUPSTORE_LOSS_CUPTI_DROPPED] = 70;     /* whole second of epoch 1  */
+    if (i == 3)
+        h->loss[CUPSTORE_LOSS_CUPTI_DROPPED] = 50;     /* change second 1 -> 2     */
+    if (i == 4)
+        h->loss[CUPSTORE_LOSS_DECLINED] = 10;          /* whole second of epoch 2  */
+}
+
+static void loss_put(cupstore_txn *txn, uint64_t second, unsigned cls, uint64_t n)
+{
+    cupstore_loss_row r = {.second = second, .loss = (uint8_t)cls, .kind = CUPSTORE_KIND_ALL,
+                           .device = CUPSTORE_DEVICE_NONE, .count = n};
+    assert_int_equal(cupstore_loss_add(txn, &r), 0);
+}
+
+static void write_changes(fx *f)
+{
+    cupstore_txn *txn;
+    rows(f, T0, 12, row_changes, NULL);
+    assert_int_equal(cupstore_txn_begin(f->env, true, &txn), 0);
+    uint32_t k2 = 1u << CUPSTORE_KIND_KERNEL;
+    cupstore_epoch e[4] = {
+        {.id = 1, .kinds = CUPSTORE_KINDS_DEFAULT, .start_ns = T0 * NS,
+         .end_ns = (T0 + 3) * NS + 400000000u},
+        {.id = 2, .kinds = k2, .start_ns = (T0 + 3) * NS + 400000000u,
+         .end_ns = (T0 + 6) * NS + 500000000u, .ctl_gen = 1},
+        {.id = 3, .kinds = 0, .start_ns = (T0 + 6) * NS + 500000000u,
+         .end_ns = (T0 + 9) * NS + 200000000u, .ctl_gen = 2,
+         .flags = CUPSTORE_EPOCH_OUT_OF_SCOPE},
+        {.id = 4, .kinds = CUPSTORE_KINDS_DEFAULT, .start_ns = (T0 + 9) * NS + 200000000u,
+         .ctl_gen = 3},
+    };
+    for (unsigned i = 0; i < 4; i++)
+        assert_int_equal(cupstore_epoch_put(txn, &e[i]), 0);
+    loss_put(txn, T0 + 3, CUPSTORE_LOSS_CUPTI_DROPPED, 80);  /* rows beyond the health row */
+    loss_put(txn, T0 + 6, CUPSTORE_LOSS_DECLINED, 40);       /* change 2 -> dormant        */
+    loss_put(txn, T0 + 12, CUPSTORE_LOSS_TAIL, 7);           /* no health row              */
+    assert_int_equal(cupstore_txn_commit(txn), 0);
+    end_spec end = END_OK;
+    end.tail_lost = 20;                                     /* 13 beyond the rows         */
+    finish(f, T0 + 12, &end);
+}
+
+static void test_epochs_add_up(void **state)
+{
+    fx *f = *state;
+    judged j;
+    write_changes(f);
+    judge(f, &j);
+    /* the verdict: 70 + 80 + 10 + 40 + 20 */
+    assert_int_equal(j.s.loss_total, 220);
+    assert_int_equal(j.f.nepochs, 4);
+    uint64_t rec = 0, lost = 0;
+    for (size_t i = 0; i < j.f.nepochs; i++) {
+        rec += j.f.epochs[i].records;
+        lost += j.f.epochs[i].losses;
+    }
+    assert_int_equal(rec, j.s.records_total);
+    assert_int_equal(lost, j.s.loss_total);
+    const model_epoch_stat *e = j.f.epochs;
+    /* epoch 2's whole seconds lost only declined records: the change
+     * second's drops stay with epoch 1, the 40 declined of second 6 with
+     * epoch 2, never with the dormant epoch */
+    assert_int_equal(e[0].losses, 150);
+    assert_int_equal(e[0].loss[CUPSTORE_LOSS_CUPTI_DROPPED], 150);
+    assert_int_equal(e[1].losses, 50);
+    assert_int_equal(e[2].losses, 0);
+    assert_int_equal(e[2].records, 0);
+    assert_int_equal(e[3].loss[CUPSTORE_LOSS_TAIL], 20);
+    assert_true(e[2].seconds > 2.69 && e[2].seconds < 2.71);
+
+    /* compare's SESSION@N is the same rule: each epoch's judgement equals
+     * the report's row, and the dormant epoch is not lossy */
+    for (size_t i = 0; i < j.f.nepochs; i++) {
+        model_summary es;
+        model_epoch_stat st;
+        char *cause = NULL;
+        assert_int_equal(model_summarize_epoch(f->env, e[i].id, &es, &st, &cause), 0);
+        assert_null(cause);
+        assert_int_equal(es.loss_total, e[i].losses);
+        for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
+            assert_int_equal(es.loss[l], e[i].loss[l]);
+        assert_int_equal(es.records_total, e[i].records);
+        assert_true(es.complete == (e[i].losses == 0));
+        model_summary_free(&es);
+    }
+    model_summary es;
+    char *cause = NULL;
+    assert_int_equal(model_summarize_epoch(f->env, 9, &es, NULL, &cause), CUPSTORE_ENOTFOUND);
+    assert_non_null(cause);
+    free(cause);
+    judged_free(&j);
+}
+
+/* A capture range shorter than a second, between two out-of-scope epochs:
+ * its records are its own, and so is the pool limit of that second. */
+static void row_short_capture(unsigned i, cupstore_health *h, void *arg)
+{
+    (void)arg;
+    h->epoch = i < 5 ? 1 : i == 5 ? 3 : 3;
+    if (i != 5) {
+        h->kinds_enabled = 0;
+        memset(h->records_by_kind, 0, sizeof h->records_by_kind);
+        memset(h->records_by_device, 0, sizeof h->records_by_device);
+    }
+}
+
+static void test_epoch_short_capture(void **state)
+{
+    fx *f = *state;
+    judged j;
+    cupstore_txn *txn;
+    rows(f, T0, 10, row_short_capture, NULL);
+    assert_int_equal(cupstore_txn_begin(f->env, true, &txn), 0);
+    uint32_t out = CUPSTORE_EPOCH_OUT_OF_SCOPE | CUPSTORE_EPOCH_CAPTURE;
+    cupstore_epoch e[3] = {
+        {.id = 1, .kinds = 0, .start_ns = T0 * NS, .end_ns = (T0 + 5) * NS + 200000000u,
+         .flags = out},
+        {.id = 2, .kinds = CUPSTORE_KINDS_DEFAULT, .start_ns = (T0 + 5) * NS + 200000000u,
+         .end_ns = (T0 + 5) * NS + 700000000u, .flags = CUPSTORE_EPOCH_CAPTURE},
+        {.id = 3, .kinds = 0, .start_ns = (T0 + 5) * NS + 700000000u, .flags = out},
+    };
+    for (unsigned i = 0; i < 3; i++)
+        assert_int_equal(cupstore_epoch_put(txn, &e[i]), 0);
+    assert_int_equal(cupstore_txn_commit(txn), 0);
+    finish(f, T0 + 10, &END_OK);
+    judge(f, &j);
+    assert_int_equal(j.f.nepochs, 3);
+    assert_int_equal(j.f.epochs[1].records, j.s.records_total);
+    assert_true(j.s.records_total > 0);
+    assert_int_equal(j.f.epochs[0].records + j.f.epochs[2].records, 0);
+    assert_true(j.f.epochs[1].seconds > 0.49 && j.f.epochs[1].seconds < 0.51);
+    assert_int_equal(j.f.epochs[1].pool_limit, 64);
+    judged_free(&j);
+}
+
+/* A crashed session: the epoch open at its end lost its tail, so it is no
+ * baseline even though no row counted a loss in it. */
+static void test_baseline_not_crashed_tail(void **state)
+{
+    fx *f = *state;
+    judged j;
+    rows(f, T0, 10, NULL, NULL);
+    judge(f, &j);
+    assert_int_equal(j.s.state, MODEL_STATE_CRASHED);
+    assert_int_equal(model_epoch_baseline(j.f.epochs, j.f.nepochs), 0);
+    assert_int_equal(model_session_baseline(&j.s, &j.f), -1);
+    judged_free(&j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -789,6 +961,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_advice_parse, setup, teardown),
         cmocka_unit_test_setup_teardown(test_epoch_attribution, setup, teardown),
         cmocka_unit_test(test_epoch_dormant_never_baseline),
+        cmocka_unit_test_setup_teardown(test_epochs_add_up, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_epoch_short_capture, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_baseline_not_crashed_tail, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
