@@ -195,12 +195,12 @@ int agent_attach(agent *a, bool late, char *why, size_t len)
         a->dump_on = true;
         /* deliver them now (no kind is on yet: nothing else is held), so
          * the contexts are known before the first drop query */
-        if (late && !a->watching)   /* (not inside the profiler callback) */
+        if (late && !agent_scope_watching(a))   /* (not inside the profiler callback) */
             (void)a->cupti.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     }
     a->attaches++;
     a->attach_late = late;
-    if (late || a->watching)
+    if (late || agent_scope_watching(a))
         agent_stop_atexit_late();   /* our protocol before CUDA's teardown */
     agent_nvtx_attached(a);   /* NVTX calls reach CUPTI from here on */
     a->attach_ns = agent_real_ns();
@@ -217,7 +217,7 @@ static const char *fin_refusal(agent *a)
         return "this CUPTI has no cuptiFinalize";
     if (a->api_version < 24)
         return "CUPTI older than CUDA 12.6's";
-    if (atomic_load(&a->watching))
+    if (agent_scope_watching(a))
         return "the capture range still watches for cudaProfilerStart";
     if (agent_nvtx_given())
         return "NVTX was handed to CUPTI, whose handlers stay in the NVTX tables";

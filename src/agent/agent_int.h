@@ -27,6 +27,7 @@
 #include "agent_prov.h"
 #include "agent_queue.h"
 #include "agent_ranges.h"
+#include "agent_scope.h"
 #include "cupstore.h"
 
 #define AGENT_VERSION "cuptop-agent " PACKAGE_VERSION
@@ -196,23 +197,7 @@ typedef struct agent {
     uint32_t epoch_flags;             /* CUPSTORE_EPOCH_* of the open one */
     uint64_t epoch_attach_ns, epoch_attach_cost_ns;
     agent_api_state api;              /* API record policy (agent_api.h)  */
-    /* capture range (agent_scope.c), under range_lock: the application's
-     * threads (profiler callbacks), the health thread and the stop */
-    pthread_mutex_t range_lock;
-    _Atomic bool watching;            /* subscribed for cudaProfilerStart:
-                                         read by the profiler callbacks */
-    bool in_range, range_done;
-    uint32_t ranges;                  /* ranges entered                   */
-    uint32_t range_kinds;             /* kinds on inside a range          */
-    uint32_t nvtx_open;               /* nvtx:NAME ranges open (range_lock) */
-    struct agent_range_ev {
-        uint64_t ns;                  /* CLOCK_REALTIME of the call       */
-        uint32_t kinds;               /* on from then (0: out of range)   */
-        bool attach;                  /* the first attach happened here   */
-    } range_ev[64];
-    uint32_t ev_head, ev_tail;        /* ring of range_ev                 */
-    uint32_t ev_lost;                 /* transitions the ring had no room
-                                         for (the health thread was late) */
+    agent_scope_state scope;          /* capture ranges (agent_scope.h)   */
     int session_pid;                  /* process that owns the session    */
 
     /* store */
@@ -330,31 +315,6 @@ void CUPTIAPI agent_resource_cb(void *userdata, CUpti_CallbackDomain domain,
                                 CUpti_CallbackId cbid, const void *data);
 /** A context learned from a CONTEXT record (consumer thread). */
 void agent_ctx_dumped(agent *a, uint32_t ctx_id, uint32_t device_id);
-
-/* agent_scope.c: capture ranges (cudaProfilerStart/Stop) */
-/** At the start with CUPTOP_CAPTURE_RANGE: load CUPTI and subscribe to the
- *  profiler API callbacks (and the resource domain), nothing else.
- *  @return 0, or -1 with the reason (CUPTI cannot be loaded). */
-int agent_scope_watch(agent *a, char *why, size_t len);
-/** A runtime/driver API callback (cudaProfilerStart/Stop, cuProfiler*),
- *  on the application's thread: enter or leave the range. */
-void agent_scope_api(agent *a, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-                     const CUpti_CallbackData *cd);
-/** Health thread (and the stop, alone): turn the range transitions into
- *  epochs; detach for good after the last range. */
-void agent_scope_poll(agent *a);
-/** Stop: no range any more; kinds off. */
-void agent_scope_end(agent *a);
-/** A control request's kinds under a capture range: the ranges' kinds,
- *  applied now only inside one.  Takes range_lock.  Health thread. */
-int agent_scope_set_kinds(agent *a, uint32_t want);
-/** A control request's API record policy (agent_api_set_policy),
- *  serialised with the range callbacks that apply kinds: takes range_lock
- *  (uncontended without a capture range).  Health thread. */
-int agent_scope_set_api_policy(agent *a, uint32_t mode, const char *include, const char *exclude);
-/** nvtx:NAME capture: a matching NVTX range was opened (start) or closed,
- *  on the application thread (agent_nvtx.c). */
-void agent_scope_nvtx(agent *a, bool start);
 
 /* agent_attach.c */
 /** Load CUPTI and its version (first time only).  @return 0 or -1. */

@@ -24,7 +24,7 @@ agent agent_g = {
     .health_lock = PTHREAD_MUTEX_INITIALIZER,
     .health_cond = PTHREAD_COND_INITIALIZER,
     .stop_lock = PTHREAD_MUTEX_INITIALIZER,
-    .range_lock = PTHREAD_MUTEX_INITIALIZER,
+    .scope = AGENT_SCOPE_INIT,
     .reserve = {.fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER},
 };
 
@@ -631,7 +631,7 @@ int agent_session_start(agent *a)
     uint32_t want = a->cfg.dormant || a->cfg.capture ? 0 : a->cfg.kinds;
     atomic_store(&a->kinds, 0);
     a->epoch_attach_ns = a->epoch_attach_cost_ns = 0;
-    if (a->cfg.capture && !a->watching && agent_scope_watch(a, why, sizeof why)) {
+    if (a->cfg.capture && !agent_scope_watching(a) && agent_scope_watch(a, why, sizeof why)) {
         agent_health_begin_session(a, why);
         agent_detach(a, why);
         pthread_mutex_unlock(&a->stop_lock);

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "agent_int.h"
+#include "agent_scope.h"
 
 int agent_scope_watch(agent *a, char *why, size_t len)
 {
@@ -38,17 +39,17 @@ int agent_scope_watch(agent *a, char *why, size_t len)
     };
     unsigned on = 0;
 
-    pthread_mutex_lock(&a->range_lock);
-    a->range_kinds = a->cfg.kinds;
-    a->in_range = a->range_done = false;
-    a->ranges = 0;
-    a->nvtx_open = 0;
-    a->ev_head = a->ev_tail = a->ev_lost = 0;
-    pthread_mutex_unlock(&a->range_lock);
+    pthread_mutex_lock(&a->scope.lock);
+    a->scope.kinds = a->cfg.kinds;
+    a->scope.in_range = a->scope.done = false;
+    a->scope.ranges = 0;
+    a->scope.nvtx_open = 0;
+    a->scope.ev_head = a->scope.ev_tail = a->scope.ev_lost = 0;
+    pthread_mutex_unlock(&a->scope.lock);
     if (a->cfg.capture == AGENT_CAPTURE_NVTX) {
         /* NVTX: the agent's own wrappers in the NVTX table see the range
          * (agent_nvtx.c): no CUPTI call, libcupti not even loaded */
-        a->watching = true;
+        a->scope.watching = true;
         agent_note(a, 0, "capture range nvtx:%.180s (%s): waiting for the range; nothing of "
                    "CUPTI is attached until then",
                    a->cfg.capture_name, !a->cfg.capture_repeat ? "end: stop"
@@ -62,8 +63,8 @@ int agent_scope_watch(agent *a, char *why, size_t len)
         for (size_t i = 0; i < sizeof cbs / sizeof cbs[0]; i++)
             on += a->cupti.EnableCallback(1, a->subscriber, cbs[i].dom, cbs[i].cbid) ==
                   CUPTI_SUCCESS;
-    a->watching = on > 0;
-    if (!a->watching)
+    a->scope.watching = on > 0;
+    if (!a->scope.watching)
         agent_note(a, 2, "capture range cudaProfilerApi: %s, so cudaProfilerStart cannot be "
                    "seen and nothing will be collected",
                    a->subscriber ? "CUPTI refused the profiler API callbacks"
@@ -77,45 +78,45 @@ int agent_scope_watch(agent *a, char *why, size_t len)
     return 0;
 }
 
-/* Record a transition; range_lock held.  A full ring counts it lost. */
+/* Record a transition; scope.lock held.  A full ring counts it lost. */
 static void scope_event(agent *a, uint32_t kinds, bool attach)
 {
-    if (a->ev_head - a->ev_tail >= sizeof a->range_ev / sizeof a->range_ev[0]) {
-        a->ev_lost++;
+    if (a->scope.ev_head - a->scope.ev_tail >= AGENT_RANGE_EVS) {
+        a->scope.ev_lost++;
         return;
     }
-    struct agent_range_ev *e =
-        &a->range_ev[a->ev_head % (sizeof a->range_ev / sizeof a->range_ev[0])];
+    agent_range_ev *e = &a->scope.ev[a->scope.ev_head % AGENT_RANGE_EVS];
     e->ns = agent_real_ns();
     e->kinds = kinds;
     e->attach = attach;
-    a->ev_head++;
+    a->scope.ev_head++;
 }
 
-/* Enter (start) or leave the capture range; range_lock held.  Entering
+/* Enter (start) or leave the capture range; scope.lock held.  Entering
  * attaches CUPTI at the first range; leaving the last range (stop, or
  * repeat:N reached) marks the capture done (the health thread detaches). */
 static void scope_transition(agent *a, bool start)
 {
-    if (atomic_load(&a->state) != AGENT_RUNNING || a->range_done || a->in_range == start)
+    if (atomic_load(&a->state) != AGENT_RUNNING || a->scope.done || a->scope.in_range == start)
         return;
     if (start) {
         char why[256];
         bool first = !atomic_load(&a->attached);
         if (first && agent_attach(a, true, why, sizeof why)) {
-            a->range_done = true;   /* cannot collect: noted by the health thread */
-            a->ev_lost = UINT32_MAX;
+            a->scope.done = true;   /* cannot collect: noted by the health thread */
+            a->scope.ev_lost = UINT32_MAX;
             return;
         }
-        (void)agent_apply_kinds(a, a->range_kinds);
-        a->in_range = true;
-        a->ranges++;
+        (void)agent_apply_kinds(a, a->scope.kinds);
+        a->scope.in_range = true;
+        a->scope.ranges++;
         scope_event(a, (uint32_t)atomic_load(&a->kinds), first);
     } else {
         (void)agent_apply_kinds(a, 0);
-        a->in_range = false;
-        if (!a->cfg.capture_repeat || (a->cfg.capture_max && a->ranges >= a->cfg.capture_max))
-            a->range_done = true;
+        a->scope.in_range = false;
+        if (!a->cfg.capture_repeat ||
+            (a->cfg.capture_max && a->scope.ranges >= a->cfg.capture_max))
+            a->scope.done = true;
         scope_event(a, 0, false);
     }
 }
@@ -124,7 +125,7 @@ void agent_scope_api(agent *a, CUpti_CallbackDomain domain, CUpti_CallbackId cbi
                      const CUpti_CallbackData *cd)
 {
     bool start, rt = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
-    if (!cd || !a->watching)
+    if (!cd || !a->scope.watching)
         return;
     if (cbid == (rt ? CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000
                     : CUPTI_DRIVER_TRACE_CBID_cuProfilerStart))
@@ -138,39 +139,40 @@ void agent_scope_api(agent *a, CUpti_CallbackDomain domain, CUpti_CallbackId cbi
      * off as Stop is entered */
     if (cd->callbackSite != (start ? CUPTI_API_EXIT : CUPTI_API_ENTER))
         return;
-    pthread_mutex_lock(&a->range_lock);
+    pthread_mutex_lock(&a->scope.lock);
     scope_transition(a, start);
-    pthread_mutex_unlock(&a->range_lock);
+    pthread_mutex_unlock(&a->scope.lock);
 }
 
 void agent_scope_nvtx(agent *a, bool start)
 {
-    if (!a->watching || a->cfg.capture != AGENT_CAPTURE_NVTX)
+    if (!a->scope.watching || a->cfg.capture != AGENT_CAPTURE_NVTX)
         return;
-    pthread_mutex_lock(&a->range_lock);
+    pthread_mutex_lock(&a->scope.lock);
     /* the outermost of the matching ranges open (nested, or on several
      * threads) opens and closes the capture range */
-    if (start ? a->nvtx_open++ == 0 : (a->nvtx_open > 0 && --a->nvtx_open == 0))
+    uint32_t *open = &a->scope.nvtx_open;
+    if (start ? (*open)++ == 0 : (*open > 0 && --*open == 0))
         scope_transition(a, start);
-    pthread_mutex_unlock(&a->range_lock);
+    pthread_mutex_unlock(&a->scope.lock);
 }
 
 int agent_scope_set_kinds(agent *a, uint32_t want)
 {
     int rc = 0;
-    pthread_mutex_lock(&a->range_lock);
-    a->range_kinds = want;
-    if (a->in_range)
+    pthread_mutex_lock(&a->scope.lock);
+    a->scope.kinds = want;
+    if (a->scope.in_range)
         rc = agent_apply_kinds(a, want);
-    pthread_mutex_unlock(&a->range_lock);
+    pthread_mutex_unlock(&a->scope.lock);
     return rc;
 }
 
 int agent_scope_set_api_policy(agent *a, uint32_t mode, const char *include, const char *exclude)
 {
-    pthread_mutex_lock(&a->range_lock);   /* a range's callback applies kinds too */
+    pthread_mutex_lock(&a->scope.lock);   /* a range's callback applies kinds too */
     int rc = agent_api_set_policy(a, mode, include, exclude);
-    pthread_mutex_unlock(&a->range_lock);
+    pthread_mutex_unlock(&a->scope.lock);
     return rc;
 }
 
@@ -186,16 +188,16 @@ void agent_scope_poll(agent *a)
     if (a->cfg.capture == AGENT_CAPTURE_NONE || !a->session_ok)
         return;
     for (;;) {
-        struct agent_range_ev ev;
+        agent_range_ev ev;
         uint32_t lost;
-        pthread_mutex_lock(&a->range_lock);
-        bool have = a->ev_tail != a->ev_head;
+        pthread_mutex_lock(&a->scope.lock);
+        bool have = a->scope.ev_tail != a->scope.ev_head;
         if (have)
-            ev = a->range_ev[a->ev_tail++ % (sizeof a->range_ev / sizeof a->range_ev[0])];
-        lost = a->ev_lost;
-        a->ev_lost = 0;
-        bool done = a->range_done && !a->in_range;
-        pthread_mutex_unlock(&a->range_lock);
+            ev = a->scope.ev[a->scope.ev_tail++ % AGENT_RANGE_EVS];
+        lost = a->scope.ev_lost;
+        a->scope.ev_lost = 0;
+        bool done = a->scope.done && !a->scope.in_range;
+        pthread_mutex_unlock(&a->scope.lock);
         if (lost == UINT32_MAX)
             agent_note(a, 2, "capture range: cannot attach to CUPTI at cudaProfilerStart; "
                        "nothing is collected");
@@ -204,7 +206,7 @@ void agent_scope_poll(agent *a)
                        "(the ranges came faster than the agent could write them)", lost);
         if (!have) {
             if (done && atomic_load(&a->attached) && atomic_load(&a->state) == AGENT_RUNNING) {
-                a->watching = false;   /* no range opens any more */
+                a->scope.watching = false;   /* no range opens any more */
                 agent_detach_cupti(a);   /* the last range is over */
                 agent_detach_release(a, agent_drain(a, a->cfg.stop_timeout_ms, true) == 0);
             }
@@ -232,10 +234,24 @@ void agent_scope_poll(agent *a)
     }
 }
 
-void agent_scope_end(agent *a)
+bool agent_scope_watching(const agent *a)
 {
-    pthread_mutex_lock(&a->range_lock);
-    a->range_done = true;
-    a->in_range = false;
-    pthread_mutex_unlock(&a->range_lock);
+    return atomic_load(&a->scope.watching);
+}
+
+int agent_scope_stop(agent *a)
+{
+    pthread_mutex_lock(&a->scope.lock);
+    if (a->cfg.capture) {
+        a->scope.done = true;   /* no range opens any more */
+        a->scope.in_range = false;
+    }
+    int rc = agent_apply_kinds(a, 0);
+    pthread_mutex_unlock(&a->scope.lock);
+    return rc;
+}
+
+void agent_scope_forked(agent *a)
+{
+    pthread_mutex_init(&a->scope.lock, NULL);
 }

@@ -196,11 +196,7 @@ static void stop_protocol(agent *a, int exit_path, int detail)
 
     /* 1. disable kinds: no new records */
     t0 = agent_mono_ns();
-    if (a->cfg.capture)
-        agent_scope_end(a);   /* no range opens any more */
-    pthread_mutex_lock(&a->range_lock);
-    rc = agent_apply_kinds(a, 0);
-    pthread_mutex_unlock(&a->range_lock);
+    rc = agent_scope_stop(a);   /* and no range opens any more */
     step_record(&x.steps[x.nsteps++], CUPSTORE_STEP_DISABLE, t0, rc, false, a);
     ok &= rc == 0;
 
@@ -482,7 +478,7 @@ static void atfork_child(void)
      * parent thread: re-initialise it.  The child gets a session of its
      * own on its first buffer request or context creation. */
     pthread_mutex_init(&a->stop_lock, NULL);
-    pthread_mutex_init(&a->range_lock, NULL);
+    agent_scope_forked(a);
     pthread_mutex_init(&a->reserve.lock, NULL);
     agent_reserve_close(a);   /* the parent's data.mdb: not ours */
     pthread_mutex_init(&a->health_lock, NULL);
