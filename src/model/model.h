@@ -293,6 +293,7 @@ typedef struct model_facts {
     uint32_t loss_limit_min, loss_limit_max;     /* per-second pool limits  */
     uint32_t loss_q_hw_max, loss_q_cap, loss_commit_p99_max;
     uint64_t loss_q_full;          /* lossy seconds with the queue full     */
+    uint32_t loss_kinds;           /* kinds on in any lossy second          */
     uint64_t windows;              /* runs of consecutive lossy seconds     */
     model_window longest;
     /* losses by kind and device, from the loss rows */

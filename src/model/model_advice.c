@@ -172,10 +172,55 @@ static uint32_t kinds_narrowed(const model_summary *s, const model_facts *f, cha
     return on & ~(1u << top);
 }
 
+/* The loss is over: the window's last epoch collected records and lost
+ * nothing, after seconds that lost some.  That epoch, else NULL. */
+static const model_epoch_stat *loss_over(const model_facts *f)
+{
+    const model_epoch_stat *last = NULL;
+    for (size_t i = 0; i < f->nepochs; i++)
+        if (!last || f->epochs[i].id > last->id)
+            last = &f->epochs[i];
+    if (!last || !f->loss_seconds || last->losses || !last->records || !last->kinds)
+        return NULL;
+    return last;
+}
+
+/* The loss stopped after the kinds were narrowed at runtime: for a rerun,
+ * collect from the start what the loss-free epoch collects (proven by the
+ * session itself); nothing to do now. */
+static void advise_keep_narrowed(adv_list *l, const model_facts *f, const model_epoch_stat *cur,
+                                 const char *because)
+{
+    char kinds[160], off[160];
+    model_advice *a = adv_new(l, MODEL_ADVICE_NARROW);
+    if (!a)
+        return;
+    cupstore_kinds_format(cur->kinds, kinds, sizeof kinds);
+    cupstore_kinds_format(f->loss_kinds & ~cur->kinds, off, sizeof off);
+    a->kinds = cur->kinds;
+    setf(a->setting, sizeof a->setting, "CUPTOP_KINDS");
+    setf(a->value, sizeof a->value, "%s", kinds);
+    setf(a->run_option, sizeof a->run_option, "--kinds %s", kinds);
+    setf(a->brief, sizeof a->brief, "Start with the kinds now on: %s", kinds);
+    setf(a->text, sizeof a->text, "Collect %s from the start in a rerun: the loss stopped when "
+         "%s went off at runtime.", kinds, off);
+    setf(a->evidence, sizeof a->evidence, "%s; epoch %u (%s) lost nothing in %.0f s and %" PRIu64
+         " records", because, cur->id, kinds, cur->seconds, cur->records);
+}
+
 static void advise_narrow(adv_list *l, const model_summary *s, const model_facts *f,
                           const char *because)
 {
     char why[160], kinds[160];
+    /* Advice judges the current epoch: a loss that is over is not fixed
+     * by dropping more kinds now.  Where a runtime narrowing ended it,
+     * keep that narrowing in a rerun; else advise no narrowing. */
+    const model_epoch_stat *cur = loss_over(f);
+    if (cur) {
+        if (f->loss_kinds && (cur->kinds & ~f->loss_kinds) == 0 && cur->kinds != f->loss_kinds)
+            advise_keep_narrowed(l, f, cur, because);
+        return;
+    }
     uint32_t keep = kinds_narrowed(s, f, why, sizeof why);
     if (!keep)
         return;

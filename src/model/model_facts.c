@@ -206,6 +206,7 @@ static void facts_lossy(facts_ctx *c, const model_second *m, uint64_t total)
     f->loss_consumed += h->buf_consumed;
     f->loss_declined += h->buf_declined;
     f->loss_bytes += h->bytes_delivered;
+    f->loss_kinds |= h->kinds_enabled;
     /* a declined request means every buffer was out at that moment */
     if (h->buf_declined || (h->pool_limit && (h->pool_high_water >= h->pool_limit ||
                                               h->buf_outstanding >= h->pool_limit)))

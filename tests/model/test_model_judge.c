@@ -745,6 +745,97 @@ static void test_epoch_attribution(void **state)
     judged_free(&j);
 }
 
+/* Issue 27 item 8: runtime and driver turned off at runtime, no loss
+ * since.  Advice judges the current epoch: it never drops kernel records
+ * (the largest kind now on) to fix a loss that is over; it keeps the
+ * narrowing that ended it, for a rerun (no runtime request: in effect). */
+static void row_narrowed(unsigned i, cupstore_health *h, void *arg)
+{
+    row_switch(i, h, arg);
+    h->kinds_enabled |= i >= 5 ? (1u << CUPSTORE_KIND_MEMSET) | (1u << CUPSTORE_KIND_OVERHEAD) : 0;
+    h->records_by_kind[CUPSTORE_KIND_KERNEL] = 9000;   /* most of what is left */
+}
+
+static void narrowed_epochs(fx *f, unsigned seconds)
+{
+    cupstore_txn *txn;
+    uint32_t now = CUPSTORE_KINDS_DEFAULT &
+                   ~((1u << CUPSTORE_KIND_RUNTIME) | (1u << CUPSTORE_KIND_DRIVER));
+    assert_int_equal(cupstore_txn_begin(f->env, true, &txn), 0);
+    cupstore_epoch e1 = {.id = 1, .kinds = CUPSTORE_KINDS_DEFAULT, .start_ns = T0 * NS,
+                         .end_ns = (T0 + 5) * NS + 300000000u};
+    cupstore_epoch e2 = {.id = 2, .kinds = now, .start_ns = (T0 + 5) * NS + 300000000u,
+                         .ctl_gen = 1};
+    assert_int_equal(cupstore_epoch_put(txn, &e1), 0);
+    assert_int_equal(cupstore_epoch_put(txn, &e2), 0);
+    assert_int_equal(cupstore_txn_commit(txn), 0);
+    finish(f, T0 + seconds, &END_OK);
+}
+
+static void test_advice_loss_over(void **state)
+{
+    fx *f = *state;
+    switch_spec sw = {5};
+    judged j;
+    uint32_t now = CUPSTORE_KINDS_DEFAULT &
+                   ~((1u << CUPSTORE_KIND_RUNTIME) | (1u << CUPSTORE_KIND_DRIVER));
+    rows(f, T0, 60, row_narrowed, &sw);
+    narrowed_epochs(f, 60);
+    judge(f, &j);
+    assert_true(j.n >= 1);
+    bool kept = false;
+    for (size_t i = 0; i < j.n; i++) {
+        if (j.a[i].code != MODEL_ADVICE_NARROW)
+            continue;
+        assert_true(j.a[i].kinds & (1u << CUPSTORE_KIND_KERNEL));
+        assert_int_equal(j.a[i].kinds, now);
+        assert_string_equal(j.a[i].value, "kernel,memcpy,memset,overhead");
+        assert_string_equal(j.a[i].control, "");
+        assert_non_null(strstr(j.a[i].text, "runtime,driver went off"));
+        assert_non_null(strstr(j.a[i].evidence, "epoch 2"));
+        kept = true;
+    }
+    assert_true(kept);
+    judged_free(&j);
+}
+
+/* The loss is over with the kinds unchanged (a burst): no narrowing. */
+static void row_burst(unsigned i, cupstore_health *h, void *arg)
+{
+    (void)arg;
+    h->records_by_kind[CUPSTORE_KIND_RUNTIME] = h->records_by_kind[CUPSTORE_KIND_DRIVER] = 0;
+    h->kinds_enabled = CUPSTORE_KINDS_DEFAULT &
+                       ~((1u << CUPSTORE_KIND_RUNTIME) | (1u << CUPSTORE_KIND_DRIVER));
+    h->records_by_kind[CUPSTORE_KIND_KERNEL] = 9000;
+    if (i < 3) {
+        h->loss[CUPSTORE_LOSS_QUEUE_OVERFLOW] = 50;
+        h->queue_high_water = h->queue_capacity;
+    }
+    if (i >= 20)
+        h->epoch = 2;
+}
+
+static void test_advice_loss_over_same_kinds(void **state)
+{
+    fx *f = *state;
+    judged j;
+    cupstore_txn *txn;
+    uint32_t k = CUPSTORE_KINDS_DEFAULT &
+                 ~((1u << CUPSTORE_KIND_RUNTIME) | (1u << CUPSTORE_KIND_DRIVER));
+    rows(f, T0, 40, row_burst, NULL);
+    assert_int_equal(cupstore_txn_begin(f->env, true, &txn), 0);
+    cupstore_epoch e1 = {.id = 1, .kinds = k, .start_ns = T0 * NS, .end_ns = (T0 + 20) * NS};
+    cupstore_epoch e2 = {.id = 2, .kinds = k, .start_ns = (T0 + 20) * NS, .ctl_gen = 1};
+    assert_int_equal(cupstore_epoch_put(txn, &e1), 0);
+    assert_int_equal(cupstore_epoch_put(txn, &e2), 0);
+    assert_int_equal(cupstore_txn_commit(txn), 0);
+    finish(f, T0 + 40, &END_OK);
+    judge(f, &j);
+    for (size_t i = 0; i < j.n; i++)
+        assert_int_not_equal(j.a[i].code, MODEL_ADVICE_NARROW);
+    judged_free(&j);
+}
+
 static void test_epoch_dormant_never_baseline(void **state)
 {
     (void)state;
@@ -959,6 +1050,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_advice_tail, setup, teardown),
         cmocka_unit_test_setup_teardown(test_advice_conflict, setup, teardown),
         cmocka_unit_test_setup_teardown(test_advice_parse, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_advice_loss_over, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_advice_loss_over_same_kinds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_epoch_attribution, setup, teardown),
         cmocka_unit_test(test_epoch_dormant_never_baseline),
         cmocka_unit_test_setup_teardown(test_epochs_add_up, setup, teardown),
