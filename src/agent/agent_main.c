@@ -679,24 +679,24 @@ int agent_session_start(agent *a)
     return 0;
 }
 
+static int put_skipped(cupstore_txn *txn, void *arg)
+{
+    return cupstore_meta_put(txn, "skipped", arg);
+}
+
 /* --only-if did not match: step aside before touching CUPTI, leaving a
  * session with one note, a "skipped" meta key and a DETACH final status,
- * so a listing shows which processes were skipped and why. */
+ * so a listing shows which processes were skipped and why.  The session
+ * keeps the job and rank (a skipped rank is part of its job). */
 static void agent_skip(agent *a, const char *why)
 {
     a->session_pid = (int)getpid();
     if (agent_open_store(a))
         return;
+    agent_prov_identity(a);
     agent_health_begin_session(a, NULL);
-    if (a->env) {
-        cupstore_txn *txn;
-        if (cupstore_txn_begin(a->env, true, &txn) == 0) {
-            if (cupstore_meta_put(txn, "skipped", why) == 0)
-                (void)cupstore_txn_commit(txn);
-            else
-                cupstore_txn_abort(txn);
-        }
-    }
+    if (a->env)
+        (void)agent_store_put(a, put_skipped, (void *)why, 8);
     agent_detach(a, why);
 }
 

@@ -224,6 +224,16 @@ static void prov_job(agent_prov *p)
         prov_unknown(p, "rank", "the rank variable set is not a number from 0 to 2^31-1");
 }
 
+void agent_prov_identity(agent *a)
+{
+    agent_prov *p = &a->prov;
+    memset(p, 0, sizeof *p);
+    const char *label = agent_env("CUPTOP_LABEL");
+    if (label)
+        snprintf(p->label, sizeof p->label, "%s", label);
+    prov_job(p);
+}
+
 void agent_prov_collect(agent *a)
 {
     agent_prov *p = &a->prov;

@@ -55,6 +55,11 @@ struct agent;
 /** Collect versions and host facts (session start, before any kind is on). */
 void agent_prov_collect(struct agent *a);
 
+/** Only who the process is (label, job, rank), read from its environment:
+ *  for a process that steps aside (--only-if) before any library is asked,
+ *  so that it still belongs to its job with its rank. */
+void agent_prov_identity(struct agent *a);
+
 /** Write the provenance keys into a session's metadata. */
 int agent_prov_put(const struct agent *a, cupstore_txn *txn);
 

@@ -118,6 +118,26 @@ check "a missing rank: exit 1" "$?" 1
 grep -q '1 of 3 ranks have no session (the first: rank 1)' "$tmp/c.check"
 check "the missing rank is named" "$?" 0
 
+# ---- --only-if: the skipped rank belongs to its job (issue 27 item 6) ----------
+"$b/cuptop" run --store "$tmp/o" --job onlyif --only-if LOCAL_RANK=0 --kinds kernel -- sh -c "
+    RANK=0 LOCAL_RANK=0 WORLD_SIZE=2 '$app' --seconds 0.5 &
+    RANK=1 LOCAL_RANK=1 WORLD_SIZE=2 '$app' --seconds 0.5 & wait"
+"$b/cuptop" check --store "$tmp/o" --job onlyif >"$tmp/o.check"
+check "--only-if: check --job exit 0 (COMPLETE, one rank skipped)" "$?" 0
+grep -q '^rank 1 (pid [0-9]*) .*: SKIPPED' "$tmp/o.check"
+check "--only-if: the skipped process is rank 1 of the job" "$?" 0
+grep -q 'have no session' "$tmp/o.check"
+check "--only-if: no rank is missing" "$?" 1
+"$b/cuptop" sessions --store "$tmp/o" --json >"$tmp/o.json"
+python3 -c '
+import json, sys
+s = sorted(json.load(open(sys.argv[1])), key=lambda x: x["rank"])
+assert [(x["job"], x["rank"], x["rank_source"]) for x in s] == \
+    [("onlyif", 0, "RANK"), ("onlyif", 1, "RANK")], s
+assert [x["verdict"] for x in s] == ["COMPLETE", "SKIPPED"], s
+' "$tmp/o.json"
+check "--only-if: both sessions carry the job and their rank" "$?" 0
+
 # ---- loaded by hand: a job of its own ----------------------------------------
 CUDA_INJECTION64_PATH=$b/libcuptop-agent.so CUPTOP_STORE=$tmp/d CUPTOP_KINDS=kernel \
     "$app" --seconds 0.5
