@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -294,6 +295,15 @@ int cupstore_env_open(cupstore_env **out, const char *path, unsigned flags,
     if ((rc = mdb_env_open(env->mdb, path, mflags, 0600)) != 0) {
         rc = rc == MDB_INVALID ? CUPSTORE_ENOTSTORE : cupstore_mdb_err(rc);
         goto fail;
+    }
+    /* LMDB leaves its data file inheritable (its lock file and second
+     * data descriptor are close-on-exec): a program the process execs
+     * must not inherit the store */
+    mdb_filehandle_t dfd;
+    if (mdb_env_get_fd(env->mdb, &dfd) == 0 && dfd >= 0) {
+        int fl = fcntl(dfd, F_GETFD);
+        if (fl >= 0)
+            (void)fcntl(dfd, F_SETFD, fl | FD_CLOEXEC);
     }
     uint64_t cur = map_current(env);
     if (env->map_max < cur)

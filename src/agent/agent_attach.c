@@ -121,7 +121,10 @@ int agent_attach_load(agent *a, char *why, size_t len)
 {
     if (a->loaded_cupti)
         return 0;
-    if (agent_cupti_load(&a->cupti, a->cfg.cupti_library, why, len))
+    agent_fd_hold();
+    int lrc = agent_cupti_load(&a->cupti, a->cfg.cupti_library, why, len);
+    agent_fd_release();
+    if (lrc)
         return -1;
     CUptiResult r = a->cupti.GetVersion(&a->api_version);
     if (r != CUPTI_SUCCESS) {
@@ -149,7 +152,7 @@ int agent_attach_load(agent *a, char *why, size_t len)
     return 0;
 }
 
-int agent_attach(agent *a, bool late, char *why, size_t len)
+static int attach_run(agent *a, bool late, char *why, size_t len)
 {
     uint64_t t0 = agent_mono_ns();
 
@@ -206,6 +209,16 @@ int agent_attach(agent *a, bool late, char *why, size_t len)
     a->attach_ns = agent_real_ns();
     a->attach_cost_ns = agent_mono_ns() - t0;
     return 0;
+}
+
+/* Under an fd hold: loading CUPTI and its first calls open descriptors,
+ * which must not land on a 0-2 the application closed (agent_fd.h). */
+int agent_attach(agent *a, bool late, char *why, size_t len)
+{
+    agent_fd_hold();
+    int rc = attach_run(a, late, why, len);
+    agent_fd_release();
+    return rc;
 }
 
 /* Why this detach may not tear CUPTI down (NULL: it may). */

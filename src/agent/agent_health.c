@@ -38,7 +38,7 @@ static health_state health_s;
 
 static void read_cmdline(char *buf, size_t len)
 {
-    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    int fd = agent_fd_open("/proc/self/cmdline", O_RDONLY);
     ssize_t n = fd >= 0 ? read(fd, buf, len - 1) : -1;
     if (fd >= 0)
         close(fd);

@@ -21,6 +21,7 @@
 #include "agent_api.h"
 #include "agent_config.h"
 #include "agent_cupti.h"
+#include "agent_fd.h"
 #include "agent_hist.h"
 #include "agent_names.h"
 #include "agent_pool.h"

@@ -517,7 +517,7 @@ void agent_run_report(agent *a, const char *fmt, ...)
     if ((size_t)n > sizeof line - 2)
         n = (int)sizeof line - 2;
     line[n++] = '\n';
-    int fd = open(a->run_report, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+    int fd = agent_fd_open(a->run_report, O_WRONLY | O_APPEND | O_NOFOLLOW);
     if (fd < 0)
         return;   /* not ours to create: cuptop run made it */
     if (write(fd, line, (size_t)n) < 0) {
@@ -529,6 +529,9 @@ void agent_run_report(agent *a, const char *fmt, ...)
 static int agent_open_store(agent *a)
 {
     char *dir = NULL;
+    /* LMDB opens lock.mdb and data.mdb twice: none of them may land on
+     * a 0-2 the application closed (agent_fd.h) */
+    agent_fd_hold();
     int rc = cupstore_dir_resolve(a->cfg.store[0] ? a->cfg.store : NULL, &dir);
     if (rc == 0)
         rc = cupstore_dir_prepare(dir);
@@ -542,6 +545,7 @@ static int agent_open_store(agent *a)
         if (rc == 0)
             agent_reserve_open(a, dir);
     }
+    agent_fd_release();
     if (rc) {
         agent_log(a, 1, "cannot open the store %s: %s; not tracing", dir ? dir : "(none)",
                   cupstore_strerror(rc));
@@ -719,7 +723,9 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
     agent *a = &agent_g;
     if (!agent_enter_once())
         return 1;
+    agent_fd_hold();   /* CUPTOP_CONFIG's file */
     agent_config_load(&a->cfg, agent_getenv, NULL);
+    agent_fd_release();
     (void)agent_api_set_policy(a, a->cfg.api_mode, a->cfg.api_include, a->cfg.api_exclude);
     agent_nvtx_setenv();   /* NVTX of libraries not yet initialised (doc/agent.md) */
     const char *rr = getenv("CUPTOP_RUN_REPORT");

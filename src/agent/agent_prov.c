@@ -31,7 +31,7 @@ static void prov_cuda_ver(char *buf, size_t len, int v)
 /* First line of a small file, trimmed; false when absent or empty. */
 static bool prov_read_line(const char *path, char *buf, size_t len)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = agent_fd_open(path, O_RDONLY);
     ssize_t n = fd >= 0 ? read(fd, buf, len - 1) : -1;
     if (fd >= 0)
         close(fd);
@@ -45,7 +45,7 @@ static bool prov_read_line(const char *path, char *buf, size_t len)
 static bool prov_file_has(const char *path, const char *const *words, const char **hit)
 {
     char buf[4096];
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = agent_fd_open(path, O_RDONLY);
     ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
     if (fd >= 0)
         close(fd);
@@ -234,7 +234,7 @@ void agent_prov_identity(agent *a)
     prov_job(p);
 }
 
-void agent_prov_collect(agent *a)
+static void prov_collect(agent *a)
 {
     agent_prov *p = &a->prov;
     char why[96] = "";
@@ -301,6 +301,15 @@ void agent_prov_collect(agent *a)
         prov_unknown(p, "kernel_release", "uname failed");
     }
     prov_virt(p);
+}
+
+/* Under an fd hold: NVML's initialisation and the /proc and /sys reads
+ * open descriptors (agent_fd.h). */
+void agent_prov_collect(agent *a)
+{
+    agent_fd_hold();
+    prov_collect(a);
+    agent_fd_release();
 }
 
 int agent_prov_put(const agent *a, cupstore_txn *txn)

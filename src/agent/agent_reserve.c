@@ -45,7 +45,7 @@ void agent_reserve_open(agent *a, const char *store_dir)
         return;
     int n = snprintf(path, sizeof path, "%s/%s/data.mdb", store_dir, a->session_id);
     if (n > 0 && (size_t)n < sizeof path)
-        r->fd = open(path, O_WRONLY | O_CLOEXEC);
+        r->fd = agent_fd_open(path, O_WRONLY);
     if (r->fd < 0 || fstat(r->fd, &st) != 0) {
         agent_reserve_close(a);
         return;

@@ -60,6 +60,16 @@
  *                                handlers run on that thread)
  *                     threads:N  N more threads that run until the end,
  *                                blocked in nanosleep (a many-thread target)
+ *                     stdio:NAME the application's own I/O on fds 0-2: write
+ *                                a line to fd 1 and to fd 2, read fd 0 (at
+ *                                most 64 KiB, to its end); DIR/NAME gets
+ *                                "w1=N e1=ERRNO w2=N e2=ERRNO r0=N e0=ERRNO"
+ *                                (N -1 when the call failed)
+ *                     fds:NAME   every open descriptor: DIR/NAME gets one
+ *                                line per fd, "FD CLOEXEC(0|1) TARGET"
+ *                     exec:NAME  fork + exec /bin/sh, which writes the
+ *                                descriptors it inherited ("FD TARGET"
+ *                                lines, its own 0-2 left out) to DIR/NAME
  * EXIT: return, exit, _exit, term, int, hup (the host's own handler is
  *       installed first: it writes the truth, notes "host_handler=SIG" and
  *       _exits 128+SIG), term-dfl (no host handler: dies of the signal),
@@ -587,6 +597,81 @@ static bool nvtx_step(const char *st)
     return true;
 }
 
+/* stdio:NAME - what the application's own I/O on fds 0-2 gives. */
+static void seq_stdio(const char *name)
+{
+    char path[4200], line[200], buf[4096];
+    static const char msg[] = "simdrive: the application's own line\n";
+    long w1, w2, r0 = 0;
+    int e1, e2, e0 = 0;
+    ssize_t n;
+
+    errno = 0;
+    w1 = (long)write(1, msg, sizeof msg - 1);
+    e1 = errno;
+    errno = 0;
+    w2 = (long)write(2, msg, sizeof msg - 1);
+    e2 = errno;
+    do {
+        errno = 0;
+        n = read(0, buf, sizeof buf);
+        if (n > 0)
+            r0 += n;
+    } while (n > 0 && r0 < 65536);
+    if (n < 0) {
+        e0 = errno;
+        if (r0 == 0)
+            r0 = -1;
+    }
+    seq_path(path, sizeof path, name);
+    snprintf(line, sizeof line, "w1=%ld e1=%d w2=%ld e2=%d r0=%ld e0=%d\n", w1, e1, w2, e2, r0,
+             e0);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs(line, f);
+        fclose(f);
+    }
+}
+
+/* fds:NAME - every open descriptor, its close-on-exec flag and target. */
+static void seq_fds(const char *name)
+{
+    char path[4200];
+    seq_path(path, sizeof path, name);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return;
+    int self = fileno(f);
+    for (int fd = 0; fd < 4096; fd++) {
+        char link[64], target[4200];
+        int fl = fcntl(fd, F_GETFD);
+        if (fl < 0 || fd == self)
+            continue;
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        ssize_t n = readlink(link, target, sizeof target - 1);
+        target[n < 0 ? 0 : n] = '\0';
+        fprintf(f, "%d %d %s\n", fd, (fl & FD_CLOEXEC) ? 1 : 0, target);
+    }
+    fclose(f);
+}
+
+/* exec:NAME - what a program the application execs inherits. */
+static void seq_exec(const char *name)
+{
+    char path[4200];
+    seq_path(path, sizeof path, name);
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c",
+              "for f in /proc/$$/fd/*; do n=${f##*/}; case $n in 0|1|2) continue;; esac; "
+              "t=$(readlink \"$f\") && echo \"$n $t\"; done > \"$0.tmp\" && mv \"$0.tmp\" \"$0\"",
+              path, (char *)NULL);
+        _exit(127);
+    }
+    if (pid > 0)
+        waitpid(pid, NULL, 0);
+}
+
 static int seq_run(void *sim, const char *steps, cuptopsim_emit_fn emit,
                    cuptopsim_contexts_create_fn ctx_create,
                    cuptopsim_contexts_destroy_fn ctx_destroy, cuptopsim_app_run_fn app_run)
@@ -664,6 +749,12 @@ static int seq_run(void *sim, const char *steps, cuptopsim_emit_fn emit,
             sigaction(SIGUSR1, &sa, NULL);
         } else if (!strcmp(st, "usr1count")) {
             seq_write("usr1", (unsigned long long)seq_usr1);
+        } else if (!strncmp(st, "stdio:", 6)) {
+            seq_stdio(st + 6);
+        } else if (!strncmp(st, "fds:", 4)) {
+            seq_fds(st + 4);
+        } else if (!strncmp(st, "exec:", 5)) {
+            seq_exec(st + 5);
         } else if (!strncmp(st, "threads:", 8)) {
             for (int i = atoi(st + 8); i > 0; i--) {
                 pthread_t t;
