@@ -3,12 +3,15 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cupstore.h"
 
@@ -428,18 +431,82 @@ static char *trim(char *s)
     return s;
 }
 
+/* The file's whole text, NUL-terminated (caller frees), or NULL with a
+ * warning.  Read in the application's process at CUDA's start, so it must
+ * neither block nor spin: only a regular file of at most
+ * AGENT_CONFIG_FILE_MAX bytes is read (a FIFO would block in open, a
+ * device such as /dev/zero never ends, /dev/stdin would consume the
+ * application's input).  O_NONBLOCK: opening a FIFO does not wait for a
+ * writer; O_NOCTTY: a terminal never becomes the controlling one. */
+static char *config_slurp(agent_config *c, const char *path)
+{
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        config_warn(c, "CUPTOP_CONFIG=%.120s: %s; ignored", path, strerror(errno));
+        return NULL;
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        config_warn(c, "CUPTOP_CONFIG=%.120s: not a regular file; ignored", path);
+        close(fd);
+        return NULL;
+    }
+    if (st.st_size > AGENT_CONFIG_FILE_MAX) {
+        config_warn(c, "CUPTOP_CONFIG=%.120s: larger than %d bytes; ignored", path,
+                    AGENT_CONFIG_FILE_MAX);
+        close(fd);
+        return NULL;
+    }
+    char *text = malloc(AGENT_CONFIG_FILE_MAX + 1);
+    size_t n = 0;
+    if (!text) {
+        config_warn(c, "CUPTOP_CONFIG=%.120s: out of memory; ignored", path);
+        close(fd);
+        return NULL;
+    }
+    /* bounded even if the file grows while it is read */
+    while (n <= AGENT_CONFIG_FILE_MAX) {
+        ssize_t r = read(fd, text + n, AGENT_CONFIG_FILE_MAX + 1 - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            config_warn(c, "CUPTOP_CONFIG=%.120s: %s; ignored", path, strerror(errno));
+            free(text);
+            close(fd);
+            return NULL;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    close(fd);
+    if (n > AGENT_CONFIG_FILE_MAX) {
+        config_warn(c, "CUPTOP_CONFIG=%.120s: larger than %d bytes; ignored", path,
+                    AGENT_CONFIG_FILE_MAX);
+        free(text);
+        return NULL;
+    }
+    text[n] = '\0';
+    return text;
+}
+
 /* Read the key=value file; lines that are not settings give warnings. */
 static void config_read_file(agent_config *c, const char *path)
 {
-    FILE *f = fopen(path, "re");
-    char line[PATH_MAX + 64];
+    char *text = config_slurp(c, path), *save = NULL;
     unsigned lineno = 0;
 
-    if (!f) {
-        config_warn(c, "CUPTOP_CONFIG=%.120s: %s; ignored", path, strerror(errno));
+    if (!text)
         return;
-    }
-    while (fgets(line, sizeof line, f)) {
+    /* lines: split on '\n' by hand (strtok_r would skip empty lines and
+     * the line numbers in warnings would be wrong) */
+    for (char *line = text; line; line = save) {
+        char *nl = strchr(line, '\n');
+        save = nl ? nl + 1 : NULL;
+        if (nl)
+            *nl = '\0';
+        if (!nl && !*line)
+            break;
         char *s = trim(line), *eq;
         lineno++;
         if (!*s || *s == '#')
@@ -455,7 +522,7 @@ static void config_read_file(agent_config *c, const char *path)
             !agent_config_set(c, key, val))
             config_warn(c, "%.100s:%u: unknown setting \"%.40s\"; ignored", path, lineno, key);
     }
-    fclose(f);
+    free(text);
 }
 
 void agent_config_load(agent_config *c, agent_getenv_fn get, void *arg)

@@ -17,6 +17,8 @@
 #include "cupstore.h"
 
 #define AGENT_CONFIG_WARN_MAX 16
+/* CUPTOP_CONFIG: only a regular file of at most this many bytes is read */
+#define AGENT_CONFIG_FILE_MAX 65536
 
 typedef enum agent_sink {
     AGENT_SINK_STORE = 0,   /* parse, count and store records             */
