@@ -242,6 +242,12 @@ static int report(cupstore_env *env, model_summary *s)
            s->count_only ? " (count-only: nothing stored)" : "",
            s->state == MODEL_STATE_RUNNING ? (s->complete ? "COMPLETE so far" : "INCOMPLETE so far")
                                            : model_verdict_name(s));
+    if (s->window) {
+        printf("  %-16s a window of session ", "window");
+        print_safe_str(s->window_of);
+        printf(" (export --format store): judged as a window%s\n",
+               s->window_end ? ", with the session's end" : "");
+    }
     for (size_t i = 0; i < s->nreasons; i++) {
         fputs("    - ", stdout);
         fputs(s->reasons[i].text, stdout); /* made safe by the model */

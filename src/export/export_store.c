@@ -4,7 +4,8 @@
  * fresh temporary directory the caller renames into place), so
  * `cuptop --store DIR` and every subcommand open it like any other store.
  *
- * Copied: metadata (plus export_of, export_window and export_session_span),
+ * Copied: metadata (plus export_of, export_window, export_session_span and
+ * export_state, the session's state when exported),
  * the health and loss rows of the window, the records of the window with
  * the names they use, the epochs and marks that overlap the window, notes,
  * control requests, the stop-protocol steps and the final status.  The
@@ -250,6 +251,10 @@ static int copy_small(cupstore_txn *dst, void *arg)
     snprintf(buf, sizeof buf, "%llu %llu", (unsigned long long)x->from_ns,
              (unsigned long long)x->to_ns);
     if ((rc = cupstore_meta_put(dst, "export_window", buf)) != 0)
+        return rc;
+    /* the model judges a window as one: the session's end only if the
+     * window holds it and the session had ended or crashed (model.c) */
+    if ((rc = cupstore_meta_put(dst, "export_state", model_state_name(x->sum.state))) != 0)
         return rc;
     uint64_t fs = x->from_ns / 1000000000ull, ts = x->to_ns / 1000000000ull;
     if ((rc = cupstore_health_scan(src, fs, ts, cp_health, dst)) != 0 ||

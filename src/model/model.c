@@ -429,6 +429,34 @@ static int job_meta(cupstore_txn *txn, model_summary *out)
     return 0;
 }
 
+/* A window export's keys (export_store.c): export_of, export_window
+ * "FROM TO" (ns), export_session_span "START END" (ns) and export_state,
+ * the session's state when it was exported.  The window holds the
+ * session's end when the session had ended or crashed and the window
+ * reaches its end (an export without export_state: when a final status
+ * was copied and the window reaches its end). */
+static void window_meta(cupstore_txn *txn, model_summary *out)
+{
+    char *w = NULL, *span = NULL, *state = NULL;
+    unsigned long long wfrom, wto, sstart, send = 0;
+    if (cupstore_meta_get(txn, "export_window", &w) == 0 && w &&
+        sscanf(w, "%llu %llu", &wfrom, &wto) == 2) {
+        out->window = true;
+        meta_copy(txn, "export_of", out->window_of, sizeof out->window_of);
+        if (cupstore_meta_get(txn, "export_session_span", &span) == 0 && span &&
+            sscanf(span, "%llu %llu", &sstart, &send) != 2)
+            send = 0;
+        bool reaches = wto == UINT64_MAX || (send && wto + 1 >= send);
+        if (cupstore_meta_get(txn, "export_state", &state) == 0 && state)
+            out->window_end = reaches && strcmp(state, "running") != 0;
+        else
+            out->window_end = reaches && cupstore_final_get(txn, &(cupstore_final){0}) == 0;
+    }
+    free(w);
+    free(span);
+    free(state);
+}
+
 int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_summary *out,
                     char **cause)
 {
@@ -459,6 +487,7 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
     out->start_ns = meta_u64(txn, "start_ns");
     if ((rc = job_meta(txn, out)) != 0)
         goto out;
+    window_meta(txn, out);
     out->attached_ns = meta_u64(txn, "attached_ns");   /* cuptop attach */
     meta_copy(txn, "attached_uid", out->attached_uid, sizeof out->attached_uid);
     if ((out->prov = malloc(sizeof *out->prov)) != NULL && model_prov_read(txn, out->prov)) {
@@ -515,7 +544,15 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
         have_final = true;
     else if (rc != CUPSTORE_ENOTFOUND)
         goto out;
-    if (have_final) {
+    if (out->window && !out->window_end) {
+        /* a window that does not hold the session's end: nothing to judge
+         * beyond its seconds (its final status, if copied, is clipped) */
+        out->state = MODEL_STATE_ENDED;
+        out->end_ns = have_final ? f.end_ns : out->heartbeat_ns;
+    } else if (out->window && !have_final) {
+        out->state = MODEL_STATE_CRASHED;   /* the session had crashed */
+        out->end_ns = out->heartbeat_ns;
+    } else if (have_final) {
         out->state = MODEL_STATE_ENDED;
         out->end_ns = f.end_ns;
         /* Tail loss the final status knows of but no row recorded. */
@@ -572,6 +609,8 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
     /* Final-status reasons apply when the window reaches the session end. */
     uint64_t end_s = out->end_ns / 1000000000u;
     bool covers_end = to_s >= end_s || (c->rows && c->last_second >= end_s) || to_s == UINT64_MAX;
+    if (out->window && !out->window_end)
+        covers_end = false;
     if (out->state == MODEL_STATE_RUNNING && c->any_disabled)
         rc = reason_add(out, MODEL_REASON_DISABLED, 1, c->last_second, c->last_second, 0,
                         "disabled: the agent stepped aside (see its notes)");

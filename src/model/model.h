@@ -83,6 +83,13 @@ typedef struct model_summary {
     uint32_t kinds_enabled;         /* at the last health row              */
     uint32_t epoch;                 /* current/last epoch                  */
     uint32_t device_mask;           /* devices seen (bit = index)          */
+    /* A window export (`export --format store`; meta export_window): a
+     * window, judged as one.  Its state is ended unless it holds the
+     * session's end (window_end), where the session's end is judged: the
+     * final status, or crashed when the session had crashed. */
+    bool window;
+    bool window_end;                /* the window holds the session's end  */
+    char window_of[96];             /* the exported session's id           */
     uint64_t records_by_kind[CUPSTORE_KIND_MAX];
     uint64_t records_by_device[CUPSTORE_DEVICE_MAX];
     uint64_t records_total;

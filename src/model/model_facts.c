@@ -288,7 +288,7 @@ static int on_second(const model_second *m, void *arg)
     split_row r = {.second = m->second, .records = total};
     memcpy(r.loss, m->loss, sizeof r.loss);
     r.n = epochs_in_second(c, m->second, r.ids, r.frac);
-    size_t ni;
+    size_t ni = 0;
     int rc;
     if (r.n == 0) {
         /* no epoch row covers it: the row's epoch, else the last one seen */

@@ -115,6 +115,35 @@ PY
 mdb_dump -s meta -p "$O/win.store/20250101T120100-2000" 2>/dev/null |
     grep -q 'export_session_span' || fail "the session's own span is not kept in the export"
 
+# a window export is judged as a window (issue 27 item 7): the window of a
+# running or crashed session is not "crashed, the stop protocol never ran",
+# nor is one of a session whose end failed; a window that reaches a crashed
+# session's end is
+RUNW=$WORK/runw
+"$FILL" --running "$RUNW" || fail "fill_store --running"
+RUNID=$(ls "$RUNW" | grep -v '^\.' | head -n 1)
+run 0 win_running "$CUPTOP" export --store "$RUNW" "$RUNID" --from -6 --to -3 --format store \
+    -o "$O/winrun.store"
+run 0 win_running_check "$CUPTOP" check --store "$O/winrun.store" --all
+grep -q 'crashed\|stop protocol' "$WORK/win_running_check.out" &&
+    fail "window of a running session judged crashed: $(cat "$WORK/win_running_check.out")"
+run 0 win_running_json "$CUPTOP" sessions --store "$O/winrun.store" --json
+python3 - "$WORK/win_running_json.out" <<'PY' || fail "window of a running session: not a window"
+import json, sys
+s = json.load(open(sys.argv[1]))[0]
+assert s["state"] == "ended" and s["verdict"] == "COMPLETE", s
+PY
+for id in 20250101T120204-3004 20250101T120200-3000; do
+    run 0 win_mid_$id "$CUPTOP" export --store "$S" $id --from +2 --to +5 --format store \
+        -o "$O/win_$id.store"
+    run 0 win_mid_check_$id "$CUPTOP" check --store "$O/win_$id.store" --all
+done
+run 0 win_end_crashed "$CUPTOP" export --store "$S" 20250101T120204-3004 --from +2 --to end \
+    --format store -o "$O/win_end.store"
+run 1 win_end_crashed_check "$CUPTOP" check --store "$O/win_end.store" --all
+grep -q 'crashed' "$WORK/win_end_crashed_check.out" ||
+    fail "window to a crashed session's end: $(cat "$WORK/win_end_crashed_check.out")"
+
 # a count-only session: the export says, in its metadata and on stderr, that
 # no record was stored by design (an empty trace is not a quiet one)
 C1=$WORK/countonly
