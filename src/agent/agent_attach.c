@@ -101,6 +101,11 @@ void agent_attach_subscribe(agent *a)
     }
 }
 
+/* CUPTI's library and API version, and the provenance collected again now
+ * that CUPTI is loaded: a session that started dormant (or by cuptop
+ * attach) collected it without CUPTI, so it did not know it ran on the
+ * simulator, nor CUPTI's version ("13.0.1"); every start path records the
+ * same provenance (issue 27 item 11). */
 static int put_cupti_meta(cupstore_txn *txn, void *arg)
 {
     agent *a = arg;
@@ -110,7 +115,7 @@ static int put_cupti_meta(cupstore_txn *txn, void *arg)
     if (rc == 0)
         rc = cupstore_meta_put(txn, "cupti_api_version", v);
     if (rc == 0)
-        rc = cupstore_meta_put(txn, "cupti_version", v);
+        rc = agent_prov_put(a, txn);
     return rc;
 }
 
@@ -135,6 +140,7 @@ int agent_attach_load(agent *a, char *why, size_t len)
         return -1;
     }
     a->loaded_cupti = true;
+    agent_prov_collect(a);   /* now with CUPTI: simulated or not, its version */
     a->use_discard = a->api_version < 27;
     if (a->use_discard && !a->discard_last) {
         if (agent_pool_init(&a->discard, AGENT_DISCARD_SIZE, AGENT_DISCARD_N, AGENT_DISCARD_N) == 0) {
@@ -161,9 +167,10 @@ static int attach_run(agent *a, bool late, char *why, size_t len)
     if (atomic_load(&a->attached))
         return 0;
     agent_finalize_settle(a, true);   /* a teardown still pending: disarm */
-    if (agent_attach_load(a, why, len))
+    bool first = !a->loaded_cupti;
+    if (agent_attach_load(a, why, len))   /* the first load collects provenance */
         return -1;
-    if (!late)   /* at the start: CUPTI loaded, no kind on, before the DEVICE dump */
+    if (!late && !first)   /* a new session's start: CUPTI loaded, no kind on */
         agent_prov_collect(a);
     if (!a->attrs_set) {
         attach_set_attributes(a);

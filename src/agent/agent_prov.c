@@ -364,7 +364,10 @@ int agent_prov_put(const agent *a, cupstore_txn *txn)
     for (unsigned i = 0; i < p->nunknown && off < sizeof buf; i++)
         off += (size_t)snprintf(buf + off, sizeof buf - off, "%s=%s\n", p->unknown_key[i],
                                 p->unknown_why[i]);
-    PUT("unknown", buf);
+    /* always written: a collection that now knows more (CUPTI loaded
+     * after a dormant start) must not leave the old reasons behind */
+    if (rc == 0)
+        rc = cupstore_meta_put(txn, "unknown", buf);
 #undef PUTV
 #undef PUT
     return rc;
