@@ -152,7 +152,7 @@ int agent_api_set_policy(agent *a, uint32_t mode, const char *include, const cha
     if (exclude)
         snprintf(a->api.exclude, sizeof a->api.exclude, "%s", exclude);
     count_muted(a);
-    if (!atomic_load(&a->attached))
+    if (!agent_attached(a))
         return 0;
     uint32_t on = (uint32_t)atomic_load(&a->kinds);
     for (unsigned k = CUPSTORE_KIND_RUNTIME; k <= CUPSTORE_KIND_DRIVER; k++)

@@ -35,6 +35,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "agent_attach.h"
 #include "agent_int.h"
 
 /* Attributes CUPTI reads before callbacks are registered: set once. */
@@ -65,29 +66,29 @@ void agent_attach_subscribe(agent *a)
     CUptiResult r = CUPTI_ERROR_NOT_SUPPORTED;
     char other[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = "";
 
-    if (a->subscriber) {   /* kept by a detach whose teardown was cancelled */
-        if (!a->have_resource_cb && a->cupti.EnableDomain)
-            a->have_resource_cb =
-                a->cupti.EnableDomain(1, a->subscriber, CUPTI_CB_DOMAIN_RESOURCE) == CUPTI_SUCCESS;
+    if (a->attach.subscriber) {   /* kept by a detach whose teardown was cancelled */
+        if (!a->attach.callbacks && a->cupti.EnableDomain)
+            a->attach.callbacks =
+                a->cupti.EnableDomain(1, a->attach.subscriber, CUPTI_CB_DOMAIN_RESOURCE) == CUPTI_SUCCESS;
         return;
     }
-    a->have_resource_cb = false;
+    a->attach.callbacks = false;
     if (a->cupti.Subscribe_v2) {
         CUpti_SubscriberParams p = {.structSize = CUpti_SubscriberParams_STRUCT_SIZE,
                                     .subscriberName = "cuptop",
                                     .oldSubscriberName = other,
                                     .oldSubscriberSize = sizeof other - 1};
-        r = a->cupti.Subscribe_v2(&a->subscriber, agent_resource_cb, a, &p);
+        r = a->cupti.Subscribe_v2(&a->attach.subscriber, agent_resource_cb, a, &p);
     } else if (a->cupti.Subscribe) {
-        r = a->cupti.Subscribe(&a->subscriber, agent_resource_cb, a);
+        r = a->cupti.Subscribe(&a->attach.subscriber, agent_resource_cb, a);
     }
     if (r == CUPTI_SUCCESS) {
         if (a->cupti.EnableDomain &&
-            a->cupti.EnableDomain(1, a->subscriber, CUPTI_CB_DOMAIN_RESOURCE) == CUPTI_SUCCESS)
-            a->have_resource_cb = true;
+            a->cupti.EnableDomain(1, a->attach.subscriber, CUPTI_CB_DOMAIN_RESOURCE) == CUPTI_SUCCESS)
+            a->attach.callbacks = true;
         return;
     }
-    a->subscriber = NULL;
+    a->attach.subscriber = NULL;
     if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
         other[sizeof other - 1] = '\0';
         agent_count(a, agent_c_loss(CUPSTORE_LOSS_CONFLICT, AGENT_DEV_NONE, AGENT_KIND_ALL), 1);
@@ -124,7 +125,7 @@ static int put_cupti_meta(cupstore_txn *txn, void *arg)
  * because the decline path must not allocate. */
 int agent_attach_load(agent *a, char *why, size_t len)
 {
-    if (a->loaded_cupti)
+    if (a->attach.loaded)
         return 0;
     agent_fd_hold();
     int lrc = agent_cupti_load(&a->cupti, a->cfg.cupti_library, why, len);
@@ -139,7 +140,7 @@ int agent_attach_load(agent *a, char *why, size_t len)
         a->cupti_error_rc = (int)r;
         return -1;
     }
-    a->loaded_cupti = true;
+    a->attach.loaded = true;
     agent_prov_collect(a);   /* now with CUPTI: simulated or not, its version */
     a->use_discard = a->api_version < 27;
     if (a->use_discard && !a->discard_last) {
@@ -164,17 +165,17 @@ static int attach_run(agent *a, bool late, char *why, size_t len)
 
     if (len)
         why[0] = '\0';
-    if (atomic_load(&a->attached))
+    if (atomic_load(&a->attach.on))
         return 0;
     agent_finalize_settle(a, true);   /* a teardown still pending: disarm */
-    bool first = !a->loaded_cupti;
+    bool first = !a->attach.loaded;
     if (agent_attach_load(a, why, len))   /* the first load collects provenance */
         return -1;
     if (!late && !first)   /* a new session's start: CUPTI loaded, no kind on */
         agent_prov_collect(a);
-    if (!a->attrs_set) {
+    if (!a->attach.attrs_set) {
         attach_set_attributes(a);
-        a->attrs_set = true;
+        a->attach.attrs_set = true;
     }
     agent_attach_subscribe(a);
     CUptiResult r = a->cupti.ActivityRegisterCallbacks(agent_buffer_requested,
@@ -184,17 +185,17 @@ static int attach_run(agent *a, bool late, char *why, size_t len)
         agent_cupti_describe(&a->cupti, r, e, sizeof e);
         snprintf(why, len, "cuptiActivityRegisterCallbacks: %s", e);
         a->cupti_error_rc = (int)r;
-        if (a->subscriber && a->cupti.Unsubscribe)
-            (void)a->cupti.Unsubscribe(a->subscriber);
-        a->subscriber = NULL;
-        a->have_resource_cb = false;
+        if (a->attach.subscriber && a->cupti.Unsubscribe)
+            (void)a->cupti.Unsubscribe(a->attach.subscriber);
+        a->attach.subscriber = NULL;
+        a->attach.callbacks = false;
         return -1;
     }
     if (a->cfg.flush_period_ms && a->cupti.ActivityFlushPeriod)
         (void)a->cupti.ActivityFlushPeriod(a->cfg.flush_period_ms);
-    atomic_store(&a->pre_contexts, 0);
+    atomic_store(&a->attach.pre_contexts, 0);
     a->epoch_pre_written = 0;
-    atomic_store(&a->attached, true);   /* before the dump: its records count */
+    atomic_store(&a->attach.on, true);   /* before the dump: its records count */
     /* What exists already (a late attach): DEVICE records (provenance,
      * agent_prov.c, on every attach) and CONTEXT records arrive in the next
      * buffers; the consumer learns the devices and the contexts. */
@@ -202,19 +203,19 @@ static int attach_run(agent *a, bool late, char *why, size_t len)
     agent_prov_enable_devices(a);
     if (a->cupti.ActivityEnableAndDump) {
         (void)a->cupti.ActivityEnableAndDump(CUPTI_ACTIVITY_KIND_CONTEXT);
-        a->dump_on = true;
+        a->attach.dump_on = true;
         /* deliver them now (no kind is on yet: nothing else is held), so
          * the contexts are known before the first drop query */
         if (late && !agent_scope_watching(a))   /* (not inside the profiler callback) */
             (void)a->cupti.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     }
-    a->attaches++;
-    a->attach_late = late;
+    a->attach.count++;
+    a->attach.late = late;
     if (late || agent_scope_watching(a))
         agent_stop_atexit_late();   /* our protocol before CUDA's teardown */
     agent_nvtx_attached(a);   /* NVTX calls reach CUPTI from here on */
-    a->attach_ns = agent_real_ns();
-    a->attach_cost_ns = agent_mono_ns() - t0;
+    a->attach.ns = agent_real_ns();
+    a->attach.cost_ns = agent_mono_ns() - t0;
     return 0;
 }
 
@@ -241,40 +242,40 @@ static const char *fin_refusal(agent *a)
         return "the capture range still watches for cudaProfilerStart";
     if (agent_nvtx_given())
         return "NVTX was handed to CUPTI, whose handlers stay in the NVTX tables";
-    if (!a->subscriber || !a->cupti.EnableDomain)
+    if (!a->attach.subscriber || !a->cupti.EnableDomain)
         return "no CUPTI subscriber to run it from an API callback";
     return NULL;
 }
 
 static void fin_api_domains(agent *a, uint32_t on)
 {
-    (void)a->cupti.EnableDomain(on, a->subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
-    (void)a->cupti.EnableDomain(on, a->subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
+    (void)a->cupti.EnableDomain(on, a->attach.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
+    (void)a->cupti.EnableDomain(on, a->attach.subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
 }
 
 static void detach_unsubscribe(agent *a)
 {
-    if (!a->subscriber)
+    if (!a->attach.subscriber)
         return;
     if (a->cupti.EnableDomain)
-        (void)a->cupti.EnableDomain(0, a->subscriber, CUPTI_CB_DOMAIN_RESOURCE);
+        (void)a->cupti.EnableDomain(0, a->attach.subscriber, CUPTI_CB_DOMAIN_RESOURCE);
     if (a->cupti.Unsubscribe)
-        (void)a->cupti.Unsubscribe(a->subscriber);
-    a->subscriber = NULL;
+        (void)a->cupti.Unsubscribe(a->attach.subscriber);
+    a->attach.subscriber = NULL;
 }
 
 void agent_detach_cupti(agent *a)
 {
     uint64_t t0 = agent_mono_ns();
-    bool was_subscribed = a->subscriber != NULL;
+    bool was_subscribed = a->attach.subscriber != NULL;
     CUptiResult fr;
 
-    if (!atomic_load(&a->attached))
+    if (!atomic_load(&a->attach.on))
         return;
-    if (a->dump_on) {
+    if (a->attach.dump_on) {
         (void)a->cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_DEVICE);
         (void)a->cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_CONTEXT);
-        a->dump_on = false;
+        a->attach.dump_on = false;
     }
     /* every record CUPTI still holds comes back now; the consumer stores
      * it (the buffer callbacks stay ours until another client replaces
@@ -284,18 +285,18 @@ void agent_detach_cupti(agent *a)
     if (a->cfg.flush_period_ms && a->cupti.ActivityFlushPeriod)
         (void)a->cupti.ActivityFlushPeriod(0);
     const char *keep = fin_refusal(a);
-    a->fin_armable = keep == NULL;
-    if (a->subscriber && a->cupti.EnableDomain)
-        (void)a->cupti.EnableDomain(0, a->subscriber, CUPTI_CB_DOMAIN_RESOURCE);
+    a->attach.fin_armable = keep == NULL;
+    if (a->attach.subscriber && a->cupti.EnableDomain)
+        (void)a->cupti.EnableDomain(0, a->attach.subscriber, CUPTI_CB_DOMAIN_RESOURCE);
     if (keep)
         detach_unsubscribe(a);
-    a->have_resource_cb = false;
+    a->attach.callbacks = false;
     /* Without callbacks a handle may die unseen: forget every context.
      * The next attach learns them again (as dumped contexts). */
     pthread_mutex_lock(&a->ctx_lock);
     memset(a->ctx, 0, sizeof a->ctx);
-    atomic_store(&a->attached, false);   /* late CONTEXT records: ignored */
-    atomic_store(&a->pre_contexts, 0);
+    atomic_store(&a->attach.on, false);   /* late CONTEXT records: ignored */
+    atomic_store(&a->attach.pre_contexts, 0);
     pthread_mutex_unlock(&a->ctx_lock);
     if (keep)
         agent_note(a, 0,
@@ -319,10 +320,10 @@ void agent_detach_cupti(agent *a)
 
 void agent_detach_release(agent *a, bool drained)
 {
-    if (!a->fin_armable || atomic_load(&a->attached))
+    if (!a->attach.fin_armable || atomic_load(&a->attach.on))
         return;
-    a->fin_armable = false;
-    if (!a->subscriber)
+    a->attach.fin_armable = false;
+    if (!a->attach.subscriber)
         return;
     if (!drained) {
         /* the consumer still parses what the detach flushed (CUPTI calls):
@@ -332,8 +333,8 @@ void agent_detach_release(agent *a, bool drained)
                          "being stored; CUDA calls may stay slower until the process exits");
         return;
     }
-    a->fin_arm_ns = agent_real_ns();
-    atomic_store(&a->fin, AGENT_FIN_PENDING);   /* before the callbacks fire */
+    a->attach.fin_arm_ns = agent_real_ns();
+    atomic_store(&a->attach.fin, AGENT_FIN_PENDING);   /* before the callbacks fire */
     fin_api_domains(a, 1);
 }
 
@@ -342,12 +343,12 @@ void agent_finalize_at_exit(agent *a, const void *cbdata)
     const CUpti_CallbackData *cd = cbdata;
     int want = AGENT_FIN_PENDING;
     if (!cd || cd->callbackSite != CUPTI_API_EXIT ||
-        !atomic_compare_exchange_strong(&a->fin, &want, AGENT_FIN_RUNNING))
+        !atomic_compare_exchange_strong(&a->attach.fin, &want, AGENT_FIN_RUNNING))
         return;
     CUptiResult r = a->cupti.Finalize();
-    atomic_store(&a->fin_rc, (int)r);
-    atomic_store(&a->fin_ns, agent_real_ns());
-    atomic_store(&a->fin, AGENT_FIN_DONE);
+    atomic_store(&a->attach.fin_rc, (int)r);
+    atomic_store(&a->attach.fin_ns, agent_real_ns());
+    atomic_store(&a->attach.fin, AGENT_FIN_DONE);
 }
 
 /* Take back a teardown no thread has started (PENDING -> NONE): the API
@@ -355,7 +356,7 @@ void agent_finalize_at_exit(agent *a, const void *cbdata)
 static bool fin_disarm(agent *a)
 {
     int s = AGENT_FIN_PENDING;
-    if (!atomic_compare_exchange_strong(&a->fin, &s, AGENT_FIN_NONE))
+    if (!atomic_compare_exchange_strong(&a->attach.fin, &s, AGENT_FIN_NONE))
         return false;
     fin_api_domains(a, 0);
     return true;
@@ -370,7 +371,7 @@ void agent_finalize_stop(agent *a)
                          "the session stopped: not done at the process's exit; unsubscribed");
         return;
     }
-    while (atomic_load(&a->fin) == AGENT_FIN_RUNNING) {   /* one in progress: its note */
+    while (atomic_load(&a->attach.fin) == AGENT_FIN_RUNNING) {   /* one in progress: its note */
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);
     }
@@ -384,23 +385,23 @@ void agent_finalize_settle(agent *a, bool cancel)
                          "cancelled by the attach");
         return;
     }
-    int s = atomic_load(&a->fin);
+    int s = atomic_load(&a->attach.fin);
     while (cancel && s == AGENT_FIN_RUNNING) {
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);
-        s = atomic_load(&a->fin);
+        s = atomic_load(&a->attach.fin);
     }
     if (s != AGENT_FIN_DONE)
         return;
-    CUptiResult r = (CUptiResult)atomic_load(&a->fin_rc);
-    double ms = (double)(atomic_load(&a->fin_ns) - a->fin_arm_ns) / 1e6;
-    atomic_store(&a->fin, AGENT_FIN_NONE);
+    CUptiResult r = (CUptiResult)atomic_load(&a->attach.fin_rc);
+    double ms = (double)(atomic_load(&a->attach.fin_ns) - a->attach.fin_arm_ns) / 1e6;
+    atomic_store(&a->attach.fin, AGENT_FIN_NONE);
     if (r == CUPTI_SUCCESS) {
         /* gone with CUPTI: the subscriber, the callbacks, the attributes */
-        a->subscriber = NULL;
-        a->have_resource_cb = false;
-        a->attrs_set = false;
-        a->finalizes++;
+        a->attach.subscriber = NULL;
+        a->attach.callbacks = false;
+        a->attach.attrs_set = false;
+        a->attach.finalizes++;
         agent_note(a, 0, "CUPTI torn down (cuptiFinalize) %.1f ms after the detach, at the exit "
                          "of the next CUDA call: CUDA runs as without CUPTI; the next attach "
                          "starts it again", ms);
@@ -427,4 +428,64 @@ void agent_epoch_fill(agent *a, cupstore_epoch *e)
                           .attach_cost_ns = a->epoch_attach_cost_ns,
                           .devices = a->cfg.devices, .pre_contexts = pre};
     agent_api_epoch_fill(a, e);
+}
+
+bool agent_attached(const agent *a)
+{
+    return atomic_load(&a->attach.on);
+}
+
+bool agent_attach_loaded(const agent *a)
+{
+    return a->attach.loaded;
+}
+
+CUpti_SubscriberHandle agent_attach_subscriber(const agent *a)
+{
+    return a->attach.subscriber;
+}
+
+bool agent_attach_callbacks(const agent *a)
+{
+    return a->attach.callbacks;
+}
+
+uint64_t agent_attach_ns(const agent *a)
+{
+    return a->attach.ns;
+}
+
+uint64_t agent_attach_cost_ns(const agent *a)
+{
+    return a->attach.cost_ns;
+}
+
+bool agent_attach_late(const agent *a)
+{
+    return a->attach.late;
+}
+
+void agent_attach_pre_context(agent *a)
+{
+    atomic_fetch_add(&a->attach.pre_contexts, 1);
+}
+
+uint32_t agent_attach_pre_contexts(const agent *a)
+{
+    return atomic_load(&a->attach.pre_contexts);
+}
+
+void agent_attach_pre_contexts_forget(agent *a)
+{
+    atomic_store(&a->attach.pre_contexts, 0);
+}
+
+bool agent_finalize_pending(const agent *a)
+{
+    return atomic_load_explicit(&a->attach.fin, memory_order_acquire) == AGENT_FIN_PENDING;
+}
+
+bool agent_finalize_done(const agent *a)
+{
+    return atomic_load(&a->attach.fin) == AGENT_FIN_DONE;
 }

@@ -88,7 +88,7 @@ static void control_kinds(agent *a, uint32_t want, struct ctl_change *x)
         x->result = agent_scope_set_kinds(a, want);
         return;
     }
-    if (want && !atomic_load(&a->attached)) {
+    if (want && !agent_attached(a)) {
         if (agent_attach(a, true, why, sizeof why) == 0) {
             x->attached_now = true;
         } else {
@@ -96,7 +96,7 @@ static void control_kinds(agent *a, uint32_t want, struct ctl_change *x)
             agent_note(a, 1, "cannot attach to CUPTI: %s; staying dormant", why);
         }
     }
-    if (!atomic_load(&a->attached))
+    if (!agent_attached(a))
         return;
     (void)a->cupti.ActivityFlushAll(0);
     x->result = agent_apply_kinds(a, want);
@@ -181,8 +181,8 @@ void agent_control_poll(agent *a)
     pthread_mutex_unlock(&a->stop_lock);
     if (x.attached_now)
         agent_note(a, 0, "attached to CUPTI in %.1f ms (epoch %u)%s",
-                   (double)a->attach_cost_ns / 1e6, a->epoch,
-                   a->have_resource_cb ? "" : ": no resource callbacks (activity records only)");
+                   (double)agent_attach_cost_ns(a) / 1e6, a->epoch,
+                   agent_attach_callbacks(a) ? "" : ": no resource callbacks (activity records only)");
     if (rc)
         agent_log(a, 1, "cannot acknowledge control generation %llu: %s",
                   (unsigned long long)c.gen, cupstore_strerror(rc));

@@ -98,7 +98,7 @@ static int put_meta(cupstore_txn *txn, void *arg)
     PUT("agent_version", AGENT_VERSION);
     PUT("sink", a->cfg.sink == AGENT_SINK_NULL ? "null" : "store");
     PUT("cupti_library", a->cupti.path[0] ? a->cupti.path : "(not loaded: dormant)");
-    if (a->loaded_cupti) {
+    if (agent_attach_loaded(a)) {
         snprintf(buf, sizeof buf, "%u", a->api_version);
         PUT("cupti_api_version", buf);
     }
@@ -131,11 +131,11 @@ static int put_meta(cupstore_txn *txn, void *arg)
 static uint32_t epoch_flags_now(agent *a, bool attached_now)
 {
     uint32_t f = 0, kinds = (uint32_t)atomic_load(&a->kinds);
-    if (atomic_load(&a->attached) && kinds) {
+    if (agent_attached(a) && kinds) {
         f |= CUPSTORE_EPOCH_ATTACHED;
-        if (!a->have_resource_cb)
+        if (!agent_attach_callbacks(a))
             f |= CUPSTORE_EPOCH_NO_CALLBACKS;
-        if (a->attach_late)
+        if (agent_attach_late(a))
             f |= CUPSTORE_EPOCH_LATE_ATTACH;
     }
     if (!kinds)
@@ -151,13 +151,13 @@ void agent_epoch_open(agent *a, uint64_t now, uint64_t ctl_gen, bool attached_no
     a->epoch_kinds = (uint32_t)atomic_load(&a->kinds);
     a->epoch_ctl_gen = ctl_gen;
     a->epoch_flags = epoch_flags_now(a, attached_now);
-    a->epoch_attach_ns = attached_now ? a->attach_ns : 0;
-    a->epoch_attach_cost_ns = attached_now ? a->attach_cost_ns : 0;
+    a->epoch_attach_ns = attached_now ? agent_attach_ns(a) : 0;
+    a->epoch_attach_cost_ns = attached_now ? agent_attach_cost_ns(a) : 0;
     /* contexts learned at the attach belong to the epochs it covers; a
      * fresh attach starts from none (health_epoch_refresh adds them) */
-    if (!atomic_load(&a->attached))
-        atomic_store(&a->pre_contexts, 0);
-    a->epoch_pre_written = attached_now ? 0 : atomic_load(&a->pre_contexts);
+    if (!agent_attached(a))
+        agent_attach_pre_contexts_forget(a);
+    a->epoch_pre_written = attached_now ? 0 : agent_attach_pre_contexts(a);
 }
 
 void agent_health_begin_session(agent *a, const char *cupti_note)
@@ -168,14 +168,14 @@ void agent_health_begin_session(agent *a, const char *cupti_note)
     a->epoch_kinds = (uint32_t)atomic_load(&a->kinds);
     a->epoch_ctl_gen = 0;
     a->epoch_flags = epoch_flags_now(a, a->epoch_attach_ns != 0);
-    a->epoch_pre_written = atomic_load(&a->pre_contexts);
+    a->epoch_pre_written = agent_attach_pre_contexts(a);
     memset(&health_s, 0, sizeof health_s);
     if (!a->env)
         return;
     int rc = agent_store_put(a, put_meta, &m, 8);
     if (rc)
         agent_log(a, 1, "cannot write session metadata: %s", cupstore_strerror(rc));
-    if (a->session_ok && !atomic_load(&a->attached) && !a->cfg.capture)
+    if (a->session_ok && !agent_attached(a) && !a->cfg.capture)
         agent_note(a, 0, "dormant: CUPTI not attached (no CUPTI call) until a control "
                    "request turns kinds on");
 }
@@ -217,7 +217,7 @@ static int put_epoch(cupstore_txn *txn, void *arg)
  * attributed per device, and say so once. */
 static void health_epoch_refresh(agent *a)
 {
-    uint32_t pre = atomic_load(&a->pre_contexts);
+    uint32_t pre = agent_attach_pre_contexts(a);
     cupstore_epoch e;
     if (!a->session_ok || pre == a->epoch_pre_written)
         return;
@@ -236,7 +236,7 @@ static void health_tick(agent *a)
     if (!a->env)
         return;
     agent_scope_poll(a);
-    if (atomic_load(&a->fin) == AGENT_FIN_DONE && pthread_mutex_trylock(&a->stop_lock) == 0) {
+    if (agent_finalize_done(a) && pthread_mutex_trylock(&a->stop_lock) == 0) {
         agent_finalize_settle(a, false);   /* the detach's teardown ran: note it */
         pthread_mutex_unlock(&a->stop_lock);
     }
@@ -251,7 +251,7 @@ static void health_tick(agent *a)
 void agent_health_query_drops(agent *a)
 {
     size_t n;
-    if (!atomic_load(&a->attached))
+    if (!agent_attached(a))
         return;
     pthread_mutex_lock(&a->ctx_lock);
     for (int i = 0; i < AGENT_CTX_MAX; i++) {
@@ -479,7 +479,7 @@ static void health_write(agent *a, uint64_t second, bool last)
     h->store_refused = (uint32_t)cur[C_STORE_REFUSED];
     if (kinds == 0 && st == AGENT_RUNNING)
         h->flags |= CUPSTORE_HF_DORMANT;
-    if (atomic_load(&a->attached))
+    if (agent_attached(a))
         h->flags |= CUPSTORE_HF_ATTACHED;
     if (a->cfg.devices || a->cfg.capture != AGENT_CAPTURE_NONE)
         h->flags |= CUPSTORE_HF_SCOPED;

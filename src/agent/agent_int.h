@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "agent_api.h"
+#include "agent_attach.h"
 #include "agent_config.h"
 #include "agent_cupti.h"
 #include "agent_fd.h"
@@ -97,14 +98,6 @@ typedef enum agent_state {
     AGENT_CHILD,            /* forked child: new session on first use     */
 } agent_state;
 
-/* cuptiFinalize after a detach (agent_attach.c) */
-enum {
-    AGENT_FIN_NONE = 0,     /* nothing armed                              */
-    AGENT_FIN_PENDING,      /* armed: the next API exit callback runs it  */
-    AGENT_FIN_RUNNING,      /* cuptiFinalize in progress on an app thread */
-    AGENT_FIN_DONE,         /* returned (fin_rc); not yet settled         */
-};
-
 typedef struct agent_ctx {
     CUcontext cu;           /* NULL: no handle (free, or dumped)          */
     uint32_t id;
@@ -170,30 +163,8 @@ typedef struct agent {
     int kinds_rc;                     /*   and its CUPTI code              */
     int cupti_error_rc;               /* CUPTI could not start: its code,
                                          0 when not a CUPTI result (load) */
-    bool loaded_cupti;
-    bool have_resource_cb;
-    CUpti_SubscriberHandle subscriber;
-    /* lazy attach (agent_attach.c): CUPTI is touched only while kinds are
-     * on.  Written by the thread that attaches (InitializeInjection or the
-     * health thread) under stop_lock or before the threads exist. */
-    _Atomic bool attached;            /* subscribed + callbacks registered */
-    bool attrs_set;                   /* attributes go in once            */
-    bool dump_on;                     /* DEVICE/CONTEXT enabled (dump)    */
     bool session_ok;                  /* the session started normally     */
-    uint32_t attaches;                /* attaches in this process         */
-    /* cuptiFinalize after a detach (agent_attach.c): armed by the detach,
-     * run by the first runtime/driver API exit callback on an application
-     * thread, settled (noted, subscriber forgotten) by the health thread
-     * or the next attach */
-    _Atomic int fin;                  /* AGENT_FIN_*                      */
-    bool fin_armable;                 /* the detach kept the subscriber   */
-    uint64_t fin_arm_ns;              /* CLOCK_REALTIME when armed        */
-    _Atomic uint64_t fin_ns;          /* ... when cuptiFinalize returned  */
-    _Atomic int fin_rc;               /* its result                       */
-    uint32_t finalizes;               /* finalized in this process        */
-    uint64_t attach_ns, attach_cost_ns; /* the latest attach              */
-    bool attach_late;                 /* ... came after the start         */
-    _Atomic uint32_t pre_contexts;    /* contexts dumped at that attach   */
+    agent_attach_state attach;        /* attach and teardown (agent_attach.h) */
     uint32_t epoch_pre_written;       /* pre_contexts in the stored epoch */
     uint32_t epoch_flags;             /* CUPSTORE_EPOCH_* of the open one */
     uint64_t epoch_attach_ns, epoch_attach_cost_ns;
@@ -317,39 +288,6 @@ void CUPTIAPI agent_resource_cb(void *userdata, CUpti_CallbackDomain domain,
 /** A context learned from a CONTEXT record (consumer thread). */
 void agent_ctx_dumped(agent *a, uint32_t ctx_id, uint32_t device_id);
 
-/* agent_attach.c */
-/** Load CUPTI and its version (first time only).  @return 0 or -1. */
-int agent_attach_load(agent *a, char *why, size_t len);
-/** Subscribe to the resource domain (a refusal is noted).  No-op when
- *  subscribed. */
-void agent_attach_subscribe(agent *a);
-/** Attach to CUPTI: load it (first time), set the attributes (first
- *  time), subscribe to the resource domain (a refusal is noted, not
- *  fatal), register the buffer callbacks, set the flush period, and
- *  EnableAndDump DEVICE and CONTEXT for what already exists.  Records the
- *  time and cost in a->attach_*.  No-op when attached.
- *  @param[out] why  the reason on failure.  @return 0, -1 (CUPTI cannot
- *  be loaded or refuses the callbacks: nothing is attached). */
-int agent_attach(agent *a, bool late, char *why, size_t len);
-/** Detach as far as CUPTI allows (kinds already off): disable the dump
- *  kinds, forced flush, last drop query, flush period off, unsubscribe.
- *  Notes what could not be released.  Health thread or stop path. */
-void agent_detach_cupti(agent *a);
-/** After a detach and the drain of what it flushed (drained: complete):
- *  arm the teardown (cuptiFinalize at the next runtime/driver API exit)
- *  where allowed, else unsubscribe.  Health thread. */
-void agent_detach_release(agent *a, bool drained);
-/** A runtime/driver API callback while a teardown is armed: at an exit
- *  site, the first thread to get here calls cuptiFinalize. */
-void agent_finalize_at_exit(agent *a, const void *cbdata);
-/** Settle a teardown: note a finished cuptiFinalize and forget what it
- *  destroyed; with cancel (before an attach) also disarm one still pending
- *  and wait for one in progress.  Health thread or attach. */
-void agent_finalize_settle(agent *a, bool cancel);
-/** The session stops: a teardown done since the last health tick is
- *  noted; one still pending is not done (it would run inside CUDA's own
- *  exit): unsubscribe instead.  Stop protocol. */
-void agent_finalize_stop(agent *a);
 /** Wait up to timeout_ms until the queue is empty and the consumer holds no
  *  buffer: what CUPTI handed back is stored.  @return 0 or ETIMEDOUT. */
 int agent_drain(agent *a, uint32_t timeout_ms, bool commit);

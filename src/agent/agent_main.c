@@ -185,7 +185,7 @@ int agent_apply_kinds(agent *a, uint32_t mask)
     int first_err = 0;
     bool skipped = false;
 
-    if (!atomic_load(&a->attached)) {
+    if (!agent_attached(a)) {
         atomic_store(&a->kinds, 0);   /* nothing on without CUPTI */
         return 0;
     }
@@ -409,13 +409,13 @@ void agent_ctx_dumped(agent *a, uint32_t ctx_id, uint32_t device_id)
     uint16_t d = agent_norm_device(device_id);
     pthread_mutex_lock(&a->ctx_lock);
     /* detached (the flag changes under this lock): a record of a past attach */
-    bool known = !atomic_load(&a->attached);
+    bool known = !agent_attached(a);
     for (int i = 0; i < AGENT_CTX_MAX && !known; i++)
         known = (a->ctx[i].cu || a->ctx[i].live) && a->ctx[i].id == ctx_id;
     for (int i = 0; i < AGENT_CTX_MAX && !known; i++)
         if (!a->ctx[i].cu && !a->ctx[i].live) {
             a->ctx[i] = (agent_ctx){.id = ctx_id, .device = d, .live = true, .dumped = true};
-            atomic_fetch_add(&a->pre_contexts, 1);
+            agent_attach_pre_context(a);
             break;
         }
     pthread_mutex_unlock(&a->ctx_lock);
@@ -457,7 +457,7 @@ void CUPTIAPI agent_resource_cb(void *userdata, CUpti_CallbackDomain domain,
     agent *a = userdata;
     const CUpti_ResourceData *rd = data;
     if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
-        if (atomic_load_explicit(&a->fin, memory_order_acquire) == AGENT_FIN_PENDING) {
+        if (agent_finalize_pending(a)) {
             agent_finalize_at_exit(a, data);   /* the detach's teardown */
             return;
         }
@@ -645,15 +645,15 @@ int agent_session_start(agent *a)
      * requests buffers and completes them at once (queued for the
      * consumer, which starts below) */
     atomic_store(&a->state, AGENT_RUNNING);
-    if (want && !atomic_load(&a->attached)) {
+    if (want && !agent_attached(a)) {
         if (agent_attach(a, false, why, sizeof why)) {
             agent_health_begin_session(a, why);
             agent_detach(a, why);
             pthread_mutex_unlock(&a->stop_lock);
             return -1;
         }
-        a->epoch_attach_ns = a->attach_ns;
-        a->epoch_attach_cost_ns = a->attach_cost_ns;
+        a->epoch_attach_ns = agent_attach_ns(a);
+        a->epoch_attach_cost_ns = agent_attach_cost_ns(a);
     }
     if (agent_consumer_start(a) || agent_health_start(a)) {
         agent_health_begin_session(a, NULL);
@@ -662,7 +662,7 @@ int agent_session_start(agent *a)
         return -1;
     }
     atomic_store(&a->kinds, 0);
-    if (!atomic_load(&a->attached))
+    if (!agent_attached(a))
         agent_prov_collect(a);   /* dormant (an attach at the start collects it itself) */
     if (want && agent_apply_kinds(a, want) && atomic_load(&a->kinds) == 0) {
         /* CUPTI refused every kind: it could not start (no privileges,

@@ -668,7 +668,7 @@ static void nv_install(agent_nvtx_get_fn get, unsigned set)
 static void nvtx_hand(agent *a)
 {
     struct agent_nvtx *v = &agent_nvtx_g;
-    if (!a->loaded_cupti || !a->cupti.handle)
+    if (!agent_attach_loaded(a) || !a->cupti.handle)
         return;
     agent_nvtx_init_fn init = (agent_nvtx_init_fn)dlsym(a->cupti.handle, "cuptiNvtxInitialize2");
     for (unsigned i = 0; i < v->n; i++) {
@@ -768,7 +768,7 @@ __attribute__((visibility("default"))) int InitializeInjectionNvtx2(agent_nvtx_g
     } else if (!known) {
         v->refused++;
     }
-    if (atomic_load(&a->attached))
+    if (agent_attached(a))
         nvtx_hand(a);
     pthread_mutex_unlock(&v->lock);
     return 1;

@@ -285,12 +285,12 @@ static void prov_collect(agent *a)
 
     /* CUPTI: API version 130001 reads 13.0.1 (CUDA 13 numbering); older
      * CUPTIs count API versions (26) and say nothing more */
-    if (a->loaded_cupti && a->api_version >= 10000)
+    if (agent_attach_loaded(a) && a->api_version >= 10000)
         snprintf(p->cupti_version, sizeof p->cupti_version, "%u.%u.%u", a->api_version / 10000,
                  a->api_version / 100 % 100, a->api_version % 100);
     else
         prov_unknown(p, "cupti_version",
-                     a->loaded_cupti ? "CUPTI before 13 reports only its API version"
+                     agent_attach_loaded(a) ? "CUPTI before 13 reports only its API version"
                                      : "CUPTI not loaded");
 
     struct utsname u;

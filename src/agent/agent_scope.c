@@ -59,15 +59,15 @@ int agent_scope_watch(agent *a, char *why, size_t len)
     if (agent_attach_load(a, why, len))
         return -1;
     agent_attach_subscribe(a);
-    if (a->subscriber && a->cupti.EnableCallback)
+    if (agent_attach_subscriber(a) && a->cupti.EnableCallback)
         for (size_t i = 0; i < sizeof cbs / sizeof cbs[0]; i++)
-            on += a->cupti.EnableCallback(1, a->subscriber, cbs[i].dom, cbs[i].cbid) ==
+            on += a->cupti.EnableCallback(1, agent_attach_subscriber(a), cbs[i].dom, cbs[i].cbid) ==
                   CUPTI_SUCCESS;
     a->scope.watching = on > 0;
     if (!a->scope.watching)
         agent_note(a, 2, "capture range cudaProfilerApi: %s, so cudaProfilerStart cannot be "
                    "seen and nothing will be collected",
-                   a->subscriber ? "CUPTI refused the profiler API callbacks"
+                   agent_attach_subscriber(a) ? "CUPTI refused the profiler API callbacks"
                                  : "no CUPTI subscription (another client holds it)");
     else
         agent_note(a, 0, "capture range cudaProfilerApi (%s): subscribed, waiting for "
@@ -101,7 +101,7 @@ static void scope_transition(agent *a, bool start)
         return;
     if (start) {
         char why[256];
-        bool first = !atomic_load(&a->attached);
+        bool first = !agent_attached(a);
         if (first && agent_attach(a, true, why, sizeof why)) {
             a->scope.done = true;   /* cannot collect: noted by the health thread */
             a->scope.ev_lost = UINT32_MAX;
@@ -205,7 +205,7 @@ void agent_scope_poll(agent *a)
             agent_note(a, 2, "capture range: %u range transition(s) not recorded as epochs "
                        "(the ranges came faster than the agent could write them)", lost);
         if (!have) {
-            if (done && atomic_load(&a->attached) && atomic_load(&a->state) == AGENT_RUNNING) {
+            if (done && agent_attached(a) && atomic_load(&a->state) == AGENT_RUNNING) {
                 a->scope.watching = false;   /* no range opens any more */
                 agent_detach_cupti(a);   /* the last range is over */
                 agent_detach_release(a, agent_drain(a, a->cfg.stop_timeout_ms, true) == 0);
@@ -222,11 +222,11 @@ void agent_scope_poll(agent *a)
         a->epoch_flags = ev.kinds ? CUPSTORE_EPOCH_ATTACHED : CUPSTORE_EPOCH_OUT_OF_SCOPE;
         if (ev.attach)
             a->epoch_flags |= CUPSTORE_EPOCH_LATE_ATTACH;
-        if (ev.kinds && !a->have_resource_cb)
+        if (ev.kinds && !agent_attach_callbacks(a))
             a->epoch_flags |= CUPSTORE_EPOCH_NO_CALLBACKS;
-        a->epoch_attach_ns = ev.attach ? a->attach_ns : 0;
-        a->epoch_attach_cost_ns = ev.attach ? a->attach_cost_ns : 0;
-        a->epoch_pre_written = ev.kinds ? atomic_load(&a->pre_contexts) : 0;
+        a->epoch_attach_ns = ev.attach ? agent_attach_ns(a) : 0;
+        a->epoch_attach_cost_ns = ev.attach ? agent_attach_cost_ns(a) : 0;
+        a->epoch_pre_written = ev.kinds ? agent_attach_pre_contexts(a) : 0;
         agent_epoch_fill(a, &e[1]);
         (void)agent_store_put(a, put_two, e, 8);
         agent_note(a, 0, "capture range %s (epoch %u)", ev.kinds ? "entered" : "left",

@@ -202,7 +202,7 @@ static void stop_protocol(agent *a, int exit_path, int detail)
 
     /* 2. forced flush under the watchdog */
     t0 = agent_mono_ns();
-    rc = atomic_load(&a->attached) ? stop_flush(a, tmo, &flush_to) : 0;   /* dormant: none */
+    rc = agent_attached(a) ? stop_flush(a, tmo, &flush_to) : 0;   /* dormant: none */
     step_record(&x.steps[x.nsteps++], CUPSTORE_STEP_FLUSH, t0, rc, flush_to, a);
     x.f.flush_ok = rc == 0;
     ok &= rc == 0;
@@ -270,8 +270,8 @@ static void stop_protocol(agent *a, int exit_path, int detail)
     x.nsteps++;
     x.f.protocol_complete = (uint32_t)ok;
     agent_scope_poll(a);   /* range transitions not yet written (alone now) */
-    if (atomic_load(&a->attached))   /* contexts the consumer learned last */
-        a->epoch_pre_written = atomic_load(&a->pre_contexts);
+    if (agent_attached(a))   /* contexts the consumer learned last */
+        a->epoch_pre_written = agent_attach_pre_contexts(a);
     agent_epoch_fill(a, &x.epoch);
     x.epoch.end_ns = x.f.end_ns;
     rc = 0;
