@@ -2,31 +2,37 @@
  * cli_inject.c - cuptop's own ptrace injector (x86-64 Linux).
  *
  * Steps, each named in a failure ("step dlopen: ..."):
- *   seize      PTRACE_SEIZE one thread (the main thread, or the first
- *              thread that is not a zombie); the others keep running
- *   stop       PTRACE_INTERRUPT and wait for the stop; a signal that
- *              arrives meanwhile is kept and sent again at the end
  *   symbols    dlopen, dlsym, dlerror in the target: libc's address in
  *              /proc/PID/maps plus the symbol's offset, read from the
- *              dynamic symbol table of that very file (no dependency)
- *   save       registers (general and FP/SSE) and the stack bytes the
- *              frame will use (below the 128-byte red zone)
- *   dlopen, dlsym, entry, dlerror
- *              a call: registers set for the System V ABI, the return
- *              address 0, PTRACE_CONT; the call's return faults at 0,
- *              which ptrace catches (the SIGSEGV is never delivered).
- *              orig_rax = -1 keeps the kernel from "restarting" an
- *              interrupted system call into our call
- *   restore    every saved byte and register; the saved registers hold
- *              the interrupted system call (orig_rax, -ERESTARTSYS...), so
- *              the kernel restarts it as if nothing happened
- *   detach     PTRACE_DETACH, with the first kept signal; others: tgkill
+ *              dynamic symbol table of that very file (no dependency); and
+ *              room for the trampoline's code: the padding after the end
+ *              of an executable segment of a mapped library
+ *   seize      PTRACE_SEIZE one thread (the main thread, or the first
+ *              thread that is not a zombie); the others keep running.
+ *              Never PTRACE_O_EXITKILL: a dead injector's target runs on
+ *   stop       PTRACE_INTERRUPT and wait for the stop; a signal that
+ *              arrives meanwhile is kept and given to the thread when it
+ *              resumes
+ *   save       registers (general and FP/SSE), the stack bytes the block
+ *              will use (below the 128-byte red zone), the padding's bytes
+ *   write      the block (what to call, the registers to leave with) and
+ *              the trampoline's code (see "the trampoline" below)
+ *   dlopen     the thread resumes in the trampoline, which loads the
+ *              library, calls ENTRY(ARG), restores its FP state and waits
+ *              (1 ms select(2) waits, about 1 s); the injector reads the
+ *              block until the load is done, stops the thread in its wait
+ *   restore    the saved registers (the interrupted system call restarts
+ *              with the kernel's own rules), then the stack bytes and the
+ *              padding's bytes
+ *   detach     PTRACE_DETACH
  * A failure after the stop restores and detaches before it says so.
  * SIGINT/SIGTERM/SIGHUP to the injector are held during the injection and
- * acted on after the restore.  A SIGKILL of the injector while the target
- * runs a call cannot be made safe with ptrace (the kernel releases the
- * target with the call's registers); at every other step the target keeps
- * its own registers (tests/cli/attach_sim.sh kills it at those steps).
+ * acted on after the restore.  A SIGKILL of the injector at any instant is
+ * safe: until the registers are set the thread has its own; from then on
+ * the trampoline finishes the load by itself, waits, puts every register
+ * back and jumps to where the thread was (the system call restarted as
+ * the kernel would; tests/agent/attach_kill.sh kills it at every step and
+ * at random times).
  */
 #include "config.h"
 
@@ -68,6 +74,12 @@ typedef struct inj {
     struct user_fpregs_struct fp;
     uint64_t lo, hi;                  /* stack bytes saved: [lo, hi)     */
     unsigned char *bytes;
+    uint64_t block;                   /* the trampoline's data (in lo-hi) */
+    uint64_t cave;                    /* its code, in a library's padding */
+    unsigned char cave_bytes[512];    /* what the padding held            */
+    bool cave_written;                /* the code is there                */
+    bool taken, left;                 /* taken back by us / left alone    */
+    uint64_t res[4];                  /* handle, fn, ret, err             */
     int sigs[INJ_MAX_SIGS];           /* signals kept for the end        */
     unsigned nsig;
     const char *die_at, *pause_at;
@@ -296,74 +308,359 @@ static pid_t inj_pick_thread(pid_t pid)
     return first ? first : pid;
 }
 
-/* Run fn(a1, a2) on the stopped thread; *ret: its rax. */
-static int inj_call(inj *j, const char *step, uint64_t fn, uint64_t a1, uint64_t a2,
-                    uint64_t *ret)
+/* ---- the trampoline ------------------------------------------------------
+ *
+ * The target's thread runs the whole load on its own: dlopen, dlsym (or
+ * dlerror), the entry, then it puts its registers back and jumps to where
+ * it was.  Nothing it does depends on the injector being alive, so a
+ * SIGKILL of cuptop at any instant leaves a target that carries on (the
+ * kernel detaches a dead tracer's tracees and lets them run with the
+ * registers they have).  The code sits in the padding after the end of an
+ * executable segment of a library the process has mapped (libc's, most
+ * often: bytes mapped from the file that nothing executes); its data block
+ * and its stack below the thread's red zone.  rbx holds the block.
+ *
+ * Block (64-byte aligned, TB_* offsets):
+ *   state   0 running, 1 done and waiting, 2 leaving on its own
+ *   handle, fn, ret, err   dlopen's, dlsym's, the entry's, dlerror's result
+ *   dlopen, dlsym, dlerror, lib, entry, arg   what to call with what
+ *   spins   how many 1 ms waits (select) before leaving on its own
+ *   xsave   1: xsave64/xrstor64 (every enabled component), 0: fxsave64
+ *   tv      select's timeout
+ *   regs    rax rcx rdx rsi rdi rbp r8-r15 rflags rbx rsp: the registers
+ *           to leave with (the interrupted system call restarted as the
+ *           kernel would: rip - 2, rax = its number, or restart_syscall)
+ *   fpu     the FP/SSE/AVX state saved at the start, put back at the end
+ * The resume rip is the last quadword of the code itself (read with a
+ * rip-relative jump, since every register is the thread's by then).
+ *
+ * The injector, while alive, takes the thread back itself once the state
+ * is 1: it stops it in its wait, sets the registers it saved (so the
+ * kernel restarts the system call with its exact rules, signals
+ * included), puts the stack and code bytes back and detaches.  If it is
+ * gone (or too slow), the thread leaves on its own after the waits:
+ * state 2, and the padding keeps the code (harmless, never run again).
+ * The waits are select(2) calls: they do not touch the thread's
+ * restart_block (nanosleep and poll would), which an interrupted
+ * clock_nanosleep of the program still needs.
+ */
+enum {
+    TB_STATE = 0, TB_HANDLE = 8, TB_FN = 16, TB_RET = 24, TB_ERR = 32, TB_DLOPEN = 40,
+    TB_DLSYM = 48, TB_DLERROR = 56, TB_LIB = 64, TB_ENTRY = 72, TB_ARG = 80, TB_SPINS = 88,
+    TB_XSAVE = 96, TB_TV = 104, TB_REGS = 128, TB_FPU = 320
+};
+#define INJ_SPINS 1000   /* ~1 s of 1 ms waits when nobody takes it back */
+
+__asm__(
+    "    .pushsection .rodata\n"
+    "    .balign 16\n"
+    "cli_inj_tramp:\n"
+    "    movl $-1, %eax\n"
+    "    movl $-1, %edx\n"
+    "    cmpq $0, 96(%rbx)\n"
+    "    je 1f\n"
+    "    xsave64 320(%rbx)\n"
+    "    jmp 2f\n"
+    "1:  fxsave64 320(%rbx)\n"
+    "2:  movq 64(%rbx), %rdi\n"
+    "    movl $2, %esi\n"                 /* RTLD_NOW */
+    "    callq *40(%rbx)\n"
+    "    movq %rax, 8(%rbx)\n"
+    "    testq %rax, %rax\n"
+    "    jnz 3f\n"
+    "    movq 56(%rbx), %rax\n"
+    "    testq %rax, %rax\n"
+    "    jz 5f\n"
+    "    callq *%rax\n"
+    "    movq %rax, 32(%rbx)\n"
+    "    jmp 5f\n"
+    "3:  movq %rax, %rdi\n"
+    "    movq 72(%rbx), %rsi\n"
+    "    callq *48(%rbx)\n"
+    "    movq %rax, 16(%rbx)\n"
+    "    testq %rax, %rax\n"
+    "    jz 5f\n"
+    "    movq 80(%rbx), %rdi\n"
+    "    callq *%rax\n"
+    "    movq %rax, 24(%rbx)\n"
+    "5:  movl $-1, %eax\n"
+    "    movl $-1, %edx\n"
+    "    cmpq $0, 96(%rbx)\n"
+    "    je 6f\n"
+    "    xrstor64 320(%rbx)\n"
+    "    jmp 7f\n"
+    "6:  fxrstor64 320(%rbx)\n"
+    "7:  movq 88(%rbx), %r12\n"
+    "cli_inj_tramp_wait:\n"
+    "    movq $1, (%rbx)\n"
+    "8:  movq $0, 104(%rbx)\n"
+    "    movq $1000, 112(%rbx)\n"
+    "    movl $23, %eax\n"                /* select(0, 0, 0, 0, &tv) */
+    "    xorl %edi, %edi\n"
+    "    xorl %esi, %esi\n"
+    "    xorl %edx, %edx\n"
+    "    xorl %r10d, %r10d\n"
+    "    leaq 104(%rbx), %r8\n"
+    "    syscall\n"
+    "    decq %r12\n"
+    "    jnz 8b\n"
+    "cli_inj_tramp_leave:\n"
+    "    movq $2, (%rbx)\n"
+    "    leaq 128(%rbx), %rsp\n"
+    "    popq %rax\n"
+    "    popq %rcx\n"
+    "    popq %rdx\n"
+    "    popq %rsi\n"
+    "    popq %rdi\n"
+    "    popq %rbp\n"
+    "    popq %r8\n"
+    "    popq %r9\n"
+    "    popq %r10\n"
+    "    popq %r11\n"
+    "    popq %r12\n"
+    "    popq %r13\n"
+    "    popq %r14\n"
+    "    popq %r15\n"
+    "    popfq\n"
+    "    popq %rbx\n"
+    "    movq (%rsp), %rsp\n"
+    "    jmpq *cli_inj_tramp_rip(%rip)\n"
+    "    .balign 8\n"
+    "cli_inj_tramp_rip:\n"
+    "    .quad 0\n"
+    "cli_inj_tramp_end:\n"
+    "    .popsection\n");
+
+extern const unsigned char cli_inj_tramp[], cli_inj_tramp_wait[], cli_inj_tramp_leave[],
+    cli_inj_tramp_rip[], cli_inj_tramp_end[];
+
+#define INJ_TRAMP_LEN ((size_t)(cli_inj_tramp_end - cli_inj_tramp))
+
+/* The registers to leave with, when the thread leaves on its own: the
+ * saved ones, with an interrupted system call restarted the way the
+ * kernel would have (arch/x86/kernel/signal.c, no handler). */
+static void inj_resume_regs(const struct user_regs_struct *s, struct user_regs_struct *r)
 {
-    struct user_regs_struct r = j->regs;
-    int st;
-    r.rip = fn;
-    r.rdi = a1;
-    r.rsi = a2;
-    r.rax = 0;
-    r.rsp = j->lo;             /* holds the return address 0 */
-    r.orig_rax = (uint64_t)-1; /* no system call restart into the call */
-    if (ptrace(PTRACE_SETREGS, j->tid, NULL, &r))
-        return inj_fail(j, step, "cannot set the registers: %s", strerror(errno));
-    if (ptrace(PTRACE_CONT, j->tid, NULL, NULL))
-        return inj_fail(j, step, "cannot resume the thread: %s", strerror(errno));
-    uint64_t deadline = inj_now_ms() + INJ_CALL_TIMEOUT_MS;
-    for (;;) {
-        int w = inj_wait(j, &st, deadline);
-        if (w == -1) {
-            j->stopped = j->seized = false;
-            return inj_fail(j, step, "the process ended during the call");
-        }
-        if (w == -2) {
-            /* a lock the stopped thread's program holds?  Take it back. */
-            (void)ptrace(PTRACE_INTERRUPT, j->tid, NULL, NULL);
-            if (inj_wait(j, &st, inj_now_ms() + 2000) != 0)
-                return inj_fail(j, step, "the call did not return and the thread cannot be "
-                                "stopped again");
-            return inj_fail(j, step, "the call did not return in %d s (the thread may wait "
-                            "for a lock its own program holds); it was taken back",
-                            INJ_CALL_TIMEOUT_MS / 1000);
-        }
-        int sig = WSTOPSIG(st);
-        if ((st >> 16) == PTRACE_EVENT_STOP) {
-            /* a group stop (SIGSTOP to the process) or a stray interrupt */
-            (void)ptrace(PTRACE_CONT, j->tid, NULL, NULL);
-            continue;
-        }
-        if (sig == SIGSEGV) {
-            struct user_regs_struct now;
-            if (ptrace(PTRACE_GETREGS, j->tid, NULL, &now))
-                return inj_fail(j, step, "cannot read the registers: %s", strerror(errno));
-            if (now.rip == 0) {
-                *ret = now.rax;
-                return 0;
-            }
-            return inj_fail(j, step, "the call faulted in the target at %#llx",
-                            (unsigned long long)now.rip);
-        }
-        if (sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGABRT)
-            return inj_fail(j, step, "the call raised signal %d in the target", sig);
-        inj_keep_signal(j, sig);   /* delivered after the restore */
-        if (ptrace(PTRACE_CONT, j->tid, NULL, NULL))
-            return inj_fail(j, step, "cannot resume the thread: %s", strerror(errno));
+    *r = *s;
+    if ((int64_t)s->orig_rax < 0)
+        return;
+    switch ((int64_t)s->rax) {
+    case -512: case -513: case -514:   /* ERESTARTSYS, ERESTARTNOINTR, ERESTARTNOHAND */
+        r->rax = s->orig_rax;
+        r->rip -= 2;
+        break;
+    case -516:                         /* ERESTART_RESTARTBLOCK */
+        r->rax = SYS_restart_syscall;
+        r->rip -= 2;
+        break;
+    default:
+        break;
     }
 }
 
-/* Put every byte and register back and let the thread go. */
+/* The size of the xsave area for every component the CPU supports (0: no
+ * xsave; then fxsave's 512 bytes). */
+static size_t inj_xsave_size(void)
+{
+    unsigned a = 1, b = 0, c = 0, d = 0;
+    __asm__ volatile("cpuid" : "+a"(a), "=b"(b), "=c"(c), "=d"(d));
+    if (!(c & (1u << 26)) || !(c & (1u << 27)))   /* XSAVE, OSXSAVE */
+        return 0;
+    a = 0xd, c = 0;
+    __asm__ volatile("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
+    return c >= 576 && c <= 65536 ? c : 0;
+}
+
+/* Room for the code: the padding after an executable segment's end, up to
+ * its page's end, in a mapping of that file that is executable.  Reads the
+ * PT_LOAD headers of each r-x file mapping until one has len bytes. */
+static int inj_find_cave(pid_t pid, size_t len, uint64_t *out)
+{
+    char mp[64], line[4096 + 128];
+    long pg = sysconf(_SC_PAGESIZE);
+    snprintf(mp, sizeof mp, "/proc/%d/maps", (int)pid);
+    FILE *f = fopen(mp, "re");
+    int found = -1;
+    if (!f)
+        return -1;
+    while (found && fgets(line, sizeof line, f)) {
+        unsigned long long lo, hi, off;
+        char perm[8], rp[4200];
+        char *p = strchr(line, '/');
+        if (!p || sscanf(line, "%llx-%llx %7s %llx", &lo, &hi, perm, &off) != 4 ||
+            strcmp(perm, "r-xp"))
+            continue;
+        p[strcspn(p, "\n")] = '\0';
+        snprintf(rp, sizeof rp, "/proc/%d/root%s", (int)pid, p);
+        int fd = open(rp, O_RDONLY | O_CLOEXEC);
+        Elf64_Ehdr eh;
+        if (fd < 0)
+            continue;
+        if (pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh &&
+            !memcmp(eh.e_ident, ELFMAG, SELFMAG) && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
+            eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phnum <= 64) {
+            Elf64_Phdr ph[64];
+            size_t n = eh.e_phnum * sizeof *ph;
+            if (pread(fd, ph, n, (off_t)eh.e_phoff) == (ssize_t)n) {
+                uint64_t first_load = 0, base = lo - off;
+                bool have_first = false;
+                for (unsigned i = 0; i < eh.e_phnum; i++)
+                    if (ph[i].p_type == PT_LOAD && !have_first) {
+                        first_load = (ph[i].p_vaddr - ph[i].p_offset) & ~(uint64_t)(pg - 1);
+                        have_first = true;
+                    }
+                for (unsigned i = 0; found && i < eh.e_phnum; i++) {
+                    if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_X))
+                        continue;
+                    uint64_t e = base + ph[i].p_vaddr + ph[i].p_memsz - first_load;
+                    uint64_t c = (e + 15) & ~(uint64_t)15;
+                    uint64_t pe = (e + (uint64_t)pg - 1) & ~(uint64_t)(pg - 1);
+                    if (c >= lo && c + len <= pe && c + len <= hi) {
+                        *out = c;
+                        found = 0;
+                    }
+                }
+            }
+        }
+        close(fd);
+    }
+    fclose(f);
+    return found;
+}
+
+/* The thread waits in the trampoline (state 1, stopped inside its wait
+ * loop): take it back with the registers saved at the stop. */
+static bool inj_in_wait(const inj *j, uint64_t rip)
+{
+    uint64_t w = j->cave + (uint64_t)(cli_inj_tramp_wait - cli_inj_tramp);
+    uint64_t l = j->cave + (uint64_t)(cli_inj_tramp_leave - cli_inj_tramp);
+    return rip >= w && rip <= l;
+}
+
+static uint64_t inj_block_u64(inj *j, unsigned off)
+{
+    uint64_t v = 0;
+    if (inj_mem(j, false, j->block + off, &v, 8))
+        return (uint64_t)-1;
+    return v;
+}
+
+/* Start the trampoline and see it through: 0 with j->res[] read, the
+ * thread stopped and j->taken (its own registers put back by us) or
+ * j->left (it left on its own: nothing more to put back); -1 with a cause
+ * (the thread stopped, its registers still to restore, or gone). */
+static int inj_run(inj *j)
+{
+    int st, sig = j->nsig ? j->sigs[0] : 0;
+    bool asked = false;   /* a PTRACE_INTERRUPT of ours is pending */
+    /* the first kept signal goes in now, the others after it: the program's
+     * handlers run before the load (its stop took them), never lost */
+    if (ptrace(PTRACE_CONT, j->tid, NULL, (void *)(intptr_t)sig))
+        return inj_fail(j, "dlopen", "cannot resume the thread: %s", strerror(errno));
+    for (unsigned i = 1; i < j->nsig; i++)
+        (void)syscall(SYS_tgkill, j->pid, j->tid, j->sigs[i]);
+    j->nsig = 0;
+    j->stopped = false;
+    inj_hook(j, "started");
+    uint64_t deadline = inj_now_ms() + INJ_CALL_TIMEOUT_MS;
+    for (;;) {
+        uint64_t state = inj_block_u64(j, TB_STATE);
+        if (state == 1 && !asked) {
+            inj_hook(j, "waiting");
+            if (ptrace(PTRACE_INTERRUPT, j->tid, NULL, NULL) == 0)
+                asked = true;
+        }
+        if (state == 2 && !asked && ptrace(PTRACE_INTERRUPT, j->tid, NULL, NULL) == 0)
+            asked = true;
+        pid_t r = waitpid(j->tid, &st, __WALL | WNOHANG);
+        if (r == j->tid && !WIFSTOPPED(st)) {
+            j->stopped = j->seized = false;
+            return inj_fail(j, "dlopen", "the process ended during the load");
+        }
+        if (r == j->tid) {
+            j->stopped = true;
+            if ((st >> 16) == PTRACE_EVENT_STOP) {
+                struct user_regs_struct now;
+                asked = false;
+                state = inj_block_u64(j, TB_STATE);
+                if (ptrace(PTRACE_GETREGS, j->tid, NULL, &now) == 0 &&
+                    ((state == 1 && inj_in_wait(j, now.rip)) ||
+                     (state == 2 && (now.rip < j->cave || now.rip >= j->cave + INJ_TRAMP_LEN)))) {
+                    j->left = state == 2;
+                    j->taken = state == 1;
+                    for (unsigned i = 0; i < 4; i++)
+                        j->res[i] = inj_block_u64(j, TB_HANDLE + 8 * i);
+                    return 0;
+                }
+                /* a group stop, a stale interrupt, or not yet in the wait */
+                j->stopped = false;
+                if (ptrace(PTRACE_CONT, j->tid, NULL, NULL))
+                    return inj_fail(j, "dlopen", "cannot resume the thread: %s", strerror(errno));
+                continue;
+            }
+            sig = WSTOPSIG(st);
+            if (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE) {
+                struct user_regs_struct now;
+                if (ptrace(PTRACE_GETREGS, j->tid, NULL, &now))
+                    now.rip = 0;
+                return inj_fail(j, "dlopen", "the load raised signal %d in the target at %#llx",
+                                sig, (unsigned long long)now.rip);
+            }
+            /* the program's own signal: delivered now, its handler runs on
+             * this thread as during any library call */
+            j->stopped = false;
+            if (ptrace(PTRACE_CONT, j->tid, NULL, (void *)(intptr_t)sig))
+                return inj_fail(j, "dlopen", "cannot resume the thread: %s", strerror(errno));
+            continue;
+        }
+        if (r < 0 && errno != EINTR) {
+            j->stopped = j->seized = false;
+            return inj_fail(j, "dlopen", "the thread is gone: %s", strerror(errno));
+        }
+        if (inj_now_ms() >= deadline) {
+            /* a lock the stopped thread's own program holds?  Take it back. */
+            (void)ptrace(PTRACE_INTERRUPT, j->tid, NULL, NULL);
+            for (;;) {
+                if (inj_wait(j, &st, inj_now_ms() + 2000) != 0)
+                    return inj_fail(j, "dlopen", "the load did not finish and the thread "
+                                    "cannot be stopped again");
+                if ((st >> 16) == PTRACE_EVENT_STOP)
+                    break;
+                inj_keep_signal(j, WSTOPSIG(st));   /* delivered at the detach */
+                (void)ptrace(PTRACE_CONT, j->tid, NULL, NULL);
+                (void)ptrace(PTRACE_INTERRUPT, j->tid, NULL, NULL);
+            }
+            j->stopped = true;
+            return inj_fail(j, "dlopen", "the load did not finish in %d s (the thread may wait "
+                            "for a lock its own program holds); it was taken back",
+                            INJ_CALL_TIMEOUT_MS / 1000);
+        }
+        struct timespec ts = {0, 500000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* Put every register and byte back and let the thread go.  Registers
+ * first: from then on the thread never runs the trampoline again, so its
+ * block and code can go (and a SIGKILL between the steps leaves a thread
+ * with its own registers).  A thread that left the trampoline on its own
+ * is let go as it is. */
 static void inj_release(inj *j)
 {
-    if (j->stopped && j->saved) {
+    if (j->stopped && j->saved && !j->left) {
         inj_hook(j, "restore");
-        if (j->bytes && inj_mem(j, true, j->lo, j->bytes, (size_t)(j->hi - j->lo)))
-            (void)inj_fail(j, "restore", "cannot restore the stack bytes: %s", strerror(errno));
         if (ptrace(PTRACE_SETFPREGS, j->tid, NULL, &j->fp) ||
             ptrace(PTRACE_SETREGS, j->tid, NULL, &j->regs))
             (void)inj_fail(j, "restore", "cannot restore the registers: %s", strerror(errno));
+        else {
+            inj_hook(j, "taken");
+            if (j->bytes && inj_mem(j, true, j->lo, j->bytes, (size_t)(j->hi - j->lo)))
+                (void)inj_fail(j, "restore", "cannot restore the stack bytes: %s",
+                               strerror(errno));
+            if (j->cave_written && inj_mem(j, true, j->cave, j->cave_bytes, INJ_TRAMP_LEN))
+                (void)inj_fail(j, "restore", "cannot restore the code bytes: %s",
+                               strerror(errno));
+        }
         inj_hook(j, "restored");
     }
     if (j->seized) {
@@ -496,6 +793,11 @@ int cli_inject(pid_t pid, const char *lib, const char *entry, const char *arg, i
         if (fn[i])
             fn[i] += i == 2 && !dl_err ? libc_base : base;
 
+    if (INJ_TRAMP_LEN > sizeof j.cave_bytes || inj_find_cave(pid, INJ_TRAMP_LEN, &j.cave)) {
+        inj_fail(&j, "symbols", "no room for the loader's %zu bytes of code after any "
+                 "executable segment of process %d's libraries", INJ_TRAMP_LEN, (int)pid);
+        goto out;
+    }
     snprintf(mp, sizeof mp, "/proc/%d/mem", (int)pid);
     j.tid = inj_pick_thread(pid);
     rc = inj_seize_stop(&j);
@@ -515,15 +817,20 @@ int cli_inject(pid_t pid, const char *lib, const char *entry, const char *arg, i
         inj_fail(&j, "save", "cannot read the registers: %s", strerror(errno));
         goto out;
     }
-    /* The frame, below the red zone: [ret 0][lib][entry][arg] */
+    /* The block below the red zone: [regs, fpu area][lib][entry][arg],
+     * 64-byte aligned (xsave), the trampoline's stack below it. */
     size_t l1 = strlen(lib) + 1, l2 = strlen(entry) + 1, l3 = strlen(arg) + 1;
-    size_t need = 8 + l1 + l2 + l3;
-    j.hi = (j.regs.rsp - 128) & ~(uint64_t)15;
-    j.lo = (j.hi - need - 64) & ~(uint64_t)15;
-    j.lo -= 8;   /* at a call's entry rsp + 8 is 16-byte aligned */
+    size_t xsz = inj_xsave_size(), fsz = xsz ? (xsz + 63) & ~(size_t)63 : 512;
+    size_t need = TB_FPU + fsz + l1 + l2 + l3;
+    j.hi = (j.regs.rsp - 128) & ~(uint64_t)63;
+    j.block = (j.hi - need) & ~(uint64_t)63;
+    j.lo = j.block;
     j.bytes = malloc((size_t)(j.hi - j.lo));
-    if (!j.bytes || inj_mem(&j, false, j.lo, j.bytes, (size_t)(j.hi - j.lo))) {
+    unsigned char *img = calloc(1, (size_t)(j.hi - j.lo));
+    if (!j.bytes || !img || inj_mem(&j, false, j.lo, j.bytes, (size_t)(j.hi - j.lo)) ||
+        inj_mem(&j, false, j.cave, j.cave_bytes, INJ_TRAMP_LEN)) {
         free(j.bytes);
+        free(img);
         j.bytes = NULL;
         inj_fail(&j, "save", "cannot read the thread's stack at %#llx: %s",
                  (unsigned long long)j.lo, strerror(errno));
@@ -531,37 +838,67 @@ int cli_inject(pid_t pid, const char *lib, const char *entry, const char *arg, i
     }
     j.saved = true;
     inj_hook(&j, "saved");
-    uint64_t zero = 0, a_lib = j.lo + 8, a_entry = a_lib + l1, a_arg = a_entry + l2;
-    if (inj_mem(&j, true, j.lo, &zero, 8) || inj_mem(&j, true, a_lib, (void *)lib, l1) ||
-        inj_mem(&j, true, a_entry, (void *)entry, l2) ||
-        inj_mem(&j, true, a_arg, (void *)arg, l3)) {
+    uint64_t a_lib = j.block + TB_FPU + fsz, a_entry = a_lib + l1, a_arg = a_entry + l2;
+    struct user_regs_struct back, r;
+    inj_resume_regs(&j.regs, &back);
+    uint64_t fields[][2] = {
+        {TB_DLOPEN, fn[0]}, {TB_DLSYM, fn[1]}, {TB_DLERROR, fn[2]}, {TB_LIB, a_lib},
+        {TB_ENTRY, a_entry}, {TB_ARG, a_arg}, {TB_SPINS, INJ_SPINS}, {TB_XSAVE, xsz != 0},
+        {TB_REGS + 0 * 8, back.rax}, {TB_REGS + 1 * 8, back.rcx}, {TB_REGS + 2 * 8, back.rdx},
+        {TB_REGS + 3 * 8, back.rsi}, {TB_REGS + 4 * 8, back.rdi}, {TB_REGS + 5 * 8, back.rbp},
+        {TB_REGS + 6 * 8, back.r8}, {TB_REGS + 7 * 8, back.r9}, {TB_REGS + 8 * 8, back.r10},
+        {TB_REGS + 9 * 8, back.r11}, {TB_REGS + 10 * 8, back.r12},
+        {TB_REGS + 11 * 8, back.r13}, {TB_REGS + 12 * 8, back.r14},
+        {TB_REGS + 13 * 8, back.r15}, {TB_REGS + 14 * 8, back.eflags},
+        {TB_REGS + 15 * 8, back.rbx}, {TB_REGS + 16 * 8, back.rsp}};
+    for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
+        memcpy(img + fields[i][0], &fields[i][1], 8);
+    memcpy(img + (a_lib - j.lo), lib, l1);
+    memcpy(img + (a_entry - j.lo), entry, l2);
+    memcpy(img + (a_arg - j.lo), arg, l3);
+    unsigned char code[sizeof j.cave_bytes];
+    memcpy(code, cli_inj_tramp, INJ_TRAMP_LEN);
+    memcpy(code + (cli_inj_tramp_rip - cli_inj_tramp), &back.rip, 8);
+    int wr = inj_mem(&j, true, j.lo, img, (size_t)(j.hi - j.lo));
+    free(img);
+    if (wr) {
         inj_fail(&j, "write", "cannot write the thread's stack: %s", strerror(errno));
         goto out;
     }
-    inj_hook(&j, "written");
-    uint64_t handle = 0;
-    if (inj_call(&j, "dlopen", fn[0], a_lib, 2 /* RTLD_NOW */, &handle))
+    j.cave_written = true;   /* (a partial write is put back too) */
+    if (inj_mem(&j, true, j.cave, code, INJ_TRAMP_LEN)) {
+        inj_fail(&j, "write", "cannot write the code at %#llx: %s",
+                 (unsigned long long)j.cave, strerror(errno));
         goto out;
+    }
+    inj_hook(&j, "written");
+    r = j.regs;
+    r.rip = j.cave;
+    r.rbx = j.block;
+    r.rsp = j.block - 64;             /* 16-byte aligned: a call's entry */
+    r.rax = 0;
+    r.orig_rax = (uint64_t)-1;        /* no system call restart into it */
+    r.eflags &= ~(uint64_t)0x400;     /* DF clear, as the ABI wants     */
+    if (ptrace(PTRACE_SETREGS, j.tid, NULL, &r)) {
+        inj_fail(&j, "dlopen", "cannot set the registers: %s", strerror(errno));
+        goto out;
+    }
+    if (inj_run(&j))
+        goto out;
+    uint64_t handle = j.res[0], f = j.res[1];
+    ret = j.res[2];
     if (!handle) {
         char msg[512] = "no reason given";
-        uint64_t s = 0;
-        if (fn[2] && inj_call(&j, "dlerror", fn[2], 0, 0, &s) == 0 && s &&
-            inj_mem(&j, false, s, msg, sizeof msg - 1) == 0)
-            msg[sizeof msg - 1] = '\0';
-        else
+        if (!j.res[3] || inj_mem(&j, false, j.res[3], msg, sizeof msg - 1))
             snprintf(msg, sizeof msg, "no reason given");
+        msg[sizeof msg - 1] = '\0';
         inj_fail(&j, "dlopen", "%s did not load: %s", lib, msg);
         goto out;
     }
-    uint64_t f = 0;
-    if (inj_call(&j, "dlsym", fn[1], handle, a_entry, &f))
-        goto out;
     if (!f) {
         inj_fail(&j, "dlsym", "%s has no %s (an older agent?)", lib, entry);
         goto out;
     }
-    if (inj_call(&j, "entry", f, a_arg, 0, &ret))
-        goto out;
     inj_hook(&j, "called");
     *result = (int)(uint32_t)ret;
     rc = 0;

@@ -1,8 +1,8 @@
 /*
  * cli_inject.h - the project's own ptrace injector (x86-64): make one
  * thread of a running process call dlopen(LIB, RTLD_NOW) and then
- * ENTRY(ARG) of that library, restore every register and byte touched,
- * and let it go.  See cli_inject.c and doc/design.md ("attach").
+ * ENTRY(ARG) of that library (through a trampoline that needs no tracer
+ * to finish), restore every register and byte touched, and let it go.  See cli_inject.c and doc/design.md ("attach").
  */
 #ifndef CLI_INJECT_H
 #define CLI_INJECT_H
@@ -17,7 +17,8 @@
  *          says what blocks it and how to allow it.
  *  @note CUPTOP_INJECT_DIE_AT=STEP (a test hook) makes the injector kill
  *  itself with SIGKILL when it reaches STEP (stopped, saved, written,
- *  called, restored); the kernel then detaches the target. */
+ *  started, waiting, restore, taken, restored, called); the kernel then
+ *  detaches the target, which runs on at every one of them. */
 int cli_inject(pid_t pid, const char *lib, const char *entry, const char *arg, int *result,
                char **cause);
 
