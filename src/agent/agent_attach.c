@@ -194,7 +194,7 @@ static int attach_run(agent *a, bool late, char *why, size_t len)
     if (a->cfg.flush_period_ms && a->cupti.ActivityFlushPeriod)
         (void)a->cupti.ActivityFlushPeriod(a->cfg.flush_period_ms);
     atomic_store(&a->attach.pre_contexts, 0);
-    a->epoch_pre_written = 0;
+    agent_epoch_contexts_written(a, 0);
     atomic_store(&a->attach.on, true);   /* before the dump: its records count */
     /* What exists already (a late attach): DEVICE records (provenance,
      * agent_prov.c, on every attach) and CONTEXT records arrive in the next
@@ -412,22 +412,6 @@ void agent_finalize_settle(agent *a, bool cancel)
                          "(CUDA calls may stay slower until the process exits), unsubscribed",
                    agent_cupti_strerror(&a->cupti, r));
     }
-}
-
-void agent_epoch_fill(agent *a, cupstore_epoch *e)
-{
-    uint32_t pre = a->epoch_pre_written;   /* what the epoch was told */
-    uint32_t f = a->epoch_flags;
-    if (pre)
-        f |= CUPSTORE_EPOCH_DROPS_UNATTRIBUTED;
-    if (a->cfg.capture)
-        f |= CUPSTORE_EPOCH_CAPTURE;
-    *e = (cupstore_epoch){.id = a->epoch, .kinds = a->epoch_kinds,
-                          .start_ns = a->epoch_start_ns, .ctl_gen = a->epoch_ctl_gen,
-                          .flags = f, .attach_ns = a->epoch_attach_ns,
-                          .attach_cost_ns = a->epoch_attach_cost_ns,
-                          .devices = a->cfg.devices, .pre_contexts = pre};
-    agent_api_epoch_fill(a, e);
 }
 
 bool agent_attached(const agent *a)

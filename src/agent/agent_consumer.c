@@ -271,7 +271,7 @@ static bool consumer_batch_due(agent *a)
 static void consumer_nvtx_note(agent *a)
 {
     uint32_t m = 1u << CUPSTORE_KIND_MARKER;
-    uint32_t on = a->cfg.kinds | (uint32_t)atomic_load(&a->kinds) | a->epoch_kinds;
+    uint32_t on = a->cfg.kinds | (uint32_t)atomic_load(&a->kinds) | agent_epoch_kinds(a);
     if (!(on & m) || a->cons.ranges.seen || agent_nvtx_inits())
         return;
     const char *p = getenv("NVTX_INJECTION64_PATH");

@@ -54,9 +54,9 @@ static bool control_take(agent *a, cupstore_control *c)
         return false;
     int rc = cupstore_control_latest(txn, c);
     cupstore_txn_abort(txn);
-    if (rc || c->gen <= atomic_load(&a->ctl_gen_applied))
+    if (rc || c->gen <= atomic_load(&a->ctl.gen_applied))
         return false;
-    atomic_store(&a->ctl_gen_seen, c->gen);
+    atomic_store(&a->ctl.gen_seen, c->gen);
     return true;
 }
 
@@ -143,7 +143,7 @@ static void control_note(agent *a, const struct ctl_change *x)
     if (x->api_to[0])
         snprintf(api, sizeof api, ", API records %s -> %s", x->api_from, x->api_to);
     agent_note(a, 0, "control generation %llu applied: kinds %s -> %s%s%s (epoch %u)%s",
-               (unsigned long long)x->c->gen, from, to, pool, api, a->epoch,
+               (unsigned long long)x->c->gen, from, to, pool, api, agent_epoch_id(a),
                x->result ? " with errors" : "");
 }
 
@@ -177,14 +177,26 @@ void agent_control_poll(agent *a)
     agent_epoch_open(a, ack.now, c.gen, x.attached_now);
     agent_epoch_fill(a, &ack.e);
     int rc = agent_store_put(a, put_ctl, &ack, 8);
-    atomic_store(&a->ctl_gen_applied, c.gen);
+    atomic_store(&a->ctl.gen_applied, c.gen);
     pthread_mutex_unlock(&a->stop_lock);
     if (x.attached_now)
         agent_note(a, 0, "attached to CUPTI in %.1f ms (epoch %u)%s",
-                   (double)agent_attach_cost_ns(a) / 1e6, a->epoch,
+                   (double)agent_attach_cost_ns(a) / 1e6, agent_epoch_id(a),
                    agent_attach_callbacks(a) ? "" : ": no resource callbacks (activity records only)");
     if (rc)
         agent_log(a, 1, "cannot acknowledge control generation %llu: %s",
                   (unsigned long long)c.gen, cupstore_strerror(rc));
     control_note(a, &x);
+}
+
+void agent_control_reset(agent *a)
+{
+    atomic_store(&a->ctl.gen_applied, 0);
+    atomic_store(&a->ctl.gen_seen, 0);
+}
+
+void agent_control_gens(const agent *a, uint64_t *applied, uint64_t *seen)
+{
+    *applied = atomic_load(&a->ctl.gen_applied);
+    *seen = atomic_load(&a->ctl.gen_seen);
 }

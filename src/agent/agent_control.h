@@ -14,9 +14,23 @@
  * that can race with a capture range's callbacks go through the scope's
  * own functions (agent_scope_set_kinds, agent_scope_set_api_policy), which
  * take range_lock themselves: nothing here takes it.
+ *
+ * State: the generations seen and applied (agent_control_state, the
+ * agent's `ctl` member), written by the health thread alone (reset at a
+ * session's start, before it runs), read by the health row through
+ * agent_control_gens; atomics, so any thread may read them.
  */
 #ifndef AGENT_CONTROL_H
 #define AGENT_CONTROL_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+/* The control generations (agent_control.c only). */
+typedef struct agent_control_state {
+    _Atomic uint64_t gen_applied;     /* acknowledged in the store        */
+    _Atomic uint64_t gen_seen;        /* newest read, maybe not applied   */
+} agent_control_state;
 
 struct agent;
 
@@ -24,5 +38,9 @@ struct agent;
  *  the one applied (flush first, so the change loses nothing), open the
  *  epoch it starts and acknowledge it.  Health thread. */
 void agent_control_poll(struct agent *a);
+/** A new session: no generation seen or applied.  Session start. */
+void agent_control_reset(struct agent *a);
+/** The generations applied and seen, for the health row.  Any thread. */
+void agent_control_gens(const struct agent *a, uint64_t *applied, uint64_t *seen);
 
 #endif /* AGENT_CONTROL_H */

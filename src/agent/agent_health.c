@@ -57,16 +57,6 @@ struct meta_arg {
     const char *cupti_note;
 };
 
-/* The open epoch's muted call ids, compact, as meta api_muted.EPOCH
- * (the epoch row carries the policy and the counts). */
-int agent_api_muted_put(agent *a, cupstore_txn *txn)
-{
-    char key[40], list[8192];
-    agent_api_muted_list(a, list, sizeof list);
-    snprintf(key, sizeof key, "api_muted.%u", a->epoch);
-    return cupstore_meta_put(txn, key, list[0] ? list : "-");
-}
-
 /* One setting as the structured key config.KEY (agent_config_each). */
 static int put_config_key(const char *key, const char *value, void *arg)
 {
@@ -127,48 +117,10 @@ static int put_meta(cupstore_txn *txn, void *arg)
     return rc;
 }
 
-/* Flags of an epoch opening now, from the agent's state. */
-static uint32_t epoch_flags_now(agent *a, bool attached_now)
-{
-    uint32_t f = 0, kinds = (uint32_t)atomic_load(&a->kinds);
-    if (agent_attached(a) && kinds) {
-        f |= CUPSTORE_EPOCH_ATTACHED;
-        if (!agent_attach_callbacks(a))
-            f |= CUPSTORE_EPOCH_NO_CALLBACKS;
-        if (agent_attach_late(a))
-            f |= CUPSTORE_EPOCH_LATE_ATTACH;
-    }
-    if (!kinds)
-        f |= CUPSTORE_EPOCH_OUT_OF_SCOPE;
-    (void)attached_now;
-    return f;
-}
-
-void agent_epoch_open(agent *a, uint64_t now, uint64_t ctl_gen, bool attached_now)
-{
-    a->epoch++;
-    a->epoch_start_ns = now;
-    a->epoch_kinds = (uint32_t)atomic_load(&a->kinds);
-    a->epoch_ctl_gen = ctl_gen;
-    a->epoch_flags = epoch_flags_now(a, attached_now);
-    a->epoch_attach_ns = attached_now ? agent_attach_ns(a) : 0;
-    a->epoch_attach_cost_ns = attached_now ? agent_attach_cost_ns(a) : 0;
-    /* contexts learned at the attach belong to the epochs it covers; a
-     * fresh attach starts from none (health_epoch_refresh adds them) */
-    if (!agent_attached(a))
-        agent_attach_pre_contexts_forget(a);
-    a->epoch_pre_written = attached_now ? 0 : agent_attach_pre_contexts(a);
-}
-
 void agent_health_begin_session(agent *a, const char *cupti_note)
 {
     struct meta_arg m = {a, cupti_note};
-    a->epoch = 1;
-    a->epoch_start_ns = agent_real_ns();
-    a->epoch_kinds = (uint32_t)atomic_load(&a->kinds);
-    a->epoch_ctl_gen = 0;
-    a->epoch_flags = epoch_flags_now(a, a->epoch_attach_ns != 0);
-    a->epoch_pre_written = agent_attach_pre_contexts(a);
+    agent_epoch_begin(a);
     memset(&health_s, 0, sizeof health_s);
     if (!a->env)
         return;
@@ -205,30 +157,6 @@ static int put_devices(cupstore_txn *txn, void *arg)
     return cupstore_meta_put(txn, "devices", buf);
 }
 
-/* ---- epochs between requests ---------------------------------------------- */
-
-static int put_epoch(cupstore_txn *txn, void *arg)
-{
-    return cupstore_epoch_put(txn, arg);
-}
-
-/* The consumer learned contexts that predate the attach (CONTEXT records
- * of the dump): rewrite the open epoch, which now says its drops are not
- * attributed per device, and say so once. */
-static void health_epoch_refresh(agent *a)
-{
-    uint32_t pre = agent_attach_pre_contexts(a);
-    cupstore_epoch e;
-    if (!a->session_ok || pre == a->epoch_pre_written)
-        return;
-    a->epoch_pre_written = pre;
-    agent_epoch_fill(a, &e);
-    (void)agent_store_put(a, put_epoch, &e, 8);
-    agent_note(a, 1, "epoch %u: %u context(s) existed before CUPTI was attached; CUPTI gives "
-               "no handle for them, so their drops are reported under device none, not per "
-               "device", a->epoch, pre);
-}
-
 /* Every tick: range transitions into epochs, a finished teardown noted,
  * the open epoch refreshed, then the control request (agent_control.c). */
 static void health_tick(agent *a)
@@ -240,7 +168,7 @@ static void health_tick(agent *a)
         agent_finalize_settle(a, false);   /* the detach's teardown ran: note it */
         pthread_mutex_unlock(&a->stop_lock);
     }
-    health_epoch_refresh(a);
+    agent_epoch_refresh(a);
     agent_control_poll(a);
 }
 
@@ -416,11 +344,10 @@ static void health_write(agent *a, uint64_t second, bool last)
     cupstore_health *h = &r.h;
     h->second = second;
     h->heartbeat_ns = agent_real_ns();
-    h->epoch = a->epoch;
+    h->epoch = agent_epoch_id(a);
     /* while stopping, the kinds are off: report the epoch's scope */
-    h->kinds_enabled = (st == AGENT_RUNNING) ? kinds : a->epoch_kinds;
-    h->ctl_gen_applied = atomic_load(&a->ctl_gen_applied);
-    h->ctl_gen_seen = atomic_load(&a->ctl_gen_seen);
+    h->kinds_enabled = (st == AGENT_RUNNING) ? kinds : agent_epoch_kinds(a);
+    agent_control_gens(a, &h->ctl_gen_applied, &h->ctl_gen_seen);
     h->buf_requested = cur[C_BUF_REQUESTED];
     h->buf_provided = cur[C_BUF_PROVIDED];
     h->buf_declined = cur[C_BUF_DECLINED];

@@ -21,7 +21,9 @@
 #include "agent_api.h"
 #include "agent_attach.h"
 #include "agent_config.h"
+#include "agent_control.h"
 #include "agent_cupti.h"
+#include "agent_epoch.h"
 #include "agent_fd.h"
 #include "agent_hist.h"
 #include "agent_names.h"
@@ -165,9 +167,6 @@ typedef struct agent {
                                          0 when not a CUPTI result (load) */
     bool session_ok;                  /* the session started normally     */
     agent_attach_state attach;        /* attach and teardown (agent_attach.h) */
-    uint32_t epoch_pre_written;       /* pre_contexts in the stored epoch */
-    uint32_t epoch_flags;             /* CUPSTORE_EPOCH_* of the open one */
-    uint64_t epoch_attach_ns, epoch_attach_cost_ns;
     agent_api_state api;              /* API record policy (agent_api.h)  */
     agent_scope_state scope;          /* capture ranges (agent_scope.h)   */
     int session_pid;                  /* process that owns the session    */
@@ -178,11 +177,8 @@ typedef struct agent {
                                          never used or closed again       */
     agent_reserve reserve;            /* disk room for the final status   */
     char *session_id;
-    uint32_t epoch;
-    uint64_t epoch_start_ns;
-    uint32_t epoch_kinds;             /* kinds of the open epoch          */
-    uint64_t epoch_ctl_gen;           /* generation that opened it        */
-    _Atomic uint64_t ctl_gen_applied, ctl_gen_seen;
+    agent_epoch_state epoch;          /* the open epoch (agent_epoch.h)   */
+    agent_control_state ctl;          /* control generations (agent_control.h) */
 
     /* buffer path */
     agent_pool pool;
@@ -271,8 +267,6 @@ uint64_t agent_count_lost(agent *a, uint8_t *buf, size_t valid, unsigned loss);
  *  With a device scope (CUPTOP_DEVICES) the device kinds are enabled per
  *  context, on the contexts of those devices only. */
 int agent_apply_kinds(agent *a, uint32_t mask);
-/* agent_health.c: meta api_muted.EPOCH of the open epoch. */
-int agent_api_muted_put(agent *a, cupstore_txn *txn);
 /** Kinds whose records belong to one context (enabled per context under
  *  a device scope); the others (API, overhead, marker) are global. */
 #define AGENT_CTX_KINDS ((1u << CUPSTORE_KIND_KERNEL) | (1u << CUPSTORE_KIND_MEMCPY) | \
@@ -300,8 +294,6 @@ unsigned long agent_nvtx_inits(void);
 unsigned agent_nvtx_given(void);
 /** NVTX_INJECTION64_PATH = this library, when unset (best effort). */
 void agent_nvtx_setenv(void);
-/** Fill an epoch record from the open epoch's fields. */
-void agent_epoch_fill(agent *a, cupstore_epoch *e);
 
 /* agent_consumer.c */
 int agent_consumer_start(agent *a);
@@ -338,8 +330,6 @@ int agent_health_start(agent *a);
 int agent_health_stop(agent *a, uint32_t timeout_ms);
 /** Ask CUPTI for drops (per known context, then NULL); counts them. */
 void agent_health_query_drops(agent *a);
-/** Open a new epoch after a scope change (no store write). */
-void agent_epoch_open(agent *a, uint64_t now, uint64_t ctl_gen, bool attached_now);
 /** Open the first epoch and write the session metadata. */
 void agent_health_begin_session(agent *a, const char *cupti_note);
 

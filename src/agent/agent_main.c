@@ -495,8 +495,7 @@ static void agent_reset_counters(agent *a)
     memset(&a->commit_lat, 0, sizeof a->commit_lat);
     memset(&a->batch_size, 0, sizeof a->batch_size);
     atomic_store(&a->flags_seen, 0);
-    atomic_store(&a->ctl_gen_applied, 0);
-    atomic_store(&a->ctl_gen_seen, 0);
+    agent_control_reset(a);
     memset(a->dropped_at_destroy, 0, sizeof a->dropped_at_destroy);
 }
 
@@ -634,7 +633,7 @@ int agent_session_start(agent *a)
      * be on; a dormant session makes no CUPTI call at all. */
     uint32_t want = a->cfg.dormant || a->cfg.capture ? 0 : a->cfg.kinds;
     atomic_store(&a->kinds, 0);
-    a->epoch_attach_ns = a->epoch_attach_cost_ns = 0;
+    agent_epoch_set_attach(a, false);
     if (a->cfg.capture && !agent_scope_watching(a) && agent_scope_watch(a, why, sizeof why)) {
         agent_health_begin_session(a, why);
         agent_detach(a, why);
@@ -652,8 +651,7 @@ int agent_session_start(agent *a)
             pthread_mutex_unlock(&a->stop_lock);
             return -1;
         }
-        a->epoch_attach_ns = agent_attach_ns(a);
-        a->epoch_attach_cost_ns = agent_attach_cost_ns(a);
+        agent_epoch_set_attach(a, true);
     }
     if (agent_consumer_start(a) || agent_health_start(a)) {
         agent_health_begin_session(a, NULL);

@@ -215,22 +215,11 @@ void agent_scope_poll(agent *a)
         cupstore_epoch e[2];
         agent_epoch_fill(a, &e[0]);
         e[0].end_ns = ev.ns;
-        a->epoch++;
-        a->epoch_start_ns = ev.ns;
-        a->epoch_kinds = ev.kinds;
-        a->epoch_ctl_gen = 0;
-        a->epoch_flags = ev.kinds ? CUPSTORE_EPOCH_ATTACHED : CUPSTORE_EPOCH_OUT_OF_SCOPE;
-        if (ev.attach)
-            a->epoch_flags |= CUPSTORE_EPOCH_LATE_ATTACH;
-        if (ev.kinds && !agent_attach_callbacks(a))
-            a->epoch_flags |= CUPSTORE_EPOCH_NO_CALLBACKS;
-        a->epoch_attach_ns = ev.attach ? agent_attach_ns(a) : 0;
-        a->epoch_attach_cost_ns = ev.attach ? agent_attach_cost_ns(a) : 0;
-        a->epoch_pre_written = ev.kinds ? agent_attach_pre_contexts(a) : 0;
+        agent_epoch_open_range(a, &ev);
         agent_epoch_fill(a, &e[1]);
         (void)agent_store_put(a, put_two, e, 8);
         agent_note(a, 0, "capture range %s (epoch %u)", ev.kinds ? "entered" : "left",
-                   a->epoch);
+                   agent_epoch_id(a));
     }
 }
 

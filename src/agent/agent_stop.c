@@ -271,7 +271,7 @@ static void stop_protocol(agent *a, int exit_path, int detail)
     x.f.protocol_complete = (uint32_t)ok;
     agent_scope_poll(a);   /* range transitions not yet written (alone now) */
     if (agent_attached(a))   /* contexts the consumer learned last */
-        a->epoch_pre_written = agent_attach_pre_contexts(a);
+        agent_epoch_contexts_written(a, agent_attach_pre_contexts(a));
     agent_epoch_fill(a, &x.epoch);
     x.epoch.end_ns = x.f.end_ns;
     rc = 0;
