@@ -489,10 +489,11 @@ static void draw_counters(tui *t, WINDOW *w)
     flow fl = {w, 0, rows >= 2 ? rows - 2 : 0, 6, 6};
     for (unsigned c = 0; c < CUPSTORE_LOSS_MAX; c++) {
         char val[16], item[48];
-        tui_format_count((double)h->loss_sum[c], val, sizeof val);
+        /* the verdict's counts (model_live), the tail it knows of included */
+        uint64_t n = h->live.have_sum ? h->live.sum.loss[c] : 0;
+        tui_format_count((double)n, val, sizeof val);
         snprintf(item, sizeof item, "%s %s", cupstore_loss_name(c), val);
-        flow_item(&fl, h->loss_sum[c] ? tui_color_attr(TUI_C_BAD) : tui_color_attr(TUI_C_DIM),
-                  item);
+        flow_item(&fl, n ? tui_color_attr(TUI_C_BAD) : tui_color_attr(TUI_C_DIM), item);
     }
     /* The last row: control state, epoch, the mark in progress (with its
      * instruction), then the kinds, longest and least urgent, last. */

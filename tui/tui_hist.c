@@ -1,4 +1,7 @@
-/* tui_hist.c - per-second history of one session in plain arrays.
+/* tui_hist.c - per-second history of one session in plain arrays, laid
+ * out from the model's live series (model_live_series): the seconds and
+ * their losses are the model's, counted by the verdict's rule; nothing here
+ * reads health or loss rows or sums a loss.
  *
  * Every series is a contiguous double[] with a bool[] of validity, indexed
  * by (second - base).  When the arrays fill up, the oldest half is dropped
@@ -28,6 +31,7 @@ void tui_hist_free(tui_hist *h)
 {
     free(h->v);
     free(h->valid);
+    model_live_free(&h->live);
     memset(h, 0, sizeof *h);
 }
 
@@ -36,6 +40,7 @@ void tui_hist_reset(tui_hist *h)
     double *v = h->v;
     bool *valid = h->valid;
     size_t cap = h->cap;
+    model_live_free(&h->live);
     memset(h, 0, sizeof *h);
     h->v = v;
     h->valid = valid;
@@ -94,18 +99,6 @@ void tui_hist_set(tui_hist *h, int series, uint64_t second, double v)
     h->valid[(size_t)series * h->cap + (size_t)i] = true;
 }
 
-static void hist_add(tui_hist *h, int series, uint64_t second, double v)
-{
-    long i = hist_slot(h, second);
-    if (i < 0)
-        return;
-    size_t k = (size_t)series * h->cap + (size_t)i;
-    if (!h->valid[k])
-        h->v[k] = 0.0;
-    h->v[k] += v;
-    h->valid[k] = true;
-}
-
 double tui_hist_at(const tui_hist *h, int series, uint64_t second, bool *valid)
 {
     if (h->len == 0 || second < h->base || second - h->base >= h->len) {
@@ -119,26 +112,33 @@ double tui_hist_at(const tui_hist *h, int series, uint64_t second, bool *valid)
     return h->valid[k] ? h->v[k] : 0.0;
 }
 
-static int health_cb(const cupstore_health *r, void *arg)
+/* One second from the model (model_live_series): laid out in the arrays.
+ * The loss series are the verdict's (model_seconds.c); a second with loss
+ * rows only has loss series and nothing else. */
+static int second_cb(const model_second *m, void *arg)
 {
     tui_hist *h = arg;
-    uint64_t s = r->second;
+    uint64_t s = m->second;
+    for (int c = 0; c < CUPSTORE_LOSS_MAX; c++)
+        tui_hist_set(h, TUI_S_LOSS + c, s, (double)m->loss[c]);
+    tui_hist_set(h, TUI_S_LOSS_TOTAL, s, (double)m->loss_total);
+    for (int k = 0; k < CUPSTORE_KIND_MAX; k++)
+        tui_hist_set(h, TUI_S_EST_KIND + k, s, (double)m->est_kind[k]);
+    for (int d = 0; d <= CUPSTORE_DEVICE_MAX; d++) {
+        double n = 0.0;
+        for (int c = 0; c < CUPSTORE_LOSS_MAX; c++)
+            n += (double)m->loss_by_device[d][c];
+        tui_hist_set(h, d < CUPSTORE_DEVICE_MAX ? TUI_S_DROP_DEV + d : TUI_S_DROP_HOST, s, n);
+    }
+    if (!m->have_health)
+        return 0;
+    const cupstore_health *r = &m->h;
     double total = 0.0;
     for (int k = 0; k < CUPSTORE_KIND_MAX; k++) {
         tui_hist_set(h, TUI_S_REC_KIND + k, s, (double)r->records_by_kind[k]);
         total += (double)r->records_by_kind[k];
-        tui_hist_set(h, TUI_S_EST_KIND + k, s, 0.0);   /* losses add below */
     }
     tui_hist_set(h, TUI_S_REC_TOTAL, s, total);
-    double lt = 0.0;
-    for (int c = 0; c < CUPSTORE_LOSS_MAX; c++) {
-        tui_hist_set(h, TUI_S_LOSS + c, s, (double)r->loss[c]);
-        lt += (double)r->loss[c];
-    }
-    tui_hist_set(h, TUI_S_LOSS_TOTAL, s, lt);
-    for (int d = 0; d < CUPSTORE_DEVICE_MAX; d++)
-        tui_hist_set(h, TUI_S_DROP_DEV + d, s, 0.0);
-    tui_hist_set(h, TUI_S_DROP_HOST, s, 0.0);
     double ovh = 0.0;
     for (int i = 0; i < CUPSTORE_OVERHEAD_MAX; i++)
         ovh += (double)r->overhead_by_type[i];
@@ -165,20 +165,6 @@ static int health_cb(const cupstore_health *r, void *arg)
     return 0;
 }
 
-static int loss_cb(const cupstore_loss_row *r, void *arg)
-{
-    tui_hist *h = arg;
-    if (r->estimate) {
-        if (r->kind < CUPSTORE_KIND_MAX)
-            hist_add(h, TUI_S_EST_KIND + r->kind, r->second, (double)r->count);
-    } else if (r->device < CUPSTORE_DEVICE_MAX) {
-        hist_add(h, TUI_S_DROP_DEV + r->device, r->second, (double)r->count);
-    } else {
-        hist_add(h, TUI_S_DROP_HOST, r->second, (double)r->count);
-    }
-    return 0;
-}
-
 static int epoch_cb(const cupstore_epoch *e, void *arg)
 {
     tui_hist *h = arg;
@@ -195,32 +181,18 @@ static int mark_cb(const cupstore_mark *m, void *arg)
     return 0;
 }
 
-/* Rows of the last seconds may still change (losses of a second can be
- * added after its health row), so each sample re-reads a short tail. */
-#define HIST_REREAD 3
-
 int tui_hist_sample(tui_hist *h, cupstore_env *env)
 {
-    cupstore_txn *txn;
-    int rc = cupstore_txn_begin(env, false, &txn);
+    char *cause = NULL;
+    int rc = model_live_series(env, &h->live, second_cb, h, &cause);
+    free(cause);   /* the code says it (the caller shows model_strerror) */
     if (rc != 0)
         return rc;
-    uint64_t from = h->loaded && h->resume > HIST_REREAD ? h->resume - HIST_REREAD : 0;
-    if (h->loaded && h->len && from < h->base)
-        from = h->base;
-    if (h->len && from < h->base + h->len) {
-        /* Loss-derived series of the re-read seconds are summed afresh. */
-        size_t i0 = from > h->base ? (size_t)(from - h->base) : 0;
-        for (int s = TUI_S_DROP_DEV; s < TUI_S_BUF_OUT; s++)
-            memset(h->valid + (size_t)s * h->cap + i0, 0, h->len - i0);
-    }
-    rc = cupstore_health_scan(txn, from, UINT64_MAX, health_cb, h);
-    if (rc == 0)
-        rc = cupstore_loss_scan(txn, from, UINT64_MAX, loss_cb, h);
-    if (rc == 0) {
-        h->nepochs = 0;
-        rc = cupstore_epoch_scan(txn, epoch_cb, h);
-    }
+    cupstore_txn *txn;
+    if ((rc = cupstore_txn_begin(env, false, &txn)) != 0)
+        return rc;
+    h->nepochs = 0;
+    rc = cupstore_epoch_scan(txn, epoch_cb, h);
     if (rc == 0) {
         h->nmarks = 0;
         rc = cupstore_mark_scan(txn, mark_cb, h);
@@ -241,18 +213,5 @@ int tui_hist_sample(tui_hist *h, cupstore_env *env)
     if (rc != 0)
         return rc;
     h->loaded = true;
-    if (h->have_last)
-        h->resume = h->last_second + 1;
-    /* Whole-history loss counters, from the arrays. */
-    memset(h->loss_sum, 0, sizeof h->loss_sum);
-    for (int c = 0; c < CUPSTORE_LOSS_MAX; c++) {
-        const double *v = tui_hist_v(h, TUI_S_LOSS + c);
-        const bool *va = tui_hist_valid(h, TUI_S_LOSS + c);
-        double sum = 0.0;
-        for (size_t i = 0; i < h->len; i++)
-            if (va[i])
-                sum += v[i];
-        h->loss_sum[c] = (uint64_t)sum;
-    }
     return 0;
 }

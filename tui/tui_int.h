@@ -117,7 +117,6 @@ typedef struct tui_hist {
     size_t len, cap;             /* cap = 2 * TUI_HIST_KEEP               */
     double *v;                   /* TUI_S_MAX * cap                       */
     bool *valid;                 /* one bit of validity per point         */
-    uint64_t resume;             /* next sample re-reads from here        */
     bool loaded;
     uint64_t last_second;        /* newest health row                     */
     cupstore_health last;
@@ -130,13 +129,16 @@ typedef struct tui_hist {
     bool have_ctl;
     cupstore_final fin;
     bool have_final;
-    uint64_t loss_sum[CUPSTORE_LOSS_MAX];   /* whole history              */
+    model_live live;             /* the model's summary and series: the
+                                    loss counters shown are live.sum's      */
 } tui_hist;
 
 int tui_hist_init(tui_hist *h);
 void tui_hist_free(tui_hist *h);
 void tui_hist_reset(tui_hist *h);
-/** One short read txn: new health rows, losses, epochs, marks, control. */
+/** The model's live series (model_live_series: new seconds and the newest
+ *  MODEL_LIVE_GUARD ones again, counted by the verdict's rule) and its
+ *  summary, then one short read txn for epochs, marks, control, final. */
 int tui_hist_sample(tui_hist *h, cupstore_env *env);
 /** Series pointers (n = h->len points, index 0 = h->base). */
 const double *tui_hist_v(const tui_hist *h, int series);

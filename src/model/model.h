@@ -453,6 +453,13 @@ int model_job_read(const char *dir, const char *job, uint64_t from_s, uint64_t t
  *  cover only the recent seconds.  Once it has ended or crashed, `sum` is
  *  the whole-session summary itself.  Zero-initialise; one env per
  *  model_live; release with model_live_free. */
+/* The one staleness policy of live readers: the rows of the newest
+ * MODEL_LIVE_GUARD seconds may still change (a second's losses can be
+ * added after its health row, a tail after the last row); older seconds
+ * are final.  model_live folds only older seconds into its base, and
+ * model_live_series re-reads the newest MODEL_LIVE_GUARD seconds. */
+#define MODEL_LIVE_GUARD 8
+
 typedef struct model_live {
     model_summary sum;          /* as of the last update                   */
     /* private: seconds <= base_to are summed in base */
@@ -460,12 +467,27 @@ typedef struct model_live {
     uint64_t base_to;
     bool have_base;
     bool disabled;              /* a folded second had the agent disabled  */
+    bool have_sum;              /* sum holds a summary                     */
+    uint64_t series_from;       /* model_live_series re-reads from here    */
+    bool series_started;
 } model_live;
 
 /** Bring l->sum up to date with one or two short read transactions.
  *  @param[out] cause  on error, a malloc'ed message (caller frees).
  *  @return 0 or a cupstore error code (l->sum is then unchanged). */
 int model_live_update(cupstore_env *env, model_live *l, char **cause);
+
+/** A live front end's frame (the monitor): model_live_update, then fn for
+ *  every second that is new or may still have changed since the previous
+ *  call (the first call: every second; then from MODEL_LIVE_GUARD seconds
+ *  before the newest one), in order, each counted by the verdict's rule
+ *  (model_second).  Front ends lay the series and l->sum out; they never
+ *  sum losses themselves, so the counters they show are the verdict's
+ *  (the tail the final status knows of included).
+ *  @return 0, fn's non-zero value, or a cupstore error code (cause as for
+ *          model_live_update). */
+int model_live_series(cupstore_env *env, model_live *l, model_second_fn fn, void *arg,
+                      char **cause);
 void model_live_free(model_live *l);
 
 #endif /* CUPTOP_MODEL_H */

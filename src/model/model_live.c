@@ -9,11 +9,16 @@
  * seconds after S.  While the session runs its verdict is COMPLETE so far
  * exactly when nothing was lost and the agent never stepped aside; once it
  * has ended or crashed, the final-status judgement needs the whole
- * session, so that update is a full model_summarize (once).
+ * session, so that update is a full model_summarize (once an ended
+ * session's summary stands: nothing changes after its final status).
+ * model_live_series gives a live front end the per-second series with the
+ * same rule (model_seconds_scan), re-reading the newest MODEL_LIVE_GUARD
+ * seconds each frame: the one staleness policy.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,7 +27,7 @@
 /* Fold once the open tail holds this many seconds, keeping the newest
  * LIVE_GUARD seconds out of the base. */
 #define LIVE_FOLD_AT 16
-#define LIVE_GUARD 8
+#define LIVE_GUARD MODEL_LIVE_GUARD
 
 static bool has_reason(const model_summary *s, unsigned reason)
 {
@@ -63,11 +68,16 @@ static void replace_sum(model_live *l, model_summary *s)
 {
     model_summary_free(&l->sum);
     l->sum = *s;
+    l->have_sum = true;
 }
 
 int model_live_update(cupstore_env *env, model_live *l, char **cause)
 {
     model_summary tail;
+    if (cause)
+        *cause = NULL;
+    if (l->have_sum && l->sum.state == MODEL_STATE_ENDED)
+        return 0;   /* a final status: nothing changes any more */
     uint64_t from = l->have_base ? l->base_to + 1 : 0;
     int rc = model_summarize(env, from, UINT64_MAX, &tail, cause);
     if (rc)
@@ -122,5 +132,49 @@ int model_live_update(cupstore_env *env, model_live *l, char **cause)
         model_summary_free(&part);
     }
     l->base_to = to;
+    return 0;
+}
+
+typedef struct series_ctx {
+    model_second_fn fn;
+    void *arg;
+    uint64_t newest;
+    bool any;
+} series_ctx;
+
+static int series_second(const model_second *m, void *arg)
+{
+    series_ctx *c = arg;
+    c->newest = m->second;
+    c->any = true;
+    return c->fn(m, c->arg);
+}
+
+int model_live_series(cupstore_env *env, model_live *l, model_second_fn fn, void *arg,
+                      char **cause)
+{
+    int rc = model_live_update(env, l, cause);
+    if (rc)
+        return rc;
+    cupstore_txn *txn;
+    if ((rc = cupstore_txn_begin(env, false, &txn)) != 0) {
+        if (cause && asprintf(cause, "%s: %s", cupstore_env_id(env), model_strerror(rc)) < 0)
+            *cause = NULL;
+        return rc;
+    }
+    series_ctx c = {.fn = fn, .arg = arg};
+    uint64_t from = l->series_started ? l->series_from : 0;
+    rc = model_seconds_scan(txn, from, UINT64_MAX, series_second, &c);
+    cupstore_txn_abort(txn);
+    if (rc) {
+        if (cause && asprintf(cause, "%s: %s", cupstore_env_id(env), model_strerror(rc)) < 0)
+            *cause = NULL;
+        return rc;
+    }
+    if (c.any) {
+        uint64_t next = c.newest >= MODEL_LIVE_GUARD ? c.newest - MODEL_LIVE_GUARD + 1 : 0;
+        l->series_from = next > from ? next : from;
+        l->series_started = true;
+    }
     return 0;
 }

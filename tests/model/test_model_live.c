@@ -167,6 +167,52 @@ static void test_live_equals_full(void **state)
     model_live_free(&l);
 }
 
+/* model_live_series: the series a monitor keeps (each second overwritten
+ * when re-read) adds up to the verdict's losses, class by class. */
+typedef struct kept {
+    uint64_t t0;
+    uint64_t loss[400][CUPSTORE_LOSS_MAX];
+    unsigned calls;
+} kept;
+
+static int keep_second(const model_second *m, void *arg)
+{
+    kept *k = arg;
+    assert_true(m->second >= k->t0 && m->second - k->t0 < 400);
+    memcpy(k->loss[m->second - k->t0], m->loss, sizeof m->loss);
+    k->calls++;
+    return 0;
+}
+
+static void test_live_series(void **state)
+{
+    fx *f = *state;
+    model_live l;
+    kept *k = calloc(1, sizeof *k);
+    char *cause = NULL;
+    assert_non_null(k);
+    memset(&l, 0, sizeof l);
+    k->t0 = f->t0;
+    for (int round = 0; round < 6; round++) {
+        put_rows(f, 9 + (unsigned)round * 4, true, false);
+        k->calls = 0;
+        assert_int_equal(model_live_series(f->w, &l, keep_second, k, &cause), 0);
+        assert_null(cause);
+        /* after the first frame, only the new and the newest guarded seconds */
+        if (round > 0)
+            assert_true(k->calls <= 9 + (unsigned)round * 4 + MODEL_LIVE_GUARD);
+        for (unsigned c = 0; c < CUPSTORE_LOSS_MAX; c++) {
+            uint64_t sum = 0;
+            for (unsigned i = 0; i < 400; i++)
+                sum += k->loss[i][c];
+            assert_int_equal(sum, l.sum.loss[c]);
+        }
+    }
+    assert_true(l.sum.loss[CUPSTORE_LOSS_ZERO_TS] > 0);   /* loss rows only */
+    model_live_free(&l);
+    free(k);
+}
+
 static void test_live_disabled_in_the_base(void **state)
 {
     fx *f = *state;
@@ -213,6 +259,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_live_equals_full, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_live_series, setup, teardown),
         cmocka_unit_test_setup_teardown(test_live_disabled_in_the_base, setup, teardown),
         cmocka_unit_test_setup_teardown(test_live_then_ended, setup, teardown),
     };
