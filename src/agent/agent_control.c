@@ -156,10 +156,10 @@ void agent_control_poll(agent *a)
         return;
     /* One scope change at a time with the stop protocol; when a stop runs
      * (it holds the lock while it joins this thread) try again later. */
-    if (pthread_mutex_trylock(&a->stop_lock))
+    if (!agent_stop_trylock(a))
         return;
     if (atomic_load(&a->state) != AGENT_RUNNING) {
-        pthread_mutex_unlock(&a->stop_lock);
+        agent_stop_unlock(a);
         return;
     }
     x.kinds_before = (uint32_t)atomic_load(&a->kinds);
@@ -178,7 +178,7 @@ void agent_control_poll(agent *a)
     agent_epoch_fill(a, &ack.e);
     int rc = agent_store_put(a, put_ctl, &ack, 8);
     atomic_store(&a->ctl.gen_applied, c.gen);
-    pthread_mutex_unlock(&a->stop_lock);
+    agent_stop_unlock(a);
     if (x.attached_now)
         agent_note(a, 0, "attached to CUPTI in %.1f ms (epoch %u)%s",
                    (double)agent_attach_cost_ns(a) / 1e6, agent_epoch_id(a),

@@ -164,9 +164,9 @@ static void health_tick(agent *a)
     if (!a->env)
         return;
     agent_scope_poll(a);
-    if (agent_finalize_done(a) && pthread_mutex_trylock(&a->stop_lock) == 0) {
+    if (agent_finalize_done(a) && agent_stop_trylock(a)) {
         agent_finalize_settle(a, false);   /* the detach's teardown ran: note it */
-        pthread_mutex_unlock(&a->stop_lock);
+        agent_stop_unlock(a);
     }
     agent_epoch_refresh(a);
     agent_control_poll(a);

@@ -32,6 +32,7 @@
 #include "agent_queue.h"
 #include "agent_ranges.h"
 #include "agent_scope.h"
+#include "agent_stop.h"
 #include "cupstore.h"
 
 #define AGENT_VERSION "cuptop-agent " PACKAGE_VERSION
@@ -205,11 +206,11 @@ typedef struct agent {
     uint64_t dropped_at_destroy[AGENT_DEVS];   /* under ctx_lock          */
 
     /* threads */
-    pthread_t consumer_th, health_th, stop_th;
-    bool consumer_up, health_up, stop_up;
+    pthread_t consumer_th, health_th;
+    bool consumer_up, health_up;
     bool consumer_orphaned;           /* a consumer left behind in a step:
                                          no new session's consumer here   */
-    _Atomic int consumer_quit, health_quit, stop_quit;
+    _Atomic int consumer_quit, health_quit;
     _Atomic int consumer_abandon;     /* stop: exit now, commit nothing   */
     _Atomic int consumer_busy;        /* a buffer is being parsed         */
     _Atomic uint64_t commit_req;      /* agent_drain(commit): asks the    */
@@ -222,12 +223,7 @@ typedef struct agent {
     pthread_cond_t health_cond;
     agent_consumer cons;
 
-    /* stop */
-    sem_t stop_sem;
-    _Atomic int stop_signal;          /* signal that asked for a stop     */
-    _Atomic int stop_done;
-    pthread_mutex_t stop_lock;        /* one stop protocol at a time      */
-    int exit_path, exit_detail;
+    agent_stop_state stop;            /* stop protocol (agent_stop.h)     */
 } agent;
 
 enum {
@@ -332,14 +328,6 @@ int agent_health_stop(agent *a, uint32_t timeout_ms);
 void agent_health_query_drops(agent *a);
 /** Open the first epoch and write the session metadata. */
 void agent_health_begin_session(agent *a, const char *cupti_note);
-
-/* agent_stop.c */
-void agent_stop_install(agent *a);
-void agent_stop_atexit_late(void);   /* at a late attach: before CUDA's exit */
-/** Run the stop protocol once (later callers wait for the first). */
-void agent_stop_run(agent *a, int exit_path, int detail);
-/** Mark this thread as one of the agent's (signal handlers skip waits). */
-void agent_thread_enter(void);
 
 /* agent_main.c: the start, shared with an attach into a running process */
 /** True for the first caller in this process (InitializeInjection or

@@ -23,7 +23,7 @@ agent agent_g = {
     .ctx_lock = PTHREAD_MUTEX_INITIALIZER,
     .health_lock = PTHREAD_MUTEX_INITIALIZER,
     .health_cond = PTHREAD_COND_INITIALIZER,
-    .stop_lock = PTHREAD_MUTEX_INITIALIZER,
+    .stop = AGENT_STOP_INIT,
     .scope = AGENT_SCOPE_INIT,
     .reserve = {.fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER},
 };
@@ -468,7 +468,7 @@ void CUPTIAPI agent_resource_cb(void *userdata, CUpti_CallbackDomain domain,
         return;
     if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
         int st = atomic_load(&a->state);
-        if (st == AGENT_CHILD || (st == AGENT_STOPPED && a->exit_path == CUPSTORE_EXIT_CTX_DESTROY))
+        if (st == AGENT_CHILD || (st == AGENT_STOPPED && agent_stop_exit_path(a) == CUPSTORE_EXIT_CTX_DESTROY))
             (void)agent_session_start(a);   /* new work after a device reset */
         agent_ctx_created(a, rd->context);
     } else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
@@ -582,26 +582,23 @@ int agent_session_start(agent *a)
 {
     char why[640];
 
-    pthread_mutex_lock(&a->stop_lock);
+    agent_stop_lock(a);
     int st = atomic_load(&a->state);
     if (st == AGENT_RUNNING || st == AGENT_STOPPING ||
         (st == AGENT_OFF && a->session_pid == getpid() && a->env)) {
-        pthread_mutex_unlock(&a->stop_lock);
+        agent_stop_unlock(a);
         return 0;
     }
     agent_reset_counters(a);
     a->cupti_error_rc = 0;
-    atomic_store(&a->stop_done, 0);
-    atomic_store(&a->stop_signal, 0);
-    a->exit_path = CUPSTORE_EXIT_UNKNOWN;
-    a->exit_detail = 0;
+    agent_stop_reset(a);
     if (a->env)             /* an ended session's (threads may linger) */
         a->abandoned_env = a->env;
     a->env = NULL;
     a->session_pid = (int)getpid();
     if (agent_open_store(a)) {
         atomic_store(&a->state, AGENT_OFF);
-        pthread_mutex_unlock(&a->stop_lock);
+        agent_stop_unlock(a);
         return -1;
     }
     for (unsigned i = 0; i < a->cfg.nwarn; i++) {
@@ -616,7 +613,7 @@ int agent_session_start(agent *a)
         if (agent_pool_init(&a->pool, a->cfg.buffer_size, limit, AGENT_POOL_MAX)) {
             agent_health_begin_session(a, NULL);
             agent_detach(a, "out of memory for the buffer pool");
-            pthread_mutex_unlock(&a->stop_lock);
+            agent_stop_unlock(a);
             return -1;
         }
         a->pool_ready = true;
@@ -626,7 +623,7 @@ int agent_session_start(agent *a)
     if (agent_queue_init(&a->queue, qcap)) {
         agent_health_begin_session(a, NULL);
         agent_detach(a, "out of memory for the queue");
-        pthread_mutex_unlock(&a->stop_lock);
+        agent_stop_unlock(a);
         return -1;
     }
     /* Lazy attach: CUPTI is loaded and attached only when kinds are to
@@ -637,7 +634,7 @@ int agent_session_start(agent *a)
     if (a->cfg.capture && !agent_scope_watching(a) && agent_scope_watch(a, why, sizeof why)) {
         agent_health_begin_session(a, why);
         agent_detach(a, why);
-        pthread_mutex_unlock(&a->stop_lock);
+        agent_stop_unlock(a);
         return -1;
     }
     /* running before the attach: the DEVICE/CONTEXT dump it asks for
@@ -648,7 +645,7 @@ int agent_session_start(agent *a)
         if (agent_attach(a, false, why, sizeof why)) {
             agent_health_begin_session(a, why);
             agent_detach(a, why);
-            pthread_mutex_unlock(&a->stop_lock);
+            agent_stop_unlock(a);
             return -1;
         }
         agent_epoch_set_attach(a, true);
@@ -656,7 +653,7 @@ int agent_session_start(agent *a)
     if (agent_consumer_start(a) || agent_health_start(a)) {
         agent_health_begin_session(a, NULL);
         agent_detach(a, "cannot start the agent's threads");
-        pthread_mutex_unlock(&a->stop_lock);
+        agent_stop_unlock(a);
         return -1;
     }
     atomic_store(&a->kinds, 0);
@@ -670,13 +667,13 @@ int agent_session_start(agent *a)
         a->cupti_error_rc = a->kinds_rc;
         agent_health_begin_session(a, why);
         agent_note(a, 2, "CUPTI could not start: %s", why);
-        pthread_mutex_unlock(&a->stop_lock);
+        agent_stop_unlock(a);
         agent_stop_run(a, CUPSTORE_EXIT_DETACH, 0);
         return -1;
     }
     a->session_ok = true;
     agent_health_begin_session(a, NULL);
-    pthread_mutex_unlock(&a->stop_lock);
+    agent_stop_unlock(a);
     agent_stop_install(a);
     return 0;
 }

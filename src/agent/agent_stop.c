@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "agent_int.h"
+#include "agent_stop.h"
 
 static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGABRT};
 #define NSIG_STOP (sizeof stop_signals / sizeof stop_signals[0])
@@ -182,14 +183,14 @@ static void stop_protocol(agent *a, int exit_path, int detail)
     bool flush_to = false;
     int rc, ok = 1;
 
-    pthread_mutex_lock(&a->stop_lock);
+    pthread_mutex_lock(&a->stop.lock);
     if (atomic_load(&a->state) != AGENT_RUNNING) {
-        pthread_mutex_unlock(&a->stop_lock);
+        pthread_mutex_unlock(&a->stop.lock);
         return;
     }
     atomic_store(&a->state, AGENT_STOPPING);
-    a->exit_path = exit_path;
-    a->exit_detail = detail;
+    a->stop.exit_path = exit_path;
+    a->stop.exit_detail = detail;
     agent_finalize_stop(a);   /* a teardown since the last tick: noted; one pending: not
                                  at the exit */
     memset(&x, 0, sizeof x);
@@ -282,8 +283,8 @@ static void stop_protocol(agent *a, int exit_path, int detail)
     agent_reserve_release(a);
     if (rc)
         agent_log(a, 1, "final status not written: %s", cupstore_strerror(rc));
-    atomic_store(&a->stop_done, 1);
-    pthread_mutex_unlock(&a->stop_lock);
+    atomic_store(&a->stop.done, 1);
+    pthread_mutex_unlock(&a->stop.lock);
 }
 
 void agent_stop_run(agent *a, int exit_path, int detail)
@@ -311,7 +312,7 @@ void agent_stop_run(agent *a, int exit_path, int detail)
 static void stop_atexit(void)
 {
     agent *a = &agent_g;
-    int sig = atomic_load(&a->stop_signal);
+    int sig = atomic_load(&a->stop.signal);
     if (sig)
         agent_stop_run(a, CUPSTORE_EXIT_SIGNAL, sig);
     else
@@ -323,13 +324,13 @@ static void *stop_thread_main(void *arg)
     agent *a = arg;
     agent_thread_enter();
     for (;;) {
-        while (sem_wait(&a->stop_sem) == -1 && errno == EINTR)
+        while (sem_wait(&a->stop.sem) == -1 && errno == EINTR)
             ;
-        if (atomic_load(&a->stop_quit))
+        if (atomic_load(&a->stop.quit))
             return NULL;
-        int sig = atomic_load(&a->stop_signal);
+        int sig = atomic_load(&a->stop.signal);
         agent_stop_run(a, sig == SIGABRT ? CUPSTORE_EXIT_ABORT : CUPSTORE_EXIT_SIGNAL, sig);
-        atomic_store(&a->stop_done, 1);
+        atomic_store(&a->stop.done, 1);
     }
 }
 
@@ -376,7 +377,7 @@ static void stop_wait_done(agent *a)
     uint32_t tmo = a->cfg.stop_timeout_ms;
     uint64_t waited = 0, limit = ms_to_ns(tmo) * 4 +
         ms_to_ns(tmo > AGENT_STOP_GRACE_MS ? tmo : AGENT_STOP_GRACE_MS) + 1000000000ull;
-    while (!atomic_load(&a->stop_done) && waited < limit) {
+    while (!atomic_load(&a->stop.done) && waited < limit) {
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);
         waited += 1000000;
@@ -389,12 +390,12 @@ static void stop_handler(int sig, siginfo_t *info, void *uctx)
     int saved_errno = errno;
     int i = stop_index(sig);
 
-    if (!agent_thread && a->stop_up && a->session_pid == getpid()) {
+    if (!agent_thread && a->stop.up && a->session_pid == getpid()) {
         int st = atomic_load(&a->state);
         if (st == AGENT_RUNNING) {
             int expect = 0;
-            if (atomic_compare_exchange_strong(&a->stop_signal, &expect, sig))
-                sem_post(&a->stop_sem);
+            if (atomic_compare_exchange_strong(&a->stop.signal, &expect, sig))
+                sem_post(&a->stop.sem);
         }
         /* A second signal while the protocol runs (on another thread: on
          * this one the stop signals are blocked) waits for its end too,
@@ -477,17 +478,18 @@ static void atfork_child(void)
      * never be used: forget both.  stop_lock may have been held by a
      * parent thread: re-initialise it.  The child gets a session of its
      * own on its first buffer request or context creation. */
-    pthread_mutex_init(&a->stop_lock, NULL);
+    pthread_mutex_init(&a->stop.lock, NULL);
     agent_scope_forked(a);
     pthread_mutex_init(&a->reserve.lock, NULL);
     agent_reserve_close(a);   /* the parent's data.mdb: not ours */
     pthread_mutex_init(&a->health_lock, NULL);
     pthread_cond_init(&a->health_cond, NULL);
-    a->consumer_up = a->health_up = a->stop_up = false;
+    a->consumer_up = a->health_up = false;
+    a->stop.up = false;
     a->consumer_orphaned = false;   /* no orphan thread here: a->cons is free */
     a->abandoned_env = a->env;
     a->env = NULL;
-    sem_init(&a->stop_sem, 0, 0);
+    sem_init(&a->stop.sem, 0, 0);
     int st = atomic_load(&a->state);
     if (st == AGENT_RUNNING || st == AGENT_STOPPING || st == AGENT_STOPPED)
         atomic_store(&a->state, AGENT_CHILD);
@@ -510,10 +512,10 @@ void agent_stop_atexit_late(void)
 void agent_stop_install(agent *a)
 {
     static bool once;
-    if (!a->stop_up) {
-        if (sem_init(&a->stop_sem, 0, 0) == 0 &&
-            pthread_create(&a->stop_th, NULL, stop_thread_main, a) == 0)
-            a->stop_up = true;
+    if (!a->stop.up) {
+        if (sem_init(&a->stop.sem, 0, 0) == 0 &&
+            pthread_create(&a->stop.th, NULL, stop_thread_main, a) == 0)
+            a->stop.up = true;
     }
     if (once)
         return;
@@ -521,4 +523,32 @@ void agent_stop_install(agent *a)
     atexit(stop_atexit);
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
     stop_install_signals();
+}
+
+void agent_stop_lock(agent *a)
+{
+    pthread_mutex_lock(&a->stop.lock);
+}
+
+void agent_stop_unlock(agent *a)
+{
+    pthread_mutex_unlock(&a->stop.lock);
+}
+
+bool agent_stop_trylock(agent *a)
+{
+    return pthread_mutex_trylock(&a->stop.lock) == 0;
+}
+
+void agent_stop_reset(agent *a)
+{
+    atomic_store(&a->stop.done, 0);
+    atomic_store(&a->stop.signal, 0);
+    a->stop.exit_path = CUPSTORE_EXIT_UNKNOWN;
+    a->stop.exit_detail = 0;
+}
+
+int agent_stop_exit_path(const agent *a)
+{
+    return a->stop.exit_path;
 }
