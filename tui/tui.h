@@ -180,13 +180,5 @@ void tui_format_count(double v, char *buf, size_t len);
 void tui_format_ns(double ns, char *buf, size_t len);
 /** Human duration from seconds: 45s, 12m03s, 3h05m. */
 void tui_format_secs(uint64_t s, char *buf, size_t len);
-/** The kind panel's CUPTI line from the latest health row's flags
- *  (CUPSTORE_HF_*) and the open epoch (NULL if none): "CUPTI: attached
- *  (late, 0.4 ms)" or "CUPTI: dormant, not attached - turn a kind on to
- *  attach" into line1, the scope ("scope: devices 0,2", "scope: capture
- *  range, in a range", "all devices") into line2. */
-struct cupstore_epoch;
-void tui_scope_text(uint32_t health_flags, const struct cupstore_epoch *open, char *line1,
-                    size_t len1, char *line2, size_t len2);
 
 #endif /* CUPTOP_TUI_H */

@@ -184,14 +184,23 @@ static void draw_kinds(tui *t, WINDOW *w)
     }
     int y = CUPSTORE_KIND_MAX + 2;
     if (h->have_last && y + 1 < getmaxy(w)) {
-        char l1[96], l2[96];
+        /* the model's words (model_scope_brief); the API policy gets a
+         * line of its own when there is room, else follows the scope */
         const cupstore_epoch *open = h->nepochs ? &h->epochs[h->nepochs - 1] : NULL;
-        tui_scope_text(h->last.flags, open, l1, sizeof l1, l2, sizeof l2);
+        const tui_sess *ss = &t->store.s[t->cur];
+        model_scope_words sw;
+        model_scope_brief(h->last.flags, open, ss->have_sum ? ss->sum.capture : NULL, &sw);
         tui_draw_text(w, y, 1, tui_color_attr(h->last.flags & CUPSTORE_HF_ATTACHED ? TUI_C_OK
                                                                                    : TUI_C_DIM),
-                      l1);
-        tui_draw_text(w, y + 1, 1, 0, l2);
-        y += y + 5 < getmaxy(w) ? 3 : 2;   /* short window: the pool keeps its two lines */
+                      sw.cupti);
+        int x = tui_draw_text(w, y + 1, 1, 0, sw.scope);
+        bool api_line = sw.api[0] && y + 7 < getmaxy(w);
+        if (sw.api[0] && !api_line)
+            tui_draw_textf(w, y + 1, x, 0, "; %s", sw.api);
+        else if (api_line)
+            tui_draw_text(w, y + 2, 1, 0, sw.api);
+        y += (api_line ? 1 : 0) + (y + 5 < getmaxy(w) ? 3 : 2);   /* short window: the pool
+                                                                    keeps its two lines */
     }
     if (h->have_last && !h->last.pool_limit && y < getmaxy(w)) {
         tui_draw_text(w, y, 1, tui_color_attr(TUI_C_DIM), "buffer pool: none (agent not collecting)");

@@ -268,6 +268,8 @@ static int report(cupstore_env *env, model_summary *s)
         char secs[24];
         if (e->seconds == (double)(uint64_t)e->seconds)
             snprintf(secs, sizeof secs, "%.0f", e->seconds);
+        else if (e->seconds < 0.1)   /* a capture range shorter than a second */
+            snprintf(secs, sizeof secs, "%.3f", e->seconds);
         else
             snprintf(secs, sizeof secs, "%.1f", e->seconds);
         printf("  %5u %-20s %8s %12.0f %10" PRIu64 " %5u  %s%s\n", e->id, e->known ? a : "?",
@@ -275,54 +277,16 @@ static int report(cupstore_env *env, model_summary *s)
                e->pool_limit, e->known ? (e->kinds ? kinds : "none (dormant)") : "?",
                (int)i == base ? "  (baseline)" : "");
     }
-    /* what each epoch's scope was (lazy attach, device scope) */
+    /* what each epoch's scope was (lazy attach, device scope): the model's words */
     for (size_t i = 0; i < r->nepochs; i++) {
-        const cupstore_epoch *e = &r->epochs[i].row;
+        char lines[8][200];
         if (!r->epochs[i].known)
             continue;
-        size_t id = r->epochs[i].id;
-        if ((e->flags & CUPSTORE_EPOCH_OUT_OF_SCOPE) && (e->flags & CUPSTORE_EPOCH_CAPTURE))
-            printf("  epoch %zu: out of scope (outside the capture range); its time is "
-                   "neither loss nor evidence\n", id);
-        else if (e->flags & CUPSTORE_EPOCH_OUT_OF_SCOPE)
-            printf("  epoch %zu: out of scope (dormant: CUPTI not attached); its time is "
-                   "neither loss nor evidence\n", id);
-        else if (e->flags & CUPSTORE_EPOCH_CAPTURE)
-            printf("  epoch %zu: in scope: a capture range (cudaProfilerStart to "
-                   "cudaProfilerStop)\n", id);
-        if (e->attach_ns)
-            printf("  epoch %zu: CUPTI attached %s (attach took %.1f ms)\n", id,
-                   e->flags & CUPSTORE_EPOCH_CAPTURE       ? "at the first capture range"
-                   : e->flags & CUPSTORE_EPOCH_LATE_ATTACH ? "late, by a control request"
-                                                         : "at the start",
-                   (double)e->attach_cost_ns / 1e6);
-        if (e->flags & CUPSTORE_EPOCH_DROPS_UNATTRIBUTED)
-            printf("  epoch %zu: %u context(s) existed before the attach: CUPTI's drops for "
-                   "them are under device none, not attributed per device\n", id,
-                   e->pre_contexts);
-        if (e->flags & CUPSTORE_EPOCH_NO_CALLBACKS)
-            printf("  epoch %zu: another CUPTI client held the subscriber slot: activity "
-                   "records only, no per-device drops\n", id);
-        if (e->devices) {
-            char list[80] = "";
-            size_t off = 0;
-            for (unsigned d = 0; d < CUPSTORE_DEVICE_MAX; d++)
-                if (e->devices & (1u << d))
-                    off += (size_t)snprintf(list + off, sizeof list - off, "%s%u",
-                                            off ? "," : "", d);
-            printf("  epoch %zu: device scope %s (other devices out of scope)\n", id, list);
-        }
-        if (e->api_mode && (e->kinds & CUPSTORE_KINDS_API)) {
-            if (e->flags & CUPSTORE_EPOCH_API_UNFILTERED)
-                printf("  epoch %zu: API records %s asked, but this CUPTI cannot mute calls one "
-                       "by one: every API call recorded\n", id, e->api_policy);
-            else if (e->api_muted[0] || e->api_muted[1])
-                printf("  epoch %zu: API records %s: %u runtime and %u driver call ids muted "
-                       "(not recorded, not loss)\n", id, e->api_policy, e->api_muted[0],
-                       e->api_muted[1]);
-            else
-                printf("  epoch %zu: API records %s: every call recorded\n", id,
-                       e->api_policy);
+        size_t n = model_scope_lines(&r->epochs[i].row, s->capture, lines, 8);
+        for (size_t j = 0; j < n; j++) {
+            printf("  epoch %u: ", r->epochs[i].id);
+            print_safe_str(lines[j]);
+            putchar('\n');
         }
     }
 

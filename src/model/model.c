@@ -429,6 +429,22 @@ static int job_meta(cupstore_txn *txn, model_summary *out)
     return 0;
 }
 
+/* The capture range from the agent's configuration text (capture_range=). */
+static void capture_meta(cupstore_txn *txn, model_summary *out)
+{
+    char *v = NULL;
+    if (cupstore_meta_get(txn, "config", &v) == 0 && v) {
+        for (const char *p = v; p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+            if (!strncmp(p, "capture_range=", 14)) {
+                size_t n = strcspn(p + 14, "\n");
+                if (n && strncmp(p + 14, "none", n) != 0)
+                    snprintf(out->capture, sizeof out->capture, "%.*s", (int)n, p + 14);
+                break;
+            }
+    }
+    free(v);
+}
+
 /* A window export's keys (export_store.c): export_of, export_window
  * "FROM TO" (ns), export_session_span "START END" (ns) and export_state,
  * the session's state when it was exported.  The window holds the
@@ -488,6 +504,7 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
     if ((rc = job_meta(txn, out)) != 0)
         goto out;
     window_meta(txn, out);
+    capture_meta(txn, out);
     out->attached_ns = meta_u64(txn, "attached_ns");   /* cuptop attach */
     meta_copy(txn, "attached_uid", out->attached_uid, sizeof out->attached_uid);
     if ((out->prov = malloc(sizeof *out->prov)) != NULL && model_prov_read(txn, out->prov)) {

@@ -90,6 +90,9 @@ typedef struct model_summary {
     bool window;
     bool window_end;                /* the window holds the session's end  */
     char window_of[96];             /* the exported session's id           */
+    char capture[160];              /* the capture range configured
+                                       ("nvtx:NAME", "cudaProfilerApi"); ""
+                                       when none (model_scope_*)            */
     uint64_t records_by_kind[CUPSTORE_KIND_MAX];
     uint64_t records_by_device[CUPSTORE_DEVICE_MAX];
     uint64_t records_total;
@@ -249,6 +252,31 @@ typedef int (*model_second_fn)(const model_second *s, void *arg);
  *  @return 0, fn's non-zero value, or a cupstore error code. */
 int model_seconds_scan(cupstore_txn *txn, uint64_t from_s, uint64_t to_s, model_second_fn fn,
                        void *arg);
+
+/* ---- The words for an epoch's scope (model_scope.c) --------------------- */
+
+/** The sentences `cuptop report` prints about epoch e's scope, one per
+ *  line ("out of scope (dormant: CUPTI not attached); ...", "in scope: a
+ *  capture range (nvtx:step)", "CUPTI attached late, by a control request
+ *  (attach took 1.2 ms)", "device scope 0,2 (...)", the API policy).
+ *  capture: the session's capture range as configured (model_summary's
+ *  capture: "nvtx:NAME", "cudaProfilerApi"; "" or NULL: none).
+ *  @return the lines written (at most max). */
+size_t model_scope_lines(const cupstore_epoch *e, const char *capture, char (*lines)[200],
+                         size_t max);
+
+/* The same in the monitor's few words. */
+typedef struct model_scope_words {
+    char cupti[128];            /* "CUPTI: attached (late, 0.4 ms)", ...   */
+    char scope[128];            /* "scope: devices 0,2", "scope: all devices,
+                                   capture range nvtx:step (in a range)"   */
+    char api[160];              /* "API gpu, 930 call ids muted"; "" none  */
+} model_scope_words;
+
+/** The kind panel's words, from the newest health row's flags
+ *  (CUPSTORE_HF_*: attached now or not) and the open epoch (NULL: none). */
+void model_scope_brief(uint32_t health_flags, const cupstore_epoch *open, const char *capture,
+                       model_scope_words *out);
 
 /* ---- Facts: what the health rows of a window say ---------------------- */
 

@@ -48,6 +48,8 @@ typedef struct facts_ctx {
     size_t nsplits, cap_splits;
     bool have_last;
     size_t last_idx;            /* epoch of the newest second               */
+    bool have_collect;
+    size_t collect_idx;         /* the newest epoch that collected          */
     uint64_t tail_seen;         /* tail loss counted in the window's seconds */
     uint64_t run_first, run_len, run_lost, prev_loss_s;
     uint64_t run_class[CUPSTORE_LOSS_MAX];
@@ -308,14 +310,31 @@ static int on_second(const model_second *m, void *arg)
                 e->pool_limit = h->pool_limit;
         }
         c->have_last = epoch_find(f, r.ids[r.n - 1], &c->last_idx) != NULL;
+        for (unsigned i = 0; i < r.n; i++) {
+            size_t k;
+            if (epoch_find(f, r.ids[i], &k) && epoch_collects(&f->epochs[k])) {
+                c->have_collect = true;
+                c->collect_idx = k;
+            }
+        }
         return split_push(c, &r);
     }
     c->have_last = true;
     c->last_idx = ni;
+    if (epoch_collects(&f->epochs[ni])) {
+        c->have_collect = true;
+        c->collect_idx = ni;
+    }
     if (m->have_health)
         f->epochs[ni].pool_limit = h->pool_limit;
     epoch_acc *a = &c->acc[ni];
     a->whole_s += m->have_health ? 1.0 : 0.0;
+    /* Records are counted when consumed: those of an epoch that collects
+     * nothing came late from the newest epoch that collected (a capture
+     * range shorter than a second, the flush after a detach), and so did
+     * its losses; its time stays its own. */
+    if (!epoch_collects(&f->epochs[ni]) && c->have_collect)
+        a = &c->acc[c->collect_idx];
     a->whole_rec += total;
     for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
         a->whole_loss[l] += m->loss[l];

@@ -210,6 +210,15 @@ capture() { # NAME END WANT_KERNELS WANT_STEPS
 }
 capture cap_stop stop 1000 1
 capture cap_repeat repeat 1200 2
+# the report names the range, and the capture epoch (shorter than a
+# second) keeps its own time, rate and pool (issue 27 item 11)
+d=$tmp/cap_stop
+"$b/cuptop" report --store "$d/store" "$("$ctl" sessions "$d/store" | head -1)" >"$d/report" 2>&1
+check "cap_stop: the report names the NVTX capture range" \
+    "$(grep -c 'in scope: a capture range (nvtx:step)' "$d/report")" 1
+sed -n '/^Epochs/,/^$/p' "$d/report"
+check "cap_stop: the capture epoch has its time, rate and pool" \
+    "$(awk '/^Epochs/ {e = 1} e && $1 ~ /^[0-9]+$/ && $0 !~ /none/ && $3 > 0 && $4 > 0 && $6 > 0 {n++} END {print n + 0}' "$d/report")" 1
 
 # the stored ranges as sorted (name, domain, count), those named $2 only when given
 range_set() { # RANGES_JSON [NAME]

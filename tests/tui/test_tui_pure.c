@@ -351,42 +351,62 @@ static void test_hist(void **state)
     tui_hist_free(&h);
 }
 
-/* The kind panel's CUPTI and scope lines, from flags and the open epoch. */
+/* The kind panel's CUPTI and scope lines: the model's words, from the
+ * flags, the open epoch and the capture range configured. */
 static void test_scope_text(void **state)
 {
-    char a[96], b[96];
+    model_scope_words w;
     (void)state;
-    tui_scope_text(CUPSTORE_HF_DORMANT, NULL, a, sizeof a, b, sizeof b);
-    assert_string_equal(a, "CUPTI: dormant, not attached (no CUPTI call); a kind on attaches");
-    assert_string_equal(b, "scope: all devices");
+    model_scope_brief(CUPSTORE_HF_DORMANT, NULL, NULL, &w);
+    assert_string_equal(w.cupti, "CUPTI: dormant, not attached (no CUPTI call); a kind on attaches");
+    assert_string_equal(w.scope, "scope: all devices");
+    assert_string_equal(w.api, "");
     cupstore_epoch e = {.id = 2, .kinds = 1, .flags = CUPSTORE_EPOCH_ATTACHED |
                         CUPSTORE_EPOCH_LATE_ATTACH | CUPSTORE_EPOCH_DROPS_UNATTRIBUTED,
                         .attach_ns = 1, .attach_cost_ns = 420000, .devices = 0x5,
                         .pre_contexts = 2};
-    tui_scope_text(CUPSTORE_HF_ATTACHED | CUPSTORE_HF_SCOPED, &e, a, sizeof a, b, sizeof b);
-    assert_string_equal(a, "CUPTI: attached (late, 0.4 ms)");
-    assert_string_equal(b, "scope: devices 0,2; drops of 2 earlier context(s): device none");
+    model_scope_brief(CUPSTORE_HF_ATTACHED | CUPSTORE_HF_SCOPED, &e, NULL, &w);
+    assert_string_equal(w.cupti, "CUPTI: attached (late, 0.4 ms)");
+    assert_string_equal(w.scope, "scope: devices 0,2; drops of 2 earlier context(s): device none");
     cupstore_epoch c = {.id = 3, .flags = CUPSTORE_EPOCH_OUT_OF_SCOPE | CUPSTORE_EPOCH_CAPTURE};
-    tui_scope_text(CUPSTORE_HF_SCOPED, &c, a, sizeof a, b, sizeof b);
-    assert_string_equal(a, "CUPTI: waiting for cudaProfilerStart (subscribed only)");
-    assert_string_equal(b, "scope: all devices, capture range (outside a range)");
+    model_scope_brief(CUPSTORE_HF_SCOPED, &c, "cudaProfilerApi", &w);
+    assert_string_equal(w.cupti, "CUPTI: waiting for cudaProfilerStart (subscribed only)");
+    assert_string_equal(w.scope, "scope: all devices, capture range (outside a range)");
+    model_scope_brief(CUPSTORE_HF_SCOPED, &c, "nvtx:step", &w);
+    assert_string_equal(w.cupti, "CUPTI: waiting for the range nvtx:step");
+    assert_string_equal(w.scope, "scope: all devices, capture range nvtx:step (outside a range)");
     c.flags = CUPSTORE_EPOCH_ATTACHED | CUPSTORE_EPOCH_CAPTURE;
-    tui_scope_text(CUPSTORE_HF_ATTACHED, &c, a, sizeof a, b, sizeof b);
-    assert_string_equal(a, "CUPTI: attached");
-    assert_string_equal(b, "scope: all devices, capture range (in a range)");
+    model_scope_brief(CUPSTORE_HF_ATTACHED, &c, NULL, &w);
+    assert_string_equal(w.cupti, "CUPTI: attached");
+    assert_string_equal(w.scope, "scope: all devices, capture range (in a range)");
     /* the API record policy: what was muted, or that CUPTI could not */
     cupstore_epoch p = {.id = 4, .kinds = CUPSTORE_KINDS_API, .flags = CUPSTORE_EPOCH_ATTACHED,
                         .api_mode = CUPSTORE_API_GPU, .api_muted = {360, 570},
                         .api_policy = "gpu include=cudaGetDevice"};
-    tui_scope_text(CUPSTORE_HF_ATTACHED, &p, a, sizeof a, b, sizeof b);
-    assert_string_equal(b, "scope: all devices; API gpu include=cudaGetDevice, 930 call ids muted");
+    model_scope_brief(CUPSTORE_HF_ATTACHED, &p, NULL, &w);
+    assert_string_equal(w.scope, "scope: all devices");
+    assert_string_equal(w.api, "API gpu include=cudaGetDevice, 930 call ids muted");
     p.flags |= CUPSTORE_EPOCH_API_UNFILTERED;
-    tui_scope_text(CUPSTORE_HF_ATTACHED, &p, a, sizeof a, b, sizeof b);
-    assert_string_equal(b, "scope: all devices; API gpu include=cudaGetDevice: every call "
-                           "(CUPTI cannot mute)");
+    model_scope_brief(CUPSTORE_HF_ATTACHED, &p, NULL, &w);
+    assert_string_equal(w.api, "API gpu include=cudaGetDevice: every call (CUPTI cannot mute)");
     p.kinds = 1;   /* no API kind on: nothing to say */
-    tui_scope_text(CUPSTORE_HF_ATTACHED, &p, a, sizeof a, b, sizeof b);
-    assert_string_equal(b, "scope: all devices");
+    model_scope_brief(CUPSTORE_HF_ATTACHED, &p, NULL, &w);
+    assert_string_equal(w.api, "");
+
+    /* the report's sentences: an NVTX capture range by its name */
+    char lines[8][200];
+    cupstore_epoch r = {.id = 2, .kinds = 1, .flags = CUPSTORE_EPOCH_CAPTURE |
+                        CUPSTORE_EPOCH_ATTACHED, .attach_ns = 1, .attach_cost_ns = 1500000};
+    assert_int_equal(model_scope_lines(&r, "nvtx:step", lines, 8), 2);
+    assert_string_equal(lines[0], "in scope: a capture range (nvtx:step)");
+    assert_string_equal(lines[1], "CUPTI attached at the first capture range (attach took 1.5 ms)");
+    assert_int_equal(model_scope_lines(&r, "cudaProfilerApi", lines, 8), 2);
+    assert_string_equal(lines[0], "in scope: a capture range (cudaProfilerStart to cudaProfilerStop)");
+    r.flags = CUPSTORE_EPOCH_CAPTURE | CUPSTORE_EPOCH_OUT_OF_SCOPE;
+    r.attach_ns = 0;
+    assert_int_equal(model_scope_lines(&r, "nvtx:step", lines, 8), 1);
+    assert_string_equal(lines[0], "out of scope (outside the capture range nvtx:step); its time is "
+                                  "neither loss nor evidence");
 }
 
 /* ---- NVTX ranges on the dashboard (tui_ranges.c) ------------------------ */
