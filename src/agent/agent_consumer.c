@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent_consumer.h"
 #include "agent_int.h"
 #include "agent_norm.h"
 
@@ -27,13 +28,13 @@ static bool consumer_near_cap(agent *a)
     if (cupstore_env_usage(a->env, &used, &size))
         return false;
     /* the batch itself, at its uncompressed size (an upper bound) */
-    return used + reserve + (uint64_t)a->cons.n * sizeof(cupstore_record) >= cap;
+    return used + reserve + (uint64_t)a->consumer.work.n * sizeof(cupstore_record) >= cap;
 }
 
 /* One attempt at the batch: its new names, then the records. */
 static int put_batch(cupstore_txn *txn, void *arg)
 {
-    agent_consumer *c = arg;
+    agent_consumer_work *c = arg;
     const uint32_t *ids;
     size_t np = agent_names_pending(&c->names, &ids);
     int rc = 0;
@@ -52,14 +53,14 @@ static int put_batch(cupstore_txn *txn, void *arg)
  * batch's records as STORE_REFUSED by device and kind. */
 static void consumer_commit(agent *a)
 {
-    agent_consumer *c = &a->cons;
+    agent_consumer_work *c = &a->consumer.work;
     int rc = 0;
 
     if (c->n == 0)
         return;
     /* told to abandon: the batch stays unstored, the stop path counts it
      * as tail once this thread has yielded */
-    if (atomic_load_explicit(&a->consumer_abandon, memory_order_acquire))
+    if (atomic_load_explicit(&a->consumer.abandon, memory_order_acquire))
         return;
     if (a->cfg.sink == AGENT_SINK_NULL || !a->env) {
         agent_names_batch_end(&c->names, true);
@@ -119,7 +120,7 @@ static const char *consumer_api_name(unsigned domain, uint32_t cbid, void *arg)
                                      cbid, &name);
     if (r == CUPTI_SUCCESS && name && name[0])
         return name;
-    if (a->cons.unnamed_noted++ < 8)
+    if (a->consumer.work.unnamed_noted++ < 8)
         agent_note(a, 0, "CUPTI names no %s API cbid %u (%s): shown as \"cbid %u\"",
                    domain == AGENT_API_RUNTIME ? "runtime" : "driver", cbid,
                    a->cupti.GetCallbackName ? agent_cupti_strerror(&a->cupti, r)
@@ -129,7 +130,7 @@ static const char *consumer_api_name(unsigned domain, uint32_t cbid, void *arg)
 }
 
 /* A MARKER record's range row update (its domain interned here). */
-static void consumer_range(agent_consumer *c, const CUpti_ActivityMarker2 *m,
+static void consumer_range(agent_consumer_work *c, const CUpti_ActivityMarker2 *m,
                            const cupstore_record *r)
 {
     uint32_t dom = 0;
@@ -145,7 +146,7 @@ static void consumer_range(agent_consumer *c, const CUpti_ActivityMarker2 *m,
  * tail here (exactly, by kind and device) instead of being committed. */
 static void consumer_parse(agent *a, const agent_qitem *it)
 {
-    agent_consumer *c = &a->cons;
+    agent_consumer_work *c = &a->consumer.work;
     CUpti_Activity *rec = NULL;
     uint64_t rec_counts[AGENT_DEVS][CUPSTORE_KIND_MAX];
     uint64_t zero[AGENT_DEVS][CUPSTORE_KIND_MAX];
@@ -187,14 +188,14 @@ static void consumer_parse(agent *a, const agent_qitem *it)
             continue;
         }
         if (c->n == AGENT_BATCH_MAX && !to_tail) {
-            if (!atomic_load_explicit(&a->consumer_abandon, memory_order_acquire))
+            if (!atomic_load_explicit(&a->consumer.abandon, memory_order_acquire))
                 consumer_commit(a);
             if (c->n == AGENT_BATCH_MAX) {
                 /* abandoned (before or during that commit, which then did
                  * not start): the rest of this buffer is tail loss */
                 to_tail = true;
             }
-            if (atomic_load_explicit(&a->cons_state, memory_order_acquire) == AGENT_CONS_ORPHANED)
+            if (atomic_load_explicit(&a->consumer.state, memory_order_acquire) == AGENT_CONS_ORPHANED)
                 break;   /* the stop wrote its final status without us */
         }
         cupstore_record tmp, *r = to_tail ? &tmp : &c->batch[c->n];
@@ -249,7 +250,7 @@ static void consumer_parse(agent *a, const agent_qitem *it)
 static bool consumer_enter(agent *a)
 {
     int s = AGENT_CONS_IDLE;
-    return atomic_compare_exchange_strong(&a->cons_state, &s, AGENT_CONS_BUSY);
+    return atomic_compare_exchange_strong(&a->consumer.state, &s, AGENT_CONS_BUSY);
 }
 
 /* Consumer: end a step in state `to` (IDLE, or DONE); false when the stop
@@ -257,12 +258,12 @@ static bool consumer_enter(agent *a)
 static bool consumer_leave(agent *a, int to)
 {
     int s = AGENT_CONS_BUSY;
-    return atomic_compare_exchange_strong(&a->cons_state, &s, to);
+    return atomic_compare_exchange_strong(&a->consumer.state, &s, to);
 }
 
 static bool consumer_batch_due(agent *a)
 {
-    return a->cons.n && agent_mono_ns() - a->cons.first_mono >= AGENT_BATCH_NS;
+    return a->consumer.work.n && agent_mono_ns() - a->consumer.work.first_mono >= AGENT_BATCH_NS;
 }
 
 /* At the end: the marker kind was on but no NVTX call was routed to the
@@ -272,7 +273,7 @@ static void consumer_nvtx_note(agent *a)
 {
     uint32_t m = 1u << CUPSTORE_KIND_MARKER;
     uint32_t on = a->cfg.kinds | (uint32_t)atomic_load(&a->kinds) | agent_epoch_kinds(a);
-    if (!(on & m) || a->cons.ranges.seen || agent_nvtx_inits())
+    if (!(on & m) || a->consumer.work.ranges.seen || agent_nvtx_inits())
         return;
     const char *p = getenv("NVTX_INJECTION64_PATH");
     agent_note(a, 1,
@@ -288,37 +289,37 @@ static void *consumer_main(void *arg)
 
     agent_thread_enter();
     for (;;) {
-        if (atomic_load_explicit(&a->consumer_abandon, memory_order_acquire)) {
+        if (atomic_load_explicit(&a->consumer.abandon, memory_order_acquire)) {
             /* stop gave up waiting: hand it the batch and the queue */
             int s = AGENT_CONS_IDLE;
-            (void)atomic_compare_exchange_strong(&a->cons_state, &s, AGENT_CONS_YIELDED);
+            (void)atomic_compare_exchange_strong(&a->consumer.state, &s, AGENT_CONS_YIELDED);
             return NULL;
         }
         if (!consumer_enter(a))
             return NULL;   /* taken over between steps */
         bool got = agent_queue_pop(&a->queue, &it);
-        bool quit = !got && atomic_load_explicit(&a->consumer_quit, memory_order_acquire);
+        bool quit = !got && atomic_load_explicit(&a->consumer.quit, memory_order_acquire);
         if (got) {
-            atomic_store_explicit(&a->consumer_busy, 1, memory_order_relaxed);
+            atomic_store_explicit(&a->consumer.busy, 1, memory_order_relaxed);
             if (it.valid)   /* an empty one (a flush, a teardown): no CUPTI call */
                 consumer_parse(a, &it);
             agent_pool_put(&a->pool, (int)it.slot);
             agent_count(a, C_BUF_CONSUMED, 1);
-            atomic_store_explicit(&a->consumer_busy, 0, memory_order_release);
+            atomic_store_explicit(&a->consumer.busy, 0, memory_order_release);
         }
         /* agent_drain(commit) asked for the batch once the queue is empty */
-        uint64_t req = atomic_load_explicit(&a->commit_req, memory_order_acquire);
-        bool asked = !got && req != atomic_load_explicit(&a->commit_done, memory_order_relaxed);
+        uint64_t req = atomic_load_explicit(&a->consumer.commit_req, memory_order_acquire);
+        bool asked = !got && req != atomic_load_explicit(&a->consumer.commit_done, memory_order_relaxed);
         if (quit || asked || consumer_batch_due(a))
             consumer_commit(a);   /* no-op once told to abandon */
         if (asked)
-            atomic_store_explicit(&a->commit_done, req, memory_order_release);
-        if (quit && !atomic_load_explicit(&a->consumer_abandon, memory_order_acquire)) {
-            if (a->cons.ranges.unbalanced)
+            atomic_store_explicit(&a->consumer.commit_done, req, memory_order_release);
+        if (quit && !atomic_load_explicit(&a->consumer.abandon, memory_order_acquire)) {
+            if (a->consumer.work.ranges.unbalanced)
                 agent_note(a, 1,
                            "%llu NVTX range end(s) (pop or end) matched no open range of the "
                            "session: stored as unbalanced (cuptop ranges counts them)",
-                           (unsigned long long)a->cons.ranges.unbalanced);
+                           (unsigned long long)a->consumer.work.ranges.unbalanced);
             consumer_nvtx_note(a);
             (void)consumer_leave(a, AGENT_CONS_DONE);
             return NULL;
@@ -326,15 +327,15 @@ static void *consumer_main(void *arg)
         if (!consumer_leave(a, AGENT_CONS_IDLE))
             return NULL;   /* orphaned: the stop path did not wait for us */
         if (!got && !quit)   /* short: a single completed buffer does not wake us */
-            agent_queue_wait(&a->queue, a->cons.n ? 5000000u : 10000000u);
+            agent_queue_wait(&a->queue, a->consumer.work.n ? 5000000u : 10000000u);
     }
 }
 
 int agent_consumer_start(agent *a)
 {
-    agent_consumer *c = &a->cons;
-    if (a->consumer_orphaned)
-        return EBUSY;   /* a consumer left in a commit still owns a->cons */
+    agent_consumer_work *c = &a->consumer.work;
+    if (a->consumer.orphaned)
+        return EBUSY;   /* a consumer left in a commit still owns its work */
     if (!c->batch) {
         c->batch = malloc(AGENT_BATCH_MAX * sizeof *c->batch);
         if (!c->batch || agent_names_init(&c->names))
@@ -352,11 +353,11 @@ int agent_consumer_start(agent *a)
     c->refused_noted = false;
     c->unnamed_noted = 0;
     memset(c->counts, 0, sizeof c->counts);
-    atomic_store(&a->consumer_quit, 0);
-    atomic_store(&a->consumer_abandon, 0);
-    atomic_store(&a->cons_state, AGENT_CONS_IDLE);
-    int rc = pthread_create(&a->consumer_th, NULL, consumer_main, a);
-    a->consumer_up = rc == 0;
+    atomic_store(&a->consumer.quit, 0);
+    atomic_store(&a->consumer.abandon, 0);
+    atomic_store(&a->consumer.state, AGENT_CONS_IDLE);
+    int rc = pthread_create(&a->consumer.th, NULL, consumer_main, a);
+    a->consumer.up = rc == 0;
     return rc;
 }
 
@@ -364,25 +365,25 @@ static int consumer_join(agent *a, uint32_t timeout_ms)
 {
     struct timespec ts;
     agent_deadline(&ts, timeout_ms);
-    int rc = pthread_timedjoin_np(a->consumer_th, NULL, &ts);
+    int rc = pthread_timedjoin_np(a->consumer.th, NULL, &ts);
     if (rc == 0)
-        a->consumer_up = false;
+        a->consumer.up = false;
     return rc;
 }
 
 int agent_consumer_stop(agent *a, uint32_t timeout_ms)
 {
-    agent_consumer *c = &a->cons;
+    agent_consumer_work *c = &a->consumer.work;
     int rc = ETIMEDOUT;
 
-    if (!a->consumer_up)
+    if (!a->consumer.up)
         return 0;
-    atomic_store(&a->consumer_abandon, 0);
-    atomic_store_explicit(&a->consumer_quit, 1, memory_order_release);
+    atomic_store(&a->consumer.abandon, 0);
+    atomic_store_explicit(&a->consumer.quit, 1, memory_order_release);
     agent_queue_kick(&a->queue);
     if (consumer_join(a, timeout_ms) == 0)
         return 0;   /* DONE: its batch is stored (or counted refused) */
-    atomic_store_explicit(&a->consumer_abandon, 1, memory_order_release);
+    atomic_store_explicit(&a->consumer.abandon, 1, memory_order_release);
     agent_queue_kick(&a->queue);
     /* Wait for it to yield at a boundary, or take its work over between
      * two steps.  A step in progress (a commit on a slow disk) gets the
@@ -391,7 +392,7 @@ int agent_consumer_stop(agent *a, uint32_t timeout_ms)
     uint32_t grace = timeout_ms > AGENT_STOP_GRACE_MS ? timeout_ms : AGENT_STOP_GRACE_MS;
     uint64_t deadline = agent_mono_ns() + (uint64_t)grace * 1000000u;
     for (;;) {
-        int s = atomic_load_explicit(&a->cons_state, memory_order_acquire);
+        int s = atomic_load_explicit(&a->consumer.state, memory_order_acquire);
         if (s == AGENT_CONS_DONE) {
             rc = 0;   /* it finished after all */
             break;
@@ -399,15 +400,15 @@ int agent_consumer_stop(agent *a, uint32_t timeout_ms)
         if (s == AGENT_CONS_YIELDED)
             break;
         if (s == AGENT_CONS_IDLE &&
-            atomic_compare_exchange_strong(&a->cons_state, &s, AGENT_CONS_TAKEN))
+            atomic_compare_exchange_strong(&a->consumer.state, &s, AGENT_CONS_TAKEN))
             break;
         if (s == AGENT_CONS_BUSY && agent_mono_ns() >= deadline &&
-            atomic_compare_exchange_strong(&a->cons_state, &s, AGENT_CONS_ORPHANED)) {
+            atomic_compare_exchange_strong(&a->consumer.state, &s, AGENT_CONS_ORPHANED)) {
             /* its batch and the buffer it parses are lost uncounted, or
              * stored after the final status: the caller notes it */
-            pthread_detach(a->consumer_th);
-            a->consumer_up = false;
-            a->consumer_orphaned = true;   /* it still uses a->cons */
+            pthread_detach(a->consumer.th);
+            a->consumer.up = false;
+            a->consumer.orphaned = true;   /* it still uses its work */
             return EBUSY;
         }
         agent_queue_kick(&a->queue);
@@ -416,8 +417,8 @@ int agent_consumer_stop(agent *a, uint32_t timeout_ms)
     }
     /* YIELDED, TAKEN or DONE: the thread touches nothing any more and
      * exits at once (TAKEN: at most its 10 ms queue wait). */
-    pthread_join(a->consumer_th, NULL);
-    a->consumer_up = false;
+    pthread_join(a->consumer.th, NULL);
+    a->consumer.up = false;
     /* its unstored batch is tail loss, by its own per-kind, per-device
      * counts (records it counted as tail itself are not in the batch) */
     for (unsigned d = 0; d < AGENT_DEVS; d++)
@@ -428,4 +429,31 @@ int agent_consumer_stop(agent *a, uint32_t timeout_ms)
     agent_ranges_batch_end(&c->ranges);   /* the batch's range rows go with it */
     memset(c->counts, 0, sizeof c->counts);
     return rc;
+}
+
+/* Wait until the queue is empty and the consumer holds no buffer (the stop
+ * protocol's step 3, which commits in its step 4); with commit, also until
+ * the consumer has stored its batch (a detach before it acknowledges,
+ * agent_control.c: a reader after the acknowledgement sees every record). */
+int agent_drain(agent *a, uint32_t timeout_ms, bool commit)
+{
+    uint64_t deadline = agent_mono_ns() + (uint64_t)timeout_ms * 1000000u;
+    uint64_t want = commit ? atomic_fetch_add(&a->consumer.commit_req, 1) + 1 : 0;
+    while (agent_queue_depth(&a->queue) ||
+           atomic_load_explicit(&a->cb_inflight, memory_order_acquire) ||
+           atomic_load_explicit(&a->consumer.busy, memory_order_acquire) ||
+           atomic_load_explicit(&a->consumer.commit_done, memory_order_acquire) < want) {
+        if (agent_mono_ns() >= deadline)
+            return ETIMEDOUT;
+        agent_queue_kick(&a->queue);
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    return 0;
+}
+
+void agent_consumer_forked(agent *a)
+{
+    a->consumer.up = false;
+    a->consumer.orphaned = false;   /* no orphan thread here: the work is free */
 }

@@ -21,6 +21,7 @@
 #include "agent_api.h"
 #include "agent_attach.h"
 #include "agent_config.h"
+#include "agent_consumer.h"
 #include "agent_control.h"
 #include "agent_cupti.h"
 #include "agent_epoch.h"
@@ -111,39 +112,6 @@ typedef struct agent_ctx {
                                query and no per-context enable            */
 } agent_ctx;
 
-/* Who owns the consumer's work (its unstored batch, the buffer it is
- * parsing, the queue) - the hand-off between the consumer and the stop
- * protocol, changed only by compare-and-swap:
- *   IDLE -> BUSY -> IDLE   consumer: a step (pop + parse, or a commit)
- *   BUSY -> DONE           consumer: finished normally (batch stored)
- *   IDLE -> YIELDED        consumer: told to abandon, exits at a boundary
- *   IDLE -> TAKEN          stop: took over a consumer between steps
- *   BUSY -> ORPHANED       stop: gave up on a step that would not end
- * In YIELDED, TAKEN and DONE the stop path owns the batch and the queue
- * (the consumer never touches them again); in ORPHANED it owns only the
- * queue (the consumer's step in progress ends with a store or a refusal
- * the final status cannot include: the only uncertain case, noted). */
-enum {
-    AGENT_CONS_IDLE = 0,
-    AGENT_CONS_BUSY,
-    AGENT_CONS_DONE,
-    AGENT_CONS_YIELDED,
-    AGENT_CONS_TAKEN,
-    AGENT_CONS_ORPHANED,
-};
-
-/* Per-session state of the consumer thread (consumer-only). */
-typedef struct agent_consumer {
-    cupstore_record *batch;
-    uint32_t n;
-    uint64_t first_mono;    /* when the batch got its first record        */
-    uint32_t counts[AGENT_DEVS][CUPSTORE_KIND_MAX];   /* batch's records  */
-    agent_names names;
-    bool refused_noted;
-    unsigned unnamed_noted;   /* notes about cbids CUPTI cannot name     */
-    agent_ranges ranges;      /* NVTX range rows of the batch (agent_ranges.h) */
-} agent_consumer;
-
 /* Room allocated on the disk ahead of data.mdb (agent_reserve.c). */
 typedef struct agent_reserve {
     int fd;                 /* data.mdb, for fallocate; -1: no reserve    */
@@ -206,22 +174,15 @@ typedef struct agent {
     uint64_t dropped_at_destroy[AGENT_DEVS];   /* under ctx_lock          */
 
     /* threads */
-    pthread_t consumer_th, health_th;
-    bool consumer_up, health_up;
-    bool consumer_orphaned;           /* a consumer left behind in a step:
-                                         no new session's consumer here   */
-    _Atomic int consumer_quit, health_quit;
-    _Atomic int consumer_abandon;     /* stop: exit now, commit nothing   */
-    _Atomic int consumer_busy;        /* a buffer is being parsed         */
-    _Atomic uint64_t commit_req;      /* agent_drain(commit): asks the    */
-    _Atomic uint64_t commit_done;     /* consumer to store its batch now  */
-    _Atomic int cons_state;           /* AGENT_CONS_*: the hand-off       */
+    pthread_t health_th;
+    bool health_up;
+    _Atomic int health_quit;
     _Atomic uint32_t cb_inflight;     /* bufferCompleted calls running:
                                          the stop waits for them to end
                                          before it walks the queue        */
     pthread_mutex_t health_lock;
     pthread_cond_t health_cond;
-    agent_consumer cons;
+    agent_consumer_state consumer;    /* consumer thread (agent_consumer.h) */
 
     agent_stop_state stop;            /* stop protocol (agent_stop.h)     */
 } agent;
@@ -278,9 +239,6 @@ void CUPTIAPI agent_resource_cb(void *userdata, CUpti_CallbackDomain domain,
 /** A context learned from a CONTEXT record (consumer thread). */
 void agent_ctx_dumped(agent *a, uint32_t ctx_id, uint32_t device_id);
 
-/** Wait up to timeout_ms until the queue is empty and the consumer holds no
- *  buffer: what CUPTI handed back is stored.  @return 0 or ETIMEDOUT. */
-int agent_drain(agent *a, uint32_t timeout_ms, bool commit);
 /* agent_nvtx.c: NVTX routed through the agent (InitializeInjectionNvtx2). */
 /** CUPTI is attached: hand it the NVTX tables kept so far. */
 void agent_nvtx_attached(agent *a);
@@ -291,21 +249,6 @@ unsigned agent_nvtx_given(void);
 /** NVTX_INJECTION64_PATH = this library, when unset (best effort). */
 void agent_nvtx_setenv(void);
 
-/* agent_consumer.c */
-int agent_consumer_start(agent *a);
-/** Ask the consumer to finish (drain the queue, commit its batch) and join
- *  it, waiting at most timeout_ms.  If it does not finish in time it is told
- *  to abandon the rest: it exits at the next boundary (between buffers, or
- *  at a full batch: the rest of that buffer is counted as tail by the
- *  consumer) without committing again; a step in progress (a commit on a
- *  slow disk) gets AGENT_STOP_GRACE_MS more.  Once it has yielded, its
- *  unstored batch is counted as tail loss by kind and device here.  The
- *  queue is never touched by the consumer after this returns.
- *  @return 0 (finished), ETIMEDOUT (abandoned: the batch is counted, the
- *  queue left is exact tail for the caller), or EBUSY (a step never ended:
- *  the consumer is orphaned, its batch is uncertain; the queue is still the
- *  caller's to count). */
-int agent_consumer_stop(agent *a, uint32_t timeout_ms);
 
 /* agent_reserve.c */
 /** Open the session's data.mdb for the disk reserve and allocate the

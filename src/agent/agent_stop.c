@@ -134,27 +134,6 @@ static int stop_flush(agent *a, uint32_t timeout_ms, bool *timed_out)
     return (int)job.rc;
 }
 
-/* Wait until the queue is empty and the consumer holds no buffer (the stop
- * protocol's step 3, which commits in its step 4); with commit, also until
- * the consumer has stored its batch (a detach before it acknowledges,
- * agent_health.c: a reader after the acknowledgement sees every record). */
-int agent_drain(agent *a, uint32_t timeout_ms, bool commit)
-{
-    uint64_t deadline = agent_mono_ns() + ms_to_ns(timeout_ms);
-    uint64_t want = commit ? atomic_fetch_add(&a->commit_req, 1) + 1 : 0;
-    while (agent_queue_depth(&a->queue) ||
-           atomic_load_explicit(&a->cb_inflight, memory_order_acquire) ||
-           atomic_load_explicit(&a->consumer_busy, memory_order_acquire) ||
-           atomic_load_explicit(&a->commit_done, memory_order_acquire) < want) {
-        if (agent_mono_ns() >= deadline)
-            return ETIMEDOUT;
-        agent_queue_kick(&a->queue);
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
-    }
-    return 0;
-}
-
 struct final_arg {
     cupstore_final f;
     cupstore_step steps[CUPSTORE_STEP_MAX];
@@ -484,9 +463,9 @@ static void atfork_child(void)
     agent_reserve_close(a);   /* the parent's data.mdb: not ours */
     pthread_mutex_init(&a->health_lock, NULL);
     pthread_cond_init(&a->health_cond, NULL);
-    a->consumer_up = a->health_up = false;
+    agent_consumer_forked(a);
+    a->health_up = false;
     a->stop.up = false;
-    a->consumer_orphaned = false;   /* no orphan thread here: a->cons is free */
     a->abandoned_env = a->env;
     a->env = NULL;
     sem_init(&a->stop.sem, 0, 0);
