@@ -307,6 +307,39 @@ static int fail_open(char **cause, int rc, const char *dir, const char *id)
     return rc;
 }
 
+/* The stop protocol's steps and the final flush. */
+static int judge_stop(cupstore_txn *txn, model_summary *s, const cupstore_final *f,
+                      uint64_t end_s)
+{
+    int rc;
+    struct step_ctx st = {.len = 0};
+    if ((rc = cupstore_step_scan(txn, step_row, &st)) != 0)
+        return rc;
+    uint32_t all = (1u << CUPSTORE_STEP_MAX) - 1;
+    if (st.failed) {
+        if ((rc = reason_add(s, MODEL_REASON_PROTOCOL, st.failed, end_s, end_s, 0,
+                             "stop protocol: %s", st.text)) != 0)
+            return rc;
+    } else if (!f->protocol_complete || (st.seen & all) != all) {
+        char missing[128] = "";
+        size_t ml = 0;
+        for (unsigned i = 0; i < CUPSTORE_STEP_MAX; i++)
+            if (!(st.seen & (1u << i)) && ml < sizeof missing)
+                ml += (size_t)snprintf(missing + ml, sizeof missing - ml, "%s%s",
+                                       ml ? ", " : "", cupstore_step_name(i));
+        if ((rc = reason_add(s, MODEL_REASON_PROTOCOL, 1, end_s, end_s, 0,
+                             "stop protocol did not run to the end (exit path %s%s%s)",
+                             cupstore_exit_name(f->exit_path), ml ? "; steps missing: " : "",
+                             missing)) != 0)
+            return rc;
+    }
+    if (!f->flush_ok &&
+        (rc = reason_add(s, MODEL_REASON_FLUSH, 1, end_s, end_s, 0,
+                         "flush: the final forced flush did not succeed")) != 0)
+        return rc;
+    return 0;
+}
+
 /* The verdict part that needs the final status, steps and notes. */
 static int judge_end(cupstore_txn *txn, sum_ctx *c, bool covers_end, bool have_final,
                      const cupstore_final *f)
@@ -343,30 +376,8 @@ static int judge_end(cupstore_txn *txn, sum_ctx *c, bool covers_end, bool have_f
 
     if (s->cupti_failed && f->exit_path == CUPSTORE_EXIT_DETACH)
         return 0;   /* nothing started, nothing to stop or flush: said first */
-    struct step_ctx st = {.len = 0};
-    if ((rc = cupstore_step_scan(txn, step_row, &st)) != 0)
-        return rc;
-    uint32_t all = (1u << CUPSTORE_STEP_MAX) - 1;
-    if (st.failed) {
-        if ((rc = reason_add(s, MODEL_REASON_PROTOCOL, st.failed, end_s, end_s, 0,
-                             "stop protocol: %s", st.text)) != 0)
-            return rc;
-    } else if (!f->protocol_complete || (st.seen & all) != all) {
-        char missing[128] = "";
-        size_t ml = 0;
-        for (unsigned i = 0; i < CUPSTORE_STEP_MAX; i++)
-            if (!(st.seen & (1u << i)) && ml < sizeof missing)
-                ml += (size_t)snprintf(missing + ml, sizeof missing - ml, "%s%s",
-                                       ml ? ", " : "", cupstore_step_name(i));
-        if ((rc = reason_add(s, MODEL_REASON_PROTOCOL, 1, end_s, end_s, 0,
-                             "stop protocol did not run to the end (exit path %s%s%s)",
-                             cupstore_exit_name(f->exit_path), ml ? "; steps missing: " : "",
-                             missing)) != 0)
-            return rc;
-    }
-    if (!f->flush_ok &&
-        (rc = reason_add(s, MODEL_REASON_FLUSH, 1, end_s, end_s, 0,
-                         "flush: the final forced flush did not succeed")) != 0)
+    /* --only-if: stepped aside before CUPTI, nothing to stop or flush */
+    if (!s->skipped[0] && (rc = judge_stop(txn, s, f, end_s)) != 0)
         return rc;
     if ((f->exit_path == CUPSTORE_EXIT_DETACH || c->any_disabled) && !s->cupti_failed) {
         struct note_ctx nc = {.have = false};

@@ -102,6 +102,17 @@ grep -q 'only-if RANK=0: RANK is \\"1\\"' "$d/sessions.json" ||
     { echo "FAIL only-if: the listing does not say why"; fail=1; }
 "$b/cuptop" check --store "$d/store" --all >"$d/check.out" 2>&1
 check "only-if: cuptop check --all passes (skipped by design)" "$?" 0
+# its reasons say it stepped aside, never that a flush or a stop protocol
+# that had nothing to do failed (issue 27 item 11)
+python3 - "$d/sessions.json" <<'PY' >"$d/skip_reasons" 2>&1 ||
+import json, sys
+skipped = [s for s in json.load(open(sys.argv[1])) if s["verdict"] == "SKIPPED"]
+assert len(skipped) == 1, skipped
+print(" ".join(r["class"] for r in skipped[0]["reasons"]))
+PY
+    { echo "FAIL only-if: reading the skipped session's reasons: $(cat "$d/skip_reasons")"; fail=1; }
+check "only-if: the skipped session's reasons (no flush, no protocol)" \
+    "$(cat "$d/skip_reasons")" disabled
 r0=$("$ctl" sessions "$d/store" | while read -r i; do
     "$ctl" dump "$d/store" "$i" | grep -q '^records.kernel.0=200$' && echo yes; done)
 check "only-if: rank 0 collected" "$r0" yes
