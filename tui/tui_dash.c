@@ -75,7 +75,7 @@ static const char *legend_abbr(const char *name)
         {"kernel", "kern"},   {"memcpy", "cpy"},       {"memset", "set"},
         {"runtime", "rt"},    {"driver", "drv"},       {"overhead", "ovh"},
         {"marker", "mark"},   {"other", "oth"},        {"outstanding", "out"},
-        {"declined", "decl"}, {"high-water", "hw"},    {"capacity", "cap"},
+        {"requests declined", "req.decl"}, {"high-water", "hw"}, {"capacity", "cap"},
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (strcmp(map[i][0], name) == 0)
@@ -343,7 +343,9 @@ static void panel_buffers(tui *t, WINDOW *pw, WINDOW *plot, dash_frame *f)
     snprintf(val, sizeof val, "%s/%s", a, b);
     legend_add(f, TUI_C_SERIES0, "outstanding", val);
     tui_format_count(cursor_value(t, TUI_S_BUF_DECLINED), c, sizeof c);
-    legend_add(f, TUI_C_BAD, "declined", c);
+    /* buffer requests (not records: the loss line's "declined" counts
+     * those), named apart */
+    legend_add(f, TUI_C_BAD, "requests declined", c);
     tui_format_count(cursor_value(t, TUI_S_OVERHEAD), c, sizeof c);
     legend_add(f, TUI_C_SERIES1, "overhead", c);
     tui_series_ref s[3] = {{v1, va[1], TUI_C_BAD, TUI_PLOT_AREA},

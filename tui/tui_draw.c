@@ -87,19 +87,50 @@ int tui_draw_wrapped(WINDOW *w, int y, int x, attr_t a, const char *s, int maxro
 
 #define TUI_BANNER_MAX_ROWS 3
 
-int tui_banner_rows(const tui *t, int cols)
+/* The banner's text now: the demo's hint while records are being lost (or
+ * before any was), its "clear" text once the session on screen lost
+ * records and then none for TUI_BANNER_CLEAR_S seconds (the model's
+ * series, tui_hist). */
+static const char *banner_text(const tui *t)
 {
     const char *hint = t->opts ? t->opts->demo_hint : NULL;
-    if (!hint || !hint[0])
+    const char *clear = t->opts ? t->opts->demo_hint_clear : NULL;
+    const tui_hist *h = &t->hist;
+    if (!hint || !clear || !h->len || h->len < TUI_BANNER_CLEAR_S)
+        return hint;
+    const double *v = tui_hist_v(h, TUI_S_LOSS_TOTAL);
+    const bool *va = tui_hist_valid(h, TUI_S_LOSS_TOTAL);
+    bool before = false, recent = false;
+    for (size_t i = 0; i < h->len; i++)
+        if (va[i] && v[i] > 0) {
+            if (i + TUI_BANNER_CLEAR_S >= h->len)
+                recent = true;
+            else
+                before = true;
+        }
+    return before && !recent ? clear : hint;
+}
+
+static int banner_rows_of(const char *text, int cols)
+{
+    if (!text || !text[0])
         return 0;
     tui_line lines[TUI_BANNER_MAX_ROWS];
-    int n = (int)tui_wrap(hint, cols - 2, lines, TUI_BANNER_MAX_ROWS);
+    int n = (int)tui_wrap(text, cols - 2, lines, TUI_BANNER_MAX_ROWS);
     return n > 0 ? n : 1;
+}
+
+int tui_banner_rows(const tui *t, int cols)
+{
+    /* the larger of the two texts: the layout stays when the text changes */
+    int a = banner_rows_of(t->opts ? t->opts->demo_hint : NULL, cols);
+    int b = banner_rows_of(t->opts ? t->opts->demo_hint_clear : NULL, cols);
+    return a > b ? a : b;
 }
 
 void tui_draw_banner(const tui *t, WINDOW *w, int y, int rows)
 {
-    const char *hint = t->opts ? t->opts->demo_hint : NULL;
+    const char *hint = banner_text(t);
     if (!w || !hint || rows <= 0)
         return;
     attr_t a = tui_color_attr(TUI_C_BANNER);

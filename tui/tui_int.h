@@ -109,6 +109,8 @@ enum tui_series_id {
 };
 
 #define TUI_HIST_KEEP 10800u     /* seconds of history kept (3 h)         */
+#define TUI_BANNER_CLEAR_S 5u    /* seconds without loss: the demo banner
+                                    says the drops stopped               */
 #define TUI_MAX_EPOCHS 256
 #define TUI_MAX_MARKS 64
 

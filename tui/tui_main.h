@@ -19,6 +19,9 @@ typedef struct tui_opts {
     bool ascii;              /* force ASCII plots instead of Braille        */
     bool mono;               /* no colours                                  */
     const char *demo_hint;   /* text for a banner line (NULL for none)      */
+    const char *demo_hint_clear; /* the banner instead once the session on
+                                    screen lost records and then lost none
+                                    for TUI_BANNER_CLEAR_S s (NULL: keep it) */
     /* The export writer (export_run); NULL: the export key says export is
      * unavailable. */
     export_run_fn export_fn;

@@ -311,6 +311,9 @@ static int demo_live(const char *cmd, const char *store_opt, bool ascii, bool mo
         .demo_hint = "demo: CUPTI is dropping records (the agent's pool is too small for "
                      "this rate). Press k for the kind panel and turn runtime and driver records "
                      "off (space): the drops stop, in a new epoch.",
+        .demo_hint_clear = "demo: no records lost in the last 5 s: the drops stopped. The "
+                           "kind panel (k) compares the epochs; m and M mark a window, e "
+                           "exports it.",
         .export_fn = export_run,
         .set_fatal_cleanup = cli_set_fatal_cleanup,
     };

@@ -26,6 +26,9 @@ done
 tui_start_size 160 40 "$b/cuptop" --store "$store" --session "$id"
 tui_wait "callback latency" "the dashboard"
 tui_wait "loss:" "the loss line"
+# the buffers panel counts buffer requests: named apart from the loss
+# line's "declined", which counts records (issue 27, monitor text)
+tui_wait "requests declined" "the buffers panel's declined requests, named apart"
 # the dashboard must show every class with the report's count
 while read -r name count; do
     tui_wait_until sh -c "tmux -L '$TUI_SOCK' capture-pane -p -t tui | grep -q -- ' $name $count\\( \\|\$\\)'"

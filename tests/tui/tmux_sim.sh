@@ -69,6 +69,9 @@ for k in $kinds; do
     idx=$((idx + 1))
 done
 tui_wait "No losses now" "drops stopped after narrowing"
+# the demo's banner follows: it no longer says records are being dropped
+tui_wait "demo: no records lost in the last 5 s" "the banner after the drops stopped"
+tui_screen | grep -q "CUPTI is dropping records" && fail "the banner still says records are dropped"
 tui_keys q
 st=$(tui_wait_exit)
 [ "$st" = 0 ] || fail "q should exit 0, got $st"
