@@ -113,7 +113,9 @@ static void print_verdict(const model_summary *s, const char *window, uint64_t f
     if (!s->complete)
         print_notes(s, from_s, to_s);
     /* the model's first recommendation (cuptop report ranks them all) */
-    if (first && first->setting[0] && first->value[0])
+    /* the rerun setting once: a brief may already name it (the buffer
+     * size's does, for the monitor's line) */
+    if (first && first->setting[0] && first->value[0] && !strstr(first->brief, "(rerun: "))
         printf("  advice: %s (rerun: %s=%s)\n", first->brief, first->setting, first->value);
     else if (first)
         printf("  advice: %s\n", first->brief);

@@ -454,8 +454,8 @@ int model_advise(const model_summary *s, const model_facts *f, model_advice **ou
     }
     if (L[CUPSTORE_LOSS_PARSE_ERROR] && (a = adv_new(&l, MODEL_ADVICE_PARSE))) {
         setf(a->brief, sizeof a->brief, "Unparsable records: check the CUPTI version");
-        setf(a->text, sizeof a->text, "Check the CUPTI version the agent was built for "
-             "against the one loaded (cuptop report shows both).");
+        setf(a->text, sizeof a->text, "Check that the CUPTI loaded (cuptop report: its CUPTI "
+             "line, with the API version) is the one of the CUDA toolkit cuptop was built with.");
         setf(a->evidence, sizeof a->evidence, "%" PRIu64 " records could not be parsed",
              L[CUPSTORE_LOSS_PARSE_ERROR]);
     }

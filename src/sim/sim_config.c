@@ -58,7 +58,7 @@ static const sim_scenario sim_scenarios[] = {
     {"invalid", "kernel=20000,memcpy=2000,memset=500,runtime=1000,driver=1000",
                 "invalid=997", 0},
     {"zero-ts", "kernel=20000,memcpy=2000,memset=500,runtime=1000,driver=1000",
-                "zero_ts=101", 0},
+                "zero_ts=101,zero_ts_need=4096", 0},
     {"dup", "kernel=20000,memcpy=2000,runtime=1000,driver=1000", "dup=5", 0},
     /* Several kinds, mostly API calls (as a framework makes them): the
      * completion thread returns one buffer per 28 ms, which keeps up with
@@ -132,6 +132,8 @@ static int sim_parse_faults(sim_config *c, const char *s, char *why, size_t whyl
             bad = sim_u(v, 1u << 30, &c->invalid_every);
         else if (!strcmp(tok, "zero_ts"))
             bad = sim_u(v, 1u << 30, &c->zero_ts_every);
+        else if (!strcmp(tok, "zero_ts_need"))
+            bad = sim_u(v, 1u << 30, &c->zero_ts_need_mib);
         else if (!strcmp(tok, "subscriber")) {
             bad = sim_u(v, 1, &u);
             c->subscriber = u;

@@ -67,6 +67,8 @@ typedef struct sim_config {
     unsigned burst_ms, burst_every_ms; /* ... for D ms every P ms          */
     unsigned invalid_every;       /* every Nth record written invalid      */
     unsigned zero_ts_every;       /* every Nth GPU record start=end=0      */
+    unsigned zero_ts_need_mib;    /* zero_ts only while the device buffers
+                                     (size x pool limit) hold less (0: always) */
     bool subscriber;              /* a second subscriber holds CUPTI       */
     unsigned foreign_every;       /* foreign buffer before every Nth       */
     unsigned steal_every;         /* every Nth buffer goes to the other    */

@@ -96,9 +96,18 @@ static bool sim_fault_invalid(void)
     return n && (atomic_fetch_add_explicit(&sim.n_invalid, 1, memory_order_relaxed) + 1) % n == 0;
 }
 
+/* Zero timestamps are CUPTI's answer to a lack of device memory for its
+ * records (cuptiActivityGetNextRecord's documentation; on real GPUs a low
+ * CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT brings them on): with
+ * zero_ts_need, only while the device buffers, size x pool limit, hold
+ * less than the workload needs. */
 static bool sim_fault_zero(void)
 {
     unsigned n = sim.cfg.zero_ts_every;
+    uint64_t need = (uint64_t)sim.cfg.zero_ts_need_mib << 20;
+    if (need && sim.attr[CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE] *
+                        sim.attr[CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT] >= need)
+        return false;
     return n && (atomic_fetch_add_explicit(&sim.n_zero, 1, memory_order_relaxed) + 1) % n == 0;
 }
 
