@@ -1,18 +1,26 @@
 /*
  * cmd_baseline.c - `cuptop baseline -- CMD ARGS`: the seed's two control
- * runs beside the full one.  CMD runs N times in each of three
- * configurations, interleaved (off, narrowed, full, off, ...): collection
- * off (the agent injected but dormant: no CUPTI call), narrowed (kernel
- * records only by default) and full (the configured kinds), all under one
- * workload label.  The runs go through `cuptop run`'s own path
- * (cli_run_traced); the verdict on the three is the model's
- * (model_bl_conclude).  The sessions stay in the store for `compare`.
+ * runs beside the full one.  CMD runs once without the agent to warm up
+ * (caches, imports, the driver; not counted), then N times in each of
+ * three configurations, interleaved and in rotated order (off, narrowed,
+ * full; narrowed, full, off; ...) so that no configuration always runs
+ * first: collection off (the agent injected but dormant: no CUPTI call),
+ * narrowed (kernel records only by default) and full (the configured
+ * kinds), all under one workload label.  Under --json the workload's own
+ * standard output goes to standard error, so that the JSON parses.  Where
+ * a configuration's effect on the wall time (its ratio to off) is smaller
+ * than the spread of the runs, the output says so.  The runs go through
+ * `cuptop run`'s own path (cli_run_traced); the verdict on the three is
+ * the model's (model_bl_conclude).  The sessions stay in the store for
+ * `compare`.
  */
 #include "config.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,16 +33,20 @@ static void usage(FILE *f)
 {
     fputs("usage: cuptop baseline [--runs N] [--narrow KINDS] [--kinds KINDS] [--label NAME]\n"
           "                       [--json] [--store DIR] -- CMD [ARGS...]\n\n"
-          "Run CMD N times (default 3) in each of three configurations, interleaved:\n"
-          "collection off (agent dormant), narrowed (--narrow, default kernel) and full\n"
-          "(--kinds, default the agent's default kinds), all with one workload label\n"
-          "(--label, default baseline-CMD-TIME).  Prints each configuration's wall time\n"
-          "(median, min-max, spread) and its ratio to collection off (the perturbation),\n"
-          "the losses per configuration, and the conclusion: loss only at full and none\n"
-          "narrowed = caused by record pressure; loss in both = look at buffer supply or\n"
-          "the store; no loss anywhere = the full run is a usable baseline.  The sessions\n"
-          "stay in the store: compare them with cuptop compare.  --json prints the same\n"
-          "table, sessions and conclusion (its id and text) as one JSON object.\n\n"
+          "Run CMD once without the agent to warm up (not counted), then N times\n"
+          "(default 3) in each of three configurations, interleaved, the order rotated\n"
+          "each round: collection off (agent dormant), narrowed (--narrow, default\n"
+          "kernel) and full (--kinds, default the agent's default kinds), all with one\n"
+          "workload label (--label, default baseline-CMD-TIME).  Prints each\n"
+          "configuration's wall time (median, min-max, spread) and its ratio to\n"
+          "collection off (the perturbation), a note where that effect is smaller than\n"
+          "the spread (noise: more --runs), the losses per configuration, and the\n"
+          "conclusion: loss only at full and none narrowed = caused by record pressure;\n"
+          "loss in both = look at buffer supply or the store; no loss anywhere = the\n"
+          "full run is a usable baseline.  The sessions stay in the store: compare them\n"
+          "with cuptop compare.  --json prints the same table, sessions, notes and\n"
+          "conclusion (its id and text) as one JSON object; CMD's own standard output\n"
+          "then goes to standard error.\n\n"
           "Exit status: 0 usable baseline; 1 any other conclusion; 2 usage error.\n",
           f);
 }
@@ -51,16 +63,78 @@ static double now_s(void)
 typedef struct bl_run {
     double wall;
     int status;
+    unsigned place;             /* 0-based place in its round (rotation)  */
     char session[128];
 } bl_run;
 
+/* What the runs say beside the table: the warm-up, and where the effect of
+ * a configuration on the wall time is within the spread of the runs. */
+typedef struct bl_notes {
+    double warm_wall;
+    int warm_status;
+    bool within[MODEL_BL_CONFIGS];   /* |ratio - 1| below the spread      */
+    char text[MODEL_BL_CONFIGS][240];
+    size_t n;
+} bl_notes;
+
+/* The warm-up: CMD once without the agent (nothing stored, not counted),
+ * its standard output where the counted runs' goes.  The exit status
+ * (128 + N for signal N, 127 when it could not start). */
+static int bl_warmup(char **args, double *wall)
+{
+    double t0 = now_s();
+    *wall = 0;
+    pid_t pid = fork();
+    if (pid < 0)
+        return 127;
+    if (pid == 0) {
+        unsetenv("CUDA_INJECTION64_PATH");
+        unsetenv("NVTX_INJECTION64_PATH");
+        execvp(args[0], args);
+        _exit(127);
+    }
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return 127;
+    *wall = now_s() - t0;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Is each configuration's effect (its ratio to off) more than the noise
+ * (the larger spread of it and of off)?  A note where it is not. */
+static void bl_judge_noise(const model_bl_config *cfg, unsigned long runs, bl_notes *n)
+{
+    if (runs < 2) {
+        snprintf(n->text[n->n++], sizeof n->text[0], "one run of each configuration: the "
+                 "spread, and so whether the effect is more than noise, is unknown "
+                 "(--runs 3 or more)");
+        return;
+    }
+    for (int c = MODEL_BL_NARROW; c < MODEL_BL_CONFIGS; c++) {
+        double effect = cfg[c].ratio - 1.0;
+        double mag = effect < 0 ? -effect : effect;
+        double noise = cfg[c].spread > cfg[MODEL_BL_OFF].spread ? cfg[c].spread
+                                                                 : cfg[MODEL_BL_OFF].spread;
+        if (cfg[c].ratio <= 0 || mag >= noise)
+            continue;
+        n->within[c] = true;
+        snprintf(n->text[n->n++], sizeof n->text[0], "%s: the effect (%+.1f%% vs off) is "
+                 "smaller than the spread of the runs (%.1f%%): within the noise, more --runs "
+                 "to tell", cfg_name[c], effect * 100, noise * 100);
+    }
+}
+
 static void print_text(const char *label, unsigned long runs, const char *const *kind_text,
-                       const model_bl_config *cfg, const bl_run *r, model_bl_conclusion conc,
-                       const char *text)
+                       const model_bl_config *cfg, const bl_run *r, const bl_notes *notes,
+                       model_bl_conclusion conc, const char *text)
 {
     char esc[600];
     model_escape(esc, sizeof esc, label, strlen(label));
-    printf("baseline: %lu runs of each configuration, interleaved; label %s\n", runs, esc);
+    printf("baseline: %lu runs of each configuration, interleaved in rotated order; label %s\n",
+           runs, esc);
+    printf("warm-up: 1 run without the agent, %.3f s (exit %d), not counted\n",
+           notes->warm_wall, notes->warm_status);
     printf("%-9s %-28s %9s %19s %7s %8s %6s %12s\n", "config", "kinds", "median s",
            "min-max s", "spread", "vs off", "lossy", "lost records");
     for (int c = 0; c < MODEL_BL_CONFIGS; c++) {
@@ -79,19 +153,34 @@ static void print_text(const char *label, unsigned long runs, const char *const 
             const bl_run *x = &r[k * MODEL_BL_CONFIGS + (unsigned)c];
             printf(" %s=%s", cfg_name[c], x->session[0] ? x->session : "(none)");
         }
-    printf("\nconclusion (%s): %s\n", model_bl_name(conc), text);
+    printf("\n");
+    for (size_t i = 0; i < notes->n; i++)
+        printf("note: %s\n", notes->text[i]);
+    printf("conclusion (%s): %s\n", model_bl_name(conc), text);
 }
 
 static void print_json(const char *label, unsigned long runs, const char *const *kind_text,
-                       const model_bl_config *cfg, const bl_run *r, model_bl_conclusion conc,
-                       const char *text)
+                       const model_bl_config *cfg, const bl_run *r, const bl_notes *notes,
+                       model_bl_conclusion conc, const char *text)
 {
     xout o;
     if (cli_xout_begin("baseline", &o) != 0)
         return;
     xout_puts(&o, "{\"label\":");
     xout_json_str(&o, label, strlen(label));
-    xout_printf(&o, ",\"runs\":%lu,\"configs\":[", runs);
+    xout_printf(&o, ",\"runs\":%lu,\"warmup\":{\"wall_s\":%.6f,\"status\":%d,\"counted\":false}",
+                runs, notes->warm_wall, notes->warm_status);
+    xout_puts(&o, ",\"order\":[");
+    for (unsigned long k = 0; k < runs; k++) {
+        xout_puts(&o, k ? ",[" : "[");
+        for (unsigned j = 0; j < MODEL_BL_CONFIGS; j++)
+            for (int c = 0; c < MODEL_BL_CONFIGS; c++)
+                if (r[k * MODEL_BL_CONFIGS + (unsigned)c].place == j)
+                    xout_printf(&o, "%s\"%s\"", j ? "," : "", cfg_name[c]);
+        xout_puts(&o, "]");
+    }
+    xout_puts(&o, "],\"configs\":[");
+
     for (int c = 0; c < MODEL_BL_CONFIGS; c++) {
         const model_bl_config *m = &cfg[c];
         xout_printf(&o, "%s{\"config\":\"%s\",\"kinds\":", c ? "," : "", cfg_name[c]);
@@ -99,9 +188,10 @@ static void print_json(const char *label, unsigned long runs, const char *const 
         xout_printf(&o, ",\"runs\":%zu,\"sessions\":%zu,\"failed\":%zu,\"lossy\":%zu"
                         ",\"lost_records\":%" PRIu64 ",\"wall_median_s\":%.6f"
                         ",\"wall_min_s\":%.6f,\"wall_max_s\":%.6f,\"spread\":%.6f"
-                        ",\"ratio_to_off\":%.6f,\"session_ids\":[",
+                        ",\"ratio_to_off\":%.6f,\"within_spread\":%s,\"session_ids\":[",
                     m->runs, m->sessions, m->failed, m->lossy, m->lost, m->wall_median_s,
-                    m->wall_min_s, m->wall_max_s, m->spread, m->ratio);
+                    m->wall_min_s, m->wall_max_s, m->spread, m->ratio,
+                    notes->within[c] ? "true" : "false");
         for (unsigned long k = 0; k < runs; k++) {
             const bl_run *x = &r[k * MODEL_BL_CONFIGS + (unsigned)c];
             xout_puts(&o, k ? "," : "");
@@ -111,6 +201,11 @@ static void print_json(const char *label, unsigned long runs, const char *const 
                 xout_puts(&o, "null");
         }
         xout_puts(&o, "]}");
+    }
+    xout_puts(&o, "],\"notes\":[");
+    for (size_t i = 0; i < notes->n; i++) {
+        xout_puts(&o, i ? "," : "");
+        xout_json_str(&o, notes->text[i], strlen(notes->text[i]));
     }
     xout_printf(&o, "],\"conclusion\":{\"id\":\"%s\",\"text\":", model_bl_name(conc));
     xout_json_str(&o, text, strlen(text));
@@ -202,10 +297,30 @@ int cmd_baseline(int argc, char **argv)
         cli_error(cmd, "out of memory");
         return CUPTOP_EXIT_USAGE;
     }
-    for (unsigned long k = 0; k < runs; k++)
-        for (int c = 0; c < MODEL_BL_CONFIGS; c++) {
+    /* --json: the workload's standard output to standard error, so that
+     * the JSON on standard output parses */
+    int saved_out = -1;
+    if (json) {
+        fflush(stdout);
+        saved_out = dup(STDOUT_FILENO);
+        if (saved_out >= 0 && dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+            close(saved_out);
+            saved_out = -1;
+        }
+    }
+    bl_notes notes;
+    memset(&notes, 0, sizeof notes);
+    fprintf(stderr, "cuptop baseline: warm-up run (without the agent, not counted)\n");
+    notes.warm_status = bl_warmup(args, &notes.warm_wall);
+    int failed = 0;
+    /* round k runs the configurations from k mod 3 on: each comes first,
+     * second and third equally often over every 3 rounds */
+    for (unsigned long k = 0; k < runs && !failed; k++)
+        for (unsigned j = 0; j < MODEL_BL_CONFIGS && !failed; j++) {
+            int c = (int)((k + j) % MODEL_BL_CONFIGS);
             bl_run *x = &r[k * MODEL_BL_CONFIGS + (unsigned)c];
             cli_run_result res;
+            x->place = j;
             unsetenv("CUPTOP_DORMANT");
             if (c == MODEL_BL_OFF)
                 setenv("CUPTOP_DORMANT", "1", 1);
@@ -220,13 +335,20 @@ int cmd_baseline(int argc, char **argv)
             x->status = cli_run_traced(cmd, args, &res);
             x->wall = now_s() - t0;
             snprintf(x->session, sizeof x->session, "%s", res.session);
-            if (x->status < 0) {
-                free(r);
-                free(walls);
-                free(dir);
-                return CUPTOP_EXIT_USAGE;
-            }
+            if (x->status < 0)
+                failed = 1;
         }
+    fflush(stdout);
+    if (saved_out >= 0) {
+        dup2(saved_out, STDOUT_FILENO);
+        close(saved_out);
+    }
+    if (failed) {
+        free(r);
+        free(walls);
+        free(dir);
+        return CUPTOP_EXIT_USAGE;
+    }
 
     model_bl_config cfg[MODEL_BL_CONFIGS];
     memset(cfg, 0, sizeof cfg);
@@ -261,13 +383,14 @@ int cmd_baseline(int argc, char **argv)
                            : 0;
     char text[600];
     model_bl_conclusion conc = model_bl_conclude(cfg, text, sizeof text);
+    bl_judge_noise(cfg, runs, &notes);
 
     const char *kind_text[MODEL_BL_CONFIGS] = {"none (agent dormant)", narrow,
                                                kinds ? kinds : "default"};
     if (json)
-        print_json(label, runs, kind_text, cfg, r, conc, text);
+        print_json(label, runs, kind_text, cfg, r, &notes, conc, text);
     else
-        print_text(label, runs, kind_text, cfg, r, conc, text);
+        print_text(label, runs, kind_text, cfg, r, &notes, conc, text);
     free(r);
     free(walls);
     free(dir);

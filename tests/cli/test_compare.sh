@@ -187,6 +187,27 @@ json_check bl_json "$WORK/bl_json.out" 'd["conclusion"]["id"] == "usable_baselin
     'all(c["runs"] == 1 and c["sessions"] == 1 and c["lossy"] == 0 and c["lost_records"] == 0 for c in d["configs"])' \
     'd["configs"][0]["ratio_to_off"] == 1' \
     "sorted(c['session_ids'][0] for c in d['configs']) == open('$WORK/bl3.ls').read().split()"
+# issue 27 item 10: a workload that prints to stdout leaves --json
+# parseable (its output goes to stderr); one warm-up run without the agent,
+# not counted (no session); the order rotates so that no configuration
+# always runs first; each configuration says whether its effect is within
+# the spread, and a note says so
+B4=$WORK/bl4
+run 0 bl_rot "$CUPTOP" baseline --store "$B4" --json --runs 3 -- sh -c \
+    "echo workload-stdout; exec '$b/cuptop-simapp' --scenario clean --seconds 0.2"
+python3 -c 'import json,sys; json.load(sys.stdin)' <"$WORK/bl_rot.out" || fail "bl_rot: not JSON: $(head -c 300 "$WORK/bl_rot.out")"
+[ "$(grep -c workload-stdout "$WORK/bl_rot.err")" = 10 ] ||
+    fail "bl_rot: the workload's 10 lines (warm-up + 9 runs) are not on stderr"
+[ "$(ls "$B4" | wc -l)" = 9 ] || fail "bl_rot: $(ls "$B4" | wc -l) sessions, want 9 (the warm-up stores none)"
+json_check bl_rot "$WORK/bl_rot.out" 'd["warmup"]["counted"] is False and d["warmup"]["status"] == 0' \
+    'd["order"] == [["off", "narrowed", "full"], ["narrowed", "full", "off"], ["full", "off", "narrowed"]]' \
+    'all(c["within_spread"] == (c["config"] != "off" and abs(c["ratio_to_off"] - 1) < max(c["spread"], d["configs"][0]["spread"])) for c in d["configs"])' \
+    'len(d["notes"]) == sum(c["within_spread"] for c in d["configs"])' \
+    'all("within the noise" in n for n in d["notes"])'
+run 0 bl_one "$CUPTOP" baseline --store "$WORK/bl5" --runs 1 -- "$b/cuptop-simapp" --scenario clean --seconds 0.2
+grep -q '^warm-up: 1 run without the agent, .*not counted$' "$WORK/bl_one.out" || fail "bl_one: no warm-up line"
+grep -q '^note: one run of each configuration: the spread.* is unknown' "$WORK/bl_one.out" ||
+    fail "bl_one: one run does not say the spread is unknown"
 B2=$WORK/bl2
 run 1 bl_drops env CUPTOP_POOL=4 CUPTOP_BUFFER_SIZE=256K "$CUPTOP" baseline --store "$B2" --runs 1 \
     --narrow memcpy,memset,sync -- "$b/cuptop-simapp" --scenario drops --seconds 2
