@@ -109,7 +109,9 @@ static int run_export(const char *cmd, const export_opts *o)
 }
 
 /* A file name from a range name: bytes outside [A-Za-z0-9._-] become '_',
- * at most 64 of them (hostile names make safe paths). */
+ * at most 64 of them (hostile names make safe paths); the extension is the
+ * format's (.json for chrome, which Perfetto and chrome://tracing open;
+ * none for a store directory). */
 static void range_file(char *buf, size_t len, const char *dir, const model_range_name *n,
                        uint64_t nth, const char *format)
 {
@@ -123,8 +125,10 @@ static void range_file(char *buf, size_t len, const char *dir, const model_range
         safe[k ? 0 : k++] = '_';
     safe[k] = '\0';
     size_t dl = strlen(dir);
+    const char *ext = !strcmp(format, "store") ? "" : !strcmp(format, "chrome") ? ".json"
+                      : NULL;
     snprintf(buf, len, "%s%s%s-%" PRIu64 "%s%s", dir, dl && dir[dl - 1] == '/' ? "" : "/", safe,
-             nth, strcmp(format, "store") ? "." : "", strcmp(format, "store") ? format : "");
+             nth, ext ? ext : ".", ext ? "" : format);
 }
 
 /* --range NAME: the window of one instance (or of each): its start to its

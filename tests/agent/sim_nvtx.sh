@@ -163,8 +163,8 @@ check "export --range step --nth 3: the third in time" \
     "$(head -1 "$d/steps/step-3.jsonl" | python3 -c 'import json,sys; print(json.load(sys.stdin)["range"]["nth"])')" 3
 hostile=$(printf '\161\042\047\134\012nl\033[2jx\377')
 "$b/cuptop" export --store "$d/store" "$id" --range "$hostile" --all --format chrome -o "$d/hostile/" 2>"$d/h.err"
-check "export of a hostile range name: a safe file name" "$(ls "$d/hostile")" "q____nl__2jx_-1.chrome"
-python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$d/hostile/q____nl__2jx_-1.chrome" &&
+check "export of a hostile range name: a safe file name, chrome as .json" "$(ls "$d/hostile")" "q____nl__2jx_-1.json"
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$d/hostile/q____nl__2jx_-1.json" &&
     echo "ok   export of a hostile range name: valid JSON" || { echo "FAIL hostile export JSON"; fail=1; }
 "$b/cuptop" export --store "$d/store" "$id" --range nosuch --slowest --format chrome -o "$d/x.json" 2>"$d/e3"
 check "export --range of an unknown name exits" "$?" 2
