@@ -72,6 +72,8 @@ typedef struct chrome {
     flow_slot *flows;
     uint64_t flow_id;
     uint64_t written, zero_ts, overflowed, flows_out;
+    bool range_table;         /* NVTX ranges drawn from the range table    */
+    uint64_t markers_in_ranges;   /* MARKER records drawn only as ranges   */
     char devnames[CUPSTORE_DEVICE_MAX][160];
     uint64_t group;           /* --job: this process' group pid, else 0    */
     uint64_t group_sort;      /* its sort index (the rank)                 */
@@ -359,6 +361,13 @@ static int emit_record(chrome *c, const cupstore_record *r)
     uint8_t cls;
     if (r->kind == CUPSTORE_KIND_MARKER && r->start_ns == 0 && !(r->flags & CUPSTORE_RF_ZERO_TS))
         return 0;   /* MARKER_DATA: no time of its own; drawn with its range (args.color) */
+    if (r->kind == CUPSTORE_KIND_MARKER && c->range_table) {
+        /* a push, pop, start, end or mark: the range it belongs to is drawn
+         * from the range table (write_nvtx), so not a second time as a
+         * zero-length "marker" slice */
+        c->markers_in_ranges++;
+        return 0;
+    }
     if (r->start_ns == 0 || (r->flags & CUPSTORE_RF_ZERO_TS)) {
         c->zero_ts++; /* counted as a loss (zero_ts) by the agent */
         return 0;
@@ -747,6 +756,21 @@ void export_range_json(const export_ctx *x, xout *o)
                 (unsigned long long)eo->range_nth, eo->range_open ? "true" : "false");
 }
 
+/* Does the session have a range table (an agent that pairs NVTX ranges)?
+ * Its MARKER records are then drawn as the ranges they make. */
+static bool has_range_table(export_ctx *x)
+{
+    cupstore_txn *txn;
+    model_ranges *m = NULL;
+    if (cupstore_txn_begin(x->env, false, &txn) != 0)
+        return false;
+    int rc = model_ranges_load(txn, NULL, &m);
+    cupstore_txn_abort(txn);
+    bool any = rc == 0 && m && m->ninst > 0;
+    model_ranges_free(m);
+    return any;
+}
+
 /* NVTX ranges of the window as slices on their CPU thread's track
  * (category "nvtx"; nested ranges nest, as Kineto draws user annotations);
  * open ranges end at the window's end (args.open), marks are instants. */
@@ -884,6 +908,7 @@ static int chrome_session(chrome *c, export_ctx *x)
     if (!rc)
         rc = cupstore_epoch_scan(txn, on_epoch, &ea);
     cupstore_txn_abort(txn);
+    c->range_table = !rc && has_range_table(x);
     if (rc || (rc = export_scan(x, on_record, on_slice, c)) != 0 || (rc = write_nvtx(c)) != 0)
         return rc;
     process_seen(c, health_pid(c));
@@ -894,6 +919,8 @@ static int chrome_session(chrome *c, export_ctx *x)
                 c->group ? "p" : "g", (unsigned long long)health_pid(c),
                 (unsigned long long)c->written, (unsigned long long)c->zero_ts,
                 (unsigned long long)c->overflowed, (unsigned long long)c->flows_out);
+    if (c->markers_in_ranges)
+        PUT_KV_U64(o, ",\"nvtx_markers_as_ranges\":", c->markers_in_ranges);
     if (c->group) {
         XOUT_LIT(o, ",\"session\":");
         xout_json_str(o, x->sum.id, strlen(x->sum.id));
@@ -917,7 +944,7 @@ static void chrome_reset(chrome *c)
     c->npids = 0;
     if (c->flows)
         memset(c->flows, 0, FLOW_SLOTS * sizeof *c->flows);
-    c->written = c->zero_ts = c->overflowed = c->flows_out = 0;
+    c->written = c->zero_ts = c->overflowed = c->flows_out = c->markers_in_ranges = 0;
 }
 
 int export_chrome(export_ctx *x, xout *o)

@@ -153,6 +153,12 @@ assert len(inner) == 2, inner
 for e in inner:   # nested: inside the step, one level deeper
     assert e["ts"] >= s0["ts"] and e["ts"] + e["dur"] <= s0["ts"] + s0["dur"] + 0.002, (e, s0)
     assert e["args"]["depth"] == s0["args"]["depth"] + 1
+# each range once: its MARKER records are not drawn again as zero-length
+# "marker" slices (issue 27), they are counted as drawn as ranges
+mk = [e for e in t["traceEvents"] if e.get("cat") == "marker"]
+assert not mk, mk[:3]
+ex = [e for e in t["traceEvents"] if e.get("cat") == "export"][0]["args"]
+assert ex.get("nvtx_markers_as_ranges", 0) >= 2, ex
 print("window", od["window"], "nvtx slices", len(nv))
 PY
 then echo "ok   export --range step --slowest: exactly its window, ranges nested ($(cat "$d/slow.check"))"
