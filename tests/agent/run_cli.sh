@@ -37,6 +37,19 @@ for o in --dormant --devices --only-if --capture-range --capture-range-end --api
     grep -F -- "$(printf '%s' "$o" | sed 's/-/\\-/g')" "${top_srcdir:?}/doc/cuptop.1" | grep -q '^\.B[IR]* '
     check "the man page documents $o" "$?" 0
 done
+# the docs say what the code does (issue 27, docs): run --help names every
+# kind (other too); the man page's attach section names every option
+# attach --help lists; no font macro runs prose together
+"$b/cuptop" run --help | grep -q 'overhead,marker,other'
+check "run --help names the kind other" "$?" 0
+sed -n '/^\.SS "cuptop attach"/,/^\.SS /p' "${top_srcdir:?}/doc/cuptop.1" >"$tmp/attach.1"
+for o in $("$b/cuptop" attach --help | sed -n '/^  --store/,/as for cuptop run/p' |
+           grep -o -- '--[a-z-]*' | grep -v '^--help$' | sort -u); do
+    grep -qF -- "$(printf '%s' "$o" | sed 's/-/\\-/g')" "$tmp/attach.1"
+    check "the man page's attach section names $o" "$?" 0
+done
+python3 "${top_srcdir:?}/tests/cli/man_macros.py" "${top_srcdir:?}/doc/cuptop.1"
+check "no man page macro runs words together" "$?" 0
 for bad in "--kinds nope -- true" "--pool 0 -- true" "--buffer-size 1X -- true" "--frobnicate -- true" \
            "--devices 16 -- true" "--devices 0,x -- true" "--only-if LOCAL_RANK -- true" \
            "--only-if =0 -- true" "--capture-range nvtx:@io -- true" "--capture-range nvtx: -- true" \
