@@ -6,11 +6,15 @@
 #
 # BUILD_DIR (default: build) is where it configures; CUPTOP_NO_APT=1 skips
 # the package step.  Safe to run again: it only re-configures when asked to
-# by new arguments or when the build directory is missing.
+# by new arguments or when the build directory is missing.  When another
+# apt-get or dpkg holds the package lock, it says so and waits for it, at
+# most CUPTOP_APT_WAIT seconds (default 300), then gives up with a message.
+
 set -eu
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
+. "$here/tools/apt_wait.sh"   # apt_lock_wait
 build=${BUILD_DIR:-build}
 
 pkgs="build-essential autoconf automake autoconf-archive libtool pkg-config
@@ -27,8 +31,11 @@ if [ "${CUPTOP_NO_APT:-0}" != 1 ]; then
         echo "build.sh: installing Debian packages:$missing"
         sudo=""
         [ "$(id -u)" = 0 ] || sudo=sudo
+        apt_lock_wait "${CUPTOP_APT_WAIT:-300}" "$sudo" || exit 1
         $sudo apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing
+        apt_lock_wait "${CUPTOP_APT_WAIT:-300}" "$sudo" || exit 1
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
+            -o DPkg::Lock::Timeout="${CUPTOP_APT_WAIT:-300}" $missing
     fi
 fi
 
