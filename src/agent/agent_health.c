@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "agent_control.h"
+#include "agent_health.h"
 #include "agent_int.h"
 #include "agent_norm.h"
 
@@ -459,12 +460,12 @@ static void *health_main(void *arg)
     agent_thread_enter();
     for (;;) {
         struct timespec ts = {(time_t)(next / 1000000000u), (long)(next % 1000000000u)};
-        pthread_mutex_lock(&a->health_lock);
-        while (!atomic_load(&a->health_quit) && agent_real_ns() < next)
-            if (pthread_cond_timedwait(&a->health_cond, &a->health_lock, &ts) == ETIMEDOUT)
+        pthread_mutex_lock(&a->health.lock);
+        while (!atomic_load(&a->health.quit) && agent_real_ns() < next)
+            if (pthread_cond_timedwait(&a->health.cond, &a->health.lock, &ts) == ETIMEDOUT)
                 break;
-        pthread_mutex_unlock(&a->health_lock);
-        if (atomic_load(&a->health_quit))
+        pthread_mutex_unlock(&a->health.lock);
+        if (atomic_load(&a->health.quit))
             break;
         if (next % 1000000000u == 0)
             health_write(a, next / 1000000000u - 1, false);
@@ -481,24 +482,31 @@ static void *health_main(void *arg)
 
 int agent_health_start(agent *a)
 {
-    atomic_store(&a->health_quit, 0);
-    int rc = pthread_create(&a->health_th, NULL, health_main, a);
-    a->health_up = rc == 0;
+    atomic_store(&a->health.quit, 0);
+    int rc = pthread_create(&a->health.th, NULL, health_main, a);
+    a->health.up = rc == 0;
     return rc;
 }
 
 int agent_health_stop(agent *a, uint32_t timeout_ms)
 {
     struct timespec ts;
-    if (!a->health_up)
+    if (!a->health.up)
         return 0;
-    pthread_mutex_lock(&a->health_lock);
-    atomic_store(&a->health_quit, 1);
-    pthread_cond_broadcast(&a->health_cond);
-    pthread_mutex_unlock(&a->health_lock);
+    pthread_mutex_lock(&a->health.lock);
+    atomic_store(&a->health.quit, 1);
+    pthread_cond_broadcast(&a->health.cond);
+    pthread_mutex_unlock(&a->health.lock);
     agent_deadline(&ts, timeout_ms);
-    int rc = pthread_timedjoin_np(a->health_th, NULL, &ts);
+    int rc = pthread_timedjoin_np(a->health.th, NULL, &ts);
     if (rc == 0)
-        a->health_up = false;
+        a->health.up = false;
     return rc;
+}
+
+void agent_health_forked(agent *a)
+{
+    pthread_mutex_init(&a->health.lock, NULL);
+    pthread_cond_init(&a->health.cond, NULL);
+    a->health.up = false;
 }

@@ -1,13 +1,24 @@
 /*
- * agent_int.h - the agent's one state struct and the functions its parts
- * share.  The agent is a guest in someone else's process: everything here
- * lives in one struct (agent_g), reached by the CUPTI callbacks (which
- * carry no user pointer) and by the agent's own threads.
+ * agent_int.h - the agent's state and the functions its core shares.  The
+ * agent is a guest in someone else's process: its state lives in one
+ * struct (agent_g), reached by the CUPTI callbacks (which carry no user
+ * pointer) and by the agent's own threads.
+ *
+ * The struct holds the core every part uses (configuration, the CUPTI
+ * table, the run state and kinds, the store, the buffer path, the
+ * counters, the contexts under ctx_lock) and one member per subsystem,
+ * each owned by one file behind its own header (attach, api, scope, epoch,
+ * control, consumer, health, stop; doc/agent.md "Subsystems"), which says
+ * which thread calls what and which lock guards what.  A file touches only
+ * the core and its own subsystem; it reaches another through that one's
+ * functions.
  *
  * Threads: CUPTI's callback threads (bufferRequested on every CUDA-calling
  * thread, bufferCompleted on CUPTI's worker), the consumer, the health
  * thread (1 Hz rows, control polling every 200 ms), the stop thread
- * (signals), and a short-lived flush watchdog thread during stop.
+ * (signals), and a short-lived flush watchdog thread during stop.  Locks,
+ * outermost first: stop_lock (agent_stop.h), range_lock (agent_scope.h),
+ * ctx_lock (the contexts), the pool's and the reserve's own.
  */
 #ifndef AGENT_INT_H
 #define AGENT_INT_H
@@ -25,6 +36,7 @@
 #include "agent_control.h"
 #include "agent_cupti.h"
 #include "agent_epoch.h"
+#include "agent_health.h"
 #include "agent_fd.h"
 #include "agent_hist.h"
 #include "agent_names.h"
@@ -135,9 +147,6 @@ typedef struct agent {
     int cupti_error_rc;               /* CUPTI could not start: its code,
                                          0 when not a CUPTI result (load) */
     bool session_ok;                  /* the session started normally     */
-    agent_attach_state attach;        /* attach and teardown (agent_attach.h) */
-    agent_api_state api;              /* API record policy (agent_api.h)  */
-    agent_scope_state scope;          /* capture ranges (agent_scope.h)   */
     int session_pid;                  /* process that owns the session    */
 
     /* store */
@@ -146,8 +155,6 @@ typedef struct agent {
                                          never used or closed again       */
     agent_reserve reserve;            /* disk room for the final status   */
     char *session_id;
-    agent_epoch_state epoch;          /* the open epoch (agent_epoch.h)   */
-    agent_control_state ctl;          /* control generations (agent_control.h) */
 
     /* buffer path */
     agent_pool pool;
@@ -161,6 +168,9 @@ typedef struct agent {
                                          records can be counted exactly   */
     uint8_t *discard_last;            /* shared last resort               */
     bool use_discard;                 /* CUPTI API version < 27           */
+    _Atomic uint32_t cb_inflight;     /* bufferCompleted calls running:
+                                         the stop waits for them to end
+                                         before it walks the queue        */
 
     /* counters */
     _Atomic uint64_t c[C_COUNT];
@@ -173,18 +183,18 @@ typedef struct agent {
     _Atomic uint32_t device_mask;
     uint64_t dropped_at_destroy[AGENT_DEVS];   /* under ctx_lock          */
 
-    /* threads */
-    pthread_t health_th;
-    bool health_up;
-    _Atomic int health_quit;
-    _Atomic uint32_t cb_inflight;     /* bufferCompleted calls running:
-                                         the stop waits for them to end
-                                         before it walks the queue        */
-    pthread_mutex_t health_lock;
-    pthread_cond_t health_cond;
+    /* The subsystems, each owned by one file: its header says which
+     * thread calls what and which lock guards what; the others go
+     * through its functions. */
+    agent_attach_state attach;        /* attach and teardown (agent_attach.h) */
+    agent_api_state api;              /* API record policy (agent_api.h)  */
+    agent_scope_state scope;          /* capture ranges (agent_scope.h)   */
+    agent_epoch_state epoch;          /* the open epoch (agent_epoch.h)   */
+    agent_control_state ctl;          /* control generations (agent_control.h) */
     agent_consumer_state consumer;    /* consumer thread (agent_consumer.h) */
-
+    agent_health_state health;        /* health thread (agent_health.h)   */
     agent_stop_state stop;            /* stop protocol (agent_stop.h)     */
+
 } agent;
 
 enum {
@@ -264,13 +274,6 @@ void agent_reserve_release(agent *a);
  *  when there is no disk reserve. */
 bool agent_reserve_room(agent *a, uint64_t need, uint64_t keep);
 
-/* agent_health.c */
-int agent_health_start(agent *a);
-int agent_health_stop(agent *a, uint32_t timeout_ms);
-/** Ask CUPTI for drops (per known context, then NULL); counts them. */
-void agent_health_query_drops(agent *a);
-/** Open the first epoch and write the session metadata. */
-void agent_health_begin_session(agent *a, const char *cupti_note);
 
 /* agent_main.c: the start, shared with an attach into a running process */
 /** True for the first caller in this process (InitializeInjection or

@@ -21,8 +21,7 @@
 
 agent agent_g = {
     .ctx_lock = PTHREAD_MUTEX_INITIALIZER,
-    .health_lock = PTHREAD_MUTEX_INITIALIZER,
-    .health_cond = PTHREAD_COND_INITIALIZER,
+    .health = AGENT_HEALTH_INIT,
     .stop = AGENT_STOP_INIT,
     .scope = AGENT_SCOPE_INIT,
     .reserve = {.fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER},

@@ -461,10 +461,8 @@ static void atfork_child(void)
     agent_scope_forked(a);
     pthread_mutex_init(&a->reserve.lock, NULL);
     agent_reserve_close(a);   /* the parent's data.mdb: not ours */
-    pthread_mutex_init(&a->health_lock, NULL);
-    pthread_cond_init(&a->health_cond, NULL);
+    agent_health_forked(a);
     agent_consumer_forked(a);
-    a->health_up = false;
     a->stop.up = false;
     a->abandoned_env = a->env;
     a->env = NULL;
