@@ -330,7 +330,10 @@ static pid_t inj_pick_thread(pid_t pid)
  *   regs    rax rcx rdx rsi rdi rbp r8-r15 rflags rbx rsp: the registers
  *           to leave with (the interrupted system call restarted as the
  *           kernel would: rip - 2, rax = its number, or restart_syscall)
- *   fpu     the FP/SSE/AVX state saved at the start, put back at the end
+ *   fpsize  the FP area's size; fparea: where the thread put it (on its
+ *           own stack, below the block: the thread's own stores grow the
+ *           stack, which the injector's writes through /proc/PID/mem
+ *           cannot), saved at the start, put back at the end
  * The resume rip is the last quadword of the code itself (read with a
  * rip-relative jump, since every register is the thread's by then).
  *
@@ -347,7 +350,7 @@ static pid_t inj_pick_thread(pid_t pid)
 enum {
     TB_STATE = 0, TB_HANDLE = 8, TB_FN = 16, TB_RET = 24, TB_ERR = 32, TB_DLOPEN = 40,
     TB_DLSYM = 48, TB_DLERROR = 56, TB_LIB = 64, TB_ENTRY = 72, TB_ARG = 80, TB_SPINS = 88,
-    TB_XSAVE = 96, TB_TV = 104, TB_REGS = 128, TB_FPU = 320
+    TB_XSAVE = 96, TB_TV = 104, TB_REGS = 128, TB_FPSIZE = 272, TB_FPAREA = 280, TB_STR = 320
 };
 #define INJ_SPINS 1000   /* ~1 s of 1 ms waits when nobody takes it back */
 
@@ -355,14 +358,27 @@ __asm__(
     "    .pushsection .rodata\n"
     "    .balign 16\n"
     "cli_inj_tramp:\n"
+    "    subq 272(%rbx), %rsp\n"         /* the FP area, on its own stack */
+    "    andq $-64, %rsp\n"
+    "    movq %rsp, 280(%rbx)\n"
+    "    xorl %eax, %eax\n"              /* xsave header: reserved bytes 0 */
+    "    movq %rax, 512(%rsp)\n"
+    "    movq %rax, 520(%rsp)\n"
+    "    movq %rax, 528(%rsp)\n"
+    "    movq %rax, 536(%rsp)\n"
+    "    movq %rax, 544(%rsp)\n"
+    "    movq %rax, 552(%rsp)\n"
+    "    movq %rax, 560(%rsp)\n"
+    "    movq %rax, 568(%rsp)\n"
     "    movl $-1, %eax\n"
     "    movl $-1, %edx\n"
     "    cmpq $0, 96(%rbx)\n"
     "    je 1f\n"
-    "    xsave64 320(%rbx)\n"
+    "    xsave64 (%rsp)\n"
     "    jmp 2f\n"
-    "1:  fxsave64 320(%rbx)\n"
-    "2:  movq 64(%rbx), %rdi\n"
+    "1:  fxsave64 (%rsp)\n"
+    "2:  subq $64, %rsp\n"
+    "    movq 64(%rbx), %rdi\n"
     "    movl $2, %esi\n"                 /* RTLD_NOW */
     "    callq *40(%rbx)\n"
     "    movq %rax, 8(%rbx)\n"
@@ -383,13 +399,14 @@ __asm__(
     "    movq 80(%rbx), %rdi\n"
     "    callq *%rax\n"
     "    movq %rax, 24(%rbx)\n"
-    "5:  movl $-1, %eax\n"
+    "5:  movq 280(%rbx), %rcx\n"
+    "    movl $-1, %eax\n"
     "    movl $-1, %edx\n"
     "    cmpq $0, 96(%rbx)\n"
     "    je 6f\n"
-    "    xrstor64 320(%rbx)\n"
+    "    xrstor64 (%rcx)\n"
     "    jmp 7f\n"
-    "6:  fxrstor64 320(%rbx)\n"
+    "6:  fxrstor64 (%rcx)\n"
     "7:  movq 88(%rbx), %r12\n"
     "cli_inj_tramp_wait:\n"
     "    movq $1, (%rbx)\n"
@@ -817,33 +834,41 @@ int cli_inject(pid_t pid, const char *lib, const char *entry, const char *arg, i
         inj_fail(&j, "save", "cannot read the registers: %s", strerror(errno));
         goto out;
     }
-    /* The block below the red zone: [regs, fpu area][lib][entry][arg],
-     * 64-byte aligned (xsave), the trampoline's stack below it. */
+    /* The block below the red zone: [fields, regs][lib][entry][arg], the
+     * trampoline's stack (its FP area first) below it. */
     size_t l1 = strlen(lib) + 1, l2 = strlen(entry) + 1, l3 = strlen(arg) + 1;
     size_t xsz = inj_xsave_size(), fsz = xsz ? (xsz + 63) & ~(size_t)63 : 512;
-    size_t need = TB_FPU + fsz + l1 + l2 + l3;
+    size_t need = TB_STR + l1 + l2 + l3;
     j.hi = (j.regs.rsp - 128) & ~(uint64_t)63;
     j.block = (j.hi - need) & ~(uint64_t)63;
     j.lo = j.block;
     j.bytes = malloc((size_t)(j.hi - j.lo));
     unsigned char *img = calloc(1, (size_t)(j.hi - j.lo));
-    if (!j.bytes || !img || inj_mem(&j, false, j.lo, j.bytes, (size_t)(j.hi - j.lo)) ||
-        inj_mem(&j, false, j.cave, j.cave_bytes, INJ_TRAMP_LEN)) {
+    if (!j.bytes || !img || inj_mem(&j, false, j.lo, j.bytes, (size_t)(j.hi - j.lo))) {
         free(j.bytes);
         free(img);
         j.bytes = NULL;
-        inj_fail(&j, "save", "cannot read the thread's stack at %#llx: %s",
-                 (unsigned long long)j.lo, strerror(errno));
+        inj_fail(&j, "save", "cannot read the thread's stack at %#llx-%#llx (rsp %#llx): %s",
+                 (unsigned long long)j.lo, (unsigned long long)j.hi,
+                 (unsigned long long)j.regs.rsp, strerror(errno));
+        goto out;
+    }
+    if (inj_mem(&j, false, j.cave, j.cave_bytes, INJ_TRAMP_LEN)) {
+        free(j.bytes);
+        free(img);
+        j.bytes = NULL;
+        inj_fail(&j, "save", "cannot read the code padding at %#llx: %s",
+                 (unsigned long long)j.cave, strerror(errno));
         goto out;
     }
     j.saved = true;
     inj_hook(&j, "saved");
-    uint64_t a_lib = j.block + TB_FPU + fsz, a_entry = a_lib + l1, a_arg = a_entry + l2;
+    uint64_t a_lib = j.block + TB_STR, a_entry = a_lib + l1, a_arg = a_entry + l2;
     struct user_regs_struct back, r;
     inj_resume_regs(&j.regs, &back);
     uint64_t fields[][2] = {
         {TB_DLOPEN, fn[0]}, {TB_DLSYM, fn[1]}, {TB_DLERROR, fn[2]}, {TB_LIB, a_lib},
-        {TB_ENTRY, a_entry}, {TB_ARG, a_arg}, {TB_SPINS, INJ_SPINS}, {TB_XSAVE, xsz != 0},
+        {TB_ENTRY, a_entry}, {TB_ARG, a_arg}, {TB_SPINS, INJ_SPINS}, {TB_XSAVE, xsz != 0}, {TB_FPSIZE, fsz},
         {TB_REGS + 0 * 8, back.rax}, {TB_REGS + 1 * 8, back.rcx}, {TB_REGS + 2 * 8, back.rdx},
         {TB_REGS + 3 * 8, back.rsi}, {TB_REGS + 4 * 8, back.rdi}, {TB_REGS + 5 * 8, back.rbp},
         {TB_REGS + 6 * 8, back.r8}, {TB_REGS + 7 * 8, back.r9}, {TB_REGS + 8 * 8, back.r10},
