@@ -9,7 +9,10 @@
  * thread must not wait on anything.  That thread:
  *   1. waits for CUDA when the process has not loaded it yet (libcuda.so.1
  *      mapped, or the configured CUPTI library: the simulator), polling
- *      every 100 ms, as an injected agent would wait for cuInit;
+ *      every 100 ms, as an injected agent would wait for cuInit; at most
+ *      CUPTOP_ATTACH_CUDA_WAIT seconds (default 300), then it gives up
+ *      and stays loaded, idle.  Meanwhile STORE/.attach-PID says so
+ *      (`cuptop sessions` lists it; see remote_pending);
  *   2. loads the configuration from the argument (CUPTOP_* lines, as
  *      `cuptop run` would put them in the environment; a variable the
  *      argument does not set comes from the process's environment);
@@ -20,11 +23,15 @@
  *      the same path as `cuptop control --attach`), acknowledges it and
  *      opens the attached epoch.  `cuptop attach` waits for that ack.
  * Progress goes to CUPTOP_RUN_REPORT (a file cuptop attach created): one
- * line per step ("waiting cuda", "session ID", "request GEN", "error WHY").
+ * line per step ("waiting cuda SECONDS", "session ID", "request GEN",
+ * "error WHY").
  */
 #include "config.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -72,6 +79,75 @@ static bool remote_cuda_present(void)
     return false;
 }
 
+#define REMOTE_CUDA_WAIT_S 300      /* default bound of the wait for CUDA */
+#define REMOTE_CUDA_WAIT_MAX 86400
+
+/* CUPTOP_ATTACH_CUDA_WAIT: seconds, 0..86400; anything else the default. */
+static unsigned remote_cuda_wait_s(void)
+{
+    const char *v = agent_env("CUPTOP_ATTACH_CUDA_WAIT");
+    char *end;
+    if (!v || !*v)
+        return REMOTE_CUDA_WAIT_S;
+    errno = 0;
+    unsigned long n = strtoul(v, &end, 10);
+    return *end || errno || n > REMOTE_CUDA_WAIT_MAX || v[0] == '-' ? REMOTE_CUDA_WAIT_S
+                                                                    : (unsigned)n;
+}
+
+/* This process's start time (clock ticks after boot, /proc/self/stat field
+ * 22): with the pid it names the process, whatever reuses the pid later. */
+static unsigned long long remote_start_time(void)
+{
+    char buf[1024];
+    unsigned long long t = 0;
+    int fd = agent_fd_open("/proc/self/stat", O_RDONLY);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')');
+    /* after ") ": state is field 3; the start time is field 22 */
+    for (int f = 2; p && f < 22; f++)
+        p = strchr(p + 1, ' ');
+    if (p)
+        t = strtoull(p + 1, NULL, 10);
+    return t;
+}
+
+/* STORE/.attach-PID, the attach that has no session yet: "key=value"
+ * lines pid, start_time, since_ns, until_ns, state (waiting, gave_up).
+ * `cuptop sessions` lists it while the process lives; removed when the
+ * session starts.  Written whole to a temporary name, then renamed. */
+static void remote_pending(const char *state, uint64_t since_ns, uint64_t until_ns)
+{
+    const char *store = agent_env("CUPTOP_STORE");
+    char path[4096], tmp[4200], text[256];
+    if (!store || store[0] != '/' ||
+        snprintf(path, sizeof path, "%s/.attach-%d", store, (int)getpid()) >= (int)sizeof path)
+        return;
+    if (!state) {
+        (void)unlink(path);
+        return;
+    }
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    int n = snprintf(text, sizeof text, "pid=%d\nstart_time=%llu\nsince_ns=%llu\nuntil_ns=%llu\n"
+                     "state=%s\n", (int)getpid(), remote_start_time(),
+                     (unsigned long long)since_ns, (unsigned long long)until_ns, state);
+    agent_fd_hold();   /* never the host's 0-2 */
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    agent_fd_release();
+    if (fd < 0)
+        return;
+    bool ok = n > 0 && write(fd, text, (size_t)n) == n;
+    close(fd);
+    if (!ok || rename(tmp, path))
+        (void)unlink(tmp);
+}
+
 static int put_attached(cupstore_txn *txn, void *arg)
 {
     char v[32];
@@ -102,11 +178,22 @@ static void *remote_main(void *arg)
     agent *a = &agent_g;
     (void)arg;
     if (!remote_cuda_present()) {
-        agent_run_report(a, "waiting cuda");
+        unsigned bound = remote_cuda_wait_s();
+        uint64_t since = agent_real_ns(), until = since + (uint64_t)bound * 1000000000u;
+        remote_pending("waiting", since, until);
+        agent_run_report(a, "waiting cuda %u", bound);
         while (!remote_cuda_present()) {
+            if (agent_real_ns() >= until) {
+                /* not a CUDA program, or not yet after all this time: stay
+                 * loaded (unloading a library is not safe), idle */
+                remote_pending("gave_up", since, until);
+                agent_run_report(a, "gave up");
+                return NULL;
+            }
             struct timespec ts = {0, 100000000L};
             nanosleep(&ts, NULL);
         }
+        remote_pending(NULL, 0, 0);
     }
     agent_config_load(&a->cfg, remote_getenv, NULL);
     /* the API record policy, as InitializeInjection sets it: without it

@@ -14,8 +14,12 @@
  *     CUPTOP_* lines; the agent reports its session and the control
  *     request it made for the kinds in a report file, and cuptop attach
  *     waits for the acknowledgement: from then on everything is collected.
+ * A concurrent cuptop attach of the same process is waited for (its
+ * ptrace, then its session's first heartbeat); a target that ends while
+ * cuptop attach waits is said at once.
  * Exit status: 0 attached (or the agent waits for CUDA), 1 the injection
- * failed (the target restored) or the request was not applied in time, 2
+ * failed (the target restored), the request was not applied in time, or
+ * the process ended first, 2
  * usage, a PID that cannot be attached (none, zombie, cuptop itself,
  * another architecture, ptrace refused).
  */
@@ -39,6 +43,7 @@
 #include "cli_inject.h"
 #include "cupstore.h"
 #include "cuptop.h"
+#include "model.h"
 
 extern char **environ;
 
@@ -50,7 +55,8 @@ static void attach_usage(FILE *f)
             "a session collecting from the moment of the attach.  A process that has the\n"
             "agent already (cuptop run, an earlier attach) gets a control request that\n"
             "turns its kinds on instead.  A process that has not loaded CUDA yet: the agent\n"
-            "waits for it and starts then.\n\n"
+            "waits for it (300 s, or CUPTOP_ATTACH_CUDA_WAIT seconds; cuptop sessions lists\n"
+            "the wait) and starts then, or gives up and stays loaded, idle.\n\n"
             "  --store DIR, --kinds LIST, --label NAME, --pool N, --buffer-size B, --queue N,\n"
             "  --device-buffer-size B, --device-buffer-pool-limit N, --flush-period MS,\n"
             "  --stop-timeout MS, --config FILE, --dormant, --devices LIST, --api MODE,\n"
@@ -73,6 +79,180 @@ static uint64_t attach_mono_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+bool cli_pid_gone(int pid)
+{
+    char p[64], buf[512];
+    snprintf(p, sizeof p, "/proc/%d/stat", pid);
+    FILE *f = fopen(p, "re");
+    if (!f)
+        return true;
+    char *rp = fgets(buf, sizeof buf, f) ? strrchr(buf, ')') : NULL;
+    fclose(f);
+    return rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X');
+}
+
+/* Field 22 of /proc/PID/stat (the start time, clock ticks after boot) and
+ * the comm; 0 when the process is gone. */
+static unsigned long long attach_start_time(int pid, char *comm, size_t clen)
+{
+    char p[64], buf[1024];
+    unsigned long long t = 0;
+    snprintf(p, sizeof p, "/proc/%d/stat", pid);
+    FILE *f = fopen(p, "re");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *lp = strchr(buf, '('), *rp = strrchr(buf, ')'), *q = rp;
+    if (comm && clen) {
+        comm[0] = '\0';
+        if (lp && rp && rp > lp)
+            snprintf(comm, clen, "%.*s", (int)(rp - lp - 1), lp + 1);
+    }
+    for (int fld = 2; q && fld < 22; fld++)
+        q = strchr(q + 1, ' ');
+    if (q)
+        t = strtoull(q + 1, NULL, 10);
+    return t;
+}
+
+/* STORE/.attach-PID (agent_remote.c): an attach that waits for CUDA. */
+struct attach_pending {
+    int pid;
+    unsigned long long start_time, since_ns, until_ns;
+    char state[16];
+};
+
+/* 0: read, and the process that wrote it still lives; -1 otherwise. */
+static int attach_pending_read(const char *dir, const char *name, struct attach_pending *p)
+{
+    char path[PATH_MAX], line[128];
+    memset(p, 0, sizeof *p);
+    if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
+        return -1;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    struct stat st;
+    if (fd < 0)
+        return -1;
+    FILE *f = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? fdopen(fd, "r") : NULL;
+    if (!f) {
+        close(fd);
+        return -1;
+    }
+    for (int i = 0; i < 8 && fgets(line, sizeof line, f); i++) {
+        char *v = strchr(line, '=');
+        if (!v)
+            continue;
+        *v++ = '\0';
+        v[strcspn(v, "\n")] = '\0';
+        if (!strcmp(line, "pid"))
+            p->pid = atoi(v);
+        else if (!strcmp(line, "start_time"))
+            p->start_time = strtoull(v, NULL, 10);
+        else if (!strcmp(line, "since_ns"))
+            p->since_ns = strtoull(v, NULL, 10);
+        else if (!strcmp(line, "until_ns"))
+            p->until_ns = strtoull(v, NULL, 10);
+        else if (!strcmp(line, "state"))
+            snprintf(p->state, sizeof p->state, "%s", v);
+    }
+    fclose(f);
+    if (p->pid <= 0 || !p->state[0] || cli_pid_gone(p->pid) ||
+        attach_start_time(p->pid, NULL, 0) != p->start_time ||
+        !cli_inject_has_mapping(p->pid, "/libcuptop-agent.so"))
+        return -1;   /* that process ended (its pid may be another's now) or
+                        exec'd another program (the agent went with the old) */
+    return 0;
+}
+
+static void attach_pending_text(const struct attach_pending *p, char *buf, size_t len)
+{
+    char since[32], until[32];
+    model_format_second(p->since_ns / 1000000000u, since, sizeof since);
+    model_format_second(p->until_ns / 1000000000u, until, sizeof until);
+    if (!strcmp(p->state, "waiting"))
+        snprintf(buf, len, "process %d: attached at %s, no session yet: it has not loaded "
+                           "CUDA; the agent waits for it until %s", p->pid, since, until);
+    else
+        snprintf(buf, len, "process %d: attached at %s, no session: it did not load CUDA by "
+                           "%s; the agent gave up and stays loaded, idle", p->pid, since, until);
+}
+
+int cli_pending_print(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+    if (!d)
+        return 0;
+    while ((e = readdir(d))) {
+        struct attach_pending p;
+        char line[300], comm[64] = "", cmd[64];
+        size_t l = strlen(e->d_name);
+        if (strncmp(e->d_name, ".attach-", 8) || l < 9 || !isdigit((unsigned char)e->d_name[l - 1]) ||
+            attach_pending_read(dir, e->d_name, &p))
+            continue;
+        attach_pending_text(&p, line, sizeof line);
+        attach_start_time(p.pid, comm, sizeof comm);
+        model_escape(cmd, sizeof cmd, comm, strlen(comm));
+        printf("%s%s (%s)\n", n ? "" : "\nattached, no session yet:\n", line, cmd);
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* The pending attach of pid in dir, if it is there (0). */
+static int attach_pending_of(const char *dir, int pid, struct attach_pending *p)
+{
+    char name[32];
+    snprintf(name, sizeof name, ".attach-%d", pid);
+    return attach_pending_read(dir, name, p);
+}
+
+/* Another cuptop attach holds pid's thread (ptrace): its pid, else 0. */
+static int attach_other_injector(int pid)
+{
+    char p[64], line[256], comm[64];
+    int tracer = 0;
+    snprintf(p, sizeof p, "/proc/%d/status", pid);
+    FILE *f = fopen(p, "re");
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "TracerPid: %d", &tracer) == 1)
+            break;
+    fclose(f);
+    if (tracer <= 0 || tracer == getpid() || !attach_start_time(tracer, comm, sizeof comm))
+        return 0;
+    return !strcmp(comm, "cuptop") ? tracer : 0;
+}
+
+/* Another cuptop attach holds the thread right now (its state reads
+ * "traced", PTRACE_SEIZE fails): wait for it to finish.  0 when none holds
+ * it (any more); -1 with the line printed when it still does. */
+static int attach_wait_other(const char *cmd, int pid, double wait_s)
+{
+    int other = attach_other_injector(pid);
+    if (!other)
+        return 0;
+    printf("process %d: another cuptop attach (pid %d) is loading the agent; waiting for it\n",
+           pid, other);
+    fflush(stdout);
+    uint64_t until = attach_mono_ms() + (uint64_t)(wait_s * 1000);
+    while (attach_other_injector(pid) && attach_mono_ms() < until) {
+        struct timespec nap = {0, 20000000};
+        nanosleep(&nap, NULL);
+    }
+    if ((other = attach_other_injector(pid))) {
+        cli_error(cmd, "another cuptop attach (pid %d) still holds process %d after %g s", other,
+                  pid, wait_s);
+        return -1;
+    }
+    return 0;
 }
 
 /* The target can be attached: one line and exit status 2 when not. */
@@ -144,7 +324,51 @@ static char *attach_find_session(const char *dir, pid_t pid)
  * on (cuptop control SESSION --kinds LIST | --attach). */
 static int attach_control(const char *cmd, const char *dir, pid_t pid, double wait_s)
 {
-    char *id = attach_find_session(dir, pid);
+    struct attach_pending pend;
+    char line[300];
+    if (attach_pending_of(dir, (int)pid, &pend) == 0) {
+        attach_pending_text(&pend, line, sizeof line);
+        if (!strcmp(pend.state, "waiting")) {
+            printf("%s (an earlier cuptop attach); its session starts then, with the kinds "
+                   "that attach asked for\n", line);
+            return CUPTOP_EXIT_OK;
+        }
+        cli_error(cmd, "%s; restart the program under cuptop run to trace it", line);
+        return CUPTOP_EXIT_NO;
+    }
+    /* An attach that has just loaded it (a concurrent cuptop attach): its
+     * session appears, and opens, within moments. */
+    uint64_t deadline = attach_mono_ms() + (uint64_t)(wait_s * 1000);
+    char *id = NULL;
+    for (;;) {
+        id = attach_find_session(dir, pid);
+        /* ready once its agent writes heartbeats (a session just started
+         * has none yet and reads as crashed) */
+        model_summary sum;
+        char *why = NULL;
+        if (id && model_summarize_id(dir, id, 0, UINT64_MAX, &sum, &why) == 0) {
+            bool live = sum.state == MODEL_STATE_RUNNING;
+            model_summary_free(&sum);
+            if (live)
+                break;
+        }
+        free(why);
+        if (attach_pending_of(dir, (int)pid, &pend) == 0) {
+            free(id);
+            return attach_control(cmd, dir, pid, wait_s);
+        }
+        if (cli_pid_gone((int)pid)) {
+            free(id);
+            cli_error(cmd, "process %d ended", (int)pid);
+            return CUPTOP_EXIT_NO;
+        }
+        if (attach_mono_ms() >= deadline)
+            break;
+        free(id);
+        id = NULL;
+        struct timespec nap = {0, 50000000};
+        nanosleep(&nap, NULL);
+    }
     if (!id) {
         cli_error(cmd, "process %d has the agent already but no session of it is in %s (it "
                        "writes to another store: give that one with --store)",
@@ -213,7 +437,8 @@ static char *attach_args(const char *dir, const char *report)
 }
 
 struct attach_report {
-    bool waiting;
+    bool waiting, gave_up;
+    unsigned wait_bound;   /* s the agent waits for CUDA */
     char session[800];
     long long gen;      /* -1: not yet */
     char error[800];
@@ -223,15 +448,19 @@ static void attach_read_report(const char *path, struct attach_report *r)
 {
     FILE *f = fopen(path, "re");
     char line[800];
-    r->waiting = false;
+    r->waiting = r->gave_up = false;
+    r->wait_bound = 0;
     r->session[0] = r->error[0] = '\0';
     r->gen = -1;
     if (!f)
         return;
     while (fgets(line, sizeof line, f)) {
         line[strcspn(line, "\n")] = '\0';
-        if (!strcmp(line, "waiting cuda"))
+        if (!strncmp(line, "waiting cuda", 12)) {
             r->waiting = true;
+            r->wait_bound = (unsigned)strtoul(line + 12, NULL, 10);
+        } else if (!strcmp(line, "gave up"))
+            r->gave_up = true;
         else if (!strncmp(line, "session ", 8))
             snprintf(r->session, sizeof r->session, "%s", line + 8);
         else if (!strncmp(line, "request ", 8))
@@ -269,6 +498,15 @@ static int attach_inject(const char *cmd, const char *dir, pid_t pid, double wai
         goto out;
     }
     int rc = cli_inject(pid, agent, "cuptop_agent_attach", args, &result, &cause);
+    if (rc == -2 && attach_other_injector((int)pid)) {
+        /* another cuptop attach seized it first: let it finish, then turn
+         * the kinds on through the agent it loaded */
+        if (attach_wait_other(cmd, (int)pid, wait_s) == 0)
+            status = cli_inject_has_mapping(pid, "/libcuptop-agent.so")
+                         ? attach_control(cmd, dir, pid, wait_s)
+                         : attach_inject(cmd, dir, pid, wait_s);
+        goto out;
+    }
     if (rc) {
         cli_error(cmd, "%s%s", cause ? cause : "the injection failed",
                   rc == -2 ? "" : " (the process was restored and runs on)");
@@ -276,8 +514,10 @@ static int attach_inject(const char *cmd, const char *dir, pid_t pid, double wai
         goto out;
     }
     if (result == 1) {
-        cli_error(cmd, "process %d started the agent already (CUDA_INJECTION64_PATH): use "
-                       "cuptop control on its session", (int)pid);
+        /* the agent was there already: started by CUDA, or loaded by a
+         * cuptop attach that ran at the same time; its session takes a
+         * control request */
+        status = attach_control(cmd, dir, pid, wait_s);
         goto out;
     }
     if (result != 0) {
@@ -297,15 +537,27 @@ static int attach_inject(const char *cmd, const char *dir, pid_t pid, double wai
         if (r.session[0] && r.gen >= 0)
             break;
         if (r.waiting && !said_waiting) {
-            printf("process %d has not loaded CUDA yet: the agent is loaded and waits for it "
-                   "(its session starts then)\n", (int)pid);
+            printf("process %d has not loaded CUDA yet (is it a CUDA program?): the agent is "
+                   "loaded and waits up to %u s for it; its session starts then, else it "
+                   "gives up and stays loaded, idle (cuptop sessions lists the wait)\n",
+                   (int)pid, r.wait_bound);
             fflush(stdout);
             said_waiting = true;
         }
+        if (r.gave_up) {
+            cli_error(cmd, "process %d did not load CUDA within %u s: the agent gave up and "
+                           "stays loaded, idle", (int)pid, r.wait_bound);
+            goto out;
+        }
+        if (cli_pid_gone((int)pid)) {
+            cli_error(cmd, "process %d ended before the agent %s", (int)pid,
+                      r.session[0] ? "acknowledged the attach" : "started its session");
+            goto out;
+        }
         if (attach_mono_ms() >= deadline) {
             if (r.waiting && !r.session[0]) {
-                printf("process %d: still no CUDA after %g s; the agent goes on waiting\n",
-                       (int)pid, wait_s);
+                printf("process %d: still no CUDA after %g s; the agent goes on waiting (up "
+                       "to %u s from the attach)\n", (int)pid, wait_s, r.wait_bound);
                 status = CUPTOP_EXIT_OK;
             } else {
                 cli_error(cmd, "the agent in process %d did not report its session within %g s",
@@ -328,7 +580,8 @@ static int attach_inject(const char *cmd, const char *dir, pid_t pid, double wai
     if ((rc = cli_session_open(cmd, dir, r.session, 0, &env)) != 0)
         goto out;
     double left = (double)(deadline > attach_mono_ms() ? deadline - attach_mono_ms() : 0) / 1e3;
-    status = cli_control_wait(cmd, env, (uint64_t)r.gen, 0, left > 1 ? left : 1);
+    status = cli_control_wait_pid(cmd, env, (uint64_t)r.gen, 0, left > 1 ? left : 1, (int)pid,
+                                  true);
     if (status == CUPTOP_EXIT_OK)
         printf("session %s: attached; collecting from now on (records before the attach "
                "were never in scope)\n", r.session);
@@ -468,6 +721,9 @@ int cmd_attach(int argc, char **argv)
     if (!pid_arg)
         return cli_usage_error(cmd, "no PID given (cuptop attach [OPTIONS] PID)");
     pid_t pid = 0;
+    long pv = strtol(pid_arg, NULL, 10);
+    if (pv > 0 && pv <= INT32_MAX && attach_wait_other(cmd, (int)pv, wait_s))
+        return CUPTOP_EXIT_NO;
     int rc = attach_check_pid(cmd, pid_arg, &pid);
     if (rc)
         return rc;

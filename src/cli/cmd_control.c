@@ -262,6 +262,12 @@ static int control_session(const char *cmd, cupstore_env *env, const uint32_t *k
 int cli_control_wait(const char *cmd, cupstore_env *env, uint64_t gen, uint32_t pool,
                      double wait_s)
 {
+    return cli_control_wait_pid(cmd, env, gen, pool, wait_s, 0, false);
+}
+
+int cli_control_wait_pid(const char *cmd, cupstore_env *env, uint64_t gen, uint32_t pool,
+                         double wait_s, int pid, bool superseded_ok)
+{
     const char *id = cupstore_env_id(env);
     uint64_t t0 = mono_ns(), deadline = t0 + (uint64_t)(wait_s * 1e9);
     for (;;) {
@@ -286,9 +292,19 @@ int cli_control_wait(const char *cmd, cupstore_env *env, uint64_t gen, uint32_t 
             }
             return c.result ? CUPTOP_EXIT_NO : CUPTOP_EXIT_OK;
         }
+        if (st == ACK_SUPERSEDED && superseded_ok) {
+            printf("session %s: generation %" PRIu64 " was superseded by generation %" PRIu64
+                   " (a later request: its kinds apply)\n", id, gen, applied_gen);
+            return CUPTOP_EXIT_OK;
+        }
         if (st == ACK_SUPERSEDED) {
             cli_error(cmd, "generation %" PRIu64 " was superseded by a later request "
                            "(generation %" PRIu64 " is applied)", gen, applied_gen);
+            return CUPTOP_EXIT_NO;
+        }
+        if (pid > 0 && cli_pid_gone(pid)) {
+            cli_error(cmd, "process %d ended before generation %" PRIu64 " was applied: "
+                           "nothing was collected after the request", pid, gen);
             return CUPTOP_EXIT_NO;
         }
         if (mono_ns() >= deadline) {

@@ -251,6 +251,8 @@ int cmd_sessions(int argc, char **argv)
         if (cli_xout_end(&o) != 0)
             status = CUPTOP_EXIT_USAGE;
     }
+    if (!json && !job)
+        (void)cli_pending_print(dir);   /* attached, waiting for CUDA: no session yet */
     if (job && !written && status == CUPTOP_EXIT_OK) {
         cli_error(cmd, "no session of job %s in %s", job, dir);
         status = CUPTOP_EXIT_USAGE;

@@ -43,6 +43,12 @@ int cmd_attach(int argc, char **argv);    /* src/cli/cmd_attach.c           */
  *  cuptop attach run for one of them (cmd_attach.c). */
 int cli_attach_list(char ***items);
 int cli_attach_pid(const char *store_dir, int pid, char **msg);
+/** Whether process pid has ended (no such process, or a zombie). */
+bool cli_pid_gone(int pid);
+/** The attaches that have no session yet in the store dir (STORE/.attach-PID,
+ *  written by the agent while it waits for CUDA), of processes that still
+ *  live: one line each on stdout (cmd_attach.c).  Returns how many. */
+int cli_pending_print(const char *dir);
 /** One agent option of cuptop run / attach at argv[*i] (--store, --kinds,
  *  --label, --config, --dormant, ...): checked with the agent's parser and
  *  put in the environment as the CUPTOP_* variable.  Advances *i past its
@@ -53,6 +59,11 @@ int cli_agent_option(const char *cmd, int argc, char **argv, int *i, int *rc);
  *  and print the outcome (cmd_control.c); returns the exit status. */
 int cli_control_wait(const char *cmd, cupstore_env *env, uint64_t gen, uint32_t pool,
                      double wait_s);
+/** The same, and stop waiting when process pid ends (0: not checked); a
+ *  generation superseded by a later one applied is success when
+ *  superseded_ok (an attach: the agent is attached, the later kinds apply). */
+int cli_control_wait_pid(const char *cmd, cupstore_env *env, uint64_t gen, uint32_t pool,
+                         double wait_s, int pid, bool superseded_ok);
 
 /** Print "cuptop CMD: MESSAGE" and a hint to stderr; returns 2. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)

@@ -21,6 +21,14 @@
 #           runs (atexit, on that thread), records against the truth
 #  late cuda  attached before the program loads CUDA (simapp --cuda-after):
 #           the agent waits, then starts; records against the truth
+#  not cuda  a process that never loads CUDA: cuptop attach says the agent
+#           waits (and how long: CUPTOP_ATTACH_CUDA_WAIT), cuptop sessions
+#           lists the wait, a second attach says so, and the agent gives up
+#           after the bound (its thread ends), which sessions shows
+#  exit     the target ends while cuptop attach waits: it says so at once,
+#           exit 1, the target's own status kept
+#  concurrent  two cuptop attach at the same time: both exit 0, one session,
+#           no misleading "foreign or damaged" or "ptrace refused"
 #  refuse   not a number, no such process, a zombie, cuptop itself, no
 #           right to ptrace (as another uid, when run as root): exit 2
 #  survive  the injector killed (SIGKILL) at the stopped, saved and written
@@ -168,7 +176,7 @@ sleep 0.5
 check "late cuda: no CUDA yet" "$(grep -c simcupti /proc/"$pid"/maps)" 0
 "$cuptop" attach --store "$d/store" --kinds kernel "$pid" >"$d/attach" 2>&1
 check "late cuda: attach exit status" "$?" 0
-grep -q "has not loaded CUDA yet: the agent is loaded and waits" "$d/attach" ||
+grep -q "has not loaded CUDA yet (is it a CUDA program?): the agent is loaded and waits" "$d/attach" ||
     { echo "FAIL late cuda: did not say it waits: $(cat "$d/attach")"; fail=1; }
 grep -q "attached; collecting" "$d/attach" || { echo "FAIL late cuda: no ack"; fail=1; }
 reap "late cuda: exit status" 0
@@ -202,6 +210,79 @@ check "signal: the program's SIGUSR1 handler ran once" "$(cat "$d/usr1")" 1
 check "signal: its read(2) restarted and got the byte (n byte errno)" "$(cat "$d/fifo.got")" 1121000
 id=$("$ctl" sessions "$d/store" | head -1)
 check "signal: kernel records after the attach" "$("$ctl" dump "$d/store" "$id" | sed -n 's/^records\.kernel\.0=//p')" 100
+
+# ---- not cuda: a process that never loads CUDA (issue 27) --------------------------
+# the agent says it waits, for how long (CUPTOP_ATTACH_CUDA_WAIT), sessions
+# lists the wait, and it gives up: its thread ends (it polled forever before)
+d=$tmp/notcuda
+mkdir -p "$d"
+# (python3 may be a wrapper that execs the interpreter: attach once the
+# program itself says it is ready)
+python3 -c 'import ctypes, sys, time
+ctypes.CDLL(None).prctl(0x59616d61, ctypes.c_ulong(2**64 - 1), 0, 0, 0)
+open(sys.argv[1], "w").close()
+time.sleep(120)' "$d/ready" &
+pid=$!
+wait_file "$d/ready"
+CUPTOP_ATTACH_CUDA_WAIT=3 "$cuptop" attach --store "$d/store" --wait 0.5 "$pid" >"$d/attach" 2>&1
+check "not cuda: attach exit status (the agent loaded, waiting)" "$?" 0
+grep -q "has not loaded CUDA yet (is it a CUDA program?): the agent is loaded and waits up to 3 s" "$d/attach" ||
+    { echo "FAIL not cuda: does not say what the agent does: $(cat "$d/attach")"; fail=1; }
+"$cuptop" sessions --store "$d/store" >"$d/sessions" 2>&1
+grep -q "process $pid: attached at .*, no session yet: it has not loaded CUDA; the agent waits for it until" "$d/sessions" ||
+    { echo "FAIL not cuda: sessions does not list the wait: $(cat "$d/sessions")"; fail=1; }
+"$cuptop" attach --store "$d/store" --kinds kernel "$pid" >"$d/again" 2>&1
+check "not cuda: a second attach while it waits: exit status" "$?" 0
+grep -q "no session yet: it has not loaded CUDA" "$d/again" ||
+    { echo "FAIL not cuda: the second attach does not say it waits: $(cat "$d/again")"; fail=1; }
+i=0
+while ! grep -q '^state=gave_up' "$d/store/.attach-$pid" 2>/dev/null && [ $i -lt 3000 ]; do
+    sleep 0.02; i=$((i + 1)); done
+i=0
+while [ "$(ls /proc/"$pid"/task | wc -l)" != 1 ] && [ $i -lt 500 ]; do sleep 0.02; i=$((i + 1)); done
+check "not cuda: the agent's thread ended after the bound (threads)" "$(ls /proc/"$pid"/task | wc -l)" 1
+"$cuptop" sessions --store "$d/store" >"$d/sessions2" 2>&1
+grep -q "process $pid: .*did not load CUDA by .*; the agent gave up and stays loaded, idle" "$d/sessions2" ||
+    { echo "FAIL not cuda: sessions does not say it gave up: $(cat "$d/sessions2")"; fail=1; }
+kill "$pid"; wait "$pid" 2>/dev/null; pid=
+"$cuptop" sessions --store "$d/store" >"$d/sessions3" 2>&1
+check "not cuda: sessions forgets it once the process ended" "$(grep -c "process [0-9]*:" "$d/sessions3")" 0
+
+# ---- exit: the target ends while cuptop attach waits (issue 28) --------------------
+d=$tmp/exitwait
+mkdir -p "$d"
+python3 -c 'import ctypes, sys, time
+ctypes.CDLL(None).prctl(0x59616d61, ctypes.c_ulong(2**64 - 1), 0, 0, 0)
+open(sys.argv[1], "w").close()
+time.sleep(1.5); sys.exit(3)' "$d/ready" &
+pid=$!
+wait_file "$d/ready"
+"$cuptop" attach --store "$d/store" --wait 120 "$pid" >"$d/attach" 2>&1
+check "exit: cuptop attach exit status when the target ends first" "$?" 1
+grep -q "process $pid ended before the agent started its session" "$d/attach" ||
+    { echo "FAIL exit: $(cat "$d/attach")"; fail=1; }
+wait "$pid"
+check "exit: the target's own exit status" "$?" 3
+pid=
+
+# ---- concurrent: two cuptop attach at once (issue 28) -------------------------------
+for n in 1 2 3; do
+    d=$tmp/conc$n
+    start "$d" ctx,mark:ready,wait:go,emit:100,mark:done return
+    wait_file "$d/ready"
+    "$cuptop" attach --store "$d/store" --kinds kernel "$pid" >"$d/a1" 2>&1 &
+    a1=$!
+    "$cuptop" attach --store "$d/store" --kinds kernel,memcpy "$pid" >"$d/a2" 2>&1
+    r2=$?
+    wait "$a1"
+    r1=$?
+    if [ "$r1:$r2" = 0:0 ] && ! grep -q "foreign or damaged\|refused\|started the agent already" "$d/a1" "$d/a2"
+    then echo "ok   concurrent $n: both attaches exit 0"
+    else echo "FAIL concurrent $n: exit $r1 and $r2:"; cat "$d/a1" "$d/a2"; fail=1; fi
+    check "concurrent $n: one session" "$(sessions "$d" "$pid")" 1
+    touch "$d/go"
+    reap "concurrent $n: exit status" 0
+done
 
 # ---- refuse -------------------------------------------------------------------
 refuse() { # NAME WANT-TEXT CMD...
