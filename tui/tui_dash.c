@@ -489,14 +489,55 @@ static void draw_counters(tui *t, WINDOW *w)
     int rows = getmaxy(w);
     tui_draw_text(w, 0, 0, A_BOLD, "loss:");
     flow fl = {w, 0, rows >= 2 ? rows - 2 : 0, 6, 6};
+    /* Lay the classes out first, those with a loss first: one that finds
+     * no room is counted ("+N"), never cut ("con"), and the count itself
+     * always has room. */
+    unsigned order[CUPSTORE_LOSS_MAX], no = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (unsigned c = 0; c < CUPSTORE_LOSS_MAX; c++)
+            if ((h->live.have_sum && h->live.sum.loss[c]) == (pass == 0))
+                order[no++] = c;
+    char items[CUPSTORE_LOSS_MAX][48];
+    int iy[CUPSTORE_LOSS_MAX], ix[CUPSTORE_LOSS_MAX], px[CUPSTORE_LOSS_MAX + 1],
+        py[CUPSTORE_LOSS_MAX + 1];
+    unsigned placed = 0;
+    int cols = getmaxx(w), y = fl.y, x = fl.x;
     for (unsigned c = 0; c < CUPSTORE_LOSS_MAX; c++) {
-        char val[16], item[48];
+        char val[16];
         /* the verdict's counts (model_live), the tail it knows of included */
-        uint64_t n = h->live.have_sum ? h->live.sum.loss[c] : 0;
+        uint64_t n = h->live.have_sum ? h->live.sum.loss[order[c]] : 0;
         tui_format_count((double)n, val, sizeof val);
-        snprintf(item, sizeof item, "%s %s", cupstore_loss_name(c), val);
-        flow_item(&fl, n ? tui_color_attr(TUI_C_BAD) : tui_color_attr(TUI_C_DIM), item);
+        snprintf(items[c], sizeof items[c], "%s %s", cupstore_loss_name(order[c]), val);
+        int len = (int)strlen(items[c]);
+        if (x > fl.x0 && x + len > cols && y < fl.ymax)
+            y++, x = fl.x0;
+        if (x + len > cols)
+            break;
+        py[placed] = y, px[placed] = x;   /* where the count goes if it is next */
+        iy[c] = y, ix[c] = x;
+        x += len + 2;
+        placed++;
+        py[placed] = y, px[placed] = x;
     }
+    char more[16] = "";
+    while (placed < CUPSTORE_LOSS_MAX) {
+        snprintf(more, sizeof more, "+%u", CUPSTORE_LOSS_MAX - placed);
+        int my = py[placed], mx = px[placed];
+        if (mx + (int)strlen(more) > cols && my < fl.ymax)
+            my++, mx = fl.x0;
+        if (mx + (int)strlen(more) <= cols || placed == 0) {
+            px[placed] = mx, py[placed] = my;
+            break;
+        }
+        placed--;   /* no room for the count: it takes the last class's place */
+    }
+    for (unsigned c = 0; c < placed; c++) {
+        uint64_t n = h->live.have_sum ? h->live.sum.loss[order[c]] : 0;
+        tui_draw_text(w, iy[c], ix[c], n ? tui_color_attr(TUI_C_BAD) : tui_color_attr(TUI_C_DIM),
+                      items[c]);
+    }
+    if (placed < CUPSTORE_LOSS_MAX)
+        tui_draw_text(w, py[placed], px[placed], tui_color_attr(TUI_C_DIM), more);
     /* The last row: control state, epoch, the mark in progress (with its
      * instruction), then the kinds, longest and least urgent, last. */
     fl = (flow){w, rows - 1, rows - 1, 0, 0};

@@ -244,6 +244,13 @@ static void draw_epochs(tui *t, WINDOW *w)
      * baseline is a '*' explained below the table). */
     int cols = getmaxx(w);
     bool wide = cols >= 78, narrow = cols < 56;
+    /* kind names in full only when every epoch's fit: never cut a list */
+    for (size_t i = 0; wide && i < n; i++) {
+        char full[128];
+        cupstore_kinds_format(ep[i].kinds, full, sizeof full);
+        if (strlen(full) > 30)
+            wide = false;
+    }
     int kw = wide ? 30 : 9, dw = narrow ? 6 : 8, nw = narrow ? 5 : 7;
     tui_draw_textf(w, 0, 0, tui_color_attr(TUI_C_HEADER), " %-3s %-*s %*s %*s %*s %5s %s", "EP",
                    kw, "KINDS", dw, narrow ? "DUR" : "DURATION", nw, "REC/S", nw,

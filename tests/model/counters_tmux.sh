@@ -34,6 +34,19 @@ while read -r name count; do
     tui_wait_until sh -c "tmux -L '$TUI_SOCK' capture-pane -p -t tui | grep -q -- ' $name $count\\( \\|\$\\)'"
     echo "ok   $name $count on the dashboard, as in the report"
 done <"$TUI_TMP/classes"
+# small terminals: a class that finds no room is counted (+N), never cut
+# ("con" for conflict at 60x15)
+for size in "60 15" "80 24" "40 10"; do
+    tui_resize $size
+    tui_wait_re "^loss: cupti_dropped" "the loss line at $size"
+    # the classes with a loss come first: tail 19 is shown even at 40x10
+    tui_wait "tail 19" "the tail at $size"
+    tui_screen | grep -A2 '^loss:' | grep -Eq '(^| )(c|co|con|conf|confl|confli|conflic|ta|tai|ze|zer|zero|zero_|zero_t|st|sto|stor|store|store_|pa|par|pars|parse|parse_|qu|que|queu|queue|queue_)$' &&
+        fail "a loss class is cut at $size: $(tui_screen | grep -A2 '^loss:')"
+    tui_screen | grep -A2 '^loss:' | grep -q '+[0-9]' ||
+        [ "$size" = "80 24" ] || fail "the classes without room are not counted at $size"
+    echo "ok   loss line at $size: $(tui_screen | grep -A2 '^loss:' | tr -s ' ' | tr '\n' '|')"
+done
 tui_keys q
 st=$(tui_wait_exit)
 [ "$st" = 0 ] || fail "q should exit 0, got $st"

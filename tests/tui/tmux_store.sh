@@ -108,6 +108,11 @@ tui_wait "applied: kernel off" "the status line says the request was applied"
 tui_wait_gone "(pending)"
 tui_wait "No losses now" "drops stopped after narrowing"
 tui_wait "baseline" "the new zero-drop epoch marked as baseline"
+# at 100 columns the epochs' kind lists do not fit in full: letters, never
+# a list cut in the middle (issue 27, monitor text)
+tui_wait "KCSRD.O.." "the epochs' kinds as letters"
+tui_screen | grep -Eq '[a-z]+,[a-z]+,[a-z]+,[a-z]+,[a-z]* ' &&
+    fail "an epoch's kind list is cut: $(tui_screen | grep -E '[a-z]+,[a-z]+,[a-z]+,')"
 tui_keys Escape
 tui_wait "callback latency"
 
