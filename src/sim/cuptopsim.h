@@ -53,6 +53,8 @@ typedef struct cuptopsim_truth {
     uint64_t dumped_contexts[CUPTOPSIM_DEV_MAX], dumped_devices[CUPTOPSIM_DEV_MAX];
     uint64_t dump_dropped;
     uint64_t api_callbacks;        /* API-domain callbacks delivered      */
+    /* records lost without any count (silent=): in produced, nowhere else */
+    uint64_t silent[CUPTOPSIM_DEV_MAX][CUPTOPSIM_KINDS];
     uint64_t finalize_in_api_exit; /* cuptiFinalize inside an API exit cb */
     uint64_t finalize_outside;     /* ... anywhere else                   */
     int subscribed;                /* a subscriber holds the slot now     */

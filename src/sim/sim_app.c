@@ -273,6 +273,7 @@ SIM_EXPORT int cuptopsim_reset(void)
     atomic_store(&sim.fin_outside, 0);
     atomic_store(&sim.n_invalid, 0);
     atomic_store(&sim.n_zero, 0);
+    atomic_store(&sim.n_silent, 0);
     atomic_store(&sim.global_drops, 0);
     atomic_store(&sim.b_requested, 0);
     atomic_store(&sim.b_null, 0);

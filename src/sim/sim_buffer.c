@@ -204,6 +204,15 @@ void sim_buffer_put(sim_thread *t, unsigned dev, unsigned k, const void *rec, si
 
     pthread_mutex_lock(&s->lock);
     atomic_fetch_add_explicit(&s->produced[k], 1, memory_order_relaxed);
+    /* silent=N: a CUPTI that loses every Nth record and says nothing (no
+     * drop count, no gap in its buffers): only the launch ledger can see it */
+    if (sim.cfg.silent_every &&
+        (atomic_fetch_add_explicit(&sim.n_silent, 1, memory_order_relaxed) + 1) %
+                sim.cfg.silent_every == 0) {
+        atomic_fetch_add_explicit(&s->silent[k], 1, memory_order_relaxed);
+        pthread_mutex_unlock(&s->lock);
+        return;
+    }
     if (s->buf && (s->used + need > s->size || (s->maxrec && s->nrec >= s->maxrec)))
         sim_slot_detach(s, dev);
     if (!s->buf && !sim_request(s, dev, need)) {

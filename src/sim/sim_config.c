@@ -143,6 +143,8 @@ static int sim_parse_faults(sim_config *c, const char *s, char *why, size_t whyl
             bad = sim_u(v, 1u << 30, &c->steal_every);
         else if (!strcmp(tok, "dup"))
             bad = sim_u(v, 1u << 30, &c->dup_every);
+        else if (!strcmp(tok, "silent"))
+            bad = sim_u(v, 1u << 30, &c->silent_every);
         else if (!strcmp(tok, "slow_kernel")) {
             bad = sim_u(v, SIM_KERNEL_NAMES - 1, &u);
             c->slow_kernel = u + 1;

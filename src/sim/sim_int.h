@@ -73,6 +73,7 @@ typedef struct sim_config {
     unsigned foreign_every;       /* foreign buffer before every Nth       */
     unsigned steal_every;         /* every Nth buffer goes to the other    */
     unsigned dup_every;           /* every Nth buffer completed twice      */
+    unsigned silent_every;        /* every Nth record lost, never counted  */
     unsigned slow_kernel;         /* 1 + the index of the kernel name whose
                                      GPU time is multiplied; 0 off          */
     unsigned slow_kernel_x;       /* ... by this factor (default 4)         */
@@ -97,6 +98,7 @@ typedef struct sim_slot {
     size_t size, used, maxrec, nrec;
     sim_bufcount cnt;
     _Atomic uint64_t ops[SIM_KINDS], produced[SIM_KINDS], dropped[SIM_KINDS];
+    _Atomic uint64_t silent[SIM_KINDS]; /* lost without a count (silent=) */
 } sim_slot;
 
 /** One application thread known to CUPTI. */
@@ -186,7 +188,7 @@ typedef struct sim_state {
     CUpti_TimestampCallbackFunc ts_cb;
     uint64_t attr[CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE_DEVICE_GRAPHS + 1];
     _Atomic uint32_t corr;        /* correlation ids                       */
-    _Atomic uint64_t n_invalid, n_zero; /* fault counters                  */
+    _Atomic uint64_t n_invalid, n_zero, n_silent; /* fault counters        */
     _Atomic uint64_t global_drops;/* NULL-context queue                    */
     /* API records per call id ([0] runtime, [1] driver): whether CUPTI
      * records the call (cuptiActivityEnable of the kind sets every id,

@@ -44,6 +44,7 @@ void sim_truth_collect(cuptopsim_truth *t)
                 t->ops[d][k] += atomic_load_explicit(&s->ops[k], memory_order_relaxed);
                 t->produced[d][k] += atomic_load_explicit(&s->produced[k], memory_order_relaxed);
                 t->dropped[d][k] += atomic_load_explicit(&s->dropped[k], memory_order_relaxed);
+                t->silent[d][k] += atomic_load_explicit(&s->silent[k], memory_order_relaxed);
                 t->held[d][k] += s->cnt.rec[k];
             }
         }
@@ -180,6 +181,7 @@ SIM_EXPORT int cuptopsim_truth_write(const char *path, int final, const char *ex
     sim_out_table(&o, "zero_ts", t.devices, t.zero_ts);
     sim_out_table(&o, "invalid", t.devices, t.invalid);
     sim_out_table(&o, "foreign", t.devices, t.foreign);
+    sim_out_table(&o, "silent", t.devices, t.silent);
     for (unsigned d = 0; d < t.devices; d++)
         sim_out_line(&o, "reported_dropped %u %llu\nreported_via_null %u %llu\n"
                          "unreported_dropped %u %llu\n",

@@ -179,6 +179,7 @@ static void write_truth(const char *path)
     put_matrix(&p, "dropped", t.dropped, t.devices);
     put_matrix(&p, "held", t.held, t.devices);
     put_matrix(&p, "stolen", t.stolen, t.devices);
+    put_matrix(&p, "silent", t.silent, t.devices);
     put_matrix(&p, "zero_ts", t.zero_ts, t.devices);
     put_matrix(&p, "invalid", t.invalid, t.devices);
     put_matrix(&p, "foreign", t.foreign, t.devices);

@@ -359,7 +359,7 @@ static const CUpti_ActivityKind all_kinds[] = {
 };
 static const CUpti_ActivityKind kernel_only[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL};
 
-/* produced == delivered + dropped + held + stolen, everywhere; a device's
+/* produced == delivered + dropped + held + stolen + silent, everywhere; a device's
  * drops are either reported or still unreported. */
 static void assert_sums(const cuptopsim_truth *t)
 {
@@ -368,7 +368,7 @@ static void assert_sums(const cuptopsim_truth *t)
         for (unsigned k = 0; k < CUPTOPSIM_KINDS; k++) {
             assert_int_equal(t->produced[d][k],
                              t->delivered[d][k] + t->dropped[d][k] + t->held[d][k] +
-                                 t->stolen[d][k]);
+                                 t->stolen[d][k] + t->silent[d][k]);
             dropped += t->dropped[d][k];
         }
         assert_int_equal(dropped, t->reported_dropped[d] + t->unreported_dropped[d]);
@@ -757,6 +757,20 @@ static void test_fault_delivery(void **state)
     assert_int_equal(C.completions, 2);
     assert_int_equal(t.stolen[0][0], 4);
     assert_int_equal(C.rec[0][0], 4);
+    assert_sums(&t);
+
+    /* silent: every fourth record is lost and nothing says so: no drop
+     * count, no NULL buffer, no gap the client could see */
+    setup_sim("silent=4", "1", kernel_only, 1);
+    assert_int_equal(L.emit(0, 0, 12), 12);
+    assert_int_equal(L.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
+    L.truth_get(&t);
+    assert_int_equal(t.produced[0][0], 12);
+    assert_int_equal(t.silent[0][0], 3);
+    assert_int_equal(t.delivered[0][0], 9);
+    assert_int_equal(C.rec[0][0], 9);
+    assert_int_equal(t.dropped[0][0], 0);
+    assert_int_equal(t.reported_dropped[0] + t.unreported_dropped[0], 0);
     assert_sums(&t);
 }
 
