@@ -25,6 +25,7 @@ import json
 import os
 import random
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -61,6 +62,7 @@ DIMS = [
     ("reader", ["none", "sessions", "exporter"]),
     ("nvtx", ["none", "nested", "unbalanced", "threads", "early"]),
     ("control", ["none", "kinds", "burst", "detach", "pool"]),
+    ("job", ["none", "two", "only-if"]),       # cuptop run --job: two ranks (--only-if RANK=0)
 ]
 DIM_NAMES = [d for d, _ in DIMS]
 DEFAULTS = {d: v[0] for d, v in DIMS}
@@ -88,6 +90,17 @@ def normalize(case):
     if c["driver"] == "run":
         # cuptop-simapp has no seq steps: no dormant/attach/capture/NVTX/
         # control handshake (those run on simdrive)
+        c["start"] = "eager"
+        c["nvtx"] = "none"
+        c["control"] = "none"
+    if c["job"] != "none":
+        # the ranks run under one sh -c: cuptop run's driver, and ends the
+        # shell passes on (a signal or kill -9 would reach the shell)
+        c["driver"] = "run"
+        if c["end"] not in ("return", "exit", "_exit", "abort", "kill"):
+            c["end"] = "return"
+    if c["driver"] == "run":
+        # cuptop-simapp has no seq steps (see above)
         c["start"] = "eager"
         c["nvtx"] = "none"
         c["control"] = "none"
@@ -354,6 +367,8 @@ def simdrive_exit(end):
 
 
 def expected_rc(c):
+    if c["job"] != "none":
+        return 0    # sh -c '... & ... & wait': wait with no operand is 0
     return {"return": 0, "exit": 0, "_exit": 0, "term": 143, "int": 130, "hup": 129,
             "abort": 134, "kill": 137, "kill9": 137}[c["end"]]
 
@@ -398,6 +413,14 @@ def run_app(cs):
         simargs += ["--exit", ex]
         argv = [env.cuptop, "run", *opts, "--", env.simapp, *simargs]
         cs.truth_kind = "simapp"
+        if c["job"] != "none":
+            # two ranks of one job, each with its own truth (TRUTH.RANK)
+            cs.job = f"truth-{cs.seed}"
+            jopts = ["--job", cs.job] + (["--only-if", "RANK=0"] if c["job"] == "only-if" else [])
+            rank_cmd = " ".join(shlex.quote(x) for x in [env.simapp, *simargs[2:]])
+            sh = " ".join(f"RANK={r} WORLD_SIZE=2 {rank_cmd} --truth "
+                          f"{shlex.quote(cs.truth_path + '.' + str(r))} &" for r in (0, 1))
+            argv = [env.cuptop, "run", *jopts, *opts, "--", "sh", "-c", sh + " wait"]
     cs.argv = argv
     # a reader running throughout
     reader = None
@@ -536,10 +559,62 @@ def oracle(cs):
     else:
         cs.check("reader:no-crash", True)
 
-    sid = cs.session_id()
-    if sid is None:
-        cs.check("store:session", False, "no session in the store")
+    if c["job"] == "none":
+        sid = cs.session_id()
+        if sid is None:
+            cs.check("store:session", False, "no session in the store")
+            return
+        oracle_session(cs, sid, cs.truth_path, crashed_end)
         return
+    oracle_job(cs, crashed_end)
+
+
+def oracle_job(cs, crashed_end):
+    """Two ranks of one job: each rank's session against its own truth
+    (a skipped one against what skipping means), then the job's verdict."""
+    c = cs.case
+    rc, sj, _ = cs.cuptop("sessions", "--store", cs.store, "--json")
+    try:
+        ss = [x for x in json.loads(sj) if x.get("job") == cs.job]
+    except ValueError:
+        cs.check("job:sessions-json", False, sj[:200])
+        return
+    ranks = sorted(x.get("rank") if x.get("rank") is not None else -1 for x in ss)
+    cs.eq("job:ranks", ranks, [0, 1])
+    all_ok = True
+    for x in ss:
+        r = x.get("rank")
+        if c["job"] == "only-if" and r == 1:
+            cs.eq("job:skipped-verdict", x["verdict"], "SKIPPED")
+            cs.eq("job:skipped-records", x["records"], 0)
+            calls = [ln for ln in open(f"{cs.truth_path}.1", errors="replace")
+                     if ln.startswith("call ")] if os.path.exists(f"{cs.truth_path}.1") else []
+            cs.eq("job:skipped-no-cupti-call", len(calls), 0)
+            rc1, _, _ = cs.cuptop("check", "--store", cs.store, x["id"])
+            cs.eq("job:skipped-check-exit", rc1, 0)
+            continue
+        all_ok &= x["verdict"] == "COMPLETE"
+        oracle_session(cs, x["id"], f"{cs.truth_path}.{r}", crashed_end)
+    rc, out, _ = cs.cuptop("check", "--store", cs.store, "--job", cs.job)
+    cs.eq("job:check-exit", rc, 0 if all_ok else 1)
+    rc, out, _ = cs.cuptop("check", "--store", cs.store, "--job", cs.job, "--json")
+    try:
+        j = json.loads(out)
+        cs.eq("job:json-verdict", j["verdict"].split(" ")[0], "COMPLETE" if all_ok else "INCOMPLETE")
+        cs.eq("job:json-skipped", j.get("skipped"), 1 if c["job"] == "only-if" else 0)
+        missing = j.get("missing", j.get("missing_ranks"))
+        cs.check("job:json-no-missing-rank", missing in (0, [], None), f"missing {missing!r}")
+        # the job's losses are its processes' losses
+        for cl in CLASSES:
+            cs.eq(f"job:loss:{cl}", (j.get("loss") or {}).get(cl, 0),
+                  sum(x["loss"].get(cl, 0) for x in ss))
+    except (ValueError, KeyError, TypeError):
+        cs.check("job:check-json", False, out[:200])
+
+
+def oracle_session(cs, sid, truth_path, crashed_end):
+    """Every output about one session against its truth and each other."""
+    c = cs.case
     dump_p = subprocess.run([cs.env.ctl, "dump", cs.store, sid], capture_output=True)
     dump = {}
     for line in dump_p.stdout.decode("utf-8", "replace").split("\n"):
@@ -547,11 +622,15 @@ def oracle(cs):
             k, v = line.split("=", 1)
             dump.setdefault(k, v)
     if cs.truth_kind == "simdrive":
-        truth = load_kv(cs.truth_path)
+        truth = load_kv(truth_path)
     else:
-        truth = simapp_truth_kv(cs.truth_path)
+        truth = simapp_truth_kv(truth_path)
     have_truth = bool(truth) and c["end"] != "kill9"
     final = dump.get("final.exit_path") not in (None, "none") and "final.exit_path" in dump
+    if c["end"] == "_exit" and not final:
+        # cuptop-simapp's _exit is a clean end only where the contexts'
+        # destruction reached the agent (not with another subscriber)
+        crashed_end = True
 
     rc, sj, _ = cs.cuptop("sessions", "--store", cs.store, "--json")
     try:
@@ -824,7 +903,7 @@ def oracle(cs):
     if (cs.truth_kind == "simapp" and have_truth and final and not crashed_end
             and agent_lost == 0 and truth_lost == 0 and nrec):
         want = {}
-        for line in open(cs.truth_path):
+        for line in open(truth_path):
             f = line.split()
             if len(f) == 4 and f[0] == "api_produced" and int(f[3]):
                 key = (f[1], re.sub(r"_v\d{4,}$", "", f[2]))
