@@ -40,6 +40,7 @@
 #include "agent_fd.h"
 #include "agent_hist.h"
 #include "agent_names.h"
+#include "agent_nvtx.h"
 #include "agent_pool.h"
 #include "agent_prov.h"
 #include "agent_queue.h"
@@ -249,15 +250,6 @@ void CUPTIAPI agent_resource_cb(void *userdata, CUpti_CallbackDomain domain,
 /** A context learned from a CONTEXT record (consumer thread). */
 void agent_ctx_dumped(agent *a, uint32_t ctx_id, uint32_t device_id);
 
-/* agent_nvtx.c: NVTX routed through the agent (InitializeInjectionNvtx2). */
-/** CUPTI is attached: hand it the NVTX tables kept so far. */
-void agent_nvtx_attached(agent *a);
-/** InitializeInjectionNvtx2 calls so far (NVTX routed to the agent). */
-unsigned long agent_nvtx_inits(void);
-/** How many NVTX tables CUPTI accepted (its handlers sit in them). */
-unsigned agent_nvtx_given(void);
-/** NVTX_INJECTION64_PATH = this library, when unset (best effort). */
-void agent_nvtx_setenv(void);
 
 
 /* agent_reserve.c */

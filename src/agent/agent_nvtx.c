@@ -56,6 +56,7 @@
 #include <nvtx3/nvToolsExtSync.h>
 
 #include "agent_int.h"
+#include "agent_nvtx.h"
 
 #define AGENT_NVTX_TABLES 64   /* libraries with their own NVTX instance */
 
