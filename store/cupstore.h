@@ -53,6 +53,7 @@ enum {
     CUPSTORE_EBUSY = -30893,      /* resource busy (retry)                */
     CUPSTORE_EINVAL = -30892,     /* bad argument                         */
     CUPSTORE_ELMDBNEWER = -30891, /* data file in a newer LMDB format     */
+    CUPSTORE_EFAULT = -30890,     /* an access to the mapping faulted     */
     CUPSTORE_E_LAST = -30891,
 };
 
@@ -190,7 +191,21 @@ int cupstore_env_sync(cupstore_env *env);
 int cupstore_env_reader_check(cupstore_env *env, int *cleared);
 /** Bytes used in the map and the current map size. */
 int cupstore_env_usage(cupstore_env *env, uint64_t *used, uint64_t *mapsize);
+/** Close.  An env marked by cupstore_env_fault is left alone (leaked):
+ *  LMDB's close would touch the mappings that faulted. */
 void cupstore_env_close(cupstore_env *env);
+
+/** The calling thread's access to env's mapped files faulted (SIGBUS: the
+ *  file was truncated under the process, or can no longer be written) and
+ *  the caller's fault handler jumped out of the store.  Marks env faulted:
+ *  every later call on it returns CUPSTORE_EFAULT without touching LMDB;
+ *  and gives back the store's locks this thread held (the write lock, the
+ *  remap lock), so other threads waiting on them return too.
+ *  @note LMDB's own state in env is abandoned, not repaired: the env is
+ *  never used again (the agent's guard, src/agent/agent_guard.c). */
+void cupstore_env_fault(cupstore_env *env);
+/** Whether cupstore_env_fault marked env. */
+bool cupstore_env_faulted(const cupstore_env *env);
 
 /* ---- Transactions --------------------------------------------------- */
 

@@ -66,6 +66,29 @@ int cupstore_mdb_err(int rc)
     }
 }
 
+/* wlock with its holder recorded (cupstore_env_fault gives it back). */
+static void wlock_take(cupstore_env *env)
+{
+    pthread_mutex_lock(&env->wlock);
+    env->wlock_owner = pthread_self();
+    env->wlock_held = true;
+}
+
+static bool wlock_try(cupstore_env *env)
+{
+    if (pthread_mutex_trylock(&env->wlock) != 0)
+        return false;
+    env->wlock_owner = pthread_self();
+    env->wlock_held = true;
+    return true;
+}
+
+static void wlock_drop(cupstore_env *env)
+{
+    env->wlock_held = false;
+    pthread_mutex_unlock(&env->wlock);
+}
+
 /* Timed exclusive hold of maplock: no read txn of this process is live. */
 static int maplock_exclusive(cupstore_env *env)
 {
@@ -73,7 +96,17 @@ static int maplock_exclusive(cupstore_env *env)
     clock_gettime(CLOCK_REALTIME, &ts);
     ts.tv_sec += REMAP_WAIT_S;
     int rc = pthread_rwlock_timedwrlock(&env->maplock, &ts);
+    if (rc == 0) {
+        env->maplock_writer = pthread_self();
+        env->maplock_wr_held = true;
+    }
     return rc == 0 ? 0 : rc == ETIMEDOUT ? CUPSTORE_EBUSY : rc;
+}
+
+static void maplock_exclusive_drop(cupstore_env *env)
+{
+    env->maplock_wr_held = false;
+    pthread_rwlock_unlock(&env->maplock);
 }
 
 /* Current map size.  Call with wlock or maplock held (it changes only
@@ -93,7 +126,7 @@ static int map_adopt(cupstore_env *env)
     if (rc)
         return rc;
     rc = cupstore_mdb_err(mdb_env_set_mapsize(env->mdb, 0));
-    pthread_rwlock_unlock(&env->maplock);
+    maplock_exclusive_drop(env);
     return rc;
 }
 
@@ -115,7 +148,7 @@ static int map_grow(cupstore_env *env)
         return EAGAIN;
     }
     rc = mdb_env_set_mapsize(env->mdb, (size_t)want);
-    pthread_rwlock_unlock(&env->maplock);
+    maplock_exclusive_drop(env);
     env->grow_pending = false;
     return rc == 0 ? EAGAIN : cupstore_mdb_err(rc);
 }
@@ -470,6 +503,8 @@ int cupstore_env_sync(cupstore_env *env)
         return CUPSTORE_EINVAL;
     if (env->rdonly)
         return 0;
+    if (atomic_load(&env->dead))
+        return CUPSTORE_EFAULT;
     return cupstore_mdb_err(mdb_env_sync(env->mdb, 1));
 }
 
@@ -480,6 +515,8 @@ int cupstore_env_reader_check(cupstore_env *env, int *cleared)
         *cleared = 0;
     if (!env)
         return CUPSTORE_EINVAL;
+    if (atomic_load(&env->dead))
+        return CUPSTORE_EFAULT;
     int rc = mdb_reader_check(env->mdb, &dead);
     if (rc)
         return cupstore_mdb_err(rc);
@@ -495,6 +532,10 @@ int cupstore_env_usage(cupstore_env *env, uint64_t *used, uint64_t *mapsize)
     if (!env)
         return CUPSTORE_EINVAL;
     pthread_rwlock_rdlock(&env->maplock);
+    if (atomic_load(&env->dead)) {
+        pthread_rwlock_unlock(&env->maplock);
+        return CUPSTORE_EFAULT;
+    }
     int rc = mdb_env_info(env->mdb, &info);
     if (rc == 0)
         rc = mdb_env_stat(env->mdb, &st);
@@ -510,7 +551,29 @@ int cupstore_env_usage(cupstore_env *env, uint64_t *used, uint64_t *mapsize)
 
 void cupstore_env_close(cupstore_env *env)
 {
+    if (env && atomic_load(&env->dead))
+        return;   /* LMDB's close would touch the faulting mappings: leaked */
     env_free(env);
+}
+
+void cupstore_env_fault(cupstore_env *env)
+{
+    if (!env)
+        return;
+    /* Set first: a thread that takes a lock after this sees it (every
+     * entry checks it under the lock it takes), so nothing enters LMDB
+     * on this env again.  Then give back what this thread held when its
+     * access faulted: the waiters wake, see the flag and return. */
+    atomic_store(&env->dead, true);
+    if (env->maplock_wr_held && pthread_equal(env->maplock_writer, pthread_self()))
+        maplock_exclusive_drop(env);
+    if (env->wlock_held && pthread_equal(env->wlock_owner, pthread_self()))
+        wlock_drop(env);
+}
+
+bool cupstore_env_faulted(const cupstore_env *env)
+{
+    return env && atomic_load(&env->dead);
 }
 
 /* ---- Transactions ------------------------------------------------------ */
@@ -531,14 +594,24 @@ int cupstore_txn_begin(cupstore_env *env, bool write, cupstore_txn **out)
     txn->write = write;
     for (int attempt = 0;; attempt++) {
         if (write) {
-            pthread_mutex_lock(&env->wlock);
+            wlock_take(env);
+            if (atomic_load(&env->dead)) {   /* checked under the lock: see env_fault */
+                wlock_drop(env);
+                rc = CUPSTORE_EFAULT;
+                break;
+            }
             if (env->grow_pending) /* at the cap: this txn may still fit */
                 (void)map_grow(env);
             rc = mdb_txn_begin(env->mdb, NULL, 0, &txn->mdb);
             if (rc)
-                pthread_mutex_unlock(&env->wlock);
+                wlock_drop(env);
         } else {
             pthread_rwlock_rdlock(&env->maplock);
+            if (atomic_load(&env->dead)) {
+                pthread_rwlock_unlock(&env->maplock);
+                rc = CUPSTORE_EFAULT;
+                break;
+            }
             rc = mdb_txn_begin(env->mdb, NULL, MDB_RDONLY, &txn->mdb);
             if (rc)
                 pthread_rwlock_unlock(&env->maplock);
@@ -548,15 +621,15 @@ int cupstore_txn_begin(cupstore_env *env, bool write, cupstore_txn **out)
             break;
         }
         if (write) {
-            pthread_mutex_lock(&env->wlock);
-        } else if (pthread_mutex_trylock(&env->wlock) != 0) {
+            wlock_take(env);
+        } else if (!wlock_try(env)) {
             /* a write txn of this process is open (maybe this thread's):
              * LMDB cannot remap now; the caller retries */
             rc = EAGAIN;
             break;
         }
         rc = map_adopt(env); /* already a cupstore code */
-        pthread_mutex_unlock(&env->wlock);
+        wlock_drop(env);
         if (rc)
             break;
     }
@@ -576,7 +649,7 @@ static int txn_end_failed(cupstore_txn *txn)
     mdb_txn_abort(txn->mdb);
     if (txn->map_full)
         rc = map_grow(env);
-    pthread_mutex_unlock(&env->wlock);
+    wlock_drop(env);
     free(txn);
     return rc;
 }
@@ -600,7 +673,7 @@ int cupstore_txn_commit(cupstore_txn *txn)
         rc = map_grow(env);
     else
         rc = cupstore_mdb_err(rc);
-    pthread_mutex_unlock(&env->wlock);
+    wlock_drop(env);
     free(txn);
     return rc;
 }

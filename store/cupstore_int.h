@@ -8,6 +8,7 @@
 #define CUPSTORE_INT_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -63,6 +64,12 @@ struct cupstore_env {
     bool no_compress;           /* opts.no_compress                         */
     pthread_mutex_t wlock;      /* serialises write txns in this process    */
     pthread_rwlock_t maplock;   /* read txns: shared; remapping: exclusive  */
+    /* who holds wlock / maplock exclusively (valid while *_held), so a
+     * thread whose access faulted can give back what it held
+     * (cupstore_env_fault); written by the holder only */
+    pthread_t wlock_owner, maplock_writer;
+    bool wlock_held, maplock_wr_held;
+    _Atomic bool dead;          /* a mapping access faulted: never touched again */
     char *path;
     char *id;
     cupstore_buf enc;           /* chunk_put scratch (under wlock)          */

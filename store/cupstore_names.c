@@ -241,6 +241,9 @@ const char *cupstore_strerror(int err)
         return "invalid argument";
     case CUPSTORE_ELMDBNEWER:
         return "data file written in a newer LMDB format than this cuptop's liblmdb reads";
+    case CUPSTORE_EFAULT:
+        return "an access to the session's mapped files faulted (truncated, or no longer "
+               "writable): nothing more is stored in it";
     default:
         break;
     }

@@ -25,7 +25,7 @@ static bool consumer_near_cap(agent *a)
     uint64_t used = 0, size = 0;
     uint64_t cap = a->cfg.map_max ? a->cfg.map_max : STORE_MAP_MAX_DEFAULT;
     uint64_t reserve = cap / 4 < ((uint64_t)8 << 20) ? cap / 4 : ((uint64_t)8 << 20);
-    if (cupstore_env_usage(a->env, &used, &size))
+    if (agent_store_usage(a, &used, &size))
         return false;
     /* the batch itself, at its uncompressed size (an upper bound) */
     return used + reserve + (uint64_t)a->consumer.work.n * sizeof(cupstore_record) >= cap;

@@ -47,13 +47,20 @@ static int put_ctl(cupstore_txn *txn, void *arg)
 
 /* The newest request, when its generation is not applied yet (noted as
  * seen: the health row shows it pending until it is). */
-static bool control_take(agent *a, cupstore_control *c)
+static int control_read(agent *a, void *arg)
 {
     cupstore_txn *txn;
-    if (cupstore_txn_begin(a->env, false, &txn))
-        return false;
-    int rc = cupstore_control_latest(txn, c);
+    int rc = cupstore_txn_begin(a->env, false, &txn);
+    if (rc)
+        return rc;
+    rc = cupstore_control_latest(txn, arg);
     cupstore_txn_abort(txn);
+    return rc;
+}
+
+static bool control_take(agent *a, cupstore_control *c)
+{
+    int rc = agent_guard_run(a, control_read, c);   /* reads the mapping */
     if (rc || c->gen <= atomic_load(&a->ctl.gen_applied))
         return false;
     atomic_store(&a->ctl.gen_seen, c->gen);

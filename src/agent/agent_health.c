@@ -449,7 +449,7 @@ static void health_write(agent *a, uint64_t second, bool last)
     uint32_t threads = atomic_load_explicit(&a->threads_seen, memory_order_relaxed);
     if (threads != health_s.threads_noted && agent_store_put(a, put_threads, &threads, 8) == 0)
         health_s.threads_noted = threads;
-    (void)cupstore_env_reader_check(a->env, NULL);
+    (void)agent_store_reader_check(a);
 }
 
 static void *health_main(void *arg)

@@ -38,6 +38,7 @@
 #include "agent_epoch.h"
 #include "agent_health.h"
 #include "agent_fd.h"
+#include "agent_guard.h"
 #include "agent_hist.h"
 #include "agent_names.h"
 #include "agent_nvtx.h"
@@ -195,6 +196,8 @@ typedef struct agent {
     agent_consumer_state consumer;    /* consumer thread (agent_consumer.h) */
     agent_health_state health;        /* health thread (agent_health.h)   */
     agent_stop_state stop;            /* stop protocol (agent_stop.h)     */
+    _Atomic int store_faulted;        /* the store's mapping faulted: storing
+                                         ended (agent_guard.c)            */
 
 } agent;
 

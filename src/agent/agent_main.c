@@ -73,9 +73,25 @@ void agent_deadline(struct timespec *ts, uint32_t ms)
     }
 }
 
+struct put_arg {
+    int (*fn)(cupstore_txn *, void *);
+    void *arg;
+    unsigned attempts;
+};
+
+static int put_guarded(agent *a, void *arg)
+{
+    struct put_arg *p = arg;
+    return cupstore_write(a->env, p->fn, p->arg, p->attempts);
+}
+
+/* Every write of the agent: one retry policy (cupstore_write), under the
+ * SIGBUS guard (agent_guard.h): a store whose mapping faults ends its
+ * storing (CUPSTORE_EFAULT), never the application. */
 int agent_store_put(agent *a, int (*fn)(cupstore_txn *, void *), void *arg, int attempts)
 {
-    return cupstore_write(a->env, fn, arg, attempts > 0 ? (unsigned)attempts : 1u);
+    struct put_arg p = {fn, arg, attempts > 0 ? (unsigned)attempts : 1u};
+    return agent_guard_run(a, put_guarded, &p);
 }
 
 static int put_note(cupstore_txn *txn, void *arg)
@@ -544,6 +560,8 @@ static int agent_open_store(agent *a)
             agent_reserve_open(a, dir);
     }
     agent_fd_release();
+    if (rc == 0)
+        agent_guard_install();   /* before the first write (agent_guard.h) */
     if (rc) {
         agent_log(a, 1, "cannot open the store %s: %s; not tracing", dir ? dir : "(none)",
                   cupstore_strerror(rc));
@@ -568,7 +586,7 @@ static void agent_detach(agent *a, const char *why)
     if (a->env) {
         cupstore_final f = {.end_ns = agent_real_ns(), .exit_path = CUPSTORE_EXIT_DETACH};
         (void)agent_store_put(a, put_detach, &f, 8);
-        (void)cupstore_env_sync(a->env);
+        (void)agent_store_sync(a);
     }
     agent_reserve_release(a);
     atomic_store(&a->state, AGENT_OFF);

@@ -91,7 +91,7 @@ bool agent_reserve_room(agent *a, uint64_t need, uint64_t keep)
 
     if (r->fd < 0)
         return true;
-    if (cupstore_env_usage(a->env, &used, NULL) != 0)
+    if (agent_store_usage(a, &used, NULL) != 0)
         return true;
     pthread_mutex_lock(&r->lock);
     uint64_t want = used + need + keep;

@@ -257,7 +257,7 @@ static void stop_protocol(agent *a, int exit_path, int detail)
     rc = 0;
     if (a->env) {
         rc = agent_store_put(a, put_final, &x, 8);
-        (void)cupstore_env_sync(a->env);
+        (void)agent_store_sync(a);
     }
     agent_reserve_release(a);
     if (rc)

@@ -74,6 +74,9 @@
  *       installed first: it writes the truth, notes "host_handler=SIG" and
  *       _exits 128+SIG), term-dfl (no host handler: dies of the signal),
  *       abort, kill, ctxdestroy (all contexts destroyed, then return),
+ *       bus (the host's SIGBUS handler, installed first, then a real fault:
+ *       a read past the end of a file the application mapped), bus-dfl
+ *       (the same fault without a handler: dies of SIGBUS),
  *       fork (after the work, a child makes a context, emits 1000 kernels
  *       on device 0, and exits; its truth goes to TRUTH_FILE.child).
  *
@@ -93,6 +96,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -809,13 +813,14 @@ int main(int argc, char **argv)
     /* the host's own handlers and atexit come first, like an application's */
     atexit(truth_atexit);
     if (!strcmp(how, "term") || !strcmp(how, "int") || !strcmp(how, "hup") ||
-        !strcmp(how, "abort")) {
+        !strcmp(how, "abort") || !strcmp(how, "bus")) {
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = host_handler;
         sigemptyset(&sa.sa_mask);
         sigaction(!strcmp(how, "term") ? SIGTERM : !strcmp(how, "int") ? SIGINT
-                  : !strcmp(how, "hup") ? SIGHUP : SIGABRT, &sa, NULL);
+                  : !strcmp(how, "hup") ? SIGHUP : !strcmp(how, "bus") ? SIGBUS : SIGABRT,
+                  &sa, NULL);
     }
     if (!strcmp(argv[2], "none"))
         (void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
@@ -872,6 +877,22 @@ int main(int argc, char **argv)
     }
     if (!strcmp(how, "ctxdestroy"))
         ctx_destroy();
+    if (!strcmp(how, "bus") || !strcmp(how, "bus-dfl")) {
+        /* a fault that is the application's own, not the agent's */
+        char path[4200];
+        seq_path(path, sizeof path, "bus.map");
+        if (!seq_dir[0])
+            snprintf(path, sizeof path, "%s.bus", truth_path);
+        int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+        volatile char *m = fd >= 0 && ftruncate(fd, 4096) == 0
+                               ? mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0)
+                               : MAP_FAILED;
+        if (m == MAP_FAILED || ftruncate(fd, 0) != 0)
+            return 3;
+        if (!strcmp(how, "bus-dfl"))   /* the truth first: the default action leaves none */
+            write_truth(truth_path);
+        return m[0] == 0 ? 4 : 5;   /* never reached: the read faults */
+    }
     if (!strcmp(how, "fork")) {
         pid_t pid = fork();
         if (pid == 0) {
