@@ -286,12 +286,66 @@ void agent_stop_run(agent *a, int exit_path, int detail)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+/* ---- a stop signal the application survived ------------------------------ */
+
+/* The agent stops at a stop signal (the session ends there, exit path
+ * "signal").  When the application's handler returns and the process
+ * carries on, what it does afterwards is out of scope: the session says
+ * so (meta continued_after_signal "SIG NS" and a warning note, written by
+ * the stop thread, never in the handler), and at exit the process's exit
+ * time (meta process_exit_ns), so readers can say how long was not
+ * traced (doc/agent.md, "Stop protocol"). */
+struct cont_arg {
+    char key[32];
+    char val[64];
+};
+
+static int put_cont(cupstore_txn *txn, void *arg)
+{
+    struct cont_arg *c = arg;
+    return cupstore_meta_put(txn, c->key, c->val);
+}
+
+static void stop_continued_write(agent *a)
+{
+    struct cont_arg c;
+    int sig = atomic_load(&a->stop.continued_sig);
+    uint64_t at = atomic_load(&a->stop.continued_ns);
+    if (!a->env || a->session_pid != getpid())
+        return;
+    snprintf(c.key, sizeof c.key, "continued_after_signal");
+    snprintf(c.val, sizeof c.val, "%d %llu", sig, (unsigned long long)at);
+    (void)agent_store_put(a, put_cont, &c, 8);
+    agent_note(a, 1, "the application's handler of signal %d returned and the process carried "
+               "on: the session ended at the signal, and what the process did after it is not "
+               "traced (out of scope)", sig);
+    (void)agent_store_sync(a);
+}
+
+/* atexit after such a signal: when the process really ended. */
+static void stop_continued_exit(agent *a)
+{
+    struct cont_arg c;
+    if (!atomic_load(&a->stop.continued_sig) || !a->env || a->session_pid != getpid())
+        return;
+    if (atomic_exchange(&a->stop.continued_post, 0))   /* not written yet (no stop thread) */
+        stop_continued_write(a);
+    snprintf(c.key, sizeof c.key, "process_exit_ns");
+    snprintf(c.val, sizeof c.val, "%llu", (unsigned long long)agent_real_ns());
+    (void)agent_store_put(a, put_cont, &c, 8);
+    (void)agent_store_sync(a);
+}
+
 /* ---- exit paths ------------------------------------------------------------ */
 
 static void stop_atexit(void)
 {
     agent *a = &agent_g;
     int sig = atomic_load(&a->stop.signal);
+    if (atomic_load(&a->state) == AGENT_STOPPED && atomic_load(&a->stop.continued_sig)) {
+        stop_continued_exit(a);
+        return;
+    }
     if (sig)
         agent_stop_run(a, CUPSTORE_EXIT_SIGNAL, sig);
     else
@@ -307,6 +361,10 @@ static void *stop_thread_main(void *arg)
             ;
         if (atomic_load(&a->stop.quit))
             return NULL;
+        if (atomic_exchange(&a->stop.continued_post, 0)) {   /* not a stop request */
+            stop_continued_write(a);
+            continue;
+        }
         int sig = atomic_load(&a->stop.signal);
         agent_stop_run(a, sig == SIGABRT ? CUPSTORE_EXIT_ABORT : CUPSTORE_EXIT_SIGNAL, sig);
         atomic_store(&a->stop.done, 1);
@@ -363,11 +421,108 @@ static void stop_wait_done(agent *a)
     }
 }
 
+/* The application's handler returned after the stop signal that ended the
+ * session: the process carries on (async-signal-safe: atomics, sem_post,
+ * clock_gettime). */
+static void stop_carried_on(agent *a, int sig)
+{
+    int expect = 0;
+    if (!a->stop.up || a->session_pid != getpid() ||
+        atomic_load(&a->state) != AGENT_STOPPED || atomic_load(&a->stop.signal) != sig ||
+        !atomic_compare_exchange_strong(&a->stop.continued_sig, &expect, sig))
+        return;
+    atomic_store(&a->stop.continued_ns, agent_real_ns());
+    atomic_store(&a->stop.continued_post, 1);
+    sem_post(&a->stop.sem);
+}
+
+/* Copies of one signal.  `cuptop run` passes on what is sent to it, marked
+ * (SI_QUEUE, the original sender's si_pid, AGENT_FORWARD_MAGIC); when the
+ * sender signalled the application as well (a process group, every process
+ * of a cgroup, kill RUNPID APPPID), both copies arrive here.  Per signal
+ * and sender the direct and forwarded copies are counted (one 64-bit word:
+ * sender << 32 | direct << 16 | forwarded, changed by CAS, so concurrent
+ * handlers on two threads agree): a copy is a new signal only when its
+ * count passes the other's.  So the pair is delivered once, a signal sent
+ * only to cuptop run (forwarded) or only to the application (direct) is
+ * delivered every time, and a sender's second pair is a second signal.
+ * The kernel merges a standard signal that arrives while the same one is
+ * pending, so one copy of a pair can vanish; its partner would then stay
+ * unpaired and swallow the sender's next copy.  So a sender's counts are
+ * forgotten STOP_PAIR_NS after its last copy was handled (the partner of
+ * a pair arrives with it, or waits blocked while the first is handled,
+ * and is delivered as soon as that handler returns). */
+#define STOP_SENDERS 8
+#define STOP_PAIR_NS 2000000000ull
+static _Atomic uint64_t stop_copies[NSIG_STOP][STOP_SENDERS];
+static _Atomic uint64_t stop_copies_ns[NSIG_STOP][STOP_SENDERS];   /* last handled */
+
+static uint64_t stop_mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);   /* async-signal-safe */
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static bool stop_repeat(int i, const siginfo_t *info, int *slot)
+{
+    bool fwd;
+    if (!info || info->si_pid <= 0)
+        return false;
+    if (info->si_code == SI_QUEUE && info->si_value.sival_int == AGENT_FORWARD_MAGIC)
+        fwd = true;
+    else if (info->si_code == SI_USER)
+        fwd = false;
+    else
+        return false;
+    uint64_t pid = (uint32_t)info->si_pid, now = stop_mono_ns();
+    for (int k = 0; k < STOP_SENDERS; k++) {
+        _Atomic uint64_t *e = &stop_copies[i][k];
+        uint64_t cur = atomic_load(e);
+        for (;;) {
+            uint64_t last = atomic_load(&stop_copies_ns[i][k]);
+            bool stale = cur && now > last + STOP_PAIR_NS;
+            if (cur == 0 || (stale && cur >> 32 == pid) ||
+                (stale && k == STOP_SENDERS - 1)) {
+                /* a free (or forgotten) slot: this sender's first copy */
+                uint64_t nv = pid << 32 | (fwd ? 1u : 1u << 16);
+                if (atomic_compare_exchange_weak(e, &cur, nv)) {
+                    atomic_store(&stop_copies_ns[i][k], now);
+                    *slot = k;
+                    return false;
+                }
+                continue;
+            }
+            if (cur >> 32 != pid)
+                break;   /* another sender's */
+            uint64_t d = cur >> 16 & 0xffff, f = cur & 0xffff;
+            if (d == 0xffff || f == 0xffff)
+                return false;   /* saturated: deliver */
+            if (fwd)
+                f++;
+            else
+                d++;
+            if (atomic_compare_exchange_weak(e, &cur, pid << 32 | d << 16 | f)) {
+                atomic_store(&stop_copies_ns[i][k], now);
+                *slot = k;
+                return fwd ? f <= d : d <= f;
+            }
+        }
+    }
+    return false;   /* more senders than slots: deliver */
+}
+
 static void stop_handler(int sig, siginfo_t *info, void *uctx)
 {
     agent *a = &agent_g;
     int saved_errno = errno;
     int i = stop_index(sig);
+
+    int slot = -1;
+    if (i >= 0 && stop_repeat(i, info, &slot)) {
+        errno = saved_errno;
+        return;   /* the other copy of a signal already handled (or being) */
+    }
 
     if (!agent_thread && a->stop.up && a->session_pid == getpid()) {
         int st = atomic_load(&a->state);
@@ -383,6 +538,8 @@ static void stop_handler(int sig, siginfo_t *info, void *uctx)
         if (st == AGENT_RUNNING || st == AGENT_STOPPING)
             stop_wait_done(a);
     }
+    if (slot >= 0)   /* a partner blocked meanwhile comes right after this */
+        atomic_store(&stop_copies_ns[i][slot], stop_mono_ns());
     errno = saved_errno;
     if (i < 0)
         return;
@@ -391,6 +548,9 @@ static void stop_handler(int sig, siginfo_t *info, void *uctx)
         if (old->sa_sigaction) {
             stop_host_mask(old, sig, uctx);
             old->sa_sigaction(sig, info, uctx);
+            stop_carried_on(a, sig);
+            if (slot >= 0)
+                atomic_store(&stop_copies_ns[i][slot], stop_mono_ns());
         }
     } else if (old->sa_handler == SIG_IGN) {
         return;
@@ -407,6 +567,9 @@ static void stop_handler(int sig, siginfo_t *info, void *uctx)
     } else {
         stop_host_mask(old, sig, uctx);
         old->sa_handler(sig);
+        stop_carried_on(a, sig);
+        if (slot >= 0)
+            atomic_store(&stop_copies_ns[i][slot], stop_mono_ns());
     }
 }
 

@@ -24,6 +24,7 @@
 #include <semaphore.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 /* The stop protocol's state (agent_stop.c only). */
 typedef struct agent_stop_state {
@@ -36,6 +37,13 @@ typedef struct agent_stop_state {
     _Atomic int signal;               /* signal that asked for a stop     */
     _Atomic int done;                 /* the protocol has ended           */
     int exit_path, exit_detail;       /* CUPSTORE_EXIT_* of the session   */
+    /* the stop signal that ended the session was handled by the
+     * application, whose handler returned: the process carried on.  The
+     * signal, when, and whether the stop thread still has to write it
+     * (set in the handler, async-signal-safe) */
+    _Atomic int continued_sig;
+    _Atomic int continued_post;
+    _Atomic uint64_t continued_ns;
 } agent_stop_state;
 
 #define AGENT_STOP_INIT {.lock = PTHREAD_MUTEX_INITIALIZER}

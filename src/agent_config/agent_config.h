@@ -17,6 +17,12 @@
 #include "cupstore.h"
 
 #define AGENT_CONFIG_WARN_MAX 16
+/* `cuptop run` passes on a stop signal sent to it with rt_sigqueueinfo:
+ * si_code SI_QUEUE, the original sender's si_pid and this si_value, so
+ * the agent can tell the forwarded copy of a signal from the one the same
+ * sender also sent the application directly (a process group, every
+ * process of a cgroup) and deliver the pair once (agent_stop.c). */
+#define AGENT_FORWARD_MAGIC 0x43505446
 /* CUPTOP_CONFIG: only a regular file of at most this many bytes is read */
 #define AGENT_CONFIG_FILE_MAX 65536
 

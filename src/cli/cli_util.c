@@ -220,6 +220,14 @@ void cli_print_note(FILE *f, const char *indent, const model_note *n)
     fputc('\n', f);
 }
 
+void cli_print_scope(FILE *f, const model_summary *s)
+{
+    char line[400];
+    model_scope_text(s, line, sizeof line);
+    if (line[0])
+        fprintf(f, "  %s\n", line);
+}
+
 void cli_print_attached(FILE *f, const model_summary *s)
 {
     char at[64], uid[4 * sizeof s->attached_uid];

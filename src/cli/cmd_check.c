@@ -103,6 +103,7 @@ static void print_verdict(const model_summary *s, const char *window, uint64_t f
     else
         printf("%s: %s%s\n", id, v, window);
     cli_print_attached(stdout, s);
+    cli_print_scope(stdout, s);
     for (size_t i = 0; i < s->nreasons; i++) {
         fputs("  - ", stdout);
         fputs(s->reasons[i].text, stdout); /* made safe by the model */

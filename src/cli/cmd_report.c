@@ -235,6 +235,7 @@ static int report(cupstore_env *env, model_summary *s)
     printf("\n  %-16s %s .. %s (%" PRIu64 " s)\n", "time", a, b,
            s->end_ns > s->start_ns ? (s->end_ns - s->start_ns) / NS : 0);
     cli_print_attached(stdout, s);
+    cli_print_scope(stdout, s);
     print_meta(txn, "agent_version", "agent");
     report_provenance(s->prov, s->device_mask);
     bool have_final = cupstore_final_get(txn, &f) == 0;

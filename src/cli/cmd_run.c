@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -212,13 +213,33 @@ static int run_job_env(const char *cmd)
 static volatile sig_atomic_t run_child;
 
 /* A stop signal a process sent to cuptop run (a supervisor's SIGTERM) goes
- * on to the command; one the terminal sent to the process group (Ctrl-C)
- * already reached it. */
+ * on to the command, once.  Not passed on: one the terminal sent to the
+ * process group (Ctrl-C, si_code SI_KERNEL: the command got it too), and
+ * one the command sent itself (kill(0, ...) or to its parent).  A sender
+ * may also have signalled the command directly (kill -- -PGID of a setsid
+ * cuptop run, systemd's control-group kill, kill RUNPID APPPID): cuptop
+ * run cannot see that, so the copy goes on marked as forwarded, with the
+ * original sender (rt_sigqueueinfo: SI_QUEUE, si_pid, AGENT_FORWARD_MAGIC),
+ * and the agent in the command delivers a direct copy and a forwarded one
+ * of the same sender's signal once (doc/agent.md, "Stop protocol").
+ * Async-signal-safe: memset, getpid, getuid, syscall, kill. */
 static void run_forward(int sig, siginfo_t *info, void *uctx)
 {
     (void)uctx;
-    if (run_child > 0 && (!info || info->si_code <= 0))
-        kill((pid_t)run_child, sig);
+    pid_t child = (pid_t)run_child;
+    if (child <= 0 || (info && info->si_code > 0))
+        return;
+    if (info && info->si_pid == child)
+        return;
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    si.si_signo = sig;
+    si.si_code = SI_QUEUE;
+    si.si_pid = info && info->si_pid > 0 ? info->si_pid : getpid();
+    si.si_uid = info ? info->si_uid : getuid();
+    si.si_value.sival_int = AGENT_FORWARD_MAGIC;
+    if (syscall(SYS_rt_sigqueueinfo, child, sig, &si) != 0)
+        kill(child, sig);
 }
 
 /* Why no session was created, from what the agents wrote into the report

@@ -116,6 +116,22 @@ void sessions_json_fields(xout *o, const model_summary *s)
         first = false;
     }
     xout_putc(o, '}');
+    /* a stop signal the application survived: the session covers the run
+     * up to it (model_scope_text) */
+    if (s->continued_signal) {
+        char line[400];
+        model_scope_text(s, line, sizeof line);
+        xout_printf(o, ",\"continued_after_signal\":{\"signal\":%d,\"at_ns\":%" PRIu64
+                       ",\"process_exit_ns\":",
+                    s->continued_signal, s->continued_ns);
+        if (s->process_exit_ns)
+            xout_printf(o, "%" PRIu64, s->process_exit_ns);
+        else
+            xout_puts(o, "null");
+        xout_puts(o, ",\"text\":");
+        xout_json_str(o, line, strlen(line));
+        xout_putc(o, '}');
+    }   /* (absent otherwise: the common case keeps its shape) */
     prov_json(o, s->prov, s->device_mask);
 }
 

@@ -137,6 +137,8 @@ void cli_print_safe(FILE *f, const char *s, size_t n);
 /** "  attached to the running process at T by uid U ..." for a session
  *  cuptop attach started (nothing otherwise). */
 void cli_print_attached(FILE *f, const model_summary *s);
+/* The model's scope line (a stop signal the application survived), if any. */
+void cli_print_scope(FILE *f, const model_summary *s);
 
 /** One note as "INDENT<level> <UTC time>  <text>" + newline, the text
  *  escaped for a terminal (model_escape). */

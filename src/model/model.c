@@ -68,6 +68,29 @@ const char *model_verdict_name(const model_summary *s)
     return s->skipped[0] ? "SKIPPED" : s->complete ? "COMPLETE" : "INCOMPLETE";
 }
 
+void model_scope_text(const model_summary *s, char *buf, size_t len)
+{
+    char at[64];
+    if (!len)
+        return;
+    buf[0] = '\0';
+    if (!s->continued_signal)
+        return;
+    model_format_second(s->continued_ns / 1000000000u, at, sizeof at);
+    if (s->process_exit_ns > s->continued_ns)
+        snprintf(buf, len,
+                 "scope: the application handled signal %d at %s and carried on for %.1f s "
+                 "more: the session ended at the signal, that time is not traced (out of "
+                 "scope, not lost)",
+                 s->continued_signal, at, (double)(s->process_exit_ns - s->continued_ns) / 1e9);
+    else
+        snprintf(buf, len,
+                 "scope: the application handled signal %d at %s and carried on: the "
+                 "session ended at the signal, what followed is not traced (out of scope, "
+                 "not lost)",
+                 s->continued_signal, at);
+}
+
 void model_format_second(uint64_t second, char *buf, size_t len)
 {
     time_t t = (time_t)second;
@@ -511,6 +534,18 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
     meta_copy(txn, "host", out->host, sizeof out->host);
     meta_copy(txn, "cmdline", out->cmdline, sizeof out->cmdline);
     meta_copy(txn, "skipped", out->skipped, sizeof out->skipped);
+    {
+        /* "SIG NS": the agent stopped at SIG, the process carried on */
+        char cont[64] = "";
+        unsigned long long at = 0;
+        int sig = 0;
+        meta_copy(txn, "continued_after_signal", cont, sizeof cont);
+        if (cont[0] && sscanf(cont, "%d %llu", &sig, &at) == 2 && sig > 0 && sig < 65) {
+            out->continued_signal = sig;
+            out->continued_ns = at;
+            out->process_exit_ns = meta_u64(txn, "process_exit_ns");
+        }
+    }
     out->start_ns = meta_u64(txn, "start_ns");
     if ((rc = job_meta(txn, out)) != 0)
         goto out;

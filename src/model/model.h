@@ -80,6 +80,12 @@ typedef struct model_summary {
     char attached_uid[16];          /* by which uid ("" when not attached) */
     char skipped[192];              /* the agent stepped aside by design
                                        (--only-if): why; "" otherwise      */
+    int continued_signal;           /* the stop signal that ended the session
+                                       was handled and the process carried
+                                       on (0: no); what followed is out of
+                                       scope (meta continued_after_signal) */
+    uint64_t continued_ns;          /* when the handler returned           */
+    uint64_t process_exit_ns;       /* when that process exited (0: unknown) */
     uint32_t kinds_enabled;         /* at the last health row              */
     uint32_t epoch;                 /* current/last epoch                  */
     uint32_t device_mask;           /* devices seen (bit = index)          */
@@ -196,6 +202,12 @@ const char *model_cupti_advice(int code);
 /** "COMPLETE", "INCOMPLETE", or "SKIPPED" (the agent stepped aside by design:
  *  --only-if did not match; not a failure) for the CLI. */
 const char *model_verdict_name(const model_summary *s);
+
+/** The scope statement of a session whose stop signal the application
+ *  survived (continued_signal): one line, "" when there is none.  The
+ *  verdict covers the session up to the signal; what followed is out of
+ *  scope, neither traced nor lost. */
+void model_scope_text(const model_summary *s, char *buf, size_t len);
 
 /* ---- Text from a trace, made safe for a terminal (model_text.c) ----------
  * One decision for every front end: C0/C1 controls, DEL, zero-width

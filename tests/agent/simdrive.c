@@ -58,6 +58,7 @@
  *                     exitthread another thread calls exit(0) (exit_group
  *                                from a thread that is not main: atexit
  *                                handlers run on that thread)
+ *                     raise:SIG  raise(SIG) (TERM, INT or HUP) on this thread
  *                     threads:N  N more threads that run until the end,
  *                                blocked in nanosleep (a many-thread target)
  *                     stdio:NAME the application's own I/O on fds 0-2: write
@@ -74,7 +75,10 @@
  *       installed first: it writes the truth, notes "host_handler=SIG" and
  *       _exits 128+SIG), term-dfl (no host handler: dies of the signal),
  *       abort, kill, ctxdestroy (all contexts destroyed, then return),
- *       bus (the host's SIGBUS handler, installed first, then a real fault:
+ *       count (the host's handler of SIGTERM, SIGINT and SIGHUP, installed
+ *       first, counts each delivery and returns: the program carries on;
+ *       the truth's host_handler_runs says how many ran, host_handler the
+ *       last signal), bus (the host's SIGBUS handler, installed first, then a real fault:
  *       a read past the end of a file the application mapped), bus-dfl
  *       (the same fault without a handler: dies of SIGBUS),
  *       fork (after the work, a child makes a context, emits 1000 kernels
@@ -117,6 +121,7 @@ static cuptopsim_call_name_fn call_name;
 static const char *truth_path;
 static char truth_child[4096];
 static int host_signal;
+static volatile sig_atomic_t host_runs;
 
 /* Format the truth with async-signal-safe calls only (the signal paths). */
 static void put_u64(char **p, uint64_t v)
@@ -178,6 +183,7 @@ static void write_truth(const char *path)
     truth_get(&t);
     put_kv(&p, "devices", -1, t.devices);
     put_kv(&p, "host_handler", -1, (uint64_t)host_signal);
+    put_kv(&p, "host_handler_runs", -1, (uint64_t)host_runs);
     put_matrix(&p, "produced", t.produced, t.devices);
     put_matrix(&p, "delivered", t.delivered, t.devices);
     put_matrix(&p, "dropped", t.dropped, t.devices);
@@ -229,6 +235,13 @@ static void write_truth(const char *path)
 static void truth_atexit(void)
 {
     write_truth(truth_path);
+}
+
+/* EXIT count: the host's handler counts and returns (the program goes on) */
+static void host_count_handler(int sig)
+{
+    host_signal = sig;
+    host_runs = host_runs + 1;
 }
 
 static void host_handler(int sig)
@@ -754,6 +767,8 @@ static int seq_run(void *sim, const char *steps, cuptopsim_emit_fn emit,
             sigaction(SIGUSR1, &sa, NULL);
         } else if (!strcmp(st, "usr1count")) {
             seq_write("usr1", (unsigned long long)seq_usr1);
+        } else if (!strncmp(st, "raise:", 6)) {
+            raise(!strcmp(st + 6, "INT") ? SIGINT : !strcmp(st + 6, "HUP") ? SIGHUP : SIGTERM);
         } else if (!strncmp(st, "stdio:", 6)) {
             seq_stdio(st + 6);
         } else if (!strncmp(st, "fds:", 4)) {
@@ -821,6 +836,16 @@ int main(int argc, char **argv)
         sigaction(!strcmp(how, "term") ? SIGTERM : !strcmp(how, "int") ? SIGINT
                   : !strcmp(how, "hup") ? SIGHUP : !strcmp(how, "bus") ? SIGBUS : SIGABRT,
                   &sa, NULL);
+    }
+    if (!strcmp(how, "count")) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = host_count_handler;
+        sa.sa_flags = SA_RESTART;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGTERM, &sa, NULL);
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGHUP, &sa, NULL);
     }
     if (!strcmp(argv[2], "none"))
         (void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
