@@ -416,6 +416,15 @@ int cli_agent_option(const char *cmd, int argc, char **argv, int *ip, int *rc)
             *rc = cli_usage_error(cmd, "%s: \"%s\" is not %s", o, esc, ro->what);
             return -1;
         }
+        /* the option wins over the environment (a "rerun: CUPTOP_X=V" line
+         * set there, say): never silently */
+        const char *was = getenv(ro->var);
+        if (was && strcmp(was, v)) {
+            char e1[160], e2[160];
+            model_escape(e1, sizeof e1, v, strlen(v));
+            model_escape(e2, sizeof e2, was, strlen(was));
+            cli_error(cmd, "%s %s wins over %s=%s from the environment", o, e1, ro->var, e2);
+        }
         setenv(ro->var, v, 1);
     } else if (!strcmp(o, "--label")) {
         if (!*v || strlen(v) > 255) {

@@ -37,6 +37,14 @@ for o in --dormant --devices --only-if --capture-range --capture-range-end --api
     grep -F -- "$(printf '%s' "$o" | sed 's/-/\\-/g')" "${top_srcdir:?}/doc/cuptop.1" | grep -q '^\.B[IR]* '
     check "the man page documents $o" "$?" 0
 done
+# an option wins over its CUPTOP_* variable in the environment, and says so
+# when the two differ (issue 27: the "rerun:" line is set there)
+out=$(CUPTOP_BUFFER_SIZE=4M "$b/cuptop" run --buffer-size 64K -- sh -c 'echo "$CUPTOP_BUFFER_SIZE"' 2>"$tmp/win.err")
+check "--buffer-size wins over CUPTOP_BUFFER_SIZE" "$out" 64K
+check "... and says so, once" "$(grep -c '^cuptop run: --buffer-size 64K wins over CUPTOP_BUFFER_SIZE=4M from the environment$' "$tmp/win.err")" 1
+CUPTOP_BUFFER_SIZE=4M "$b/cuptop" run --buffer-size 4M -- true 2>"$tmp/same.err"
+check "the same value: nothing said" "$(grep -c 'wins over' "$tmp/same.err")" 0
+
 # the docs say what the code does (issue 27, docs): run --help names every
 # kind (other too); the man page's attach section names every option
 # attach --help lists; no font macro runs prose together
