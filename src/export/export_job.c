@@ -104,10 +104,13 @@ int export_job_open(export_ctx *x, const char *dir, char **cause)
     uint64_t now = (uint64_t)ts.tv_sec * NS + (uint64_t)ts.tv_nsec;
     if (j->state == MODEL_STATE_RUNNING && now > end)
         end = now;
-    if (start > 60 * NS && x->from_ns < start - 60 * NS)
-        x->from_ns = start - 60 * NS;
-    if (end && end < UINT64_MAX - 60 * NS && x->to_ns > end + 60 * NS)
-        x->to_ns = end + 60 * NS;
+    /* the job's own seconds, not a margin around them: the trace's clock
+     * starts at the second the first process started (issue 27: a 60 s
+     * pad put every timestamp near 60,000,000 us) */
+    if (start && x->from_ns < start / NS * NS)
+        x->from_ns = start / NS * NS;
+    if (end && end < UINT64_MAX - NS && x->to_ns > (end / NS + 1) * NS)
+        x->to_ns = (end / NS + 1) * NS;
     x->base_ns = x->from_ns / NS * NS;
     if (!(jb->procs = calloc(j->n, sizeof *jb->procs)))
         return job_cause(cause, "out of memory"), -1;
