@@ -186,6 +186,20 @@ compare kill 3 0
 run byhand return "" "ctx,push:late,pop,nvtx:1:2"
 compare byhand 0 0
 
+# the README's simdrive example (NVTX without a GPU) runs as printed and
+# gives the ranges it says
+cmd=$(sed -n '/^CUPTOP_STORE=\/tmp\/nvtx-store/,/ return$/p' "$s/README.md" |
+      sed -e 's|\\$||' -e "s|/tmp/nvtx-|$tmp/readme-|g" -e "s|\$PWD/build|$b|g" -e "s| build/| $b/|g" |
+      tr '\n' ' ')
+if [ -n "$cmd" ] && sh -c "$cmd" >"$tmp/readme.out" 2>&1; then
+    "$b/cuptop" ranges --store "$tmp/readme-store" "$(ls "$tmp/readme-store")" >"$tmp/readme.ranges" 2>&1
+    check "README's simdrive example: step x2, forward and backward" \
+        "$(awk '$1 == "step" || $1 == "forward" || $1 == "backward" {print $1 "=" $3}' "$tmp/readme.ranges" | sort | tr '\n' ' ')" \
+        "backward=1 forward=1 step=2 "
+else
+    echo "FAIL README's simdrive example did not run: $cmd"; cat "$tmp/readme.out"; fail=1
+fi
+
 # 4. marker on, NVTX never called: the note says what to set
 run silent return "" "ctx,sleep:100"
 grep -q 'marker kind on, but no NVTX call reached CUPTI: set NVTX_INJECTION64_PATH' "$tmp/silent/sessions.json" &&
