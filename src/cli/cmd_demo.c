@@ -34,7 +34,7 @@
 #include "tui_main.h"
 
 static const char *const demo_scenarios[] = {
-    "clean", "drops", "slow-consumer", "crash", "conflict", "demo", "pytorch",
+    "clean", "drops", "slow-consumer", "crash", "conflict", "demo", "pytorch", "nvtx",
 };
 
 static void demo_usage(FILE *f)
@@ -53,7 +53,9 @@ static void demo_usage(FILE *f)
             "  slow-consumer (declined buffer requests: discard buffers, CUPTI API < 27),\n"
             "  crash (the application is killed), conflict (a second CUPTI client),\n"
             "  demo (drops that clear when the kinds are narrowed), pytorch (a framework's\n"
-            "  API mix: 7 API calls per GPU operation, 2 of them kept by --api gpu)\n"
+            "  API mix: 7 API calls per GPU operation, 2 of them kept by --api gpu),\n"
+            "  nvtx (clean, with NVTX ranges: a \"step\" every 100 ms holding \"forward\"\n"
+            "  and \"backward\", the marker kind on; see them with cuptop ranges)\n"
             "  --seconds N    run length, 0.." SIM_ARGS_STR(SIM_ARGS_SECONDS_MAX) " s\n"
             "  --rate R       kernel launches per second per device, 0..1e9 (the\n"
             "                 scenario's otherwise)\n"
@@ -109,6 +111,9 @@ static pid_t demo_spawn(const char *store, const char *agent, const char *sim, c
     }
     if (!strcmp(scenario, "drops") || slow)
         setenv("CUPTOP_POOL", slow ? "4" : "2", 0);   /* too small a pool */
+    bool nvtx = !strcmp(scenario, "nvtx");
+    if (nvtx)   /* the ranges are made of MARKER records */
+        setenv("CUPTOP_KINDS", "default,marker", 0);
     if (slow) {
         setenv("CUPTOP_QUEUE", "1", 0);               /* a queue of one */
         setenv("CUPTOP_BUFFER_SIZE", "64K", 0);
@@ -125,7 +130,7 @@ static pid_t demo_spawn(const char *store, const char *agent, const char *sim, c
     int n = 0;
     args[n++] = app;
     args[n++] = "--scenario";
-    args[n++] = scenario;
+    args[n++] = nvtx ? "clean" : scenario;   /* nvtx: clean, with ranges */
     args[n++] = "--seconds";
     args[n++] = secs;
     args[n++] = "--exit";
@@ -133,6 +138,10 @@ static pid_t demo_spawn(const char *store, const char *agent, const char *sim, c
     if (rate) {
         args[n++] = "--rate";
         args[n++] = rate;
+    }
+    if (nvtx) {
+        args[n++] = "--nvtx";
+        args[n++] = "100";
     }
     if (devices) {
         args[n++] = "--devices";

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,6 +18,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <nvtx3/nvToolsExt.h>
 
 #include "cuptopsim.h"
 #include "sim_args.h"
@@ -43,7 +46,12 @@ static struct simapp {
     cuptopsim_app_run_fn app_run;
     cuptopsim_truth_write_fn truth_write;
     const char *exit_name;
-} app = {.seconds = 2.0, .exit_path = EX_RETURN};
+    double nvtx_ms;      /* --nvtx: a "step" range every MS, 0: none */
+    pthread_mutex_t nvtx_lock;
+    pthread_cond_t nvtx_cond;
+    int nvtx_stop;
+} app = {.seconds = 2.0, .exit_path = EX_RETURN, .nvtx_lock = PTHREAD_MUTEX_INITIALIZER,
+         .nvtx_cond = PTHREAD_COND_INITIALIZER};
 
 static void usage(FILE *f)
 {
@@ -53,7 +61,7 @@ static void usage(FILE *f)
             "         [--fork [--exec] [--child-scenario NAME]] [--ready-file FILE]\n"
             "         [--threads T] [--devices N] [--streams M] [--rate R] [--rates SPEC]\n"
             "         [--scale F] [--max-rate] [--ops N] [--faults SPEC] [--truth FILE]\n"
-            "         [--api-version V] [--seed N] [--cuda-after S]\n"
+            "         [--api-version V] [--seed N] [--cuda-after S] [--nvtx MS]\n"
             "PATH: return exit _exit sigterm sigint sighup abort kill\n"
             "Plays a CUDA application on the simulated CUPTI; the agent is loaded from\n"
             "CUDA_INJECTION64_PATH when set.  See doc/sim.md.\n");
@@ -222,6 +230,60 @@ static void simapp_child(char **argv0)
     exit(0);
 }
 
+/* Wait up to ms, or until the run ends; 1 when it ended. */
+static int simapp_nvtx_wait(double ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    long long ns = (long long)ts.tv_nsec + (long long)(ms * 1e6);
+    ts.tv_sec += (time_t)(ns / 1000000000LL);
+    ts.tv_nsec = (long)(ns % 1000000000LL);
+    pthread_mutex_lock(&app.nvtx_lock);
+    while (!app.nvtx_stop && pthread_cond_timedwait(&app.nvtx_cond, &app.nvtx_lock, &ts) == 0)
+        ;
+    int stop = app.nvtx_stop;
+    pthread_mutex_unlock(&app.nvtx_lock);
+    return stop;
+}
+
+/* --nvtx MS: the application's training loop, as NVTX sees it: a "step"
+ * range every MS holding "forward" and "backward" (real nvtx3 calls, so
+ * with NVTX_INJECTION64_PATH they reach the agent and CUPTI's MARKER
+ * records, as a framework's annotations do).  The range still open when
+ * the run ends is closed first. */
+static void *simapp_nvtx_main(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        nvtxRangePushA("step");
+        nvtxRangePushA("forward");
+        int stop = simapp_nvtx_wait(app.nvtx_ms * 0.3);
+        nvtxRangePop();
+        nvtxRangePushA("backward");
+        if (!stop)
+            stop = simapp_nvtx_wait(app.nvtx_ms * 0.5);
+        nvtxRangePop();
+        nvtxRangePop();
+        if (stop || simapp_nvtx_wait(app.nvtx_ms * 0.2))
+            return NULL;
+    }
+}
+
+/* The run, with the NVTX loop beside it when asked. */
+static void simapp_run(void)
+{
+    pthread_t th;
+    int nvtx = app.nvtx_ms > 0 && pthread_create(&th, NULL, simapp_nvtx_main, NULL) == 0;
+    (void)app.app_run(app.seconds);
+    if (nvtx) {
+        pthread_mutex_lock(&app.nvtx_lock);
+        app.nvtx_stop = 1;
+        pthread_cond_broadcast(&app.nvtx_cond);
+        pthread_mutex_unlock(&app.nvtx_lock);
+        pthread_join(th, NULL);
+    }
+}
+
 static int simapp_setenv_opt(const char *var, const char *val)
 {
     return setenv(var, val, 1);
@@ -293,6 +355,14 @@ static int simapp_parse(int argc, char **argv)
                 return misuse("%s needs a value", a);
             snprintf(spec, sizeof spec, "+kernel=%s", v);
             simapp_setenv_opt("CUPTOPSIM_RATES", spec);
+            i++;
+        } else if (!strcmp(a, "--nvtx")) {
+            char *end;
+            if (!v)
+                return misuse("%s needs a value", a);
+            app.nvtx_ms = strtod(v, &end);
+            if (*end || end == v || !(app.nvtx_ms >= 1 && app.nvtx_ms <= 60000))
+                return misuse("--nvtx \"%s\": milliseconds from 1 to 60000", v);
             i++;
         } else if (!strcmp(a, "--max-rate")) {
             simapp_setenv_opt("CUPTOPSIM_MAX_RATE", "1");
@@ -370,7 +440,7 @@ int main(int argc, char **argv)
     }
     if (app.ready_file)
         simapp_touch(app.ready_file);
-    (void)app.app_run(app.seconds);
+    simapp_run();
     if (child > 0) {
         int st = 0;
         while (waitpid(child, &st, 0) < 0 && errno == EINTR)

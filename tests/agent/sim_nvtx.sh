@@ -200,6 +200,19 @@ else
     echo "FAIL README's simdrive example did not run: $cmd"; cat "$tmp/readme.out"; fail=1
 fi
 
+# cuptop demo --scenario nvtx: the simulated application's own NVTX loop
+# (cuptop-simapp --nvtx 100): steps holding forward and backward, all closed
+"$b/cuptop" demo --headless --seconds 1 --scenario nvtx --store "$tmp/demo-nvtx" >"$tmp/demo-nvtx.out" 2>&1
+check "demo --scenario nvtx: COMPLETE" "$?" 0
+"$b/cuptop" ranges --store "$tmp/demo-nvtx" "$(ls "$tmp/demo-nvtx")" >"$tmp/demo-nvtx.ranges" 2>&1
+set -- $(awk '$1 == "step" || $1 == "forward" || $1 == "backward" {print $1 "=" $3 "/" $4}' \
+         "$tmp/demo-nvtx.ranges" | sort)
+steps=${3#step=}
+check "demo --scenario nvtx: forward and backward in every step, none open" \
+    "$1 $2" "backward=$steps forward=$steps"
+[ "${steps%/*}" -ge 3 ] 2>/dev/null && [ "${steps#*/}" = 0 ] ||
+    { echo "FAIL demo --scenario nvtx: steps $steps (want 3 or more, none open)"; cat "$tmp/demo-nvtx.ranges"; fail=1; }
+
 # 4. marker on, NVTX never called: the note says what to set
 run silent return "" "ctx,sleep:100"
 grep -q 'marker kind on, but no NVTX call reached CUPTI: set NVTX_INJECTION64_PATH' "$tmp/silent/sessions.json" &&
