@@ -944,12 +944,18 @@ def oracle_session(cs, sid, truth_path, crashed_end):
 
     # ---- ranges against the NVTX ranges pushed
     if os.path.exists(cs.nvtx_path):
-        starts = {}
+        starts, start_ids, end_ids = {}, set(), []
         for line in open(cs.nvtx_path, errors="replace"):
             f = line.split()
             if len(f) == 6 and f[0] == "start":
                 nm = bytes.fromhex(f[5]).decode("utf-8", "replace") if f[5] != "-" else ""
                 starts[nm] = starts.get(nm, 0) + 1
+                start_ids.add(f[1])
+            elif len(f) == 6 and f[0] == "end":
+                end_ids.append(f[1])
+        # ends whose start CUPTI never saw (pushed before it could): each an
+        # unbalanced end, counted (issue 27 item 3)
+        unseen = sum(1 for i in end_ids if i not in start_ids)
         rc, out, _ = cs.cuptop("ranges", "--store", cs.store, "--json", sid)
         try:
             rj = json.loads(out)
@@ -962,6 +968,10 @@ def oracle_session(cs, sid, truth_path, crashed_end):
                 # else a bound
                 mlost = (sum(t(x, "marker") for x in ("dropped", "held", "stolen", "invalid"))
                          if have_truth else 1) + agent_lost
+                if not mlost and c["start"] in ("eager",):
+                    cs.check("ranges:unseen-start-is-unbalanced",
+                             rj.get("unbalanced", 0) >= unseen,
+                             f"unbalanced {rj.get('unbalanced')}, ends without a start {unseen}")
                 for nm, cnt in starts.items():
                     if c["start"] == "capture_nvtx" and nm == "step":
                         continue
