@@ -137,13 +137,27 @@ uint64_t agent_count_lost(agent *a, uint8_t *buf, size_t valid, unsigned loss)
     if (!buf || !a->cupti.ActivityGetNextRecord)
         return 0;
     for (;;) {
+        CUpti_Activity *prev = rec;
         CUptiResult st = a->cupti.ActivityGetNextRecord(buf, valid, &rec);
-        if (st != CUPTI_SUCCESS)
+        if (st == CUPTI_ERROR_MAX_LIMIT_REACHED)
             break;
+        if (st != CUPTI_SUCCESS) {
+            /* A record CUPTI cannot describe, lost with the buffer: a
+             * parse error of no known kind or device, as the consumer
+             * counts it.  Walk on when the iterator moved past it (the
+             * consumer's rule), else the rest cannot be walked safely. */
+            agent_count(a, agent_c_loss(CUPSTORE_LOSS_PARSE_ERROR, AGENT_DEV_NONE, AGENT_KIND_ALL), 1);
+            atomic_fetch_or(&a->flags_seen, AGENT_SEEN_PARSE_ERROR);
+            n++;
+            if (rec == prev || n > 1000000)
+                break;
+            continue;
+        }
         /* Device is only known from the record itself here: the context
          * map takes a lock, which a callback must not wait on for long. */
-        if (rec->kind == CUPTI_ACTIVITY_KIND_DEVICE)
-            continue;   /* provenance, no activity: never a loss */
+        if (rec->kind == CUPTI_ACTIVITY_KIND_DEVICE || rec->kind == CUPTI_ACTIVITY_KIND_CONTEXT)
+            continue;   /* resource records, no activity: never a loss
+                           (the consumer does not count them either) */
         agent_norm_record(rec, &r, &name, NULL, NULL);
         agent_count(a, agent_c_loss(loss, agent_dev_slot(r.device), r.kind), 1);
         n++;
