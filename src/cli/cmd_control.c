@@ -200,6 +200,20 @@ static uint32_t configured_kinds(cupstore_env *env)
     return mask ? mask : CUPSTORE_KINDS_DEFAULT;
 }
 
+/* kinds_now, waiting up to wait_s for the session's first health row: a
+ * request in a running session's first second finds none yet. */
+static int kinds_now_wait(cupstore_env *env, uint32_t *kinds, double wait_s)
+{
+    uint64_t deadline = mono_ns() + (uint64_t)(wait_s * 1e9);
+    for (;;) {
+        int rc = kinds_now(env, kinds);
+        if (rc != CUPSTORE_ENOTFOUND || mono_ns() >= deadline)
+            return rc;
+        struct timespec nap = {0, 50000000};
+        nanosleep(&nap, NULL);
+    }
+}
+
 /* kinds: the mask from --kinds, or NULL for the kinds collected now. */
 static int control_session(const char *cmd, cupstore_env *env, const uint32_t *kinds_arg,
                            cupstore_control *req, double wait_s)
@@ -222,10 +236,13 @@ static int control_session(const char *cmd, cupstore_env *env, const uint32_t *k
     uint32_t kinds;
     if (kinds_arg) {
         kinds = *kinds_arg;
-    } else if ((rc = kinds_now(env, &kinds)) != 0) {
-        cli_error(cmd, "session %s: %s", id,
-                  rc == CUPSTORE_ENOTFOUND ? "no health row yet: the agent is not reporting"
-                                           : cli_open_error(rc));
+    } else if ((rc = kinds_now_wait(env, &kinds, wait_s)) != 0) {
+        if (rc == CUPSTORE_ENOTFOUND)
+            cli_error(cmd, "session %s: no health row yet%s: the kinds collected now are not "
+                           "known (give them with --kinds, or wait with --wait)", id,
+                      wait_s > 0 ? " within --wait" : "");
+        else
+            cli_error(cmd, "session %s: %s", id, cli_open_error(rc));
         return CUPTOP_EXIT_USAGE;
     }
     uint64_t gen = 0;
