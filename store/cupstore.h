@@ -655,10 +655,49 @@ typedef struct cupstore_final {
     uint64_t buffers_completed;  /* session totals, for the verdict         */
     uint64_t buffers_consumed;
     uint64_t records_stored;
+    /* Buffers handed to CUPTI that never came back (invariant 12).  Absent
+     * (0) in sessions of older agents. */
+    uint64_t buffers_outstanding;  /* handed out, not returned at the end  */
+    uint64_t tail_bound;         /* records at least lost beyond tail_lost:
+                                    held by CUPTI when the flush gave up    */
+    uint64_t conflict_bound;     /* records at least lost in buffers that
+                                    never came back although the flush
+                                    returned (another client took them)    */
+    uint64_t store_refused;      /* write transactions refused, any errno  */
+    /* The agent's session totals per loss class (exact counts): a reader
+     * takes the larger of these and the loss rows' sum, so a loss whose
+     * rows the store refused is still counted.  All 0 from older agents. */
+    uint64_t loss_total[CUPSTORE_LOSS_MAX];
+    uint32_t aside;              /* read from the aside file: the store
+                                    refused the final status (set by
+                                    cupstore_final_aside_get only)         */
 } cupstore_final;
 int cupstore_final_put(cupstore_txn *txn, const cupstore_final *f);
-/** CUPSTORE_ENOTFOUND while the session has not ended. */
+/** The final status; when the store has none, the one the agent wrote
+ *  aside (below: f->aside is then 1).  CUPSTORE_ENOTFOUND while the
+ *  session has not ended (or ended without either). */
 int cupstore_final_get(cupstore_txn *txn, cupstore_final *f);
+
+/* The final status aside (invariant 12, doc/store-format.md): a file of
+ * CUPSTORE_ASIDE_SIZE bytes, `final.aside` in the session's directory,
+ * created and allocated on the disk when the session starts, and written
+ * through the descriptor kept open from then on.  When the store refuses
+ * the final status (EPERM on an immutable data.mdb, EIO, a tmpfs too small
+ * for the map) the agent writes it there: the write needs no new block, no
+ * open and no LMDB.  A reader that finds no final status in the store
+ * reads the aside: a clean exit is never judged as a crash. */
+#define CUPSTORE_ASIDE_SIZE 4096
+/** Create and allocate the aside file of the writer's session.
+ *  @param[out] fd  a descriptor >= 3, close-on-exec (caller closes).
+ *  @return 0 or an errno (the session then has no aside). */
+int cupstore_final_aside_open(cupstore_env *env, int *fd);
+/** Write f into the aside file fd (one pwrite of the whole block, then
+ *  fdatasync).  Async-unsafe but lock-free.  @return 0 or an errno. */
+int cupstore_final_aside_put(int fd, const cupstore_final *f);
+/** Read the aside final status of env's session.  Sets f->aside.
+ *  @return 0, CUPSTORE_ENOTFOUND (no aside, or never written), or
+ *          CUPSTORE_ECORRUPT. */
+int cupstore_final_aside_get(cupstore_env *env, cupstore_final *f);
 
 #ifdef __cplusplus
 }

@@ -6,9 +6,14 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cupstore_int.h"
 
@@ -396,6 +401,11 @@ static const cupstore_tlv_field final_fields[] = {
     F(cupstore_final, 7, U64, 1, buffers_completed),
     F(cupstore_final, 8, U64, 1, buffers_consumed),
     F(cupstore_final, 9, U64, 1, records_stored),
+    F(cupstore_final, 10, U64, 1, buffers_outstanding),
+    F(cupstore_final, 11, U64, 1, tail_bound),
+    F(cupstore_final, 12, U64, 1, conflict_bound),
+    F(cupstore_final, 13, U64, 1, store_refused),
+    F(cupstore_final, 14, U64, CUPSTORE_LOSS_MAX, loss_total),
 };
 
 int cupstore_final_put(cupstore_txn *txn, const cupstore_final *f)
@@ -412,8 +422,115 @@ int cupstore_final_get(cupstore_txn *txn, cupstore_final *f)
     if (!f)
         return CUPSTORE_EINVAL;
     int rc = cupstore_get(txn, CUPSTORE_DB_FINAL, "final", 5, &v);
+    if (rc == CUPSTORE_ENOTFOUND) {
+        /* the store refused it: the agent may have written it aside; a
+         * damaged aside reads as none (judged on the rows, as before) */
+        rc = cupstore_final_aside_get(txn->env, f);
+        return rc == 0 ? 0 : CUPSTORE_ENOTFOUND;
+    }
     if (rc)
         return rc;
     return cupstore_tlv_decode(final_fields, NF(final_fields), v.mv_data, v.mv_size, f,
                                sizeof *f);
+}
+
+/* ---- The final status aside: final.aside in the session's directory ------
+ * Layout (CUPSTORE_ASIDE_SIZE bytes): "cuptop-final 1\n" (15 bytes), BE u32
+ * length, the final status as the same TLV as the store's row, zeros to
+ * the end.  All zeros: allocated, never written (the session has not
+ * ended, or it ended with the store's own final status). */
+static const char aside_magic[] = "cuptop-final 1\n";
+#define ASIDE_HDR (sizeof aside_magic - 1 + 4)
+
+static char *aside_path(const cupstore_env *env)
+{
+    return env && env->path ? cupstore_path_join(env->path, "final.aside") : NULL;
+}
+
+int cupstore_final_aside_open(cupstore_env *env, int *fd)
+{
+    char *path = aside_path(env);
+    int rc = 0;
+    *fd = -1;
+    if (!path)
+        return env ? ENOMEM : CUPSTORE_EINVAL;
+    int f = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    free(path);
+    if (f < 0)
+        return errno;
+    if (f < 3) {
+        /* never one of the host's standard descriptors (invariant 10) */
+        int g = fcntl(f, F_DUPFD_CLOEXEC, 3);
+        rc = g < 0 ? errno : 0;
+        close(f);
+        if (rc)
+            return rc;
+        f = g;
+    }
+    /* the blocks now, while the disk has them: the write at the end needs
+     * none (tmpfs and ext4 both allocate with posix_fallocate) */
+    if ((rc = posix_fallocate(f, 0, CUPSTORE_ASIDE_SIZE)) != 0) {
+        close(f);
+        return rc;
+    }
+    *fd = f;
+    return 0;
+}
+
+int cupstore_final_aside_put(int fd, const cupstore_final *f)
+{
+    uint8_t block[CUPSTORE_ASIDE_SIZE];
+    if (fd < 0 || !f || cupstore_tlv_bound(final_fields, NF(final_fields)) >
+                            sizeof block - ASIDE_HDR)
+        return CUPSTORE_EINVAL;
+    memset(block, 0, sizeof block);
+    memcpy(block, aside_magic, sizeof aside_magic - 1);
+    size_t n = cupstore_tlv_encode(final_fields, NF(final_fields), f, block + ASIDE_HDR);
+    cupstore_be32_put(block + sizeof aside_magic - 1, (uint32_t)n);
+    size_t off = 0;
+    while (off < sizeof block) {
+        ssize_t w = pwrite(fd, block + off, sizeof block - off, (off_t)off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return w < 0 ? errno : EIO;
+        off += (size_t)w;
+    }
+    return fdatasync(fd) == 0 || errno == EINVAL ? 0 : errno;
+}
+
+int cupstore_final_aside_get(cupstore_env *env, cupstore_final *f)
+{
+    uint8_t block[CUPSTORE_ASIDE_SIZE];
+    char *path = aside_path(env);
+    if (!f)
+        return CUPSTORE_EINVAL;
+    if (!path)
+        return env ? ENOMEM : CUPSTORE_EINVAL;
+    /* O_NONBLOCK: a FIFO planted there never blocks a reader */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    free(path);
+    if (fd < 0)
+        return errno == ENOENT ? CUPSTORE_ENOTFOUND : errno;
+    struct stat st;
+    ssize_t got = -1;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+        got = pread(fd, block, sizeof block, 0);
+    close(fd);
+    if (got < (ssize_t)ASIDE_HDR)
+        return got < 0 ? CUPSTORE_ECORRUPT : CUPSTORE_ENOTFOUND;
+    if (memcmp(block, aside_magic, sizeof aside_magic - 1) != 0) {
+        for (ssize_t i = 0; i < got; i++)
+            if (block[i])
+                return CUPSTORE_ECORRUPT;
+        return CUPSTORE_ENOTFOUND;   /* allocated, never written */
+    }
+    uint32_t n = cupstore_be32_get(block + sizeof aside_magic - 1);
+    if (n > (size_t)got - ASIDE_HDR)
+        return CUPSTORE_ECORRUPT;
+    int rc = cupstore_tlv_decode(final_fields, NF(final_fields), block + ASIDE_HDR, n, f,
+                                 sizeof *f);
+    if (rc == 0)
+        f->aside = 1;
+    return rc;
 }

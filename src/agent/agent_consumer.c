@@ -226,6 +226,7 @@ static void consumer_parse(agent *a, const agent_qitem *it)
             ovh[r->aux % CUPSTORE_OVERHEAD_MAX]++;
         parsed++;
     }
+    agent_note_fill(a, it->size, it->valid, parsed + errors);
     for (unsigned d = 0; d < AGENT_DEVS; d++)
         for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++) {
             if (rec_counts[d][k])

@@ -85,6 +85,11 @@ enum {
     C_DISCARD_RECORDS,      /* records counted in them                  */
     C_SHARED_BUFS,          /* completions of the shared one            */
     C_SHARED_BYTES,         /* their valid bytes                        */
+    C_SHARED_OUT,           /* hand-outs of the shared one (each is a
+                               buffer CUPTI holds until it completes it) */
+    C_REQ_THREADS,          /* threads that requested a buffer: each may
+                               hold a partial one per context (the stop's
+                               bound on what CUPTI holds, agent_stop.c)  */
     C_SCALARS,
     /* records parsed by device slot and kind */
     C_REC = C_SCALARS,
@@ -129,6 +134,9 @@ typedef struct agent_ctx {
 /* Room allocated on the disk ahead of data.mdb (agent_reserve.c). */
 typedef struct agent_reserve {
     int fd;                 /* data.mdb, for fallocate; -1: no reserve    */
+    int aside_fd;           /* final.aside (cupstore_final_aside_open):
+                               the final status when the store refuses
+                               it; -1: none                               */
     uint64_t allocated;     /* bytes of data.mdb backed by disk blocks    */
     bool full;              /* the disk refused a step ahead              */
     pthread_mutex_t lock;   /* consumer and health thread                 */
@@ -176,6 +184,11 @@ typedef struct agent {
 
     /* counters */
     _Atomic uint64_t c[C_COUNT];
+    uint64_t out_base;                /* pool + discard buffers out when
+                                         the session started (not its)   */
+    _Atomic uint32_t fill_min;        /* the fewest records a completed
+                                         non-empty buffer held (0: none
+                                         yet; agent_note_fill)            */
     agent_hist req_lat, cmp_lat, commit_lat, batch_size;
     _Atomic uint32_t flags_seen;      /* AGENT_SEEN_* for the health notes */
 
@@ -234,6 +247,13 @@ static inline void agent_count(agent *a, unsigned idx, uint64_t n)
  *  device (the rare paths: overflow, discard, foreign, tail).
  *  @return the number of records. */
 uint64_t agent_count_lost(agent *a, uint8_t *buf, size_t valid, unsigned loss);
+/** A completed buffer held n records in valid bytes: keep n if the fewest
+ *  any non-empty buffer of the session held (the stop's bound on what the
+ *  buffers that never came back held).  Lock-free. */
+void agent_note_fill(agent *a, size_t size, size_t valid, uint64_t n);
+/** Records at least in one buffer CUPTI kept (agent_stop.c): the fewest
+ *  any completed non-empty buffer held, 1 before any completed. */
+uint64_t agent_held_records(agent *a);
 /** Enable/disable CUPTI kinds to reach mask; returns the first error.
  *  With a device scope (CUPTOP_DEVICES) the device kinds are enabled per
  *  context, on the contexts of those devices only. */
@@ -261,6 +281,10 @@ void agent_ctx_dumped(agent *a, uint32_t ctx_id, uint32_t device_id);
  *  filesystem without fallocate or with CUPTOP_SINK=null). */
 void agent_reserve_open(agent *a, const char *store_dir);
 void agent_reserve_close(agent *a);
+/** The store refused the final status: write it to the session's aside
+ *  file, allocated at the start (store/cupstore.h).  @return 0 or an errno
+ *  (ENOENT: the session has no aside). */
+int agent_reserve_aside(agent *a, const cupstore_final *f);
 /** After the final status: give the blocks past data.mdb's end back. */
 void agent_reserve_release(agent *a);
 /** Make sure the disk holds blocks for `need` bytes of new pages plus

@@ -24,7 +24,7 @@ agent agent_g = {
     .health = AGENT_HEALTH_INIT,
     .stop = AGENT_STOP_INIT,
     .scope = AGENT_SCOPE_INIT,
-    .reserve = {.fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER},
+    .reserve = {.fd = -1, .aside_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER},
 };
 
 /* Buffer requests this thread made, counted to 2: a thread is counted in
@@ -165,6 +165,27 @@ uint64_t agent_count_lost(agent *a, uint8_t *buf, size_t valid, unsigned loss)
     return n;
 }
 
+void agent_note_fill(agent *a, size_t size, size_t valid, uint64_t n)
+{
+    (void)size;
+    /* the stop's forced flush returns the partial last buffers: they say
+     * nothing of the buffers CUPTI kept */
+    if (!n || !valid || atomic_load_explicit(&a->state, memory_order_relaxed) != AGENT_RUNNING)
+        return;
+    uint32_t r = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+    uint32_t cur = atomic_load_explicit(&a->fill_min, memory_order_relaxed);
+    while ((cur == 0 || r < cur) &&
+           !atomic_compare_exchange_weak_explicit(&a->fill_min, &cur, r, memory_order_relaxed,
+                                                  memory_order_relaxed))
+        ;
+}
+
+uint64_t agent_held_records(agent *a)
+{
+    uint32_t m = atomic_load_explicit(&a->fill_min, memory_order_relaxed);
+    return m ? m : 1;
+}
+
 /* Enable or disable one cuptop kind: globally, or - for a device kind
  * under a device scope - on every known context of a device in scope
  * (contexts without a handle, learned at a late attach, cannot be). */
@@ -277,6 +298,7 @@ static uint8_t *agent_discard_get(agent *a, size_t *size)
     *size = AGENT_DISCARD_SIZE;
     if (a->discard.slots && agent_pool_get(&a->discard, &b) >= 0)
         return b;
+    agent_count(a, C_SHARED_OUT, 1);
     return a->discard_last;
 }
 
@@ -293,6 +315,8 @@ void CUPTIAPI agent_buffer_requested(uint8_t **buffer, size_t *size, size_t *max
     if (atomic_load_explicit(&a->state, memory_order_acquire) == AGENT_CHILD)
         (void)agent_session_start(a);   /* forked child: a session of its own */
     agent_count(a, C_BUF_REQUESTED, 1);
+    if (agent_tls_requests == 0)
+        agent_count(a, C_REQ_THREADS, 1);
     if (agent_tls_requests < 2 && ++agent_tls_requests == 2) {
         uint32_t t = atomic_fetch_add_explicit(&a->threads_seen, 1, memory_order_relaxed) + 1;
         if (!a->cfg.pool_explicit && a->pool_ready &&
@@ -344,9 +368,10 @@ void CUPTIAPI agent_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *bu
         agent_count(a, C_BYTES, valid);
         if (dslot >= 0) {
             /* ours alone until now: its records are whole, count them */
+            uint64_t nrec = agent_count_lost(a, buffer, n, CUPSTORE_LOSS_DECLINED);
             agent_count(a, C_DISCARD_BYTES, n);
-            agent_count(a, C_DISCARD_RECORDS,
-                        agent_count_lost(a, buffer, n, CUPSTORE_LOSS_DECLINED));
+            agent_count(a, C_DISCARD_RECORDS, nrec);
+            agent_note_fill(a, AGENT_DISCARD_SIZE, n, nrec);
         } else {
             /* the shared one: other threads may be writing it right now,
              * so its bytes are no records (a half-written one reads as a
@@ -401,7 +426,8 @@ void CUPTIAPI agent_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *bu
         /* Queue full: app-side loss, counted exactly by walking this one
          * buffer (the overflow path only), then the buffer is recycled. */
         atomic_fetch_or_explicit(&a->flags_seen, AGENT_SEEN_OVERFLOW, memory_order_relaxed);
-        agent_count_lost(a, buffer, valid, CUPSTORE_LOSS_QUEUE_OVERFLOW);
+        agent_note_fill(a, a->pool.buf_size, valid,
+                        agent_count_lost(a, buffer, valid, CUPSTORE_LOSS_QUEUE_OVERFLOW));
         agent_count(a, C_BUF_CONSUMED, 1);
         agent_pool_put(&a->pool, slot);
     }
@@ -525,6 +551,11 @@ static void agent_reset_counters(agent *a)
     memset(&a->batch_size, 0, sizeof a->batch_size);
     atomic_store(&a->flags_seen, 0);
     agent_control_reset(a);
+    atomic_store(&a->fill_min, 0);
+    /* buffers an ended session left with CUPTI are that session's loss:
+     * this one counts only what goes out from now on (agent_stop.c) */
+    a->out_base = (a->pool_ready ? atomic_load(&a->pool.outstanding) : 0) +
+                  (a->discard.slots ? atomic_load(&a->discard.outstanding) : 0);
     memset(a->dropped_at_destroy, 0, sizeof a->dropped_at_destroy);
 }
 

@@ -41,7 +41,13 @@ void agent_reserve_open(agent *a, const char *store_dir)
 
     agent_reserve_close(a);
     r->full = false;
-    if (!a->env || !a->session_id || a->cfg.sink == AGENT_SINK_NULL)
+    if (!a->env || !a->session_id)
+        return;
+    /* the final status's place outside LMDB, allocated now (agent_stop.c) */
+    int arc = cupstore_final_aside_open(a->env, &r->aside_fd);
+    if (arc)
+        agent_log(a, 1, "no final status aside: %s", cupstore_strerror(arc));
+    if (a->cfg.sink == AGENT_SINK_NULL)
         return;
     int n = snprintf(path, sizeof path, "%s/%s/data.mdb", store_dir, a->session_id);
     if (n > 0 && (size_t)n < sizeof path)
@@ -81,6 +87,15 @@ void agent_reserve_close(agent *a)
     if (a->reserve.fd >= 0)
         close(a->reserve.fd);
     a->reserve.fd = -1;
+    if (a->reserve.aside_fd >= 0)
+        close(a->reserve.aside_fd);
+    a->reserve.aside_fd = -1;
+}
+
+int agent_reserve_aside(agent *a, const cupstore_final *f)
+{
+    int fd = a->reserve.aside_fd;
+    return fd < 0 ? ENOENT : cupstore_final_aside_put(fd, f);
 }
 
 bool agent_reserve_room(agent *a, uint64_t need, uint64_t keep)

@@ -134,6 +134,31 @@ static int stop_flush(agent *a, uint32_t timeout_ms, bool *timed_out)
     return (int)job.rc;
 }
 
+/* Buffers handed to CUPTI that have not come back (invariant 12), and a
+ * lower bound on the records in them.  Each is taken to hold at least as
+ * many records as the emptiest buffer CUPTI returned while the session ran
+ * (1 when none came back): a bound as good as that assumption, and said to
+ * be one.  A flush that returned gave back every buffer holding a record,
+ * so each one still out was taken (flush_ok: all of them count).  A flush
+ * that gave up leaves the last buffer of each thread for each context
+ * (and for records of no context) possibly empty: those count as none. */
+static uint64_t stop_unreturned(agent *a, bool flush_ok, uint64_t *bound)
+{
+    uint64_t own = a->pool_ready ? atomic_load(&a->pool.outstanding) : 0;
+    uint64_t disc = a->discard.slots ? atomic_load(&a->discard.outstanding) : 0;
+    uint64_t so = atomic_load(&a->c[C_SHARED_OUT]), sc = atomic_load(&a->c[C_SHARED_BUFS]);
+    uint64_t n = own + disc > a->out_base ? own + disc - a->out_base : 0;
+    n += so > sc ? so - sc : 0;
+    uint64_t threads = atomic_load(&a->c[C_REQ_THREADS]);
+    uint64_t seen = atomic_load(&a->threads_seen);
+    if (seen > threads)   /* threads that requested in an earlier session */
+        threads = seen;
+    uint64_t ctxs = (uint64_t)__builtin_popcount(atomic_load(&a->device_mask));
+    uint64_t partial = flush_ok ? 0 : (threads ? threads : 1) * ((ctxs ? ctxs : 1) + 1);
+    *bound = n > partial ? (n - partial) * agent_held_records(a) : 0;
+    return n;
+}
+
 struct final_arg {
     cupstore_final f;
     cupstore_step steps[CUPSTORE_STEP_MAX];
@@ -225,9 +250,29 @@ static void stop_protocol(agent *a, int exit_path, int detail)
     for (unsigned d = 0; d < AGENT_DEVS; d++)   /* the session's tail loss */
         for (unsigned k = 0; k < AGENT_KINDS; k++)
             tail += atomic_load(&a->c[agent_c_loss(CUPSTORE_LOSS_TAIL, d, k)]);
-    if (flush_to)
-        agent_note(a, 2, "final forced flush did not return within %u ms: records CUPTI still "
-                   "held are lost (count unknown)", tmo);
+    /* Buffers CUPTI never gave back: held when the flush gave up (tail),
+     * or, when the flush returned, taken by another client (conflict). */
+    bool flushed = x.f.flush_ok || !agent_attached(a);
+    uint64_t bound = 0, unreturned = stop_unreturned(a, flushed, &bound);
+    x.f.buffers_outstanding = unreturned;
+    if (!flushed) {
+        x.f.tail_bound = bound;
+        if (unreturned)
+            agent_note(a, 2, "final forced flush %s: CUPTI still held %llu buffers, at least "
+                       "%llu records in them lost (a lower bound, counted as tail)",
+                       flush_to ? "did not return in time" : "failed",
+                       (unsigned long long)unreturned, (unsigned long long)bound);
+        else if (flush_to)
+            agent_note(a, 2, "final forced flush did not return within %u ms (CUPTI held no "
+                       "buffer of the agent's)", tmo);
+    } else if (unreturned) {
+        x.f.conflict_bound = bound;
+        atomic_fetch_or_explicit(&a->flags_seen, AGENT_SEEN_FOREIGN, memory_order_relaxed);
+        agent_note(a, 2, "%llu buffers handed to CUPTI never came back although the final "
+                   "flush returned: another CUPTI client took them (at least %llu records "
+                   "lost, counted as conflict)", (unsigned long long)unreturned,
+                   (unsigned long long)bound);
+    }
 
     /* 5. close: the health thread writes its last row (with the tail), then
      * the final status and the steps go in one transaction, synced. */
@@ -246,6 +291,11 @@ static void stop_protocol(agent *a, int exit_path, int detail)
     x.f.buffers_completed = atomic_load(&a->c[C_BUF_COMPLETED]);
     x.f.buffers_consumed = atomic_load(&a->c[C_BUF_CONSUMED]);
     x.f.records_stored = atomic_load(&a->c[C_RECORDS_STORED]);
+    x.f.store_refused = atomic_load(&a->c[C_STORE_REFUSED]);
+    for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
+        for (unsigned d = 0; d < AGENT_DEVS; d++)
+            for (unsigned k = 0; k < AGENT_KINDS; k++)
+                x.f.loss_total[l] += atomic_load(&a->c[agent_c_loss(l, d, k)]);
     step_record(&x.steps[x.nsteps], CUPSTORE_STEP_CLOSE, t0, 0, false, a);
     x.nsteps++;
     x.f.protocol_complete = (uint32_t)ok;
@@ -257,6 +307,15 @@ static void stop_protocol(agent *a, int exit_path, int detail)
     rc = 0;
     if (a->env) {
         rc = agent_store_put(a, put_final, &x, 8);
+        if (rc) {
+            /* refused, whatever the errno (EPERM, EIO, a full tmpfs): the
+             * final status goes aside, with this refusal in its count, so
+             * a reader never takes a clean exit for a crash */
+            int arc;
+            x.f.store_refused++;
+            if ((arc = agent_reserve_aside(a, &x.f)) != 0)
+                agent_log(a, 1, "final status not written aside either: %s", strerror(arc));
+        }
         (void)agent_store_sync(a);
     }
     agent_reserve_release(a);
@@ -622,6 +681,19 @@ static void atfork_child(void)
      * own on its first buffer request or context creation. */
     pthread_mutex_init(&a->stop.lock, NULL);
     agent_scope_forked(a);
+    /* The parent's buffers out with CUPTI: the child's CUPTI never writes
+     * or returns them (CUDA state does not survive fork): take them back,
+     * so the child's session does not count them as never returned. */
+    if (a->pool_ready)
+        for (uint32_t i = 0; i < atomic_load(&a->pool.allocated); i++)
+            if (atomic_load(&a->pool.slots[i].state) == AGENT_SLOT_OUT)
+                agent_pool_put(&a->pool, (int)i);
+    if (a->discard.slots)
+        pthread_mutex_init(&a->discard.lock, NULL);   /* a parent thread may hold it */
+    if (a->discard.slots)
+        for (uint32_t i = 0; i < atomic_load(&a->discard.allocated); i++)
+            if (atomic_load(&a->discard.slots[i].state) == AGENT_SLOT_OUT)
+                agent_pool_put(&a->discard, (int)i);
     pthread_mutex_init(&a->reserve.lock, NULL);
     agent_reserve_close(a);   /* the parent's data.mdb: not ours */
     agent_health_forked(a);

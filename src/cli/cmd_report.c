@@ -320,6 +320,11 @@ static int report(cupstore_env *env, model_summary *s)
         if (s->loss_estimate[l])
             printf("  %-15s %11" PRIu64 "~  more, estimated (the shared discard buffer, "
                    "never read)\n", "", s->loss_estimate[l]);
+        if (s->loss_bound[l])
+            printf("  %-15s %11" PRIu64 "+  more at least, a lower bound (%" PRIu64 " buffers "
+                   "%s)\n", "", s->loss_bound[l], s->buffers_unreturned,
+                   l == CUPSTORE_LOSS_TAIL ? "CUPTI still held when the final flush gave up"
+                                           : "handed to CUPTI never came back");
     }
 
     printf("\nBuffers and queue\n");
@@ -363,10 +368,26 @@ static int report(cupstore_env *env, model_summary *s)
 
     printf("\nStop protocol\n");
     if (have_final) {
-        printf("  exit path %s (detail %d), protocol %s, final flush %s, tail lost %" PRIu64 "\n",
+        printf("  exit path %s (detail %d), protocol %s, final flush %s, tail lost ",
                cupstore_exit_name(f.exit_path), (int)f.exit_detail,
-               f.protocol_complete ? "complete" : "INCOMPLETE", f.flush_ok ? "ok" : "FAILED",
-               f.tail_lost);
+               f.protocol_complete ? "complete" : "INCOMPLETE", f.flush_ok ? "ok" : "FAILED");
+        /* a flush that did not finish never reads as "tail lost 0" */
+        if (f.tail_bound)
+            printf("at least %" PRIu64 " (a lower bound: %" PRIu64 " counted, %" PRIu64
+                   " more in the buffers CUPTI still held)\n", f.tail_lost + f.tail_bound,
+                   f.tail_lost, f.tail_bound);
+        else if (!f.flush_ok && f.buffers_outstanding)
+            printf("%" PRIu64 " counted, and an unknown number in the buffers CUPTI still "
+                   "held\n", f.tail_lost);
+        else
+            printf("%" PRIu64 "\n", f.tail_lost);
+        if (f.buffers_outstanding)
+            printf("  %" PRIu64 " buffers handed to CUPTI never came back (%s)\n",
+                   f.buffers_outstanding, f.flush_ok ? "another CUPTI client took them"
+                                                     : "held when the final flush gave up");
+        if (f.aside)
+            printf("  the store refused the final status (%" PRIu64 " write transactions "
+                   "refused): read from the session's final.aside\n", f.store_refused);
         if ((rc = cupstore_step_scan(txn, on_step, NULL)) != 0)
             goto out;
     } else if (s->state == MODEL_STATE_CRASHED) {

@@ -65,9 +65,23 @@ void sessions_json_fields(xout *o, const model_summary *s)
     xout_puts(o, "},\"loss\":{");
     for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
         xout_printf(o, "%s\"%s\":%" PRIu64, l ? "," : "", cupstore_loss_name(l), s->loss[l]);
-    xout_printf(o, "},\"loss_total\":%" PRIu64 ",\"buffers_completed\":%" PRIu64
-                   ",\"buffers_consumed\":%" PRIu64 ",\"reasons\":[",
-                s->loss_total, s->buf_completed, s->buf_consumed);
+    xout_printf(o, "},\"loss_total\":%" PRIu64, s->loss_total);
+    if (s->buffers_unreturned) {
+        /* lower bounds: only where buffers never came back (invariant 12) */
+        xout_puts(o, ",\"loss_bound\":{");
+        first = true;
+        for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
+            if (s->loss_bound[l]) {
+                xout_printf(o, "%s\"%s\":%" PRIu64, first ? "" : ",", cupstore_loss_name(l),
+                            s->loss_bound[l]);
+                first = false;
+            }
+        xout_printf(o, "},\"buffers_unreturned\":%" PRIu64, s->buffers_unreturned);
+    }
+    if (s->final_aside)
+        xout_puts(o, ",\"final_aside\":true");
+    xout_printf(o, ",\"buffers_completed\":%" PRIu64 ",\"buffers_consumed\":%" PRIu64
+                   ",\"reasons\":[", s->buf_completed, s->buf_consumed);
     for (size_t i = 0; i < s->nreasons; i++) {
         const model_reason *r = &s->reasons[i];
         xout_printf(o, "%s{\"class\":\"%s\",\"count\":%" PRIu64 ",\"first_second\":%" PRIu64

@@ -113,6 +113,7 @@ typedef struct sum_ctx {
     bool any_disabled;
     cupstore_health last;
     uint64_t all_completed, all_consumed;  /* whole session, for the verdict */
+    uint64_t all_loss[CUPSTORE_LOSS_MAX];  /* ... and its health rows' losses */
 } sum_ctx;
 
 static void acc_add(class_acc *a, uint64_t second, uint64_t count, bool new_second)
@@ -169,6 +170,8 @@ static int health_all(const cupstore_health *h, void *arg)
     sum_ctx *c = arg;
     c->all_completed += h->buf_completed;
     c->all_consumed += h->buf_consumed;
+    for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
+        c->all_loss[l] += h->loss[l];
     return 0;
 }
 
@@ -215,6 +218,7 @@ struct step_ctx {
     size_t len;
     unsigned failed;
     uint32_t seen;
+    uint64_t unreturned;    /* buffers CUPTI never gave back (final)      */
 };
 
 static int step_row(const cupstore_step *st, void *arg)
@@ -229,10 +233,14 @@ static int step_row(const cupstore_step *st, void *arg)
         return 0;
     c->failed++;
     if (c->len < sizeof c->text) {
+        char held[64] = "";
+        /* the queue's count says nothing of what CUPTI kept: say that too */
+        if (st->step == CUPSTORE_STEP_FLUSH && c->unreturned)
+            snprintf(held, sizeof held, ", %" PRIu64 " still held by CUPTI", c->unreturned);
         int n = snprintf(c->text + c->len, sizeof c->text - c->len, "%s%s %s (rc %d, %" PRIu64
-                         " buffers left)", c->len ? "; " : "", cupstore_step_name(st->step),
+                         " buffers left%s)", c->len ? "; " : "", cupstore_step_name(st->step),
                          st->timed_out ? "timed out" : st->rc ? "failed" : "left buffers",
-                         (int)st->rc, st->queue_remaining);
+                         (int)st->rc, st->queue_remaining, held);
         c->len += n > 0 ? (size_t)n : 0;
     }
     return 0;
@@ -335,11 +343,19 @@ static int judge_stop(cupstore_txn *txn, model_summary *s, const cupstore_final 
                       uint64_t end_s)
 {
     int rc;
-    struct step_ctx st = {.len = 0};
+    struct step_ctx st = {.len = 0, .unreturned = f->buffers_outstanding};
     if ((rc = cupstore_step_scan(txn, step_row, &st)) != 0)
         return rc;
     uint32_t all = (1u << CUPSTORE_STEP_MAX) - 1;
-    if (st.failed) {
+    if (f->aside) {
+        /* the steps went in the refused transaction with the final status */
+        if ((rc = reason_add(s, MODEL_REASON_PROTOCOL, 1, end_s, end_s, 0,
+                             "stop protocol: the store refused the final status (%" PRIu64
+                             " write transactions refused in the session); it was read from "
+                             "the session's final.aside (exit path %s)", f->store_refused,
+                             cupstore_exit_name(f->exit_path))) != 0)
+            return rc;
+    } else if (st.failed) {
         if ((rc = reason_add(s, MODEL_REASON_PROTOCOL, st.failed, end_s, end_s, 0,
                              "stop protocol: %s", st.text)) != 0)
             return rc;
@@ -358,7 +374,9 @@ static int judge_stop(cupstore_txn *txn, model_summary *s, const cupstore_final 
     }
     if (!f->flush_ok &&
         (rc = reason_add(s, MODEL_REASON_FLUSH, 1, end_s, end_s, 0,
-                         "flush: the final forced flush did not succeed")) != 0)
+                         "flush: the final forced flush did not succeed%s", f->buffers_outstanding
+                             ? ": CUPTI still held buffers, their records are tail loss"
+                             : "")) != 0)
         return rc;
     return 0;
 }
@@ -602,7 +620,7 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
         out->records_total += out->records_by_kind[k];
 
     bool have_final = false;
-    rc = cupstore_final_get(txn, &f);
+    rc = cupstore_final_get(txn, &f);   /* or the one written aside */
     if (rc == 0)
         have_final = true;
     else if (rc != CUPSTORE_ENOTFOUND)
@@ -618,12 +636,34 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
     } else if (have_final) {
         out->state = MODEL_STATE_ENDED;
         out->end_ns = f.end_ns;
+        out->final_aside = f.aside != 0;
         /* Tail loss the final status knows of but no row recorded. */
         uint64_t end_s = f.end_ns / 1000000000u;
         if (end_s >= from_s && end_s <= to_s && f.tail_lost > c->acc[CUPSTORE_LOSS_TAIL].count)
             acc_add(&c->acc[CUPSTORE_LOSS_TAIL], end_s,
                     f.tail_lost - c->acc[CUPSTORE_LOSS_TAIL].count,
                     c->acc[CUPSTORE_LOSS_TAIL].seconds == 0);
+        if (end_s >= from_s && end_s <= to_s) {
+            /* Losses the agent counted whose rows the store refused (its
+             * session totals beyond the rows' sum), credited to the end. */
+            bool any = false;
+            for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
+                any |= f.loss_total[l] != 0;
+            if (any && (rc = cupstore_health_scan(txn, 0, UINT64_MAX, health_all, c)) != 0)
+                goto out;
+            for (unsigned l = 0; any && l < CUPSTORE_LOSS_MAX; l++) {
+                uint64_t rows = c->all_loss[l];
+                if (l == CUPSTORE_LOSS_TAIL && f.tail_lost > rows)
+                    rows = f.tail_lost;   /* added just above */
+                if (f.loss_total[l] > rows)
+                    acc_add(&c->acc[l], end_s, f.loss_total[l] - rows, c->acc[l].seconds == 0);
+            }
+            c->all_completed = c->all_consumed = 0;   /* judge_end sums them afresh */
+            memset(c->all_loss, 0, sizeof c->all_loss);
+            out->loss_bound[CUPSTORE_LOSS_TAIL] = f.tail_bound;
+            out->loss_bound[CUPSTORE_LOSS_CONFLICT] = f.conflict_bound;
+            out->buffers_unreturned = f.buffers_outstanding;
+        }
     } else {
         uint64_t now = now_ns();
         out->end_ns = out->heartbeat_ns;
@@ -645,18 +685,33 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
     /* Loss classes, in class order. */
     for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++) {
         class_acc *a = &c->acc[l], *e = &c->est[l];
-        char win[128], more[160] = "";
+        char win[128], more[320] = "";
         out->loss[l] = a->count;
         out->loss_total += a->count;
         out->loss_estimate[l] = e->count;
-        if (!a->count && !e->count)
+        uint64_t bound = out->loss_bound[l];
+        if (!a->count && !e->count && !bound)
             continue;
         /* an estimate says so, before the window (the text may be cut) */
         if (e->count)
             snprintf(more, sizeof more, "%sabout %" PRIu64 "%s (estimated: the shared "
                      "discard buffer is never read)", a->count ? ", and " : "", e->count,
                      a->count ? " more" : " records lost");
-        if (!a->count) {
+        /* so does a bound: "at least", and why it is only one */
+        if (bound) {
+            size_t ml = strlen(more);
+            snprintf(more + ml, sizeof more - ml, "%sat least %" PRIu64 "%s (a lower bound: "
+                     "%" PRIu64 " buffers %s)", a->count || e->count ? ", and " : "", bound,
+                     a->count || e->count ? " more" : " records lost", out->buffers_unreturned,
+                     l == CUPSTORE_LOSS_TAIL ? "CUPTI still held when the final flush gave up"
+                                             : "handed to CUPTI never came back");
+        }
+        if (!a->count && !e->count) {
+            uint64_t sec = out->end_ns / 1000000000u;
+            window_text(win, sizeof win, sec, sec, 1);
+            rc = reason_add(out, l, 0, sec, sec, 1, "%s: %s %s (%s)", cupstore_loss_name(l),
+                            more, win, cupstore_loss_describe(l));
+        } else if (!a->count) {
             window_text(win, sizeof win, e->first, e->last, e->seconds);
             rc = reason_add(out, l, 0, e->first, e->last, e->seconds, "%s: %s %s (%s)",
                             cupstore_loss_name(l), more, win, cupstore_loss_describe(l));

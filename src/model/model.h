@@ -112,6 +112,17 @@ typedef struct model_summary {
      * kind "all": records in the shared discard buffer, never read), in no
      * exact count above and never in loss_total. */
     uint64_t loss_estimate[CUPSTORE_LOSS_MAX];
+    /* Lower bounds (invariant 12): at least this many records lost beyond
+     * loss[] - in buffers handed to CUPTI that never came back (tail: held
+     * when the final flush gave up; conflict: another client took them,
+     * the flush having returned).  In no exact count, never in loss_total;
+     * a bound makes the session INCOMPLETE and is always said to be one
+     * ("at least N").  buffers_unreturned: how many buffers (0 from older
+     * agents, which did not count them). */
+    uint64_t loss_bound[CUPSTORE_LOSS_MAX];
+    uint64_t buffers_unreturned;
+    bool final_aside;               /* the store refused the final status:
+                                       it was read from final.aside       */
     uint64_t buf_completed, buf_consumed;
     model_reason *reasons;          /* malloc'ed; model_summary_free       */
     size_t nreasons;

@@ -395,14 +395,22 @@ int model_advise(const model_summary *s, const model_facts *f, model_advice **ou
              "nothing after that; fix what they name and run again.");
         setf(a->evidence, sizeof a->evidence, "the session was disabled by the agent");
     }
-    if (L[CUPSTORE_LOSS_CONFLICT] || f->foreign) {
+    uint64_t taken = s->loss_bound[CUPSTORE_LOSS_CONFLICT];
+    if (L[CUPSTORE_LOSS_CONFLICT] || f->foreign || taken) {
         if ((a = adv_new(&l, MODEL_ADVICE_CONFLICT))) {
             setf(a->brief, sizeof a->brief, "Another CUPTI client: run it separately");
             setf(a->text, sizeof a->text, "Run the other CUPTI client (torch.profiler, Nsight, "
                  "compute-sanitizer) separately from cuptop: only one can own the buffers.");
-            setf(a->evidence, sizeof a->evidence, "%" PRIu64 " buffers completed that the agent "
-                 "never handed out; %" PRIu64 " records lost to the other client", f->foreign,
-                 L[CUPSTORE_LOSS_CONFLICT]);
+            if (taken)
+                setf(a->evidence, sizeof a->evidence, "%" PRIu64 " buffers completed that the "
+                     "agent never handed out; %" PRIu64 " of its own never came back (at "
+                     "least %" PRIu64 " records, a lower bound); %" PRIu64 " records lost to "
+                     "the other client", f->foreign, s->buffers_unreturned, taken,
+                     L[CUPSTORE_LOSS_CONFLICT]);
+            else
+                setf(a->evidence, sizeof a->evidence, "%" PRIu64 " buffers completed that the "
+                     "agent never handed out; %" PRIu64 " records lost to the other client",
+                     f->foreign, L[CUPSTORE_LOSS_CONFLICT]);
         }
     }
     if (lost_at_source(s))
@@ -473,7 +481,8 @@ int model_advise(const model_summary *s, const model_facts *f, model_advice **ou
              "tail of the trace is missing.");
         setf(a->evidence, sizeof a->evidence, "no final status and a stale heartbeat");
     }
-    bool tail = L[CUPSTORE_LOSS_TAIL] || f->steps_timed_out;
+    uint64_t tail_bound = s->loss_bound[CUPSTORE_LOSS_TAIL];
+    bool tail = L[CUPSTORE_LOSS_TAIL] || tail_bound || f->steps_timed_out;
     if (tail && s->state == MODEL_STATE_ENDED && (a = adv_new(&l, MODEL_ADVICE_STOP_TIMEOUT))) {
         uint32_t now = f->stop_timeout_ms ? f->stop_timeout_ms : DEFAULT_STOP_TIMEOUT_MS;
         uint32_t want = now >= 300000u ? 600000u : 2 * now;
@@ -483,9 +492,17 @@ int model_advise(const model_summary *s, const model_facts *f, model_advice **ou
         setf(a->brief, sizeof a->brief, "Tail lost: a stop timeout of %u ms", want);
         setf(a->text, sizeof a->text, "Give the stop protocol more time: stop timeout %u ms "
              "instead of %u, so the last buffers are flushed and drained.", want, now);
-        setf(a->evidence, sizeof a->evidence, "%u stop step%s timed out; %" PRIu64 " records "
-             "lost at stop", f->steps_timed_out, f->steps_timed_out == 1 ? "" : "s",
-             L[CUPSTORE_LOSS_TAIL]);
+        if (tail_bound || (s->buffers_unreturned && f->steps_timed_out))
+            /* the flush did not finish: never "0 records lost at stop" */
+            setf(a->evidence, sizeof a->evidence, "%u stop step%s timed out; at least %" PRIu64
+                 " records lost at stop (a lower bound: %" PRIu64 " counted, %" PRIu64
+                 " more in the %" PRIu64 " buffers CUPTI still held)", f->steps_timed_out,
+                 f->steps_timed_out == 1 ? "" : "s", L[CUPSTORE_LOSS_TAIL] + tail_bound,
+                 L[CUPSTORE_LOSS_TAIL], tail_bound, s->buffers_unreturned);
+        else
+            setf(a->evidence, sizeof a->evidence, "%u stop step%s timed out; %" PRIu64
+                 " records lost at stop", f->steps_timed_out,
+                 f->steps_timed_out == 1 ? "" : "s", L[CUPSTORE_LOSS_TAIL]);
     }
     if (l.rc) {
         free(l.v);

@@ -293,7 +293,16 @@ static int dump(const char *store, const char *id)
                cupstore_exit_name(f.exit_path), f.exit_detail, f.protocol_complete, f.flush_ok,
                (unsigned long long)f.tail_lost, (unsigned long long)f.buffers_completed,
                (unsigned long long)f.buffers_consumed, (unsigned long long)f.records_stored);
-    else
+    if (cupstore_final_get(txn, &f) == 0) {
+        printf("final.buffers_outstanding=%llu\nfinal.tail_bound=%llu\n"
+               "final.conflict_bound=%llu\nfinal.store_refused=%llu\nfinal.aside=%u\n",
+               (unsigned long long)f.buffers_outstanding, (unsigned long long)f.tail_bound,
+               (unsigned long long)f.conflict_bound, (unsigned long long)f.store_refused,
+               f.aside);
+        for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
+            printf("final.loss.%s=%llu\n", cupstore_loss_name(l),
+                   (unsigned long long)f.loss_total[l]);
+    } else
         printf("final=none\n");
     cupstore_txn_abort(txn);
     cupstore_env_close(env);

@@ -10,6 +10,10 @@
  *                          inside the file, e.g. LMDB reusing pages, and
  *                          syncs still succeed, as on a real full disk);
  *                          fallocate past B fails with ENOSPC too
+ *   FAULTIO_FAIL_FILE=PATH while PATH exists, every write, sync and
+ *                          fallocate of data.mdb fails with
+ *   FAULTIO_FAIL_ERRNO=N   errno N (default EPERM: `chattr +i data.mdb`
+ *                          on a live session, without root or ext4)
  *
  * LMDB writes pages with pwrite/pwritev (without MDB_WRITEMAP) and syncs
  * with fdatasync/fsync, all through the PLT, so interposing them here sees
@@ -24,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,6 +39,8 @@ static struct {
     _Atomic unsigned char fd_state[FD_CACHE]; /* 0 unknown, 1 store, 2 other */
     long long enospc_after;                   /* -1: never                  */
     long delay_us;
+    const char *fail_file;                    /* NULL: never                */
+    int fail_errno;
     atomic_int ready;
 } faultio = {.enospc_after = -1};
 
@@ -45,6 +52,9 @@ static void faultio_init(void)
     const char *e = getenv("FAULTIO_ENOSPC_AFTER");
     faultio.delay_us = d ? strtol(d, NULL, 10) : 0;
     faultio.enospc_after = e ? strtoll(e, NULL, 10) : -1;
+    faultio.fail_file = getenv("FAULTIO_FAIL_FILE");
+    const char *fe = getenv("FAULTIO_FAIL_ERRNO");
+    faultio.fail_errno = fe ? (int)strtol(fe, NULL, 10) : EPERM;
     atomic_store_explicit(&faultio.ready, 1, memory_order_release);
 }
 
@@ -70,6 +80,16 @@ static int faultio_is_store(int fd)
     return is;
 }
 
+/* The fail file exists: set errno, return true. */
+static int faultio_failing(void)
+{
+    struct stat st;
+    if (!faultio.fail_file || stat(faultio.fail_file, &st) != 0)
+        return 0;
+    errno = faultio.fail_errno;
+    return 1;
+}
+
 /* Returns -1 (errno set) when the write must fail.  off < 0: the file
  * offset (write/writev); len 0: a sync. */
 static int faultio_before(int fd, size_t len, off_t off)
@@ -81,6 +101,8 @@ static int faultio_before(int fd, size_t len, off_t off)
         struct timespec ts = {faultio.delay_us / 1000000, (faultio.delay_us % 1000000) * 1000};
         nanosleep(&ts, NULL);
     }
+    if (faultio_failing())
+        return -1;
     if (faultio.enospc_after >= 0 && len > 0) {
         if (off < 0)
             off = lseek(fd, 0, SEEK_CUR);
@@ -162,6 +184,8 @@ int fsync(int fd)
 int fallocate(int fd, int mode, off_t off, off_t len)
 {
     faultio_init();
+    if (faultio_is_store(fd) && faultio_failing())
+        return -1;
     if (faultio.enospc_after >= 0 && faultio_is_store(fd) && len > 0 &&
         (long long)off + (long long)len > faultio.enospc_after) {
         errno = ENOSPC;
