@@ -575,6 +575,10 @@ enum {
     CUPSTORE_RANGE_POINT = 1u << 2,   /* instantaneous mark (start = end)  */
     CUPSTORE_RANGE_COLOR = 1u << 3,   /* color is valid                    */
     CUPSTORE_RANGE_PAYLOAD = 1u << 4, /* payload_kind / payload valid      */
+    CUPSTORE_RANGE_AGENT = 1u << 5,   /* CUPTI never saw it open (pushed
+                                         before it was attached): made by
+                                         the agent from its own view of the
+                                         push and the pop; no MARKER records */
 };
 /* A range is open when START is set and END is not; an unbalanced end
  * (a pop or end without a range CUPTI reported) has END without START. */

@@ -15,6 +15,11 @@
 #     default kinds, NVTX routed (CUPTI's handlers, marker off); agent
 #     default kinds + marker, routed}: medians and spread of the ratio to no
 #     agent, to decide whether marker joins the default kinds.
+#  3. A range pushed before CUDA is initialised (bench/gpu/nvtx_preinit.py,
+#     issue 27 item 3): torch.cuda.nvtx.range_push("pre_init") before the
+#     first CUDA call, 100 kernels, pop, then three "post" ranges.  All four
+#     must be listed by cuptop ranges (pre_init 1, post 3), 0 unbalanced.
+#     Skipped without PyTorch.
 set -u
 B=$(cd "${1:?usage: nvtx.sh BUILD_DIR [REPS]}" && pwd)
 REPS=${2:-7}
@@ -112,5 +117,31 @@ echo
 echo "ranges stored in the last routed + marker run: $stored (the program opened 300300)"
 } >>"$MD"
 [ "$stored" = 300300 ] || fail=1
+
+# ---- 3. a range pushed before CUDA is initialised ----
+echo >>"$MD"
+echo "### 3. torch.cuda.nvtx.range_push before the first CUDA call (issue 27 item 3)" >>"$MD"
+echo >>"$MD"
+if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+    rm -rf "$OUT/st-preinit"
+    "$CUPTOP" run --store "$OUT/st-preinit" --kinds kernel,runtime,marker -- \
+        python3 "$here/nvtx_preinit.py" >"$OUT/preinit.out" 2>"$OUT/preinit.err"
+    id=$(ls "$OUT/st-preinit" | head -1)
+    "$CUPTOP" ranges --store "$OUT/st-preinit" --json "$id" >"$OUT/preinit-ranges.json"
+    "$CUPTOP" ranges --store "$OUT/st-preinit" "$id" >"$OUT/preinit-ranges.txt"
+    "$CUPTOP" check --store "$OUT/st-preinit" "$id" >"$OUT/preinit-check.txt" 2>&1
+    python3 - "$OUT/preinit.out" "$OUT/preinit-ranges.json" >>"$MD" 2>&1 <<'PY' || fail=1
+import json, sys
+pushed = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+r = json.load(open(sys.argv[2]))
+got = {n["name"]: n["count"] for n in r["names"] if n["count"]}
+ok = got == pushed and r["unbalanced"] == 0
+print("pushed %s, listed %s, open %d, unbalanced %d: %s" % (
+    pushed, got, r["open"], r["unbalanced"], "**all four listed**" if ok else "**MISSING**"))
+sys.exit(0 if ok else 1)
+PY
+else
+    echo "skipped: no PyTorch with CUDA" >>"$MD"
+fi
 cat "$MD"
 exit $fail

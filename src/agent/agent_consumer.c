@@ -31,6 +31,26 @@ static bool consumer_near_cap(agent *a)
     return used + reserve + (uint64_t)a->consumer.work.n * sizeof(cupstore_record) >= cap;
 }
 
+/* Ranges CUPTI never saw open, made by the agent's NVTX wrappers
+ * (agent_nvtx.c): into this batch's range rows, their names interned. */
+static void consumer_agent_ranges(agent *a)
+{
+    agent_consumer_work *c = &a->consumer.work;
+    agent_nvtx_range got[16];
+    size_t n;
+    if (!c->ranges.pend)
+        return;
+    while (c->ranges.n + 16 <= c->ranges.cap && (n = agent_nvtx_take(got, 16)) > 0)
+        for (size_t i = 0; i < n; i++) {
+            uint32_t name = agent_names_intern(&c->names, got[i].name, SIZE_MAX);
+            uint32_t dom = got[i].domain[0]
+                               ? agent_names_intern(&c->names, got[i].domain, SIZE_MAX) : 0;
+            (void)agent_ranges_add_whole(&c->ranges, got[i].id, (uint32_t)getpid(), got[i].tid,
+                                         got[i].depth, got[i].start_ns, got[i].end_ns, name,
+                                         dom);
+        }
+}
+
 /* One attempt at the batch: its new names, then the records. */
 static int put_batch(cupstore_txn *txn, void *arg)
 {
@@ -42,7 +62,7 @@ static int put_batch(cupstore_txn *txn, void *arg)
         const agent_name *nm = agent_names_get(&c->names, ids[i]);
         rc = cupstore_name_put(txn, ids[i], nm->str, nm->len);
     }
-    if (rc == 0)
+    if (rc == 0 && c->n)   /* none: only ranges the agent made */
         rc = cupstore_chunk_put(txn, c->batch, c->n);
     return rc ? rc : agent_ranges_put(txn, &c->ranges);
 }
@@ -56,7 +76,9 @@ static void consumer_commit(agent *a)
     agent_consumer_work *c = &a->consumer.work;
     int rc = 0;
 
-    if (c->n == 0)
+    if (!atomic_load_explicit(&a->consumer.abandon, memory_order_acquire))
+        consumer_agent_ranges(a);
+    if (c->n == 0 && c->ranges.n == 0)
         return;
     /* told to abandon: the batch stays unstored, the stop path counts it
      * as tail once this thread has yielded */
@@ -283,6 +305,27 @@ static void consumer_nvtx_note(agent *a)
                p ? "; it is " : " (it is unset)", p ? p : "");
 }
 
+/* At the end: NVTX ranges CUPTI never saw open that are still open (the
+ * agent cannot close them), pops with no push open, ranges the agent could
+ * not keep: counted and named, never silent. */
+static void consumer_unseen_note(agent *a)
+{
+    long open;
+    unsigned long unbalanced, lost;
+    char first[64];
+    agent_nvtx_unseen(&open, &unbalanced, &lost, first, sizeof first);
+    if (open > 0)
+        agent_note(a, 1, "%ld NVTX range(s) pushed before CUPTI was attached (before CUDA, an "
+                   "attach or while dormant) were still open at the end: not in the range "
+                   "table (the first push CUPTI never saw: \"%.60s\")", open, first);
+    if (unbalanced)
+        agent_note(a, 1, "%lu NVTX pop(s) on a thread with no range open (unbalanced ends)",
+                   unbalanced);
+    if (lost)
+        agent_note(a, 1, "%lu NVTX range(s) opened before CUPTI was attached were closed but "
+                   "not stored (more than 256 waiting at once)", lost);
+}
+
 static void *consumer_main(void *arg)
 {
     agent *a = arg;
@@ -322,6 +365,7 @@ static void *consumer_main(void *arg)
                            "session: stored as unbalanced (cuptop ranges counts them)",
                            (unsigned long long)a->consumer.work.ranges.unbalanced);
             consumer_nvtx_note(a);
+            consumer_unseen_note(a);
             (void)consumer_leave(a, AGENT_CONS_DONE);
             return NULL;
         }

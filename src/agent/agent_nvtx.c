@@ -50,6 +50,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <wchar.h>
 
 #include <nvtx3/nvToolsExt.h>
@@ -296,13 +298,43 @@ static size_t nv_name_len;
 static bool nv_dom_filter;           /* @DOMAIN given ("@": the default)  */
 static char nv_domain[256];
 
-/* Per thread and domain (up to 4 domains), which open pushes matched. */
+/* Per thread and domain (up to 4 domains), the open pushes: which matched
+ * the capture range, and which CUPTI never saw (pushed before its
+ * handlers were installed: before CUDA, before an attach, while dormant)
+ * with their name and start, kept for the first NV_KEEP levels. */
 #define NV_DOMS 4
+#define NV_KEEP 16
+#define NV_NAME 64
 static _Thread_local struct {
     const void *dom[NV_DOMS];
     uint32_t depth[NV_DOMS];
     uint64_t match[NV_DOMS];   /* bit d: the push at depth d matched      */
-} nv_tls;
+    uint64_t unseen[NV_DOMS];  /* bit d: ... went to no CUPTI handler     */
+    uint16_t keep[NV_DOMS][NV_KEEP];   /* its nv_kept slot + 1; 0: none   */
+} nv_tls;   /* small: the agent's TLS lives in glibc's static surplus     */
+
+/* The name and start of pushes CUPTI never saw (only before it is
+ * attached: rare), in one table for every thread, under nv_kept_lock. */
+#define NV_KEPT 1024
+static struct {
+    uint64_t start;
+    char name[NV_NAME];
+    bool used;
+} nv_kept[NV_KEPT];
+static pthread_mutex_t nv_kept_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Ranges CUPTI never saw open, closed since CUPTI's handlers are in: the
+ * agent makes them itself (agent_nvtx_take, the consumer stores them). */
+#define NV_RING 256
+static agent_nvtx_range nv_ring[NV_RING];
+static unsigned nv_ring_n;
+static pthread_mutex_t nv_ring_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic unsigned long nv_ring_lost;   /* the ring was full            */
+static _Atomic long nv_unseen_open;          /* pushes CUPTI never saw, open */
+static _Atomic unsigned long nv_unbalanced;  /* pops with no push open       */
+static _Atomic uint32_t nv_range_seq;        /* ids of the agent's ranges    */
+static char nv_unseen_first[NV_NAME];        /* the first such push's name   */
+static _Atomic int nv_unseen_named;
 
 static int nv_slot(const void *dom)
 {
@@ -330,28 +362,124 @@ static bool nv_match(const char *m, nvtxDomainHandle_t h)
     return h ? d && !strcmp(d->name, nv_domain) : !nv_domain[0];
 }
 
-static void nv_pushed(const void *dom, bool match)
+static void nv_pushed(const void *dom, bool match, bool unseen, const char *name)
 {
     int s = nv_slot(dom);
     if (s < 0)
         return;
     uint32_t d = nv_tls.depth[s]++;
-    if (d < 64) {
-        if (match)
-            nv_tls.match[s] |= 1ull << d;
-        else
-            nv_tls.match[s] &= ~(1ull << d);
+    if (d >= 64)
+        return;
+    if (match)
+        nv_tls.match[s] |= 1ull << d;
+    else
+        nv_tls.match[s] &= ~(1ull << d);
+    if (!unseen) {
+        nv_tls.unseen[s] &= ~(1ull << d);
+        return;
     }
+    nv_tls.unseen[s] |= 1ull << d;
+    atomic_fetch_add_explicit(&nv_unseen_open, 1, memory_order_relaxed);
+    if (!name)
+        name = "";
+    if (!atomic_exchange_explicit(&nv_unseen_named, 1, memory_order_relaxed))
+        snprintf(nv_unseen_first, sizeof nv_unseen_first, "%s", name);
+    if (d >= NV_KEEP)
+        return;
+    nv_tls.keep[s][d] = 0;
+    pthread_mutex_lock(&nv_kept_lock);
+    for (unsigned k = 0; k < NV_KEPT; k++)
+        if (!nv_kept[k].used) {
+            nv_kept[k].used = true;
+            nv_kept[k].start = agent_real_ns();
+            snprintf(nv_kept[k].name, NV_NAME, "%s", name);
+            nv_tls.keep[s][d] = (uint16_t)(k + 1);
+            break;
+        }
+    pthread_mutex_unlock(&nv_kept_lock);
 }
 
-/* true when the pop closes a matching range */
-static bool nv_popped(const void *dom)
+/* The pop of dom's innermost open push: *match when it matched the
+ * capture range; true when CUPTI never saw that push (the pop must not go
+ * to CUPTI either: it would close a range of its own, or make an END of
+ * nothing).  *d is its depth.  A pop with nothing open is counted. */
+static bool nv_popped(const void *dom, bool *match, uint32_t *d)
 {
     int s = nv_slot(dom);
-    if (s < 0 || nv_tls.depth[s] == 0)
+    *match = false;
+    if (s < 0)
         return false;
-    uint32_t d = --nv_tls.depth[s];
-    return d < 64 && (nv_tls.match[s] >> d & 1);
+    if (nv_tls.depth[s] == 0) {
+        atomic_fetch_add_explicit(&nv_unbalanced, 1, memory_order_relaxed);
+        return false;
+    }
+    *d = --nv_tls.depth[s];
+    if (*d >= 64)
+        return false;
+    *match = nv_tls.match[s] >> *d & 1;
+    if (!(nv_tls.unseen[s] >> *d & 1))
+        return false;
+    nv_tls.unseen[s] &= ~(1ull << *d);
+    atomic_fetch_sub_explicit(&nv_unseen_open, 1, memory_order_relaxed);
+    return true;
+}
+
+/* A range CUPTI never saw open closes now: once CUPTI's handlers are in
+ * (the session is in scope), the agent makes it itself from what its push
+ * kept - a range whose start the agent saw.  Before that, it was out of
+ * scope from start to end. */
+static void nv_unseen_closed(const void *dom, uint32_t d, bool in_scope)
+{
+    agent *a = &agent_g;
+    int s = nv_slot(dom);
+    agent_nvtx_range r = {.end_ns = agent_real_ns(), .tid = (uint32_t)syscall(SYS_gettid),
+                          .depth = d};
+    unsigned k = s >= 0 && d < NV_KEEP ? nv_tls.keep[s][d] : 0;
+    if (k) {   /* what its push kept, given back */
+        nv_tls.keep[s][d] = 0;
+        pthread_mutex_lock(&nv_kept_lock);
+        r.start_ns = nv_kept[k - 1].start;
+        memcpy(r.name, nv_kept[k - 1].name, sizeof r.name);
+        nv_kept[k - 1].used = false;
+        pthread_mutex_unlock(&nv_kept_lock);
+    }
+    if (!in_scope || s < 0 || atomic_load_explicit(&a->state, memory_order_acquire) !=
+        AGENT_RUNNING || !((uint32_t)atomic_load(&a->kinds) & (1u << CUPSTORE_KIND_MARKER)))
+        return;
+    if (!k) {   /* too deep, or the table was full: the agent keeps no name */
+        atomic_fetch_add_explicit(&nv_ring_lost, 1, memory_order_relaxed);
+        return;
+    }
+    nv_dom *nd = nv_dom_of((nvtxDomainHandle_t)(uintptr_t)dom);
+    if (nd)
+        snprintf(r.domain, sizeof r.domain, "%s", nd->name);
+    r.id = UINT32_MAX - atomic_fetch_add_explicit(&nv_range_seq, 1, memory_order_relaxed);
+    pthread_mutex_lock(&nv_ring_lock);
+    if (nv_ring_n < NV_RING)
+        nv_ring[nv_ring_n++] = r;
+    else
+        atomic_fetch_add_explicit(&nv_ring_lost, 1, memory_order_relaxed);
+    pthread_mutex_unlock(&nv_ring_lock);
+}
+
+size_t agent_nvtx_take(agent_nvtx_range *out, size_t max)
+{
+    pthread_mutex_lock(&nv_ring_lock);
+    size_t n = nv_ring_n < max ? nv_ring_n : max;
+    memcpy(out, nv_ring, n * sizeof *out);
+    memmove(nv_ring, nv_ring + n, (nv_ring_n - n) * sizeof *nv_ring);
+    nv_ring_n -= (unsigned)n;
+    pthread_mutex_unlock(&nv_ring_lock);
+    return n;
+}
+
+void agent_nvtx_unseen(long *open, unsigned long *unbalanced, unsigned long *lost, char *first,
+                       size_t len)
+{
+    *open = atomic_load_explicit(&nv_unseen_open, memory_order_relaxed);
+    *unbalanced = atomic_load_explicit(&nv_unbalanced, memory_order_relaxed);
+    *lost = atomic_load_explicit(&nv_ring_lost, memory_order_relaxed);
+    snprintf(first, len, "%s", atomic_load(&nv_unseen_named) ? nv_unseen_first : "");
 }
 
 static const char *nv_attr_name(const nvtxEventAttributes_t *at)
@@ -366,35 +494,44 @@ static const char *nv_attr_name(const nvtxEventAttributes_t *at)
 }
 
 /* A push: enter the capture range first when it matches (so the range's
- * own START is recorded). */
-static void nv_push_seen(const char *m, nvtxDomainHandle_t h)
+ * own START is recorded); then note whether CUPTI will see it (slot i's
+ * handler is in). */
+static void nv_push_seen(const char *m, nvtxDomainHandle_t h, size_t i)
 {
-    if (!nv_wrap)
-        return;
-    bool hit = nv_match(m, h);
+    bool hit = nv_wrap && nv_match(m, h);
     if (hit)
         agent_scope_nvtx(&agent_g, true);
-    nv_pushed(h, hit);
+    nv_pushed(h, hit, !NV_NEXT(i), m);
 }
 
-/* The same for an Ex push: its message is read only in capture mode. */
-static void nv_push_seen_at(const nvtxEventAttributes_t *at, nvtxDomainHandle_t h)
+/* The same for an Ex push: its message is read only when needed. */
+static void nv_push_seen_at(const nvtxEventAttributes_t *at, nvtxDomainHandle_t h, size_t i)
 {
-    if (nv_wrap)
-        nv_push_seen(nv_attr_name(at), h);
+    nv_push_seen(nv_wrap || !NV_NEXT(i) ? nv_attr_name(at) : NULL, h, i);
 }
 
-/* A pop, after it was forwarded: leave the range when it closes it. */
-static void nv_pop_seen(nvtxDomainHandle_t h)
+/* A pop: forward it to CUPTI's handler (slot i) unless CUPTI never saw
+ * its push (then the agent makes the range itself); then leave the
+ * capture range when the pop closes it. */
+static int nv_pop_seen(nvtxDomainHandle_t h, size_t i)
 {
-    if (nv_wrap && nv_popped(h))
+    bool match;
+    uint32_t d = 0;
+    NvtxFunctionPointer f = NV_NEXT(i);
+    int rc = NV_NOTRACK;
+    if (nv_popped(h, &match, &d))
+        nv_unseen_closed(h, d, f != NULL);
+    else if (f)
+        rc = i == NV_POP ? ((nv_pop_fn)f)() : ((nv_dpop_fn)f)(nv_dom_real(h));
+    if (nv_wrap && match)
         agent_scope_nvtx(&agent_g, false);
+    return rc;
 }
 
 /* ---- the wrappers ------------------------------------------------------ */
 static int NVTX_API nv_push_a(const char *m)
 {
-    nv_push_seen(m, NULL);
+    nv_push_seen(m, NULL, NV_PUSH_A);
     NvtxFunctionPointer f = NV_NEXT(NV_PUSH_A);
     return f ? ((nv_push_a_fn)f)(m) : NV_NOTRACK;
 }
@@ -402,17 +539,14 @@ static int NVTX_API nv_push_a(const char *m)
 static int NVTX_API nv_push_ex(const nvtxEventAttributes_t *at)
 {
     nvtxEventAttributes_t tmp;
-    nv_push_seen_at(at, NULL);
+    nv_push_seen_at(at, NULL, NV_PUSH_EX);
     NvtxFunctionPointer f = NV_NEXT(NV_PUSH_EX);
     return f ? ((nv_attr_int_fn)f)(nv_xattr(at, &tmp)) : NV_NOTRACK;
 }
 
 static int NVTX_API nv_pop(void)
 {
-    NvtxFunctionPointer f = NV_NEXT(NV_POP);
-    int rc = f ? ((nv_pop_fn)f)() : NV_NOTRACK;
-    nv_pop_seen(NULL);
-    return rc;
+    return nv_pop_seen(NULL, NV_POP);
 }
 
 static void NVTX_API nv_mark_ex(const nvtxEventAttributes_t *at)
@@ -455,17 +589,14 @@ static void NVTX_API nv_dend(nvtxDomainHandle_t h, nvtxRangeId_t id)
 static int NVTX_API nv_dpush(nvtxDomainHandle_t h, const nvtxEventAttributes_t *at)
 {
     nvtxEventAttributes_t tmp;
-    nv_push_seen_at(at, h);
+    nv_push_seen_at(at, h, NV_DPUSH);
     NvtxFunctionPointer f = NV_NEXT(NV_DPUSH);
     return f ? ((nv_dattr_int_fn)f)(nv_dom_real(h), nv_xattr(at, &tmp)) : NV_NOTRACK;
 }
 
 static int NVTX_API nv_dpop(nvtxDomainHandle_t h)
 {
-    NvtxFunctionPointer f = NV_NEXT(NV_DPOP);
-    int rc = f ? ((nv_dpop_fn)f)(nv_dom_real(h)) : NV_NOTRACK;
-    nv_pop_seen(h);
-    return rc;
+    return nv_pop_seen(h, NV_DPOP);
 }
 
 static nvtxResourceHandle_t NVTX_API nv_dres(nvtxDomainHandle_t h, nvtxResourceAttributes_t *at)
@@ -759,7 +890,9 @@ __attribute__((visibility("default"))) int InitializeInjectionNvtx2(agent_nvtx_g
      * process-wide, so one made by a library's wrapper (ours) may be
      * passed to another library's NVTX calls, and CUPTI must never see
      * one of ours */
-    unsigned set = nv_wrap ? NV_SET_CAPTURE | NV_SET_XLATE : NV_SET_XLATE;
+    /* push/pop always: a range CUPTI never saw open (pushed before it was
+     * attached) is made by the agent */
+    unsigned set = NV_SET_CAPTURE | NV_SET_XLATE;
     if (!known)
         nv_install(get, set);
     if (!known && v->n < AGENT_NVTX_TABLES) {

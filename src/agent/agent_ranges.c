@@ -105,6 +105,26 @@ bool agent_ranges_add(agent_ranges *r, const CUpti_ActivityMarker2 *m, const cup
     return true;
 }
 
+bool agent_ranges_add_whole(agent_ranges *r, uint32_t id, uint32_t pid, uint32_t tid,
+                            uint32_t depth, uint64_t start_ns, uint64_t end_ns,
+                            uint32_t name_id, uint32_t domain_id)
+{
+    if (r->n >= r->cap || id == 0)
+        return false;
+    cupstore_range *o = &r->pend[r->n++];
+    memset(o, 0, sizeof *o);
+    o->id = id;
+    o->name_id = name_id;
+    o->domain_id = domain_id;
+    o->pid = pid;
+    o->tid = tid;
+    o->depth = depth;
+    o->start_ns = start_ns;
+    o->end_ns = end_ns;
+    o->flags = CUPSTORE_RANGE_START | CUPSTORE_RANGE_END | CUPSTORE_RANGE_AGENT;
+    return true;
+}
+
 bool agent_ranges_add_data(agent_ranges *r, const CUpti_ActivityMarkerData2 *m)
 {
     if (r->n >= r->cap || m->id == 0)

@@ -44,6 +44,11 @@ bool agent_ranges_add(agent_ranges *r, const CUpti_ActivityMarker2 *m, const cup
 /** One MARKER_DATA record: colour (ARGB), category and payload of the
  *  marker id.  false when the batch's row list is full. */
 bool agent_ranges_add_data(agent_ranges *r, const CUpti_ActivityMarkerData2 *m);
+/** A whole range made by the agent (CUPSTORE_RANGE_AGENT: CUPTI never
+ *  saw it open), names interned.  false when the row list is full. */
+bool agent_ranges_add_whole(agent_ranges *r, uint32_t id, uint32_t pid, uint32_t tid,
+                            uint32_t depth, uint64_t start_ns, uint64_t end_ns,
+                            uint32_t name_id, uint32_t domain_id);
 /** Merge this batch's updates into the store (inside the batch's txn). */
 int agent_ranges_put(cupstore_txn *txn, const agent_ranges *r);
 /** The batch is over (stored or refused): forget its updates. */

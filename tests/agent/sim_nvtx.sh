@@ -320,6 +320,46 @@ check "cross: ranges pushed in a domain another library made" \
     "$(range_set "$tmp/cross/ranges.json")" "[('cross1', 'adom', 1), ('cross2', 'bdom', 1)]"
 check "cross: CUPTI never given a handle it did not make" "$(grep -c '^badhandle' "$tmp/cross/nvtx")" 0
 
+# 9. ranges CUPTI never saw open (issue 27 item 3): pushed before CUDA is
+#    initialised (SIMDRIVE_LATE_INIT: the agent's InitializeInjection only
+#    at the step "init"; the NVTX loader loads the agent at the first push,
+#    before it), or while dormant, and popped once CUPTI is attached.  The
+#    agent saw the push: it makes the range (flag "agent"), CUPTI gets
+#    neither the push nor the pop (no unbalanced END); one still open at
+#    the end is counted and named in a note.  Before: "pre_init" vanished.
+d=$tmp/preinit
+mkdir -p "$d"
+env CUPTOP_STORE="$d/store" CUPTOPSIM_NVTX_TRUTH="$d/nvtx" NVTX_INJECTION64_PATH="$agent" \
+    SIMDRIVE_LATE_INIT=1 timeout 120 "$drive" "$sim" "$agent" "$d/truth" \
+    "seq:push:pre_open,push:pre_init,push:pre_inner,init,ctx,emit:100,pop,pop,push:post,pop,push:post,pop,push:post,pop" \
+    return >"$d/out" 2>"$d/err"
+id=$("$ctl" sessions "$d/store" | head -1)
+"$b/cuptop" ranges --store "$d/store" --json --slowest 10 "$id" >"$d/ranges.json" 2>"$d/ranges.err"
+closed_set() { # RANGES_JSON: the names of closed ranges
+    python3 -c 'import json,sys; print(sorted((n["name"],n["domain"],n["count"]) for n in json.load(open(sys.argv[1]))["names"] if n["count"]))' "$1"
+}
+check "preinit: ranges pushed before CUDA are listed with those after" \
+    "$(closed_set "$d/ranges.json")" "[('post', '', 3), ('pre_init', '', 1), ('pre_inner', '', 1)]"
+check "preinit: no unbalanced end (CUPTI got neither the push nor the pop)" \
+    "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["unbalanced"])' "$d/ranges.json")" 0
+python3 - "$d/ranges.json" >"$d/cmp" 2>&1 <<'PY' && echo "ok   preinit: pre_init encloses pre_inner, under the open pre_open" || { echo "FAIL preinit: $(cat "$d/cmp")"; fail=1; }
+import json, sys
+r = json.load(open(sys.argv[1]))
+by = {n["name"]: n["slowest"][0] for n in r["names"] if n["count"]}
+o, i = by["pre_init"], by["pre_inner"]
+assert o["start_ns"] <= i["start_ns"] <= i["end_ns"] <= o["end_ns"], (o, i)
+assert o["depth"] == 1 and i["depth"] == 2, (o, i)
+PY
+"$ctl" dump "$d/store" "$id" >"$d/dump"
+grep -q '^note.*1 NVTX range(s) pushed before CUPTI was attached .* still open at the end.*"pre_open"' "$d/dump" &&
+    echo "ok   preinit: the range still open at the end is counted and named" ||
+    { echo "FAIL preinit: no note names the open range: $(grep '^note' "$d/dump")"; fail=1; }
+
+# the same while dormant: pushed before the attach, popped after it
+dormant dormant_open ctx,push:before_attach,mark:ready,wait:go,emit:10,pop,push:after,pop
+check "dormant_open: a range open across the attach is listed" \
+    "$(closed_set "$tmp/dormant_open/ranges.json")" "[('after', '', 1), ('before_attach', '', 1)]"
+
 # usage errors: exit 2, one line
 "$b/cuptop" ranges --store "$tmp/return/store" >/dev/null 2>"$tmp/e1"; rc=$?
 check "ranges without a session exits" "$rc" 2

@@ -23,6 +23,10 @@
  *                                result code goes to DIR/sub.N (N = 1, 2..)
  *                     unsub      unsubscribe it
  *                     sleep:MS   sleep MS milliseconds
+ *                     init       with SIMDRIVE_LATE_INIT=1: call the agent's
+ *                                InitializeInjection only now (CUDA
+ *                                initialised late: NVTX steps before it
+ *                                run before CUDA, as torch.cuda.nvtx can)
  *                     pstart     cudaProfilerStart (cuptopsim_profiler)
  *                     pstop      cudaProfilerStop
  *                   NVTX, real calls through the toolkit's nvtx3 headers (so
@@ -690,6 +694,9 @@ static void seq_exec(const char *name)
         waitpid(pid, NULL, 0);
 }
 
+/* InitializeInjection, kept for the "init" step (SIMDRIVE_LATE_INIT). */
+static int (*late_init)(void);
+
 static int seq_run(void *sim, const char *steps, cuptopsim_emit_fn emit,
                    cuptopsim_contexts_create_fn ctx_create,
                    cuptopsim_contexts_destroy_fn ctx_destroy, cuptopsim_app_run_fn app_run)
@@ -705,7 +712,12 @@ static int seq_run(void *sim, const char *steps, cuptopsim_emit_fn emit,
 
     snprintf(buf, sizeof buf, "%s", steps);
     for (char *st = strtok_r(buf, ",", &save); st; st = strtok_r(NULL, ",", &save)) {
-        if (!strcmp(st, "ctx")) {
+        if (!strcmp(st, "init")) {
+            /* SIMDRIVE_LATE_INIT: CUDA (the agent) initialised only now */
+            if (late_init && late_init() != 1)
+                fprintf(stderr, "simdrive: InitializeInjection failed\n");
+            late_init = NULL;
+        } else if (!strcmp(st, "ctx")) {
             nctx = ctx_create();
         } else if (!strcmp(st, "destroy")) {
             ctx_destroy();
@@ -858,7 +870,11 @@ int main(int argc, char **argv)
         int (*init)(void) = (int (*)(void))SYM(agent, "InitializeInjection");
         if (!init)
             return 2;
-        init();
+        const char *late = getenv("SIMDRIVE_LATE_INIT");
+        if (late && !strcmp(late, "1"))
+            late_init = init;   /* NVTX before CUDA: the seq step "init" */
+        else
+            init();
     }
     if (!strncmp(argv[4], "seq:", 4)) {
         char *slash;
