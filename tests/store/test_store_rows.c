@@ -489,6 +489,62 @@ static void test_notes_steps_final(void **state)
     cupstore_env_close(env);
 }
 
+/* The final status aside (invariant 12): allocated, all zeros, reads as
+ * none; written, it is what cupstore_final_get gives when the store has no
+ * final row (aside set); the store's own row wins; damage reads as none;
+ * the descriptor is never one of the standard three. */
+static void test_final_aside(void **state)
+{
+    st_fix *f = *state;
+    char *id = NULL;
+    cupstore_env *env = st_create(f->dir, &id);
+    cupstore_txn *txn;
+    cupstore_final fin, g;
+    int fd = -1, fd2 = -1;
+
+    assert_int_equal(cupstore_final_aside_open(env, &fd), 0);
+    assert_true(fd >= 3);
+    assert_int_equal(cupstore_final_aside_open(env, &fd2), EEXIST);   /* once */
+    txn = rbegin(env);
+    assert_int_equal(cupstore_final_get(txn, &g), CUPSTORE_ENOTFOUND);   /* zeros */
+    cupstore_txn_abort(txn);
+    memset(&fin, 0, sizeof fin);
+    fin.end_ns = 77;
+    fin.exit_path = CUPSTORE_EXIT_RETURN;
+    fin.flush_ok = 1;
+    fin.protocol_complete = 1;
+    fin.store_refused = 9;
+    fin.buffers_outstanding = 3;
+    fin.conflict_bound = 300;
+    fin.loss_total[CUPSTORE_LOSS_STORE_REFUSED] = 1234;
+    assert_int_equal(cupstore_final_aside_put(fd, &fin), 0);
+    txn = rbegin(env);
+    assert_int_equal(cupstore_final_get(txn, &g), 0);
+    cupstore_txn_abort(txn);
+    assert_int_equal(g.aside, 1);
+    g.aside = 0;
+    assert_memory_equal(&fin, &g, sizeof fin);
+    /* damage: the magic overwritten */
+    assert_int_equal(pwrite(fd, "x", 1, 0), 1);
+    txn = rbegin(env);
+    assert_int_equal(cupstore_final_get(txn, &g), CUPSTORE_ENOTFOUND);
+    cupstore_txn_abort(txn);
+    /* the store's own final row wins over the aside */
+    assert_int_equal(cupstore_final_aside_put(fd, &fin), 0);
+    fin.end_ns = 88;
+    txn = wbegin(env);
+    assert_int_equal(cupstore_final_put(txn, &fin), 0);
+    assert_int_equal(cupstore_txn_commit(txn), 0);
+    txn = rbegin(env);
+    assert_int_equal(cupstore_final_get(txn, &g), 0);
+    cupstore_txn_abort(txn);
+    assert_int_equal(g.end_ns, 88);
+    assert_int_equal(g.aside, 0);
+    close(fd);
+    cupstore_env_close(env);
+    free(id);
+}
+
 /* ---- Records: window scans vs brute force --------------------------------- */
 
 typedef struct window_check {
@@ -775,6 +831,7 @@ int main(void)
         T(test_names),
         T(test_epochs_control_marks),
         T(test_notes_steps_final),
+        T(test_final_aside),
         T(test_record_windows),
         T(test_record_zero_only_and_stop),
         T(test_sessions),
