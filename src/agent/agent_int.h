@@ -251,8 +251,8 @@ uint64_t agent_count_lost(agent *a, uint8_t *buf, size_t valid, unsigned loss);
  *  any non-empty buffer of the session held (the stop's bound on what the
  *  buffers that never came back held).  Lock-free. */
 void agent_note_fill(agent *a, size_t size, size_t valid, uint64_t n);
-/** Records at least in one buffer CUPTI kept (agent_stop.c): the fewest
- *  any completed non-empty buffer held, 1 before any completed. */
+/** Records at least in one buffer CUPTI kept (agent_stop.c): half the
+ *  fewest any completed non-empty buffer held, at least 1. */
 uint64_t agent_held_records(agent *a);
 /** Enable/disable CUPTI kinds to reach mask; returns the first error.
  *  With a device scope (CUPTOP_DEVICES) the device kinds are enabled per

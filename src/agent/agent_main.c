@@ -168,9 +168,9 @@ uint64_t agent_count_lost(agent *a, uint8_t *buf, size_t valid, unsigned loss)
 void agent_note_fill(agent *a, size_t size, size_t valid, uint64_t n)
 {
     (void)size;
-    /* the stop's forced flush returns the partial last buffers: they say
-     * nothing of the buffers CUPTI kept */
-    if (!n || !valid || atomic_load_explicit(&a->state, memory_order_relaxed) != AGENT_RUNNING)
+    /* every non-empty one, the partial buffers of a flush too: a buffer
+     * CUPTI kept may be as empty as the emptiest it returned */
+    if (!n || !valid)
         return;
     uint32_t r = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
     uint32_t cur = atomic_load_explicit(&a->fill_min, memory_order_relaxed);
@@ -182,7 +182,10 @@ void agent_note_fill(agent *a, size_t size, size_t valid, uint64_t n)
 
 uint64_t agent_held_records(agent *a)
 {
-    uint32_t m = atomic_load_explicit(&a->fill_min, memory_order_relaxed);
+    /* half: buffers of one session vary (a periodic flush cuts them at
+     * any fill), and the emptiest returned is only a sample's minimum;
+     * the margin keeps the bound below the truth (test_unreturned.sh) */
+    uint32_t m = atomic_load_explicit(&a->fill_min, memory_order_relaxed) / 2;
     return m ? m : 1;
 }
 

@@ -135,10 +135,10 @@ static int stop_flush(agent *a, uint32_t timeout_ms, bool *timed_out)
 }
 
 /* Buffers handed to CUPTI that have not come back (invariant 12), and a
- * lower bound on the records in them.  Each is taken to hold at least as
- * many records as the emptiest buffer CUPTI returned while the session ran
- * (1 when none came back): a bound as good as that assumption, and said to
- * be one.  A flush that returned gave back every buffer holding a record,
+ * lower bound on the records in them.  Each is taken to hold at least
+ * half as many records as the emptiest non-empty buffer CUPTI returned in
+ * the session, the partial ones of a flush included (1 when none came
+ * back): a bound as good as that assumption, and said to be one.  A flush that returned gave back every buffer holding a record,
  * so each one still out was taken (flush_ok: all of them count).  A flush
  * that gave up leaves the last buffer of each thread for each context
  * (and for records of no context) possibly empty: those count as none. */
