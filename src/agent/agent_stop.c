@@ -265,6 +265,12 @@ static void stop_protocol(agent *a, int exit_path, int detail)
         else if (flush_to)
             agent_note(a, 2, "final forced flush did not return within %u ms (CUPTI held no "
                        "buffer of the agent's)", tmo);
+    } else if (unreturned && !agent_attached(a)) {
+        /* detached (a capture range left, a detach): the detach's flush
+         * returned what held records; CUPTI may keep an empty one */
+        agent_note(a, 1, "%llu buffers handed to CUPTI before the detach never came back "
+                   "(not counted as a loss: CUPTI may keep an empty buffer)",
+                   (unsigned long long)unreturned);
     } else if (unreturned) {
         x.f.conflict_bound = bound;
         atomic_fetch_or_explicit(&a->flags_seen, AGENT_SEEN_FOREIGN, memory_order_relaxed);

@@ -644,10 +644,11 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
                     f.tail_lost - c->acc[CUPSTORE_LOSS_TAIL].count,
                     c->acc[CUPSTORE_LOSS_TAIL].seconds == 0);
         if (end_s >= from_s && end_s <= to_s) {
-            /* Losses the agent counted whose rows the store refused (its
-             * session totals beyond the rows' sum), credited to the end. */
+            /* The store refused the final status (and the rows before it):
+             * the losses the agent counted beyond the rows' sum, credited
+             * to the end, on device "none" (no row says which). */
             bool any = false;
-            for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
+            for (unsigned l = 0; f.aside && l < CUPSTORE_LOSS_MAX; l++)
                 any |= f.loss_total[l] != 0;
             if (any && (rc = cupstore_health_scan(txn, 0, UINT64_MAX, health_all, c)) != 0)
                 goto out;
@@ -655,8 +656,10 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
                 uint64_t rows = c->all_loss[l];
                 if (l == CUPSTORE_LOSS_TAIL && f.tail_lost > rows)
                     rows = f.tail_lost;   /* added just above */
-                if (f.loss_total[l] > rows)
+                if (f.loss_total[l] > rows) {
                     acc_add(&c->acc[l], end_s, f.loss_total[l] - rows, c->acc[l].seconds == 0);
+                    out->loss_by_device[MODEL_DEVICE_NONE][l] += f.loss_total[l] - rows;
+                }
             }
             c->all_completed = c->all_consumed = 0;   /* judge_end sums them afresh */
             memset(c->all_loss, 0, sizeof c->all_loss);
