@@ -195,7 +195,9 @@ static void *remote_main(void *arg)
         }
         remote_pending(NULL, 0, 0);
     }
+    agent_fd_hold();   /* CUPTOP_CONFIG's file: never the host's 0-2 */
     agent_config_load(&a->cfg, remote_getenv, NULL);
+    agent_fd_release();
     /* the API record policy, as InitializeInjection sets it: without it
      * every runtime and driver call id stays muted (issue 27) */
     (void)agent_api_set_policy(a, a->cfg.api_mode, a->cfg.api_include, a->cfg.api_exclude);
