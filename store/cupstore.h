@@ -53,8 +53,10 @@ enum {
     CUPSTORE_EBUSY = -30893,      /* resource busy (retry)                */
     CUPSTORE_EINVAL = -30892,     /* bad argument                         */
     CUPSTORE_ELMDBNEWER = -30891, /* data file in a newer LMDB format     */
-    CUPSTORE_EFAULT = -30890,     /* an access to the mapping faulted     */
-    CUPSTORE_E_LAST = -30891,
+    CUPSTORE_EFAULT = -30890,     /* an access to the mapping faulted: a
+                                     damaged page (cupstore_guarded), a
+                                     file truncated under the agent       */
+    CUPSTORE_E_LAST = -30890,
 };
 
 /** Describe an error code (positive errno or CUPSTORE_E*). Static string. */
@@ -206,6 +208,47 @@ void cupstore_env_close(cupstore_env *env);
 void cupstore_env_fault(cupstore_env *env);
 /** Whether cupstore_env_fault marked env. */
 bool cupstore_env_faulted(const cupstore_env *env);
+
+/* ---- Read faults: one damaged session stays one ------------------------ */
+/* liblmdb trusts the pages it maps: damage inside a data page can make a
+ * read fault (SIGBUS past the end of the file, SIGSEGV) or trip one of
+ * LMDB's assertions.  Front ends that read many sessions run each one's
+ * reads in cupstore_guarded, so such a fault ends only that session's
+ * reads.  Never used by the agent. */
+
+typedef int (*cupstore_guarded_fn)(void *arg);
+/** Run fn(arg).  When a read fault (the program's SIGBUS/SIGSEGV handler
+ *  calls cupstore_guard_recover) or an LMDB assertion happens in this
+ *  thread during the call, fn is abandoned: every transaction begun and
+ *  every env opened during the call is ended and closed (envs opened
+ *  before it stay open: close them, their data is damaged), and
+ *  CUPSTORE_EFAULT is returned; cupstore_guard_last() says what happened.
+ *  Calls nest.
+ *  @return fn's return, CUPSTORE_EFAULT, ENOMEM or CUPSTORE_EINVAL.
+ *  @note Memory fn had allocated is lost after a fault (it cannot be
+ *        known): do not read the same damaged session again and again;
+ *        cupstore_session_stamp says when its data file changed. */
+int cupstore_guarded(cupstore_guarded_fn fn, void *arg);
+/** What ended this thread's last faulted cupstore_guarded call, e.g.
+ *  "read fault (SIGBUS)" or "LMDB assertion (...)".  Static per thread. */
+const char *cupstore_guard_last(void);
+/** For the program's SIGBUS/SIGSEGV handler, first thing: when the
+ *  faulting thread is inside cupstore_guarded, jump back to it (does not
+ *  return); otherwise return.  Async-signal-safe. */
+void cupstore_guard_recover(int sig);
+/** What an LMDB assertion outside any guard calls (a program prints one
+ *  line and exits); it must not return.  NULL (the default, the agent):
+ *  LMDB aborts as it always has. */
+void cupstore_guard_set_fatal(void (*fn)(const char *what));
+
+/** Identity of a session's data file (device, inode, size, mtime). */
+typedef struct cupstore_stamp {
+    uint64_t dev, ino, size, mtime_ns;
+} cupstore_stamp;
+/** Stamp of dir/id/data.mdb (lstat: a link is not followed).
+ *  @return 0 or errno. */
+int cupstore_session_stamp(const char *dir, const char *id, cupstore_stamp *out);
+bool cupstore_stamp_equal(const cupstore_stamp *a, const cupstore_stamp *b);
 
 /* ---- Transactions --------------------------------------------------- */
 

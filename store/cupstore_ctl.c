@@ -38,7 +38,7 @@ static int last_key64(cupstore_txn *txn, int db, uint64_t *last)
     if (rc)
         return rc;
     rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
-    mdb_cursor_close(cur);
+    cupstore_cursor_close(txn, cur);
     if (rc == MDB_NOTFOUND)
         return 0;
     if (rc)
@@ -210,7 +210,7 @@ int cupstore_control_latest(cupstore_txn *txn, cupstore_control *c)
     rc = cupstore_mdb_err(mdb_cursor_get(cur, &k, &v, MDB_LAST));
     if (rc == 0)
         rc = control_from(&k, &v, c);
-    mdb_cursor_close(cur);
+    cupstore_cursor_close(txn, cur);
     return rc;
 }
 

@@ -186,7 +186,10 @@ int cupstore_dir_sessions(const char *dir, char ***ids, size_t *n)
         if (!cupstore_id_valid(de->d_name))
             continue;
         /* A session is a directory with a data file (a directory being
-         * created is renamed into place only once it has one). */
+         * created is renamed into place only once it has one).  Whatever
+         * the data file is (a FIFO, a directory, a link to a device), it
+         * is listed: opening it says why it cannot be read, and a view of
+         * the store names it instead of leaving it out in silence. */
         char *sub = path_join(dir, de->d_name), *data = NULL;
         if (sub)
             data = path_join(sub, "data.mdb");
@@ -195,7 +198,7 @@ int cupstore_dir_sessions(const char *dir, char ***ids, size_t *n)
             rc = ENOMEM;
             break;
         }
-        bool ok = stat(data, &st) == 0 && S_ISREG(st.st_mode);
+        bool ok = lstat(data, &st) == 0;
         free(data);
         if (!ok)
             continue;

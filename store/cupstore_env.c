@@ -157,6 +157,7 @@ static void env_free(cupstore_env *env)
 {
     if (!env)
         return;
+    cupstore_guard_env_closing(env);
     if (env->mdb)
         mdb_env_close(env->mdb);
     pthread_mutex_destroy(&env->wlock);
@@ -306,12 +307,20 @@ int cupstore_env_open(cupstore_env **out, const char *path, unsigned flags,
         }
         if ((rc = cupstore_file_check(data)) != 0)
             goto fail;
+        char *lock = cupstore_path_join(path, "lock.mdb");
+        rc = lock ? cupstore_lockfile_check(lock) : ENOMEM;
+        free(lock);
+        if (rc)
+            goto fail;
     }
 
     if ((rc = mdb_env_create(&env->mdb)) != 0) {
         rc = cupstore_mdb_err(rc);
         goto fail;
     }
+    /* LMDB's assertions (a damaged page it trips over) go through the
+     * guard: a read-fault in a front end, abort() as before in the agent. */
+    mdb_env_set_assert(env->mdb, cupstore_guard_mdb_assert);
     mdb_env_set_maxdbs(env->mdb, CUPSTORE_MAXDBS);
     mdb_env_set_maxreaders(env->mdb, CUPSTORE_MAXREADERS);
     if (create) {
@@ -341,6 +350,7 @@ int cupstore_env_open(cupstore_env **out, const char *path, unsigned flags,
     uint64_t cur = map_current(env);
     if (env->map_max < cur)
         env->map_max = cur;
+    cupstore_guard_env_opened(env);
     if ((rc = env_init_dbs(env, create)) != 0)
         goto fail;
     free(data);
@@ -637,8 +647,31 @@ int cupstore_txn_begin(cupstore_env *env, bool write, cupstore_txn **out)
         free(txn);
         return rc;
     }
+    cupstore_guard_txn_begun(txn);
     *out = txn;
     return 0;
+}
+
+/* Close the cursors a txn still has open (before it ends). */
+static void txn_cursors_close(cupstore_txn *txn)
+{
+    for (int i = 0; i < CUPSTORE_TXN_CURSORS; i++) {
+        if (txn->cursors[i])
+            mdb_cursor_close(txn->cursors[i]);
+        txn->cursors[i] = NULL;
+    }
+}
+
+void cupstore_txn_release(cupstore_txn *txn)
+{
+    cupstore_env *env = txn->env;
+    txn_cursors_close(txn);
+    mdb_txn_abort(txn->mdb);
+    if (txn->write)
+        pthread_mutex_unlock(&env->wlock);
+    else
+        pthread_rwlock_unlock(&env->maplock);
+    free(txn);
 }
 
 /* End a write txn whose puts failed; grow the map if it was full. */
@@ -646,6 +679,8 @@ static int txn_end_failed(cupstore_txn *txn)
 {
     cupstore_env *env = txn->env;
     int rc = txn->failed;
+    cupstore_guard_txn_ending(txn);
+    txn_cursors_close(txn);
     mdb_txn_abort(txn->mdb);
     if (txn->map_full)
         rc = map_grow(env);
@@ -661,6 +696,8 @@ int cupstore_txn_commit(cupstore_txn *txn)
     cupstore_env *env = txn->env;
     int rc;
     if (!txn->write) {
+        cupstore_guard_txn_ending(txn);
+        txn_cursors_close(txn);
         mdb_txn_abort(txn->mdb);
         pthread_rwlock_unlock(&env->maplock);
         free(txn);
@@ -668,6 +705,8 @@ int cupstore_txn_commit(cupstore_txn *txn)
     }
     if (txn->failed)
         return txn_end_failed(txn);
+    cupstore_guard_txn_ending(txn);
+    txn_cursors_close(txn);
     rc = mdb_txn_commit(txn->mdb);
     if (rc == MDB_MAP_FULL)
         rc = map_grow(env);
@@ -686,6 +725,8 @@ void cupstore_txn_abort(cupstore_txn *txn)
         (void)txn_end_failed(txn);
         return;
     }
+    cupstore_guard_txn_ending(txn);
+    txn_cursors_close(txn);
     mdb_txn_abort(txn->mdb);
     pthread_rwlock_unlock(&txn->env->maplock);
     free(txn);
@@ -773,5 +814,23 @@ int cupstore_cursor(cupstore_txn *txn, int db, MDB_cursor **cur)
     int rc = db_check(txn, db);
     if (rc)
         return rc;
-    return cupstore_mdb_err(mdb_cursor_open(txn->mdb, txn->env->dbi[db], cur));
+    if ((rc = cupstore_mdb_err(mdb_cursor_open(txn->mdb, txn->env->dbi[db], cur))) != 0)
+        return rc;
+    for (int i = 0; i < CUPSTORE_TXN_CURSORS; i++) {
+        if (!txn->cursors[i]) {
+            txn->cursors[i] = *cur;
+            break;
+        }
+    }
+    return 0;
+}
+
+void cupstore_cursor_close(cupstore_txn *txn, MDB_cursor *cur)
+{
+    if (!cur)
+        return;
+    for (int i = 0; txn && i < CUPSTORE_TXN_CURSORS; i++)
+        if (txn->cursors[i] == cur)
+            txn->cursors[i] = NULL;
+    mdb_cursor_close(cur);
 }

@@ -100,6 +100,14 @@ static int file_check(const uint8_t *hdr, size_t hdr_len, uint64_t file_len)
     return r0;
 }
 
+int cupstore_lockfile_check(const char *lockfile)
+{
+    struct stat st;
+    if (lstat(lockfile, &st) != 0)
+        return errno == ENOENT ? 0 : errno; /* LMDB creates a missing one */
+    return S_ISREG(st.st_mode) ? 0 : CUPSTORE_ENOTSTORE;
+}
+
 int cupstore_file_check_mem(const uint8_t *p, size_t len)
 {
     return file_check(p, len, len);
@@ -107,17 +115,25 @@ int cupstore_file_check_mem(const uint8_t *p, size_t len)
 
 int cupstore_file_check(const char *datafile)
 {
-    struct stat st;
+    struct stat st, fst;
     uint8_t *hdr;
     ssize_t got;
     int fd, rc;
 
-    if ((fd = open(datafile, O_RDONLY | O_CLOEXEC)) < 0)
+    /* Only a regular file, never through a link: a FIFO would block the
+     * open (and LMDB's), a directory or a device (a link to /dev/zero)
+     * is no data file.  The open neither blocks nor follows a link, and
+     * must find the file lstat saw. */
+    if (lstat(datafile, &st) != 0)
         return errno == ENOENT || errno == ENOTDIR ? CUPSTORE_ENOTSTORE : errno;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        rc = S_ISREG(st.st_mode) ? errno : CUPSTORE_ENOTSTORE;
+    if (!S_ISREG(st.st_mode))
+        return CUPSTORE_ENOTSTORE;
+    if ((fd = open(datafile, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)) < 0)
+        return errno == ENOENT || errno == ENOTDIR || errno == ELOOP ? CUPSTORE_ENOTSTORE : errno;
+    if (fstat(fd, &fst) != 0 || !S_ISREG(fst.st_mode) || fst.st_ino != st.st_ino ||
+        fst.st_dev != st.st_dev) {
         close(fd);
-        return rc;
+        return CUPSTORE_ENOTSTORE;
     }
     if (!(hdr = malloc(2 * PSIZE_MAX))) {
         close(fd);

@@ -74,7 +74,14 @@ struct cupstore_env {
     char *id;
     cupstore_buf enc;           /* chunk_put scratch (under wlock)          */
     cupstore_buf lz;
+    /* cupstore_guarded: the frame that closes this env after a read fault
+     * (opened inside it), and the frame's list (cupstore_guard.c) */
+    struct cupstore_guard *guard;
+    cupstore_env *gnext, *gprev;
 };
+
+/* Cursors a txn keeps track of, so that a read fault can close them. */
+#define CUPSTORE_TXN_CURSORS 4
 
 struct cupstore_txn {
     cupstore_env *env;
@@ -82,6 +89,11 @@ struct cupstore_txn {
     bool write;
     int failed;                 /* sticky error of a write txn (0: none)   */
     bool map_full;              /* a put hit MDB_MAP_FULL                   */
+    MDB_cursor *cursors[CUPSTORE_TXN_CURSORS]; /* open (cupstore_cursor)   */
+    /* cupstore_guarded: the frame that ends this txn after a read fault
+     * (begun inside it), and the frame's list (cupstore_guard.c) */
+    struct cupstore_guard *guard;
+    cupstore_txn *gnext, *gprev;
 };
 
 /* Map an LMDB return code to errno / CUPSTORE_E* (0 stays 0). */
@@ -95,6 +107,22 @@ int cupstore_put(cupstore_txn *txn, int db, const void *k, size_t kl, const void
                  size_t vl, unsigned flags);
 int cupstore_get(cupstore_txn *txn, int db, const void *k, size_t kl, MDB_val *v);
 int cupstore_cursor(cupstore_txn *txn, int db, MDB_cursor **cur);
+/* Close a cursor from cupstore_cursor (NULL is fine). */
+void cupstore_cursor_close(cupstore_txn *txn, MDB_cursor *cur);
+
+/* ---- The read-fault guard (cupstore_guard.c) -------------------------- */
+/* Called where an env is opened / closed and a txn begins / ends: inside
+ * cupstore_guarded, the innermost frame of this thread takes it on. */
+void cupstore_guard_env_opened(cupstore_env *env);
+void cupstore_guard_env_closing(cupstore_env *env);
+void cupstore_guard_txn_begun(cupstore_txn *txn);
+void cupstore_guard_txn_ending(cupstore_txn *txn);
+/* LMDB's assertion callback (mdb_env_set_assert) of every env. */
+void cupstore_guard_mdb_assert(MDB_env *env, const char *msg);
+/* Release a txn a read fault left open: its cursors closed, the LMDB txn
+ * aborted, this process' locks released, the struct freed
+ * (cupstore_env.c). */
+void cupstore_txn_release(cupstore_txn *txn);
 /* Walk keys >= start (or all when start is NULL) in key order; fn returns
  * non-zero to stop with that value, or sets *done to stop with 0.  A
  * database missing from an older session walks as empty. */
@@ -239,6 +267,9 @@ int cupstore_dir_check(const char *dir);
 /* Check a data.mdb before LMDB maps it: 0, CUPSTORE_ENOTSTORE (not LMDB),
  * CUPSTORE_ECORRUPT (LMDB but truncated/inconsistent), errno. */
 int cupstore_file_check(const char *datafile);
+/* A session's lock.mdb, if present, must be a regular file (not a FIFO,
+ * a device or a link): 0, CUPSTORE_ENOTSTORE, errno. */
+int cupstore_lockfile_check(const char *lockfile);
 /* Same check over bytes in memory (the fuzzer uses it). */
 int cupstore_file_check_mem(const uint8_t *p, size_t len);
 

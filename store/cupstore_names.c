@@ -242,8 +242,8 @@ const char *cupstore_strerror(int err)
     case CUPSTORE_ELMDBNEWER:
         return "data file written in a newer LMDB format than this cuptop's liblmdb reads";
     case CUPSTORE_EFAULT:
-        return "an access to the session's mapped files faulted (truncated, or no longer "
-               "writable): nothing more is stored in it";
+        return "an access to the session's mapped files faulted (a damaged page, a file "
+               "truncated or no longer writable)";
     default:
         break;
     }

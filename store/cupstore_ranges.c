@@ -135,7 +135,7 @@ int cupstore_range_count(cupstore_txn *txn, uint64_t *n)
         return rc == CUPSTORE_ENOTFOUND ? 0 : rc;
     MDB_txn *mt = mdb_cursor_txn(cur);
     MDB_dbi dbi = mdb_cursor_dbi(cur);
-    mdb_cursor_close(cur);
+    cupstore_cursor_close(txn, cur);
     rc = mdb_stat(mt, dbi, &st);
     if (rc)
         return cupstore_mdb_err(rc);

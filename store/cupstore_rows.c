@@ -185,7 +185,7 @@ int cupstore_health_last(cupstore_txn *txn, cupstore_health *h)
     rc = cupstore_mdb_err(mdb_cursor_get(cur, &k, &v, MDB_LAST));
     if (rc == 0)
         rc = health_from(&k, &v, h);
-    mdb_cursor_close(cur);
+    cupstore_cursor_close(txn, cur);
     return rc;
 }
 
@@ -204,7 +204,7 @@ int cupstore_walk(cupstore_txn *txn, int db, const void *start, size_t klen,
             break;
         mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
     }
-    mdb_cursor_close(cur);
+    cupstore_cursor_close(txn, cur);
     if (rc || done)
         return rc;
     return mrc == MDB_NOTFOUND ? 0 : cupstore_mdb_err(mrc);

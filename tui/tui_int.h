@@ -40,6 +40,10 @@ typedef struct tui_sess {
     size_t cmd_prog;             /* offset of the program's base name     */
     char devices[48];            /* "0,1"                                 */
     bool seen;                   /* present in the latest directory scan  */
+    /* A read of it faulted (damaged page): UNREADABLE, and not read again
+     * until its data file changes (cupstore_guarded) */
+    bool faulted;
+    cupstore_stamp fault_stamp;
 } tui_sess;
 
 typedef struct tui_store {

@@ -124,7 +124,8 @@ cupstore_env *tui_store_env(tui_store *st, size_t i, bool writable, int *err)
 {
     if (i >= st->n)
         return NULL;
-    int rc = sess_open(&st->s[i], st->dir, writable);
+    /* a session whose reads faulted is not opened for the dashboard */
+    int rc = st->s[i].faulted ? CUPSTORE_EFAULT : sess_open(&st->s[i], st->dir, writable);
     if (err)
         *err = rc;
     return rc == 0 ? st->s[i].env : NULL;
@@ -247,6 +248,45 @@ static int sess_refresh(tui_store *st, tui_sess *s, uint64_t now_ns, int *period
     return 0;
 }
 
+struct refresh_args {
+    tui_store *st;
+    tui_sess *s;
+    uint64_t now_ns;
+    int *budget;
+};
+
+static int sess_refresh_run(void *arg)
+{
+    struct refresh_args *a = arg;
+    return sess_refresh(a->st, a->s, a->now_ns, a->budget);
+}
+
+/* sess_refresh under the store's read-fault guard: a damaged page of one
+ * session makes that row UNREADABLE (named, with why), never the monitor
+ * exit (DESIGN invariant 11).  A faulted session is not read again until
+ * its data file changes: what a faulted read allocated is lost. */
+static void sess_refresh_guarded(tui_store *st, tui_sess *s, uint64_t now_ns, int *budget)
+{
+    cupstore_stamp now;
+    bool stamped = cupstore_session_stamp(st->dir, s->id, &now) == 0;
+    if (s->faulted && stamped && cupstore_stamp_equal(&now, &s->fault_stamp))
+        return;
+    s->faulted = false;
+    cupstore_env *before = s->env;
+    struct refresh_args a = {st, s, now_ns, budget};
+    if (cupstore_guarded(sess_refresh_run, &a) != CUPSTORE_EFAULT)
+        return;
+    if (before && s->env == before)
+        cupstore_env_close(s->env); /* an env the refresh opened: closed by the guard */
+    s->env = NULL;
+    s->writable = false;
+    s->faulted = true;
+    s->fault_stamp = now;
+    s->open_err = CUPSTORE_EFAULT;
+    free(s->cause);
+    s->cause = tui_strdupf("session %s: %s", s->id, model_fault_text());
+}
+
 static int sess_add(tui_store *st, const char *id)
 {
     if (st->n == st->cap) {
@@ -313,7 +353,7 @@ int tui_store_refresh(tui_store *st, uint64_t now_ns, char **cause)
     for (size_t k = 0; k < st->n; k++) {
         size_t i = (st->rr + k) % st->n;
         int before = budget;
-        (void)sess_refresh(st, &st->s[i], now_ns, &budget);   /* errors show per row */
+        sess_refresh_guarded(st, &st->s[i], now_ns, &budget);   /* errors show per row */
         if (before && !budget)
             st->rr = i + 1;
     }

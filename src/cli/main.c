@@ -7,7 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cupstore.h"
 #include "cuptop.h"
+#include "export.h"
 #include "exporter.h"
 
 struct subcommand {
@@ -34,9 +36,13 @@ static const struct subcommand subcommands[] = {
 
 /* LMDB trusts the pages of the file it maps: damage deep inside a data page
  * (past the meta pages the store validates before mapping) can make a read
- * fault.  cuptop only reads the store then, so a fault ends in one line and
- * exit 2 instead of a core dump (doc/reliability.md, row 8).  Not installed
- * in sanitizer builds, whose own report must win. */
+ * fault or trip one of LMDB's assertions.  Reads that cover many sessions
+ * run each session under the store's guard (cupstore_guarded): there the
+ * handler jumps back and only that session is left out (DESIGN invariant
+ * 11).  Anywhere else cuptop only reads the store, so a fault ends in one
+ * line and exit 2 instead of a core dump (doc/reliability.md, row 8).  In
+ * sanitizer builds a fault outside a guard goes to the sanitizer, whose
+ * report must win. */
 /* What the guard calls before it prints (the monitor restores the
  * terminal); set through cli_set_fatal_cleanup. */
 static void (*volatile fatal_cleanup)(void);
@@ -46,8 +52,30 @@ void cli_set_fatal_cleanup(void (*fn)(void))
     fatal_cleanup = fn;
 }
 
+/* Before any fatal exit: the monitor's terminal, an export's temp file. */
+static void fatal_tidy(void)
+{
+    void (*cleanup)(void) = fatal_cleanup;
+    if (cleanup) {
+        fatal_cleanup = NULL;
+        cleanup();
+    }
+    export_fatal_cleanup();
+}
+
+/* An LMDB assertion outside any guard (cupstore_guard_set_fatal). */
+static void fatal_assert(const char *what)
+{
+    fatal_tidy();
+    fprintf(stderr, "cuptop: the session's data.mdb is damaged: %s while reading the store "
+                    "(check it with mdb_stat -a); nothing was written\n", what);
+    _exit(CUPTOP_EXIT_USAGE);
+}
+
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 #define CUPTOP_FATAL_GUARD 1
+#endif
+#ifdef CUPTOP_FATAL_GUARD
 static void fatal_guard(int sig)
 {
     static const char msg_bus[] =
@@ -56,33 +84,48 @@ static void fatal_guard(int sig)
     static const char msg_segv[] =
         "cuptop: memory fault (SIGSEGV) while reading the store: the session's data.mdb is "
         "most likely damaged (check it with mdb_stat -a); nothing was written\n";
-    void (*cleanup)(void) = fatal_cleanup;
-    if (cleanup) {
-        fatal_cleanup = NULL;
-        cleanup();
-    }
+    cupstore_guard_recover(sig); /* inside a guard: does not return */
+    fatal_tidy();
     if (sig == SIGBUS)
         (void)!write(STDERR_FILENO, msg_bus, sizeof msg_bus - 1);
     else
         (void)!write(STDERR_FILENO, msg_segv, sizeof msg_segv - 1);
     _exit(CUPTOP_EXIT_USAGE);
 }
+#else
+/* The sanitizer's own handlers, put back for a fault outside a guard. */
+static struct sigaction san_bus, san_segv;
+static void fatal_guard(int sig)
+{
+    cupstore_guard_recover(sig); /* inside a guard: does not return */
+    /* Not ours: restore the sanitizer's handler; the faulting instruction
+     * runs again and faults under it, with its report. */
+    sigaction(sig, sig == SIGBUS ? &san_bus : &san_segv, NULL);
+}
 #endif
 
 static void fatal_guard_install(void)
 {
-#ifdef CUPTOP_FATAL_GUARD
     static char altstack[64 * 1024];
     stack_t ss = {.ss_sp = altstack, .ss_size = sizeof altstack};
     struct sigaction sa;
-    (void)sigaltstack(&ss, NULL);
     memset(&sa, 0, sizeof sa);
+#ifdef CUPTOP_FATAL_GUARD
+    (void)sigaltstack(&ss, NULL);
+    sa.sa_flags = SA_ONSTACK | SA_NODEFER;
+#else
+    (void)ss; /* the sanitizer runs its handlers on a stack of its own */
+    sa.sa_flags = SA_ONSTACK | SA_NODEFER;
+    sigaction(SIGBUS, NULL, &san_bus);
+    sigaction(SIGSEGV, NULL, &san_segv);
+#endif
+    /* SA_NODEFER: a guard's siglongjmp restores the mask anyway; a second
+     * fault in another session must find the handler as the first did. */
     sa.sa_handler = fatal_guard;
-    sa.sa_flags = SA_ONSTACK | SA_RESETHAND;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGBUS, &sa, NULL);
     sigaction(SIGSEGV, &sa, NULL);
-#endif
+    cupstore_guard_set_fatal(fatal_assert);
 }
 
 static void usage(FILE *f)

@@ -55,6 +55,11 @@ int export_run(const export_opts *o, export_progress_fn progress, void *arg,
 typedef int (*export_run_fn)(const export_opts *o, export_progress_fn progress, void *arg,
                              char **cause);
 
+/** From a fatal signal handler (or an LMDB assertion outside the read
+ *  guard) just before the program exits: remove the temporary file an
+ *  export is writing, if any.  Async-signal-safe. */
+void export_fatal_cleanup(void);
+
 /** True for a format export_run writes ("chrome", "jsonl", "csv", "store"). */
 bool export_format_known(const char *format);
 

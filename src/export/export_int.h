@@ -51,6 +51,7 @@ typedef struct export_ctx {
     export_progress_fn progress;
     void *progress_arg;
     bool cancelled;
+    bool faulted;               /* a read faulted: the store is damaged   */
     name_cache names;
     cupstore_txn *txn;              /* the slice's read txn during a scan   */
     struct export_job *job;         /* --job: the processes (else NULL)     */

@@ -202,6 +202,45 @@ static int remove_store_tree(const char *dir, int depth)
 
 typedef int (*file_writer)(export_ctx *x, xout *o);
 
+/* The temporary file being written, for export_fatal_cleanup (a fatal
+ * signal or LMDB assertion outside the guard).  Set and cleared around
+ * the write by this thread only; read by a signal handler. */
+static char *volatile pending_tmp;
+
+void export_fatal_cleanup(void)
+{
+    char *t = pending_tmp;
+    if (t) {
+        pending_tmp = NULL;
+        unlink(t);
+    }
+}
+
+/* A writer's reads under the store's read-fault guard: a damaged page
+ * ends the export with CUPSTORE_EFAULT (its temp file removed by the
+ * caller) instead of a core dump and a temp file left behind. */
+struct guarded_write {
+    export_ctx *x;
+    file_writer w;
+    xout *out;
+    const char *store_tmp;      /* write_store: the directory to fill    */
+};
+
+static int guarded_write_run(void *arg)
+{
+    struct guarded_write *g = arg;
+    return g->store_tmp ? export_store(g->x, g->store_tmp) : g->w(g->x, g->out);
+}
+
+static int guarded_write(export_ctx *x, file_writer w, xout *out, const char *store_tmp)
+{
+    struct guarded_write g = {x, w, out, store_tmp};
+    int rc = cupstore_guarded(guarded_write_run, &g);
+    if (rc == CUPSTORE_EFAULT)
+        x->faulted = true;
+    return rc;
+}
+
 static int write_file(export_ctx *x, file_writer w, char **cause)
 {
     const export_opts *o = x->o;
@@ -216,12 +255,13 @@ static int write_file(export_ctx *x, file_writer w, char **cause)
         free(tmp);
         return rc;
     }
+    pending_tmp = tmp;
     mode_t um = umask(0);
     umask(um);
     fchmod(fd, 0666 & ~um);
     if ((rc = xout_init(&out, fd)) == 0) {
         xout_write_behind(&out);
-        rc = w(x, &out);
+        rc = guarded_write(x, w, &out, NULL);
         int frc = xout_flush(&out);
         if (!rc)
             rc = frc;
@@ -251,6 +291,7 @@ static int write_file(export_ctx *x, file_writer w, char **cause)
         unlink(tmp);
     else
         sync_parent(o->output);
+    pending_tmp = NULL;
     free(tmp);
     return rc;
 }
@@ -263,7 +304,7 @@ static int write_stdout(export_ctx *x, file_writer w)
     int rc = xout_init(&out, STDOUT_FILENO);
     if (rc)
         return rc;
-    rc = w(x, &out);
+    rc = guarded_write(x, w, &out, NULL);
     int frc = xout_flush(&out);
     if (!rc)
         rc = frc;
@@ -288,7 +329,7 @@ static int write_store(export_ctx *x, char **cause)
         free(tmp);
         return rc;
     }
-    rc = export_store(x, tmp);
+    rc = guarded_write(x, NULL, NULL, tmp);
     if (!rc) {
         struct stat st;
         if (lstat(o->output, &st) == 0) {
@@ -439,6 +480,39 @@ static int session_prepare(export_ctx *x, const export_opts *o, const char *dir,
     return 0;
 }
 
+/* Would writing path touch the store dir: is it the store, inside it, or
+ * a directory that holds it?  Compared as real paths: the output's
+ * directory resolved (the output itself is replaced, never followed) and
+ * its last component appended. */
+static bool output_in_store(const char *path, const char *dir)
+{
+    char *store = realpath(dir, NULL);
+    if (!store)
+        return false; /* no store there: nothing of it to overwrite */
+    const char *slash = strrchr(path, '/');
+    char *pdir = slash ? strndup(path, (size_t)(slash - path + (slash == path))) : strdup(".");
+    char *rp = pdir ? realpath(pdir, NULL) : NULL, *full = NULL;
+    const char *base = slash ? slash + 1 : path;
+    bool inside = false;
+    if (rp && asprintf(&full, "%s%s%s", rp, strcmp(rp, "/") ? "/" : "", base) >= 0) {
+        /* "." and ".." as the last component: resolve the whole path */
+        if (!strcmp(base, ".") || !strcmp(base, "..") || !*base) {
+            free(full);
+            full = realpath(path, NULL);
+        }
+    }
+    if (full) {
+        size_t ls = strlen(store), lf = strlen(full);
+        inside = (lf >= ls && !strncmp(full, store, ls) && (full[ls] == '/' || !full[ls])) ||
+                 (ls > lf && !strncmp(store, full, lf) && (store[lf] == '/' || lf == 1));
+    }
+    free(full);
+    free(rp);
+    free(pdir);
+    free(store);
+    return inside;
+}
+
 int export_run(const export_opts *o, export_progress_fn progress, void *arg, char **cause)
 {
     export_ctx x;
@@ -483,6 +557,12 @@ int export_run(const export_opts *o, export_progress_fn progress, void *arg, cha
             set_cause(cause, "no directory to write %s into", o->output);
             goto out;
         }
+        if (output_in_store(o->output, dir)) {
+            set_cause(cause, "%s is inside the store %s (or holds it): an export never "
+                             "writes into the store it reads; choose another path",
+                      o->output, dir);
+            goto out;
+        }
         if (lstat(o->output, &st) == 0) {
             if (!o->force) {
                 set_cause(cause, "%s exists (use --force to replace it)", o->output);
@@ -500,6 +580,12 @@ int export_run(const export_opts *o, export_progress_fn progress, void *arg, cha
          : is_store ? write_store(&x, cause)
                     : write_file(&x, w, cause);
     if (rc == -EEXIST) {
+        status = CUPTOP_EXIT_USAGE;
+    } else if (x.faulted) {
+        set_cause(cause, "%s %s in %s: its data.mdb is damaged: %s while reading it (check "
+                         "it with mdb_stat -a); %s", o->job ? "job" : "session",
+                  o->job ? o->job : o->session, dir, cupstore_guard_last(),
+                  to_stdout ? "the output stream is incomplete" : "nothing was written");
         status = CUPTOP_EXIT_USAGE;
     } else if (rc == ECANCELED || x.cancelled) {
         set_cause(cause, to_stdout ? "cancelled; the output stream is incomplete"

@@ -8,7 +8,9 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <arpa/inet.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -91,12 +93,17 @@ static bool parse_uint(const char *s, unsigned long min, unsigned long max, unsi
     return true;
 }
 
-/* "ADDR:PORT" or "[V6ADDR]:PORT", numeric addresses only. */
-static int parse_listen(const char *spec, struct sockaddr_storage *ss)
+/* "ADDR:PORT" or "[V6ADDR]:PORT", numeric addresses written out in full:
+ * an IPv4 address as four decimal parts (inet_pton: never "0", "127.1"
+ * or "0x7f000001", which inet_aton would take for 0.0.0.0 or 127.0.0.1),
+ * an IPv6 one in brackets, the port in decimal.  shown gets the address
+ * as it will be bound, for the "serving" line. */
+static int parse_listen(const char *spec, struct sockaddr_storage *ss, char *shown, size_t len)
 {
     char host[128];
     const char *port;
-    if (spec[0] == '[') {
+    bool v6 = spec[0] == '[';
+    if (v6) {
         const char *close = strchr(spec, ']');
         if (!close || close[1] != ':' || (size_t)(close - spec - 1) >= sizeof host)
             return -1;
@@ -115,13 +122,26 @@ static int parse_listen(const char *spec, struct sockaddr_storage *ss)
     unsigned long p;
     if (!parse_uint(port, 0, 65535, &p))
         return -1;
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+    memset(ss, 0, sizeof *ss);
+    if (!v6) {
+        struct sockaddr_in *in = (struct sockaddr_in *)ss;
+        if (inet_pton(AF_INET, host, &in->sin_addr) != 1)
+            return -1;
+        in->sin_family = AF_INET;
+        in->sin_port = htons((uint16_t)p);
+        inet_ntop(AF_INET, &in->sin_addr, shown, (socklen_t)len);
+        return 0;
+    }
+    /* IPv6: getaddrinfo for the scope ("fe80::1%eth0"), numeric only */
+    struct addrinfo hints = {.ai_family = AF_INET6, .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV}, *res;
     if (getaddrinfo(host, port, &hints, &res) != 0 || !res)
         return -1;
-    memset(ss, 0, sizeof *ss);
     memcpy(ss, res->ai_addr, res->ai_addrlen);
     freeaddrinfo(res);
+    char a[INET6_ADDRSTRLEN];
+    inet_ntop(AF_INET6, &((struct sockaddr_in6 *)ss)->sin6_addr, a, sizeof a);
+    snprintf(shown, len, "[%s]", a);
     return 0;
 }
 
@@ -286,9 +306,11 @@ int cmd_exporter(int argc, char **argv)
     snprintf(deflisten, sizeof deflisten, "%s:%d", EXPORTER_DEFAULT_ADDR, EXPORTER_DEFAULT_PORT);
     if (!listen)
         listen = deflisten;
-    if (!textfile && parse_listen(listen, &ss) != 0) {
+    char bound[INET6_ADDRSTRLEN + 8] = "";
+    if (!textfile && parse_listen(listen, &ss, bound, sizeof bound) != 0) {
         free(stores);
-        return usage_error("--listen wants ADDR:PORT with a numeric address, not '%s'", listen);
+        return usage_error("--listen wants ADDR:PORT with a numeric address written out "
+                           "(127.0.0.1:PORT, [::1]:PORT), not '%s'", listen);
     }
 
     /* Resolve the stores (the default one when none is given). */
@@ -332,10 +354,8 @@ int cmd_exporter(int argc, char **argv)
         goto done;
     }
     {
-        char host[128], shown[160];
-        const char *colon = strrchr(listen, ':');
-        snprintf(host, sizeof host, "%.*s", (int)(colon - listen), listen);
-        snprintf(shown, sizeof shown, "%s:%u", host, (unsigned)srv.port);
+        char shown[160];
+        snprintf(shown, sizeof shown, "%s:%u", bound, (unsigned)srv.port);
         fprintf(stderr, "cuptop exporter: serving http://%s/metrics for", shown);
         for (size_t i = 0; i < ndirs; i++)
             fprintf(stderr, " %s", dirs[i]);

@@ -253,9 +253,15 @@ static void fam_latency(wctx *w, const char *base, const char *help, const char 
     }
 }
 
+/* Room for every label of a session, each value escaped (at most twice
+ * its size), with the names, quotes and commas. */
+#define EXP_SESSION_LABELS_MAX                                                              \
+    (2 * (sizeof((exp_sess *)0)->id + sizeof((exp_sess *)0)->host + EXP_WORKLOAD_LABEL_MAX + \
+          2 * EXP_LABEL_MAX) + 128)
+
 static void session_labels(const exp_sess *s, char *out, size_t len)
 {
-    char id[2 * sizeof s->id], host[2 * sizeof s->host], v[2 * EXP_LABEL_MAX];
+    char id[2 * sizeof s->id], host[2 * sizeof s->host], v[2 * sizeof s->label];
     exp_label_escape(id, sizeof id, s->id);
     exp_label_escape(host, sizeof host, s->host);
     int o = snprintf(out, len, "session=\"%s\",pid=\"%d\",host=\"%s\"", id, s->pid, host);
@@ -499,11 +505,11 @@ void exp_format(exp_buf *b, const exp_sess *s, size_t n, const exp_self *self,
         return;
     }
     for (size_t i = 0; i < n; i++) {
-        if (!(w.lab[i] = malloc(512))) {
+        if (!(w.lab[i] = malloc(EXP_SESSION_LABELS_MAX))) {
             b->oom = true;
             goto out;
         }
-        session_labels(&s[i], w.lab[i], 512);
+        session_labels(&s[i], w.lab[i], EXP_SESSION_LABELS_MAX);
     }
     format_sessions(&w);
     format_counts(&w);

@@ -14,15 +14,21 @@
 #include "cupstore.h"
 #include "model.h"
 
-/* Label values are cut to these sizes (bytes, before escaping). */
+/* Label value sizes (bytes, before escaping).  The command line is
+ * shortened on purpose, with "..." (exp_command_short); every other value
+ * fits whole: a job id is at most CUPSTORE_JOB_MAX bytes, a rank a
+ * number, and the workload label (at most 255 bytes, the agent's
+ * CUPTOP_LABEL) made printable by model_escape at most four times that. */
 #define EXP_COMMAND_MAX 96
 #define EXP_LABEL_MAX 64
+#define EXP_WORKLOAD_LABEL_MAX (4 * 255 + 1)
 
 typedef struct exp_sess {
     char id[96];
     int pid;
     char host[64];
-    char label[EXP_LABEL_MAX], job[EXP_LABEL_MAX], rank[EXP_LABEL_MAX]; /* "" unknown */
+    char label[EXP_WORKLOAD_LABEL_MAX];                   /* "" unknown */
+    char job[EXP_LABEL_MAX], rank[EXP_LABEL_MAX];          /* "" unknown */
     char command[EXP_COMMAND_MAX];   /* shortened, valid UTF-8           */
     model_state state;
     bool complete;                   /* the verdict (so far if running)  */

@@ -39,6 +39,11 @@ typedef struct entry {
     bool tally_any;
     uint64_t last_hb;           /* last row's heartbeat at the last read  */
     uint64_t last_second;
+    /* A read of it faulted (a damaged page): left out, and not read again
+     * until its data file changes (what the faulted read had allocated
+     * is lost each time: cupstore_guarded). */
+    bool faulted;
+    cupstore_stamp fault_stamp;
 } entry;
 
 struct exporter {
@@ -322,6 +327,47 @@ static int session_read(exporter *e, entry *en)
     return 0;
 }
 
+struct guarded_read {
+    exporter *e;
+    entry *en;
+};
+
+static int session_read_run(void *arg)
+{
+    struct guarded_read *g = arg;
+    return session_read(g->e, g->en);
+}
+
+/* session_read under the store's read-fault guard: a damaged page of one
+ * session leaves that session out, never the scrape (DESIGN invariant
+ * 11).  A faulted session is named on stderr once per version of its
+ * data file and not read again until the file changes. */
+static int session_read_guarded(exporter *e, entry *en)
+{
+    cupstore_stamp now;
+    bool stamped = cupstore_session_stamp(e->stores[en->store], en->id, &now) == 0;
+    if (en->faulted) {
+        if (stamped && cupstore_stamp_equal(&now, &en->fault_stamp))
+            return CUPSTORE_EFAULT;
+        en->faulted = false; /* changed: worth another read */
+    }
+    struct guarded_read g = {e, en};
+    cupstore_env *before = en->env;
+    int rc = cupstore_guarded(session_read_run, &g);
+    if (rc == CUPSTORE_EFAULT) {
+        /* an env opened by this read was closed by the guard; one kept
+         * from an earlier scrape maps damaged data: closed here */
+        if (before && en->env == before)
+            cupstore_env_close(en->env);
+        en->env = NULL;
+        en->faulted = true;
+        en->fault_stamp = now;
+        fprintf(stderr, "cuptop exporter: session %s in %s: %s\n", en->id,
+                e->stores[en->store], model_fault_text());
+    }
+    return rc;
+}
+
 /* ---- One scrape ------------------------------------------------------------ */
 
 static int rank_of(const exp_sess *s)
@@ -399,7 +445,7 @@ int exporter_scrape(exporter *e, bool openmetrics, char **text, size_t *len)
             continue;
         }
         if (!en->final) {
-            int rc = session_read(e, en);
+            int rc = session_read_guarded(e, en);
             if (rc) {
                 /* damaged, newer or not a session: counted; the rest go on */
                 self.unreadable++;

@@ -780,20 +780,64 @@ void model_summary_free(model_summary *s)
     s->prov = NULL;
 }
 
+/* One session's reads under the store's read-fault guard (DESIGN
+ * invariant 11): what model_summarize_id and model_verify_id do. */
+struct by_id {
+    const char *dir, *id;
+    uint64_t from_s, to_s;
+    model_summary *out;
+    char **cause;
+    bool verify, *verified;
+    uint64_t *records_read;
+};
+
+static int by_id_read(void *arg)
+{
+    struct by_id *a = arg;
+    cupstore_env *env;
+    int rc = cupstore_session_open(&env, a->dir, a->id, CUPSTORE_RDONLY);
+    if (rc)
+        return fail_open(a->cause, rc, a->dir, a->id);
+    rc = model_summarize(env, a->from_s, a->to_s, a->out, a->cause);
+    if (rc == 0 && a->verify &&
+        (rc = model_verify(env, a->out, a->verified, a->records_read)) != 0) {
+        if (a->cause && asprintf(a->cause, "session %s: reading the records back: %s",
+                                 a->out->id, model_strerror(rc)) < 0)
+            *a->cause = NULL;
+        model_summary_free(a->out);
+    }
+    cupstore_env_close(env);
+    return rc;
+}
+
+/* Run by_id_read guarded; after a fault, what it had allocated is left
+ * (the guard cannot know it) and the session is named as damaged. */
+static int by_id_guarded(struct by_id *a)
+{
+    int rc = cupstore_guarded(by_id_read, a);
+    if (rc == CUPSTORE_EFAULT) {
+        memset(a->out, 0, sizeof *a->out);
+        if (a->cause) {
+            *a->cause = NULL;
+            if (asprintf(a->cause, "session %s in %s: %s", a->id, a->dir,
+                         model_fault_text()) < 0)
+                *a->cause = NULL;
+        }
+    }
+    return rc;
+}
+
 int model_summarize_id(const char *dir, const char *id, uint64_t from_s, uint64_t to_s,
                        model_summary *out, char **cause)
 {
-    cupstore_env *env;
     if (cause)
         *cause = NULL;
-    if (out)
-        memset(out, 0, sizeof *out);
-    int rc = cupstore_session_open(&env, dir, id, CUPSTORE_RDONLY);
-    if (rc)
-        return fail_open(cause, rc, dir, id);
-    rc = model_summarize(env, from_s, to_s, out, cause);
-    cupstore_env_close(env);
-    return rc;
+    if (!out)
+        return CUPSTORE_EINVAL;
+    memset(out, 0, sizeof *out);
+    struct by_id a = {.dir = dir, .id = id, .from_s = from_s, .to_s = to_s, .out = out,
+                      .cause = cause};
+    return by_id_guarded(&a);
 }
 
 /* ---- One epoch, by the per-epoch rule ------------------------------------- */
@@ -927,11 +971,46 @@ static int sum_stored(const cupstore_health *h, void *arg)
     return 0;
 }
 
+static int count_range(const cupstore_range *r, void *arg)
+{
+    (void)r;
+    ++*(uint64_t *)arg;
+    return 0;
+}
+
+/* One table read back in a read txn of its own, under a nested guard so
+ * that a page that faults (or trips LMDB's assertions) is a damaged
+ * table, not an unreadable session. */
+struct readback {
+    cupstore_env *env;
+    bool ranges;                /* the NVTX range rows, else the records */
+    uint64_t n;                 /* rows decoded                          */
+    uint64_t rows;              /* ranges: rows LMDB counts              */
+};
+
+static int readback_run(void *arg)
+{
+    struct readback *b = arg;
+    cupstore_txn *txn;
+    int rc = cupstore_txn_begin(b->env, false, &txn);
+    if (rc)
+        return rc;
+    if (b->ranges) {
+        rc = cupstore_range_count(txn, &b->rows);
+        if (rc == 0)
+            rc = cupstore_range_scan(txn, count_range, &b->n);
+    } else {
+        rc = cupstore_record_scan(txn, 0, UINT64_MAX, count_record, &b->n);
+    }
+    cupstore_txn_abort(txn);
+    return rc;
+}
+
 int model_verify(cupstore_env *env, model_summary *s, bool *verified, uint64_t *records_read)
 {
     cupstore_txn *txn;
     cupstore_final f;
-    uint64_t n = 0, want = 0;
+    uint64_t want = 0;
     char *exported = NULL;
     *verified = false;
     *records_read = 0;
@@ -947,21 +1026,36 @@ int model_verify(cupstore_env *env, model_summary *s, bool *verified, uint64_t *
     else
         rc = cupstore_health_scan(txn, 0, UINT64_MAX, sum_stored, &want);
     (void)cupstore_meta_get(txn, "export_of", &exported);
-    int scan = rc ? rc : cupstore_record_scan(txn, 0, UINT64_MAX, count_record, &n);
     cupstore_txn_abort(txn);
     bool is_export = exported != NULL;
     free(exported);
     if (rc)
         return rc;
+    struct readback rec = {.env = env}, rng = {.env = env, .ranges = true};
+    int scan = cupstore_guarded(readback_run, &rec);
+    int rscan = cupstore_guarded(readback_run, &rng);
+    uint64_t n = rec.n;
     *records_read = n;
     *verified = true;
     uint64_t end_s = s->end_ns / 1000000000u;
+    if (rscan == 0 && rng.n != rng.rows)
+        rscan = CUPSTORE_ECORRUPT;
+    if (rscan && rscan != CUPSTORE_ENOTFOUND) {
+        s->complete = false;
+        if ((rc = reason_add(s, MODEL_REASON_STORE_DAMAGED, 1, end_s, end_s, 0,
+                             "store damaged: reading the NVTX ranges back failed after %" PRIu64
+                             " of %" PRIu64 " rows (%s%s%s)", rng.n, rng.rows,
+                             cupstore_strerror(rscan), rscan == CUPSTORE_EFAULT ? ": " : "",
+                             rscan == CUPSTORE_EFAULT ? cupstore_guard_last() : "")) != 0)
+            return rc;
+    }
     if (scan) {
         s->complete = false;
         return reason_add(s, MODEL_REASON_STORE_DAMAGED, 1, end_s, end_s, 0,
                           "store damaged: reading the records back failed after %" PRIu64
-                          " records (%s); the rest of the trace is unreadable",
-                          n, cupstore_strerror(scan));
+                          " records (%s%s%s); the rest of the trace is unreadable",
+                          n, cupstore_strerror(scan), scan == CUPSTORE_EFAULT ? ": " : "",
+                          scan == CUPSTORE_EFAULT ? cupstore_guard_last() : "");
     }
     if (is_export)
         return 0; /* a window: its counts are not the session's */
@@ -976,24 +1070,15 @@ int model_verify(cupstore_env *env, model_summary *s, bool *verified, uint64_t *
 int model_verify_id(const char *dir, const char *id, model_summary *out, bool *verified,
                     uint64_t *records_read, char **cause)
 {
-    cupstore_env *env;
     if (cause)
         *cause = NULL;
     memset(out, 0, sizeof *out);
     *verified = false;
     *records_read = 0;
-    int rc = cupstore_session_open(&env, dir, id, CUPSTORE_RDONLY);
-    if (rc)
-        return fail_open(cause, rc, dir, id);
-    rc = model_summarize(env, 0, UINT64_MAX, out, cause);
-    if (rc == 0 && (rc = model_verify(env, out, verified, records_read)) != 0) {
-        if (cause && asprintf(cause, "session %s: reading the records back: %s", out->id,
-                              model_strerror(rc)) < 0)
-            *cause = NULL;
-        model_summary_free(out);
-    }
-    cupstore_env_close(env);
-    return rc;
+    struct by_id a = {.dir = dir, .id = id, .from_s = 0, .to_s = UINT64_MAX, .out = out,
+                      .cause = cause, .verify = true, .verified = verified,
+                      .records_read = records_read};
+    return by_id_guarded(&a);
 }
 
 /* ---- Times --------------------------------------------------------------- */
@@ -1074,6 +1159,14 @@ int model_parse_time(const char *s, uint64_t session_start_s, uint64_t session_e
     return 0;
 }
 
+const char *model_fault_text(void)
+{
+    static _Thread_local char text[320];
+    snprintf(text, sizeof text, "its data.mdb is damaged: %s while reading it; left out "
+             "(check it with mdb_stat -a)", cupstore_guard_last());
+    return text;
+}
+
 const char *model_strerror(int rc)
 {
     switch (rc) {
@@ -1090,6 +1183,9 @@ const char *model_strerror(int rc)
                "(not a newer cuptop schema); read it with a cuptop built on that LMDB";
     case CUPSTORE_ECORRUPT:
         return "the session's store is damaged";
+    case CUPSTORE_EFAULT:
+        return "its data.mdb is damaged: reading it faulted; left out (check it with "
+               "mdb_stat -a)";
     default:
         return cupstore_strerror(rc);
     }

@@ -27,6 +27,10 @@
  *  one mapping every front end uses ("no such session in the store", ...).
  *  @return a static string. */
 const char *model_strerror(int rc);
+/** After a guarded read faulted (CUPSTORE_EFAULT): "its data.mdb is
+ *  damaged: read fault (SIGBUS) while reading it; left out (...)", with
+ *  what cupstore_guard_last() says.  Static per thread. */
+const char *model_fault_text(void);
 
 /* A heartbeat older than this, with no final status, means crashed. */
 #define MODEL_STALE_SECONDS 5

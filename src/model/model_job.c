@@ -117,6 +117,33 @@ int model_session_job(cupstore_env *env, char *job, size_t len, bool *own)
     return rc;
 }
 
+/* One session of a store, for model_job_read: is it of the job, and if
+ * so its summary (guarded: a damaged session stays one). */
+struct job_one {
+    const char *dir, *id, *job;
+    uint64_t from_s, to_s;
+    model_summary *sum;         /* filled when of the job                */
+    bool member;
+    char *cause;
+};
+
+static int job_one_read(void *arg)
+{
+    struct job_one *a = arg;
+    cupstore_env *env;
+    char jid[96];
+    bool own;
+    int e = cupstore_session_open(&env, a->dir, a->id, CUPSTORE_RDONLY);
+    if (e)
+        return e;
+    if ((e = model_session_job(env, jid, sizeof jid, &own)) == 0 && strcmp(jid, a->job) == 0) {
+        a->member = true;
+        e = model_summarize(env, a->from_s, a->to_s, a->sum, &a->cause);
+    }
+    cupstore_env_close(env);
+    return e;
+}
+
 int model_job_read(const char *dir, const char *job, uint64_t from_s, uint64_t to_s,
                    model_job *out, size_t *unreadable, model_job_error_fn err, void *arg)
 {
@@ -129,41 +156,42 @@ int model_job_read(const char *dir, const char *job, uint64_t from_s, uint64_t t
     if (rc)
         return rc;
     for (size_t i = 0; i < n && rc == 0; i++) {
-        cupstore_env *env;
-        char jid[96], *cause = NULL;
-        bool own;
-        int e = cupstore_session_open(&env, dir, ids[i], CUPSTORE_RDONLY);
-        if (e == 0 && (e = model_session_job(env, jid, sizeof jid, &own)) == 0 &&
-            strcmp(jid, job) != 0) {
-            cupstore_env_close(env);
-            continue;
-        }
-        if (e == 0) {
-            if (out->n == cap) {
-                size_t nc = cap ? cap * 2 : 8;
-                model_summary *p = realloc(out->procs, nc * sizeof *p);
-                if (!p) {
-                    cupstore_env_close(env);
-                    rc = ENOMEM;
-                    break;
-                }
-                out->procs = p;
-                cap = nc;
+        if (out->n == cap) {
+            size_t nc = cap ? cap * 2 : 8;
+            model_summary *p = realloc(out->procs, nc * sizeof *p);
+            if (!p) {
+                rc = ENOMEM;
+                break;
             }
-            e = model_summarize(env, from_s, to_s, &out->procs[out->n], &cause);
-            if (e == 0)
-                out->n++;
-            cupstore_env_close(env);
+            out->procs = p;
+            cap = nc;
+        }
+        struct job_one a = {.dir = dir, .id = ids[i], .job = job, .from_s = from_s,
+                            .to_s = to_s, .sum = &out->procs[out->n]};
+        memset(a.sum, 0, sizeof *a.sum);
+        int e = cupstore_guarded(job_one_read, &a);
+        if (e == 0 && a.member)
+            out->n++;
+        if (e == CUPSTORE_EFAULT) {
+            /* what the faulted reads held is lost (cupstore_guarded) */
+            memset(a.sum, 0, sizeof *a.sum);
+            a.cause = NULL;
+            if (asprintf(&a.cause, "session %s in %s: %s", ids[i], dir, model_fault_text()) < 0)
+                a.cause = NULL;
+        }
+        if (e == ENOMEM && !a.member) {
+            rc = ENOMEM;
+            break;
         }
         if (e) {
             ++*unreadable;
             if (err) {
-                if (!cause && asprintf(&cause, "session %s in %s: %s", ids[i], dir,
-                                       model_strerror(e)) < 0)
-                    cause = NULL;
-                err(ids[i], e, cause, arg);
+                if (!a.cause && asprintf(&a.cause, "session %s in %s: %s", ids[i], dir,
+                                         model_strerror(e)) < 0)
+                    a.cause = NULL;
+                err(ids[i], e, a.cause, arg);
             } else {
-                free(cause);
+                free(a.cause);
             }
         }
     }

@@ -28,6 +28,10 @@
  *                             "config" row and, when given, BUFFER_SIZE as its
  *                             config.buffer_size key (without: a store written
  *                             before the structured keys)
+ *   fill_store --ranges DIR N  the clean session 20250101T120000-1001 with N
+ *                             closed NVTX ranges "step" (ids 1..N, 1 ms each
+ *                             from T0): a ranges table of several pages for
+ *                             the damaged-page rows of the fault matrix
  */
 #include "config.h"
 
@@ -600,6 +604,28 @@ int main(int argc, char **argv)
         cupstore_env_close(env);
         return 0;
     }
+    if (argc == 4 && strcmp(argv[1], "--ranges") == 0) {
+        cupstore_env *env;
+        cupstore_txn *txn;
+        char path[4096];
+        uint32_t n = (uint32_t)strtoul(argv[3], NULL, 10);
+        CK(cupstore_dir_prepare(argv[2]));
+        fill_session(argv[2], &sessions[0], false);
+        snprintf(path, sizeof path, "%s/%s", argv[2], sessions[0].id);
+        CK(cupstore_env_open(&env, path, 0, NULL));
+        CK(cupstore_txn_begin(env, true, &txn));
+        CK(cupstore_name_put(txn, 999999, "step", 4));
+        for (uint32_t i = 1; i <= n; i++) {
+            cupstore_range r = {.id = i, .name_id = 999999, .pid = 1001, .tid = 1,
+                                .flags = CUPSTORE_RANGE_START | CUPSTORE_RANGE_END,
+                                .start_ns = T0 * NS + (uint64_t)i * 1000000u,
+                                .end_ns = T0 * NS + (uint64_t)i * 1000000u + 500000u};
+            CK(cupstore_range_put(txn, &r));
+        }
+        CK(cupstore_txn_commit(txn));
+        cupstore_env_close(env);
+        return 0;
+    }
     if (argc == 3 && strcmp(argv[1], "--running") == 0) {
         sess r = {"20250101T130000-1", 1, -1};
         char host[64];
@@ -650,7 +676,7 @@ int main(int argc, char **argv)
     if (argc != 2) {
         fprintf(stderr, "usage: fill_store DIR | --running DIR | --count-only DIR | --invisible DIR "
                         "| --bench DIR N | --shuffled DIR N [CLAIMED] | --config DIR TEXT "
-                        "[BUFFER_SIZE]\n");
+                        "[BUFFER_SIZE] | --ranges DIR N\n");
         return 2;
     }
     CK(cupstore_dir_prepare(argv[1]));

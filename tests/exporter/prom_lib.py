@@ -18,7 +18,12 @@
   prom_lib.py dashboard PROM_URL JSON
       every query of a Grafana dashboard runs in Prometheus (and returns data)
   prom_lib.py conn-limit HOST PORT LIMIT TIMEOUT
-      LIMIT idle connections fill the server: one more waits for their timeout
+      LIMIT idle connections fill the server: one more is answered at once,
+      the oldest idle one closed to make room
+  prom_lib.py slowloris HOST PORT N SECONDS PROM_URL
+      N clients trickle request headers (a line every 0.5 s) for SECONDS,
+      reconnecting when dropped, while Prometheus scrapes the exporter:
+      Prometheus' scrapes (up) and direct ones still succeed
 """
 import json
 import socket
@@ -246,6 +251,8 @@ def http_misc(host, port, timeout):
         ("a 100 KiB header", b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 102400 +
          b"\r\nConnection: close\r\n\r\n", range(400, 500)),
         ("GET /", b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", [200]),
+        ("HEAD /metrics", b"HEAD /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+         [200]),
     ]
     for name, data, want in cases:
         try:
@@ -266,8 +273,11 @@ def http_misc(host, port, timeout):
         if name == "GET /" and b'href="/metrics"' not in resp:
             print("FAIL GET /: no link to /metrics")
             fails += 1
-        if name == "POST /metrics" and b"Allow: GET" not in resp:
-            print("FAIL POST /metrics: no Allow: GET")
+        if name == "POST /metrics" and b"Allow: GET, HEAD" not in resp:
+            print("FAIL POST /metrics: no Allow: GET, HEAD")
+            fails += 1
+        if name == "HEAD /metrics" and resp.split(b"\r\n\r\n", 1)[-1] != b"":
+            print("FAIL HEAD /metrics: a body came with the answer")
             fails += 1
     # A client that connects and never sends its request: the exporter
     # serves others meanwhile and closes it after the timeout.
@@ -295,8 +305,8 @@ def http_misc(host, port, timeout):
 
 
 def conn_limit(host, port, limit, timeout):
-    """LIMIT idle clients fill the server: one more is not served until
-    they time out, and then it is."""
+    """LIMIT idle clients fill the server: one more is answered at once
+    (well before their idle timeout), the oldest idle one closed for it."""
     socks = [socket.create_connection((host, int(port)), timeout=5) for _ in range(int(limit))]
     time.sleep(0.3)
     t0 = time.time()
@@ -307,13 +317,77 @@ def conn_limit(host, port, limit, timeout):
     except OSError:
         code = None
     waited = time.time() - t0
+    socks[0].settimeout(2)
+    try:
+        evicted = socks[0].recv(10) == b""
+    except OSError:
+        evicted = False
     for s in socks:
         s.close()
-    held = waited >= float(timeout) - 1.0
+    quick = waited < float(timeout) - 0.5
+    ok = quick and code == 200 and evicted
     print("%s  with %s idle clients connected, one more was answered %s after %.1f s "
-          "(idle timeout %s s)" % ("ok  " if held and code == 200 else "FAIL", limit, code,
-                                   waited, timeout))
-    return 0 if held and code == 200 else 1
+          "(idle timeout %s s); the oldest idle one %s" %
+          ("ok  " if ok else "FAIL", limit, code, waited, timeout,
+           "was closed" if evicted else "was NOT closed"))
+    return 0 if ok else 1
+
+
+def slowloris(host, port, n, seconds, prom):
+    """N clients each send a request line and then one header line every
+    0.5 s, never the end of the headers (what held every scrape off for
+    60 s before the request deadline and the eviction at the limit)."""
+    n, seconds = int(n), float(seconds)
+    url = "http://%s:%s/metrics" % (host, port)
+
+    def attacker():
+        s = socket.create_connection((host, int(port)), timeout=1)
+        s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+        return s
+
+    socks = [attacker() for _ in range(n)]
+    t_start = time.time()
+    end = t_start + seconds
+    direct_ok = direct_fail = dropped = 0
+    next_direct = t_start + 1
+    while time.time() < end:
+        for i, s in enumerate(socks):
+            try:
+                s.sendall(b"X-Slow: 1\r\n")
+            except OSError:
+                dropped += 1
+                s.close()
+                try:
+                    socks[i] = attacker()
+                except OSError:
+                    pass
+        if time.time() >= next_direct:
+            try:
+                body = get(url, 5)
+                direct_ok += "cuptop_exporter_scrapes_total" in body
+            except Exception:
+                direct_fail += 1
+            next_direct = time.time() + 1
+        time.sleep(0.5)
+    for s in socks:
+        s.close()
+    time.sleep(2.5)  # let Prometheus record the last scrapes of the window
+    win = "%ds" % int(seconds)
+    at = "&time=%.3f" % (t_start + seconds)
+
+    def value(expr):
+        u = prom + "/api/v1/query?" + urllib.parse.urlencode({"query": expr}) + at
+        doc = json.loads(get(u))
+        r = doc.get("data", {}).get("result", [])
+        return float(r[0]["value"][1]) if r else 0.0
+
+    total = value('count_over_time(up{job="cuptop"}[%s])' % win)
+    good = value('sum_over_time(up{job="cuptop"}[%s])' % win)
+    ok = total >= 3 and good >= 0.8 * total and direct_ok >= 1 and direct_ok >= direct_fail
+    print("%s  %d clients trickling headers for %.0f s (%d dropped by the exporter and "
+          "reconnected): Prometheus scraped %d of %d times, direct scrapes %d ok, %d failed" %
+          ("ok  " if ok else "FAIL", n, seconds, dropped, good, total, direct_ok, direct_fail))
+    return 0 if ok else 1
 
 
 def wait_alert(prom, seconds, name, session):
@@ -383,6 +457,8 @@ def main(argv):
         return dashboard(argv[2], argv[3])
     if cmd == "conn-limit":
         return conn_limit(argv[2], argv[3], argv[4], argv[5])
+    if cmd == "slowloris":
+        return slowloris(argv[2], argv[3], argv[4], argv[5], argv[6])
     print(__doc__)
     return 2
 

@@ -219,12 +219,32 @@ static void test_format_empty(void **state)
     free(t);
 }
 
+/* A workload label of the agent's longest (255 bytes) is exported whole,
+ * never cut (it used to stop at 63 bytes without a word). */
+static void test_label_whole(void **state)
+{
+    (void)state;
+    exp_sess s[1];
+    char want[600], lab[300];
+    fill(&s[0], "20250101T120000-1", MODEL_STATE_ENDED);
+    memset(lab, 'a', 255);
+    lab[0] = '"';        /* escaped as \" in the exposition */
+    lab[254] = 'z';
+    lab[255] = '\0';
+    snprintf(s[0].label, sizeof s[0].label, "%s", lab);
+    char *t = render(s, 1, false);
+    snprintf(want, sizeof want, "label=\"\\\"%s\",kind=\"kernel\"} 12345\n", lab + 1);
+    assert_non_null(strstr(t, want));
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_label_escape),   cmocka_unit_test(test_command_short),
         cmocka_unit_test(test_accept),         cmocka_unit_test(test_format_text),
         cmocka_unit_test(test_format_openmetrics), cmocka_unit_test(test_format_empty),
+        cmocka_unit_test(test_label_whole),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

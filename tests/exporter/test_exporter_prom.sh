@@ -10,8 +10,10 @@
 #   - the crash and the killed writer show as crashed, heartbeat stale;
 #   - promtool check metrics on both formats' scrapes;
 #   - a damaged session: the others are served, the error is counted;
-#   - malformed requests get 4xx, a client that never sends its request
-#     is dropped, the connection limit holds, 200 sessions are capped;
+#   - malformed requests get 4xx, HEAD is served, a client that never
+#     sends its request is dropped, a connection past the limit evicts the
+#     oldest idle one, 64 clients trickling headers do not stop Prometheus'
+#     scrapes, 200 sessions are capped;
 #   - the exporter never wrote the stores.
 # Exits 77 only when the prometheus binary is not installed.
 set -u
@@ -233,6 +235,15 @@ if $py wait-query "$purl" 10 'up{job="cuptop"} == 1' >/dev/null; then
     ok "target up in Prometheus"
 else
     bad "target not up"
+fi
+
+# Slow clients: 64 connections trickling their headers (a line every 0.5 s)
+# for 12 s against exporter 1 (--timeout 3, 32 connections at most) while
+# Prometheus scrapes it every second: the scrapes go on.
+if out=$($py slowloris 127.0.0.1 "$port1" 64 12 "$purl" 2>&1); then
+    ok "slow clients: $out"
+else
+    bad "slow clients held the scrapes off: $out"
 fi
 
 # Malformed requests and a silent client (against exporter 1: --timeout 3).
