@@ -89,6 +89,14 @@ CUptiResult agent_api_apply_kind(agent *a, unsigned kind, bool want)
         a->api.filtered[dom] = false;
         return a->cupti.ActivityDisable(ck);
     }
+    if (!policy_whole(a) && a->api.cuda_first && !a->api.percall_missing) {
+        a->api.percall_missing = true;
+        agent_note(a, 1, "API record policy %s: CUPTI started after CUDA in this process "
+                   "(an attach), and CUPTI then records nothing for call ids enabled one "
+                   "by one (CUPTI 13.0.1 on the H200), so every %s API call is recorded "
+                   "(as with --api all)", cupstore_api_mode_name(a->api.mode),
+                   dom ? "driver" : "runtime");
+    }
     if (!policy_whole(a) && !fn && !a->api.percall_missing) {
         a->api.percall_missing = true;
         agent_note(a, 1, "API record policy %s: this CUPTI lacks cuptiActivityEnable%sApi, "
@@ -140,6 +148,18 @@ CUptiResult agent_api_apply_kind(agent *a, unsigned kind, bool want)
     count_muted(a);
     note_all_muted(a, dom);
     return err;
+}
+
+void agent_api_cupti_start(agent *a, bool after_cuda)
+{
+    a->api.cuda_first = after_cuda;
+    if (!after_cuda)
+        return;
+    /* the per-call state CUPTI had is gone with the restart: set every row
+     * again (whole kinds from now on) */
+    a->api.whole[0] = a->api.whole[1] = false;
+    a->api.filtered[0] = a->api.filtered[1] = false;
+    memset(a->api.on, 0, sizeof a->api.on);
 }
 
 int agent_api_set_policy(agent *a, uint32_t mode, const char *include, const char *exclude)

@@ -45,7 +45,9 @@ extern const unsigned agent_api_table_count;
 typedef struct agent_api_state {
     uint32_t mode;                    /* CUPSTORE_API_*                   */
     char include[CUPSTORE_API_GLOBS_MAX], exclude[CUPSTORE_API_GLOBS_MAX];
-    bool percall_missing;             /* CUPTI lacks the per-call calls   */
+    bool percall_missing;             /* CUPTI lacks the per-call calls
+                                         (or ignores them: cuda_first)   */
+    bool cuda_first;                  /* CUPTI started after CUDA here    */
     bool filtered[2];                 /* runtime/driver set call by call  */
     bool unfiltered;                  /* a filter was asked, all recorded */
     uint32_t muted[2];                /* call ids muted (known table)     */
@@ -59,6 +61,14 @@ struct agent;
 /** Turn the runtime or driver kind on or off under the policy (whole
  *  kind, or call id by call id).  @return CUPTI's first error. */
 CUptiResult agent_api_apply_kind(struct agent *a, unsigned kind, bool want);
+/** CUPTI is starting (its first subscription, or the first after a
+ *  cuptiFinalize); after_cuda: CUDA was running already (cuptop attach,
+ *  a dormant session's attach, a re-attach after a teardown).  CUPTI
+ *  13.0.1 then records nothing for API call ids enabled one by one
+ *  (measured on the H200: doc/benchmarks.md), so the policy records whole
+ *  kinds, with a note.  Before any kind is applied; health thread or the
+ *  start. */
+void agent_api_cupti_start(struct agent *a, bool after_cuda);
 /** Set the policy (mode 0, include/exclude NULL: unchanged) and apply it
  *  to the API kinds on.  @return 0 or CUPTI's first error. */
 int agent_api_set_policy(struct agent *a, uint32_t mode, const char *include,

@@ -171,6 +171,11 @@ static int attach_run(agent *a, bool late, char *why, size_t len)
     bool first = !a->attach.loaded;
     if (agent_attach_load(a, why, len))   /* the first load collects provenance */
         return -1;
+    /* CUPTI starts here when it was never subscribed, or finalized since */
+    if (first || a->attach.finalizes != a->attach.started_at_fin) {
+        agent_api_cupti_start(a, late);
+        a->attach.started_at_fin = a->attach.finalizes;
+    }
     if (!late && !first)   /* a new session's start: CUPTI loaded, no kind on */
         agent_prov_collect(a);
     if (!a->attach.attrs_set) {

@@ -57,6 +57,7 @@ typedef struct agent_attach_state {
     _Atomic uint64_t fin_ns;          /* ... when cuptiFinalize returned  */
     _Atomic int fin_rc;               /* its result                       */
     uint32_t finalizes;               /* finalized in this process        */
+    uint32_t started_at_fin;          /* finalizes when CUPTI last started */
     uint64_t ns, cost_ns;             /* the latest attach                */
     bool late;                        /* ... came after the start         */
     _Atomic uint32_t pre_contexts;    /* contexts dumped at that attach   */

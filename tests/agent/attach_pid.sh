@@ -106,10 +106,14 @@ for k in kernel memcpy; do
     check "basic: $k records (made after the ack)" "$(val "$d/dump" records.$k.0)" 1000
 done
 m=$(val "$d/dump" records.memset.0); check "basic: memset (not asked for)" "${m:-0}" 0
-# the API record policy applied at the attach (issue 27): the runtime kind
-# asked for is recorded call id by call id (gpu policy), not left muted
-check "basic: the policy enabled runtime call ids (truth)" \
-    "$(grep -c '^call.cuptiActivityEnableRuntimeApi=' "$d/truth")" 1
+# the API record policy at the attach (issue 27): the runtime kind asked for
+# is recorded, never left muted; CUPTI started after CUDA here, when call
+# ids enabled one by one yield nothing on the H200 (doc/benchmarks.md), so
+# the kind is enabled whole, and a note says so
+check "basic: the runtime kind enabled whole (truth)" \
+    "$(grep -c '^call.cuptiActivityEnableRuntimeApi=' "$d/truth")" 0
+grep -q "CUPTI started after CUDA in this process" "$d/dump" ||
+    { echo "FAIL basic: no note that the policy records whole API kinds after the attach"; fail=1; }
 # (API records have no device: device none; check_truth.py compares the
 # count with the truth's, summed over the simulated devices)
 rt=$(val "$d/dump" records.runtime.none)
