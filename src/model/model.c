@@ -390,6 +390,13 @@ static int judge_end(cupstore_txn *txn, sum_ctx *c, bool covers_end, bool have_f
 
     if (!covers_end)
         return 0;
+    if (s->state == MODEL_STATE_CRASHED && !s->heartbeat_ns) {
+        uint64_t sec = s->start_ns / 1000000000u;
+        return reason_add(s, MODEL_REASON_NO_FINAL, 1, sec, sec, 0,
+                          "crashed: no final status and no heartbeat (the process died "
+                          "before its first health row); the stop protocol never ran, so "
+                          "the tail of the trace is missing");
+    }
     if (s->state == MODEL_STATE_CRASHED) {
         char hb[32];
         model_format_second(s->heartbeat_ns / 1000000000u, hb, sizeof hb);

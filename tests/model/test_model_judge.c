@@ -312,6 +312,25 @@ static void test_crashed(void **state)
     judged_free(&j);
 }
 
+/* Killed before its first health row: crashed, and the reason says there
+ * was no heartbeat rather than "last heartbeat 1970-01-01" (issue 28). */
+static void test_crashed_before_heartbeat(void **state)
+{
+    fx *f = *state;
+    judged j;
+    judge(f, &j);
+    assert_int_equal(j.s.state, MODEL_STATE_CRASHED);
+    assert_true(has_reason(&j.s, MODEL_REASON_NO_FINAL));
+    const char *t = NULL;
+    for (size_t i = 0; i < j.s.nreasons; i++)
+        if (j.s.reasons[i].reason == MODEL_REASON_NO_FINAL)
+            t = j.s.reasons[i].text;
+    assert_non_null(t);
+    assert_null(strstr(t, "1970"));
+    assert_non_null(strstr(t, "no heartbeat"));
+    judged_free(&j);
+}
+
 static void row_now(unsigned i, cupstore_health *h, void *arg)
 {
     uint64_t now = *(uint64_t *)arg;
@@ -1032,6 +1051,7 @@ int main(void)
         cmocka_unit_test(test_each_loss_class),
         cmocka_unit_test(test_exit_paths),
         cmocka_unit_test_setup_teardown(test_crashed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_crashed_before_heartbeat, setup, teardown),
         cmocka_unit_test_setup_teardown(test_running, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flush_failed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_disabled, setup, teardown),
