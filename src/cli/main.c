@@ -163,7 +163,10 @@ static const struct subcommand *global_store(int *argcp, char ***argvp)
             sub = &subcommands[i];
     if (!sub)
         return NULL;
-    char **nv = calloc((size_t)(argc - rest) + 3, sizeof *nv);
+    /* Held in a static so that a subcommand which exits from inside
+     * (its --help) leaves it reachable; dispatch frees it otherwise. */
+    static char **nv;
+    nv = calloc((size_t)(argc - rest) + 3, sizeof *nv);
     if (!nv)
         return NULL;
     int n = 0;
@@ -190,10 +193,14 @@ static int dispatch(int argc, char **argv, const char **name)
         printf("cuptop %s\n", PACKAGE_VERSION);
         return CUPTOP_EXIT_OK;
     }
+    char **given = argv;
     const struct subcommand *sub = global_store(&argc, &argv);
     if (sub) {
         *name = sub->name;
-        return sub->fn(argc, argv);
+        int status = sub->fn(argc, argv);
+        if (argv != given)
+            free(argv);
+        return status;
     }
     /* No subcommand, or only options: the live monitor. */
     if (argc < 2 || argv[1][0] == '-') {

@@ -200,8 +200,10 @@ int model_job_read(const char *dir, const char *job, uint64_t from_s, uint64_t t
         model_job_free(out);
         return rc;
     }
-    if (!out->n)
+    if (!out->n) {
+        model_job_free(out);
         return CUPSTORE_ENOTFOUND;
+    }
     model_job_judge(out);
     return 0;
 }

@@ -35,6 +35,12 @@ delays=$(python3 -c 'import random, sys
 r = random.Random(int(sys.argv[1]))
 print(" ".join(str(r.randrange(250)) for _ in range(2 * int(sys.argv[2]))))' "$seed" "$runs")
 
+# An ASan build's agent loads only into a process whose ASan runtime came
+# first: the python target then starts with that runtime preloaded.
+asan_rt=$(ldd "$agent" 2>/dev/null | awk '/libasan/ { print $3 }')
+target_env=
+[ -n "$asan_rt" ] && target_env="LD_PRELOAD=$asan_rt ASAN_OPTIONS=detect_leaks=0"
+
 wait_file() { # PATH (60 s at most)
     i=0
     while [ ! -e "$1" ] && [ $i -lt 3000 ]; do sleep 0.02; i=$((i + 1)); done
@@ -51,7 +57,7 @@ one() {
     mkdir -p "$d"
     mkfifo "$d/fifo"
     exec 3<>"$d/fifo"
-    python3 -c 'import ctypes, os, sys
+    env $target_env python3 -c 'import ctypes, os, sys
 # any tracer may attach (Yama ptrace_scope 1), as simdrive allows
 ctypes.CDLL(None).prctl(0x59616d61, ctypes.c_ulong(2**64 - 1), 0, 0, 0)
 d = sys.argv[1]

@@ -15,6 +15,16 @@
 #       --force or not: refused, one line, exit 2, the store untouched.
 . "${top_srcdir:?}/tests/faults/lib.sh"
 need_tools python3
+# Every read here faults (SIGBUS, an LMDB assertion) and cupstore_guarded
+# jumps back past the frames that had allocated: what they held is left
+# behind by design (src/model/model.c, by_id_guarded), and LeakSanitizer
+# would turn each such command's exit status into 1.  The other sanitizer
+# checks stay on; test_bad_stores.sh keeps leak checking for the damage
+# that is detected without a fault.
+if [ -n "$SANITIZED" ]; then
+    ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+    export ASAN_OPTIONS
+fi
 FILL=$B/tests/cli/fill_store
 [ -x "$FILL" ] || skip "$FILL not built"
 GOOD=20250101T120000-1001
