@@ -111,9 +111,13 @@ CUptiResult agent_api_apply_kind(agent *a, unsigned kind, bool want)
         count_muted(a);
         return a->cupti.ActivityEnable(ck);
     }
-    /* filtered: the whole kind off (it would override), then call by call;
-     * rows only where the state changes, unless the kind was whole since
-     * (its per-call state is then unknown) */
+    /* filtered: the whole kind off (it would override), then call by call.
+     * Disabling the kind whole overrides the per-call settings made before
+     * it as enabling does (cupti_activity.h; a call id left as it was went
+     * silent: `control --api-include` on a gpu session, a forked child's
+     * first session), so every row that is to be on is set again, and a
+     * row that was on is set off; all rows when the kind was whole since
+     * (its per-call state is then unknown). */
     (void)a->cupti.ActivityDisable(ck);
     bool all_rows = a->api.whole[dom], first = true;
     CUptiResult err = CUPTI_SUCCESS;
@@ -122,7 +126,7 @@ CUptiResult agent_api_apply_kind(agent *a, unsigned kind, bool want)
         if (e->domain != dom)
             continue;
         uint8_t on = row_recorded(a, e);
-        if (!all_rows && on == a->api.on[i])
+        if (!all_rows && !on && !a->api.on[i])
             continue;
         CUptiResult r = fn(e->cbid, on);
         if (r != CUPTI_SUCCESS && first) {

@@ -155,6 +155,36 @@ grep -q "epoch 1: API records all: every call recorded" "$d/report" &&
 grep -q "epoch 2: API records gpu: [1-9]" "$d/report" ||
     { echo "FAIL control: the report does not show both epochs' policies"; fail=1; }
 
+# ---- runtime change from one filter to another: gpu, then gpu plus an
+# include by control.  Disabling the kind whole overrides every call id set
+# before (cupti_activity.h): the call ids gpu records must be set again, not
+# only the one the include adds (they were lost, truth matrix: a forked
+# child's runtime and driver kinds on and no API record)
+d=$tmp/control2
+mkdir -p "$d"
+CUPTOP_STORE=$d/store CUPTOPSIM_TRUTH=$d/sim.truth \
+    timeout 300 "$drive" "$sim" "$agent" "$d/truth" seq:ctx,emit:200,mark:p1,wait:go,emit:300 return \
+    >"$d/out" 2>"$d/err" &
+pid=$!
+id=$("$ctl" wait-session "$d/store" 1 30)
+i=0; while [ ! -e "$d/p1" ] && [ $i -lt 3000 ]; do sleep 0.02; i=$((i + 1)); done
+i=0
+until "$b/cuptop" control --store "$d/store" "$id" --api gpu --api-include cudaGetDevice \
+    --wait 60 >"$d/ctl" 2>&1; do
+    grep -q "no health row yet" "$d/ctl" && [ $i -lt 100 ] ||
+        { echo "FAIL control2: cuptop control --api-include: $(cat "$d/ctl")"; fail=1; break; }
+    sleep 0.1; i=$((i + 1))
+done
+touch "$d/go"
+wait "$pid"; pid=
+names "$d"
+# 300 ops of each of 4 GPU kinds after the change, 5 noise calls each,
+# round robin over 8 names: 750 cudaGetDevice, all after
+check "control2: cudaGetDevice stored after the change only" "$(stored "$d" cudaGetDevice)" 750
+check "control2: cudaLaunchKernel stored in both epochs" "$(stored "$d" cudaLaunchKernel)" 500
+check "control2: cuLaunchKernel stored in both epochs" "$(stored "$d" cuLaunchKernel)" 500
+check "control2: cudaEventRecord stored in both epochs" "$(stored "$d" cudaEventRecord)" 500
+
 # ---- a CUPTI without the per-call functions ------------------------------
 for how in "CUPTOPSIM_FAULTS=no_api_filter=1" "CUPTOPSIM_API_VERSION=19"; do
     o=old-${how%%=*}
