@@ -31,6 +31,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 KINDS = ["kernel", "memcpy", "memset", "runtime", "driver", "sync", "overhead", "marker"]
@@ -48,7 +49,9 @@ NAME_RE = re.compile(r'"name":"((?:[^"\\]|\\.)*)"')
 # (doc/truth.md).
 DIMS = [
     ("driver", ["simdrive", "run"]),           # simdrive (seq steps) or cuptop run -- cuptop-simapp
-    ("start", ["eager", "dormant", "capture", "capture_nvtx", "attach"]),
+    ("start", ["eager", "dormant", "capture", "capture_nvtx", "attach", "attach2",
+               "attach2race"]),              # attach2: a second cuptop attach after the first,
+                                             # attach2race: two at once
     ("kinds", ["default", "all", "kernel", "kernel,runtime", "kernel,memcpy,memset,marker"]),
     ("api", ["gpu", "all", "none", "gpu+include", "all-exclude"]),
     ("sizes", ["ample", "small", "starved", "queue1"]),
@@ -57,13 +60,19 @@ DIMS = [
     ("devices", ["1", "2", "3"]),
     ("threads", ["2", "1", "4"]),
     ("scope", ["all", "0"]),
-    ("end", ["return", "exit", "term", "int", "hup", "abort", "kill", "_exit", "kill9"]),
-    ("store", ["plain", "slow", "slowstop", "full"]),
-    ("reader", ["none", "sessions", "exporter"]),
+    ("end", ["return", "exit", "term", "int", "hup", "abort", "kill", "_exit", "kill9",
+             "twosig"]),                 # twosig: SIGINT to cuptop run's group, SIGTERM to both
+    ("store", ["plain", "slow", "slowstop", "full", "readonly"]),
+    ("reader", ["none", "sessions", "exporter", "hold"]),   # hold: a read txn held throughout
     ("nvtx", ["none", "nested", "unbalanced", "threads", "early"]),
     ("control", ["none", "kinds", "burst", "detach", "pool"]),
     ("job", ["none", "two", "only-if"]),       # cuptop run --job: two ranks (--only-if RANK=0)
+    ("fork", ["none", "fork", "exec"]),        # cuptop-simapp --fork [--exec]: a CUDA child
+    ("range_end", ["closed", "open"]),         # open: the app ends inside its capture range
 ]
+ATTACH = ("attach", "attach2", "attach2race")
+CAPTURE = ("capture", "capture_nvtx")
+CRASH_ENDS = ("abort", "kill", "kill9")
 DIM_NAMES = [d for d, _ in DIMS]
 DEFAULTS = {d: v[0] for d, v in DIMS}
 
@@ -80,6 +89,14 @@ def draw(seed):
             case[name] = values[0]
         else:
             case[name] = rnd.choice(values[1:])
+    # a capture range left open needs a capture start, and is drawn most
+    # often with a crash inside it (what the dimension is for); drawn
+    # after the others, so they stay as they were
+    if case["range_end"] == "open":
+        if case["start"] not in CAPTURE:
+            case["start"] = rnd.choice(CAPTURE)
+        if rnd.random() < 0.7:
+            case["end"] = rnd.choice(CRASH_ENDS)
     return normalize(case)
 
 
@@ -87,6 +104,11 @@ def normalize(case):
     """Make a drawn case one that can run: drop combinations that mean
     nothing (each rule says why), never ones that are merely unusual."""
     c = dict(case)
+    if c["end"] == "twosig" and c["job"] == "none":
+        # two signals from outside to cuptop run and the application: the
+        # simapp's truth is rewritten by the agent's forced flush (simdrive
+        # writes none when the default action kills it)
+        c["driver"] = "run"
     if c["driver"] == "run":
         # cuptop-simapp has no seq steps: no dormant/attach/capture/NVTX/
         # control handshake (those run on simdrive)
@@ -104,8 +126,10 @@ def normalize(case):
         c["start"] = "eager"
         c["nvtx"] = "none"
         c["control"] = "none"
-    if c["start"] in ("capture", "capture_nvtx"):
+    if c["start"] in CAPTURE:
         c["control"] = "none"       # a capture range owns the kinds
+    else:
+        c["range_end"] = "closed"   # no capture range to leave open
     if c["start"] == "capture_nvtx" and c["nvtx"] == "early":
         c["nvtx"] = "nested"
     if c["end"] == "kill9" and c["workload"] == "emit":
@@ -116,8 +140,28 @@ def normalize(case):
         # a full map refuses the health rows a control request waits for,
         # and the session an attach must find
         c["control"] = "none"
-        if c["start"] in ("attach", "dormant"):
+        if c["start"] in ATTACH + ("dormant",):
             c["store"] = "plain"
+    if c["store"] == "readonly":
+        # nothing can be stored: no session for an attach, a control
+        # request or a held reader to find, nor for kill -9 to wait for
+        if c["start"] in ATTACH + ("dormant",):
+            c["store"] = "plain"
+        else:
+            c["control"] = "none"
+            if c["reader"] == "hold":
+                c["reader"] = "none"
+            if c["end"] == "kill9":
+                c["end"] = "return"
+    if c["fork"] != "none":
+        # cuptop-simapp --fork (simdrive's fork is an exit path of its
+        # own); not in a job (one truth per rank), nor with an end that
+        # reaches the child too (a group's signals) or kills the parent
+        # before the child's truth is written (kill -9 from outside)
+        if c["driver"] != "run" or c["job"] != "none" or c["end"] in ("kill9", "twosig"):
+            c["fork"] = "none"
+        elif c["fork"] == "fork" and os.environ.get("CUPTOP_TEST_SANITIZER", "no") not in ("", "no"):
+            c["fork"] = "exec"   # libasan deadlocks in a threaded fork (doc/reliability.md row 3)
     return c
 
 
@@ -166,8 +210,10 @@ class Known:
             self.rows.append((parts[0], parts[1], conds))
 
     def item(self, check, case):
+        # a forked child's checks ("child:NAME") are known as NAME's
+        bare = check[len("child:"):] if check.startswith("child:") else check
         for item, glob, conds in self.rows:
-            if not fnmatch.fnmatchcase(check, glob):
+            if not fnmatch.fnmatchcase(check, glob) and not fnmatch.fnmatchcase(bare, glob):
                 continue
             ok = True
             for k, eq, vals in conds:
@@ -227,13 +273,56 @@ class Case:
         self.truth_path = os.path.join(work, "truth")
         self.nvtx_path = os.path.join(work, "nvtx")
         self.log = []
+        self.groups = []           # process groups of the case (spawn)
+        self.prefix = ""           # of check names: "child:" for a forked child
 
     # one check: every check has a stable name (what known.txt matches)
     def check(self, name, ok, detail=""):
-        self.results.append((name, bool(ok), detail))
+        self.results.append((self.prefix + name, bool(ok), detail))
 
     def eq(self, name, got, want):
         self.check(name, got == want, f"{got!r}" + ("" if got == want else f" (want {want!r})"))
+
+    def spawn(self, argv, **kw):
+        """A process in a group of its own, killed whole at the end of the
+        case (kill_groups) or when truth.py itself is stopped."""
+        p = subprocess.Popen(argv, start_new_session=True, **kw)
+        self.groups.append(p)
+        with LIVE_LOCK:
+            LIVE_GROUPS.add(p.pid)
+        return p
+
+    def kill_group(self, p):
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        try:
+            p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            pass
+        with LIVE_LOCK:
+            LIVE_GROUPS.discard(p.pid)
+
+    def kill_groups(self):
+        for p in self.groups:
+            self.kill_group(p)
+
+    def cuptop_many(self, args, n, timeout=120):
+        """n copies of one cuptop command at once: [(rc, stdout, stderr)]."""
+        ps = [subprocess.Popen([self.env.cuptop, *args], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE) for _ in range(n)]
+        res = []
+        for p in ps:
+            try:
+                o, er = p.communicate(timeout=timeout)
+                res.append((p.returncode, o.decode("utf-8", "replace"),
+                            er.decode("utf-8", "replace")))
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.communicate()
+                res.append(("timeout", "", ""))
+        return res
 
     def cuptop(self, *args, timeout=120):
         try:
@@ -265,6 +354,27 @@ class Case:
 
 
 # ---------------------------------------------------------------- the run
+# process groups alive now (readers, applications), killed when truth.py is
+# stopped: a reader loop must not outlive a killed matrix
+LIVE_GROUPS = set()
+LIVE_LOCK = threading.Lock()
+
+
+def kill_live_groups(*_):
+    with LIVE_LOCK:
+        pids = list(LIVE_GROUPS)
+    for pid in pids:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def on_stop_signal(sig, _frame):
+    kill_live_groups()
+    signal.signal(sig, signal.SIG_DFL)
+    os.kill(os.getpid(), sig)
+
 WORK_EMIT = 300
 SECONDS = {"clean": 0.3, "drops": 0.3, "slow-consumer": 0.4, "pytorch": 0.3}
 
@@ -339,15 +449,22 @@ def simdrive_seq(c):
     if c["nvtx"] == "early":
         steps += ["push:early"]          # before CUDA (and CUPTI) is initialised
     steps += ["ctx"]
-    if c["start"] in ("dormant", "attach"):
+    if c["start"] in ("dormant",) + ATTACH:
         steps += ["emit:50", "mark:ready", "wait:go"]
-        hs.append(("attach" if c["start"] == "attach" else "control-attach", "ready", "go"))
+        hs.append((c["start"] if c["start"] in ATTACH else "control-attach", "ready", "go"))
+    # range_end=open: the application ends (or crashes) inside the range
     if c["start"] == "capture":
-        steps += ["emit:50", "pstart", w, "pstop", "emit:50"]
+        steps += ["emit:50", "pstart", w] + (["pstop", "emit:50"] if c["range_end"] == "closed" else [])
     elif c["start"] == "capture_nvtx":
-        steps += ["emit:50", "push:step", w, "pop", "emit:50"]
+        steps += ["emit:50", "push:step", w] + (["pop", "emit:50"] if c["range_end"] == "closed" else [])
     else:
         steps += [w]
+    if c["reader"] == "hold":
+        # the held read transaction is open before the work (after the
+        # session exists: an attach's or a dormant one's at its handshake)
+        i = steps.index(w)
+        steps[i:i] = ["mark:hold", "wait:held"]
+        hs.append(("hold", "hold", "held"))
     steps += nv
     if c["nvtx"] == "early":
         steps += ["pop"]
@@ -370,7 +487,7 @@ def expected_rc(c):
     if c["job"] != "none":
         return 0    # sh -c '... & ... & wait': wait with no operand is 0
     return {"return": 0, "exit": 0, "_exit": 0, "term": 143, "int": 130, "hup": 129,
-            "abort": 134, "kill": 137, "kill9": 137}[c["end"]]
+            "abort": 134, "kill": 137, "kill9": 137, "twosig": 130}[c["end"]]
 
 
 def run_app(cs):
@@ -386,7 +503,7 @@ def run_app(cs):
     hs = []
     if c["driver"] == "simdrive":
         seq, hs = simdrive_seq(c)
-        agent = "none" if c["start"] == "attach" else env.agent
+        agent = "none" if c["start"] in ATTACH else env.agent
         argv = [env.simdrive, env.sim, agent, cs.truth_path, seq, simdrive_exit(c["end"])]
         cs.truth_kind = "simdrive"
     else:
@@ -406,11 +523,18 @@ def run_app(cs):
             # every kind's quota at once (the scenario's rates would take
             # 30 s for the 10/s kinds)
             simargs += ["--ops", str(WORK_EMIT), "--max-rate", "--seconds", "30"]
+        elif c["end"] == "twosig":
+            simargs += ["--seconds", "30"]   # until the signals end it
         else:
             simargs += ["--seconds", str(SECONDS.get(c["workload"], 0.3))]
-        ex = {"term": "sigterm", "int": "sigint", "hup": "sighup", "kill9": "return"}.get(
-            c["end"], c["end"])
+        ex = {"term": "sigterm", "int": "sigint", "hup": "sighup", "kill9": "return",
+              "twosig": "return"}.get(c["end"], c["end"])
         simargs += ["--exit", ex]
+        if c["fork"] != "none":
+            # a child that is a CUDA user of its own (its truth: TRUTH.child)
+            simargs += ["--fork"] + (["--exec"] if c["fork"] == "exec" else [])
+        if c["end"] == "twosig":
+            simargs += ["--ready-file", os.path.join(cs.work, "ready")]
         argv = [env.cuptop, "run", *opts, "--", env.simapp, *simargs]
         cs.truth_kind = "simapp"
         if c["job"] != "none":
@@ -421,10 +545,30 @@ def run_app(cs):
             sh = " ".join(f"RANK={r} WORLD_SIZE=2 {rank_cmd} --truth "
                           f"{shlex.quote(cs.truth_path + '.' + str(r))} &" for r in (0, 1))
             argv = [env.cuptop, "run", *jopts, *opts, "--", "sh", "-c", sh + " wait"]
+    if c["store"] == "readonly":
+        # the store directory exists and cannot be written; root writes
+        # anywhere, so as root the application runs without the capability
+        os.makedirs(cs.store, mode=0o700)
+        os.chmod(cs.store, 0o500)
+        if os.geteuid() == 0:
+            if not shutil.which("setpriv"):
+                cs.check("readonly:setpriv", False, "root and no setpriv: cannot drop "
+                         "CAP_DAC_OVERRIDE")
+                return False
+            argv = ["setpriv", "--bounding-set=-dac_override,-dac_read_search",
+                    "--inh-caps=-all", "--", *argv]
     cs.argv = argv
-    # a reader running throughout
+    # a reader running throughout, in a process group of its own (killed
+    # whole at the end of the case, whatever happens to the case)
     reader = None
-    if c["reader"] != "none":
+    if c["reader"] == "hold":
+        # a read transaction held on the session for the whole run: the
+        # writer cannot reuse the pages it pins
+        hcmd = (f"while :; do s=$('{env.ctl}' sessions '{cs.store}' 2>/dev/null | head -n 1); "
+                f"[ -n \"$s\" ] && exec '{env.hold_reader}' '{cs.store}' \"$s\"; sleep 0.02; done")
+        reader = cs.spawn(["sh", "-c", hcmd], stdout=open(os.path.join(cs.work, "hold.out"), "wb"),
+                          stderr=subprocess.STDOUT)
+    elif c["reader"] != "none":
         rcmd = {"sessions": f"while :; do '{env.cuptop}' sessions --store '{cs.store}' --json "
                             f">/dev/null 2>&1; rc=$?; [ $rc -gt 128 ] && echo $rc >> '{cs.work}/reader.crash'; "
                             f"sleep 0.05; done",
@@ -432,30 +576,62 @@ def run_app(cs):
                             f"'{cs.work}/reader.prom' --once >/dev/null 2>&1; rc=$?; "
                             f"[ $rc -gt 128 ] && echo $rc >> '{cs.work}/reader.crash'; "
                             f"sleep 0.05; done"}[c["reader"]]
-        reader = subprocess.Popen(["sh", "-c", rcmd], start_new_session=True,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    sig_default = dict(preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    p = subprocess.Popen(argv, env=e, stdout=out, stderr=err, **sig_default)
+        reader = cs.spawn(["sh", "-c", rcmd], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL)
+    # the application in a group of its own too (a forked child, the ranks
+    # of a job: nothing of a case outlives it); SIGINT back to its default
+    # (a background job inherits it ignored)
+    p = cs.spawn(argv, env=e, stdout=out, stderr=err,
+                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     hand_ok = True
     for what, mark, go in hs:
         if not cs.wait_file(mark, p):
             cs.check(f"handshake:{what}", False, f"{mark} never appeared")
             hand_ok = False
             break
-        sid = cs.session_id() if what != "attach" else None
-        if what != "attach" and sid is None:
+        sid = cs.session_id() if what not in ATTACH else None
+        if what not in ATTACH and sid is None:
             cs.check(f"handshake:{what}:session", False, "no session in the store")
             hand_ok = False
             break
-        if what == "attach":
-            rc, o, er = cs.cuptop("attach", "--store", cs.store, "--wait", "60",
-                                  *(["--kinds", e["CUPTOP_KINDS"]] if "CUPTOP_KINDS" in e else []),
-                                  *attach_api_opts(e), str(p.pid))
+        if what in ATTACH:
+            aargs = ["attach", "--store", cs.store, "--wait", "30",
+                     *(["--kinds", e["CUPTOP_KINDS"]] if "CUPTOP_KINDS" in e else []),
+                     *attach_api_opts(e), str(p.pid)]
+            # attach2race: two at once; attach2: a second after the first
+            res = cs.cuptop_many(aargs, 2 if what == "attach2race" else 1)
+            if what == "attach2":
+                res += cs.cuptop_many(aargs, 1)
+            # the one that loaded the agent, and the others
+            loaders = [r for r in res if r[0] == 0 and "already" not in r[1] + r[2]]
+            ok = loaders or [r for r in res if r[0] == 0]
+            rc, o, er = ok[0] if ok else res[0]
             cs.eq("attach:exit", rc, 0)
+            if len(res) > 1:
+                cs.eq("attach:one-loader", len(loaders), 1)
+            others = list(res)
+            if ok:
+                others.remove(ok[0])
+            for i, (rc2, o2, er2) in enumerate(others):
+                # the other one: a no-op that says so, or refused clearly
+                # (a message, a documented status) -- never a crash
+                cs.check("attach:second-clear",
+                         (rc2 == 0 and "already" in o2 + er2) or
+                         (rc2 in (1, 2) and er2.strip().startswith("cuptop attach:")),
+                         f"rc {rc2}: {o2.strip()[:160]} {er2.strip()[:160]}")
+                cs.log.append(f"attach #{i + 2}: rc {rc2}: {o2.strip()[:160]} {er2.strip()[:160]}")
             if rc != 0:
                 hand_ok = False
                 cs.log.append(f"attach: rc {rc}: {o.strip()} {er.strip()}")
                 break
+        elif what == "hold":
+            # the reader holds its transaction before the work starts
+            end = time.time() + 60
+            hout = os.path.join(cs.work, "hold.out")
+            while "ready" not in open(hout, errors="replace").read() and time.time() < end \
+                    and reader.poll() is None:
+                time.sleep(0.02)
+            rc = 0
         elif what == "control-attach":
             rc, o, er = cs.cuptop("control", "--store", cs.store, sid, "--attach", "--wait", "60")
             cs.eq("control:attach", rc, 0)
@@ -491,6 +667,19 @@ def run_app(cs):
         # the case cannot go on (its failure is recorded): end the app now
         # rather than let it wait for a handshake that will not come
         p.kill()
+    if c["end"] == "twosig" and hand_ok:
+        # Ctrl-C to cuptop run's group, then a supervisor's SIGTERM to
+        # cuptop run and the application, back to back, at a random moment
+        # of the run
+        if cs.wait_file("ready", p, 60) and cs.wait_session(60):
+            time.sleep(cs.rnd.uniform(0.0, 0.3))
+            try:
+                app = int(open(os.path.join(cs.work, "ready")).read().split()[0])
+                os.killpg(p.pid, signal.SIGINT)
+                os.kill(p.pid, signal.SIGTERM)
+                os.kill(app, signal.SIGTERM)
+            except (OSError, ValueError, IndexError):
+                pass   # it ended first: judged as a return
     if c["end"] == "kill9" and hand_ok:
         # kill -9 at a random moment of the run (after the session exists)
         cs.wait_session(60)
@@ -517,8 +706,12 @@ def run_app(cs):
     rc = rc if rc >= 0 else 128 - rc
     cs.app_rc = rc
     if reader:
-        os.killpg(reader.pid, signal.SIGKILL)
-        reader.wait()
+        if c["reader"] == "hold":
+            # it held its transaction to the end (a store error ends it)
+            held = open(os.path.join(cs.work, "hold.out"), errors="replace").read()
+            cs.check("reader:hold-alive", reader.poll() is None, held.strip()[:200])
+            cs.log.append("hold_reader: " + (held.strip().replace("\n", " ")[:100] or "no session"))
+        cs.kill_group(reader)
     out.close()
     err.close()
     return hand_ok
@@ -547,8 +740,11 @@ def oracle(cs):
     # runs at the last context's destruction): not a crash there
     crashed_end = c["end"] in ("kill", "kill9") or (c["end"] == "_exit" and c["driver"] == "simdrive")
     # the application
-    if c["end"] == "kill9" and cs.app_rc == 0:
-        pass   # it finished before the kill: judged as a return
+    if c["end"] in ("kill9", "twosig") and cs.app_rc == 0:
+        pass   # it finished before the kill or the signals: judged as a return
+    elif c["end"] == "twosig":
+        # it dies of one of the two signals it was sent, once
+        cs.check("app:exit-status", cs.app_rc in (130, 143), f"{cs.app_rc} (want 130 or 143)")
     else:
         cs.eq("app:exit-status", cs.app_rc, expected_rc(c))
     if c["end"] == "kill9" and cs.app_rc == 0:
@@ -559,14 +755,96 @@ def oracle(cs):
     else:
         cs.check("reader:no-crash", True)
 
+    if c["store"] == "readonly":
+        oracle_readonly(cs)
+        return
     if c["job"] == "none":
         sid = cs.session_id()
         if sid is None:
             cs.check("store:session", False, "no session in the store")
             return
+        if c["fork"] != "none":
+            oracle_fork(cs, crashed_end)
+            return
+        if c["start"] in ATTACH:
+            # one session, however many times cuptop attach ran
+            ids = subprocess.run([cs.env.ctl, "sessions", cs.store],
+                                 capture_output=True).stdout.decode().split()
+            cs.eq("attach:one-session", len(ids), 1)
         oracle_session(cs, sid, cs.truth_path, crashed_end)
         return
     oracle_job(cs, crashed_end)
+
+
+def truth_of(cs, path):
+    return load_kv(path) if cs.truth_kind == "simdrive" else simapp_truth_kv(path)
+
+
+def oracle_readonly(cs):
+    """A store directory that cannot be written: the application unharmed
+    (checked above), nothing stored and nothing claimed, the agent out of
+    CUPTI's way, and cuptop run saying that nothing was traced."""
+    c = cs.case
+    rc, sj, er = cs.cuptop("sessions", "--store", cs.store, "--json")
+    try:
+        cs.eq("readonly:no-session", (rc, json.loads(sj)), (0, []))
+    except ValueError:
+        cs.check("readonly:sessions-json", False, f"rc {rc}: {sj[:200]} {er[:200]}")
+    rc, out, er = cs.cuptop("check", "--store", cs.store, "--all")
+    cs.check("readonly:check-not-complete", rc not in (0, "timeout") and "COMPLETE" not in out,
+             f"rc {rc}: {out.strip()[:160]} {er.strip()[:160]}")
+    prom = os.path.join(cs.work, "metrics.prom")
+    rc, _, er = cs.cuptop("exporter", "--store", cs.store, "--textfile", prom, "--once")
+    cs.eq("readonly:exporter-exit", rc, 0)
+    try:
+        complete = [ln for ln in open(prom) if ln.startswith("cuptop_session_complete{")]
+    except OSError:
+        complete = []
+    cs.eq("readonly:exporter-no-session", complete, [])
+    if c["driver"] == "run":
+        err = open(os.path.join(cs.work, "err"), errors="replace").read()
+        cs.check("readonly:run-says-untraced", "nothing was traced" in err, err.strip()[:300])
+    # the agent that cannot store takes nothing: no record produced into
+    # its buffers (invariant 8)
+    paths = [cs.truth_path]
+    if c["job"] != "none":
+        paths = [f"{cs.truth_path}.{r}" for r in (0, 1)]
+    if c["fork"] != "none":
+        paths.append(cs.truth_path + ".child")
+    for path in paths:
+        if c["end"] in ("kill", "abort") and not os.path.exists(path):
+            continue
+        truth = truth_of(cs, path)
+        produced = sum(int(v) for k, v in truth.items()
+                       if k.startswith("produced.") and v.isdigit())
+        cs.eq("readonly:nothing-produced", produced, 0)
+
+
+def oracle_fork(cs, crashed_end):
+    """cuptop-simapp --fork [--exec]: the parent's session and the child's,
+    each against its own truth (a record of one in the other breaks the
+    equalities); the child ends on its own (contexts destroyed, exit 0)."""
+    rc, sj, _ = cs.cuptop("sessions", "--store", cs.store, "--json")
+    try:
+        by_pid = {str(x["pid"]): x["id"] for x in json.loads(sj)}
+    except (ValueError, KeyError, TypeError):
+        cs.check("fork:sessions-json", False, sj[:200])
+        return
+    for who, path in (("parent", cs.truth_path), ("child", cs.truth_path + ".child")):
+        pid = truth_of(cs, path).get("pid")
+        sid = by_pid.get(pid)
+        cs.check(f"fork:{who}-session", sid is not None, f"pid {pid}, sessions {sorted(by_pid)}")
+        if sid is None:
+            continue
+        if who == "child":
+            cs.prefix = "child:"
+            try:
+                oracle_session(cs, sid, path, False, end="return")
+            finally:
+                cs.prefix = ""
+        else:
+            oracle_session(cs, sid, path, crashed_end)
+    cs.eq("fork:two-sessions", len(by_pid), 2)
 
 
 def oracle_job(cs, crashed_end):
@@ -612,9 +890,11 @@ def oracle_job(cs, crashed_end):
         cs.check("job:check-json", False, out[:200])
 
 
-def oracle_session(cs, sid, truth_path, crashed_end):
-    """Every output about one session against its truth and each other."""
+def oracle_session(cs, sid, truth_path, crashed_end, end=None):
+    """Every output about one session against its truth and each other
+    (end: how this process ended, when not the case's)."""
     c = cs.case
+    end = end or c["end"]
     dump_p = subprocess.run([cs.env.ctl, "dump", cs.store, sid], capture_output=True)
     dump = {}
     for line in dump_p.stdout.decode("utf-8", "replace").split("\n"):
@@ -625,9 +905,9 @@ def oracle_session(cs, sid, truth_path, crashed_end):
         truth = load_kv(truth_path)
     else:
         truth = simapp_truth_kv(truth_path)
-    have_truth = bool(truth) and c["end"] != "kill9"
+    have_truth = bool(truth) and end != "kill9"
     final = dump.get("final.exit_path") not in (None, "none") and "final.exit_path" in dump
-    if c["end"] == "_exit" and not final:
+    if end == "_exit" and not final:
         # cuptop-simapp's _exit is a clean end only where the contexts'
         # destruction reached the agent (not with another subscriber)
         crashed_end = True
@@ -937,7 +1217,7 @@ def oracle_session(cs, sid, truth_path, crashed_end):
             else:
                 cs.eq("export:window-records", wn, inside)
             # the window judged as a window: a lossless session's window too
-            d = os.path.join(cs.work, "win")
+            d = os.path.join(cs.work, f"win-{sid}")   # one per session (a fork has two)
             rc2, _, er2 = cs.cuptop("export", "--store", cs.store, sid, "--from", str(a), "--to",
                                     str(a), "--format", "store", "-o", d)
             rc3, out3, _ = cs.cuptop("check", "--store", d, "--all")
@@ -1045,8 +1325,10 @@ class EnvPaths:
         self.sim = os.path.join(build, "libcuptop-simcupti.so")
         self.agent = os.path.join(build, "libcuptop-agent.so")
         self.faultio = os.path.join(build, "faultio.so")
+        self.hold_reader = os.path.join(build, "tests", "faults", "hold_reader")
         self.missing = [p for p in (self.cuptop, self.ctl, self.simdrive, self.simapp, self.sim,
-                                    self.agent, self.faultio) if not os.path.exists(p)]
+                                    self.agent, self.faultio, self.hold_reader)
+                        if not os.path.exists(p)]
         self.known = Known(os.path.join(src, "tests", "truth", "known.txt"))
 
 
@@ -1068,6 +1350,8 @@ def run_one(env, seed, case, keep=None, quiet=False):
             oracle(cs)
     except Exception as ex:  # a harness bug is a failure, named
         cs.check("harness:exception", False, f"{type(ex).__name__}: {ex}")
+    finally:
+        cs.kill_groups()
     dt = time.time() - t0
     fails, xfails, lines = [], [], []
     for name, ok, detail in cs.results:
@@ -1144,6 +1428,10 @@ def main(argv):
             break
         argv = argv[2:]
     env = EnvPaths(os.path.abspath(build), os.path.abspath(src))
+    import atexit
+    atexit.register(kill_live_groups)
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, on_stop_signal)
     if env.missing:
         print("truth.py: not built: " + " ".join(env.missing) + ": skipped")
         return 77
