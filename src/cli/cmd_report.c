@@ -298,7 +298,12 @@ static int report(cupstore_env *env, model_summary *s)
             continue;
         printf("  %-9s %14" PRIu64 " %12.0f %12" PRIu64, cupstore_kind_name(k),
                s->records_by_kind[k], rate(s->records_by_kind[k], r->rows), r->peak_kind[k]);
-        if (r->kind_loss[k])
+        if (r->kind_loss[k] && r->kind_loss_est[k])
+            /* an exact class (zero_ts, queue_overflow) and a share of the
+             * CUPTI drops: both, or the rows would not add up to "all" */
+            printf(" %11" PRIu64 "~ (%" PRIu64 " exact + %" PRIu64 " estimate)\n",
+                   r->kind_loss[k] + r->kind_loss_est[k], r->kind_loss[k], r->kind_loss_est[k]);
+        else if (r->kind_loss[k])
             printf(" %12" PRIu64 "\n", r->kind_loss[k]);
         else if (r->kind_loss_est[k])
             printf(" %11" PRIu64 "~ (estimate)\n", r->kind_loss_est[k]);
