@@ -67,6 +67,19 @@ static int put_batch(cupstore_txn *txn, void *arg)
     return rc ? rc : agent_ranges_put(txn, &c->ranges);
 }
 
+/* The batch's records by device and kind, counted as records once they
+ * are where they go (stored, or the null sink's counting): a batch the
+ * store refused is counted as STORE_REFUSED only, one abandoned at the
+ * stop as tail only (known.txt 29.5: the health rows' kinds counted
+ * every parsed record, refused ones too, against records_stored). */
+static void consumer_count_records(agent *a, const agent_consumer_work *c)
+{
+    for (unsigned d = 0; d < AGENT_DEVS; d++)
+        for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++)
+            if (c->counts[d][k])
+                agent_count(a, agent_c_rec(d, k), c->counts[d][k]);
+}
+
 /* Commit the current batch: names first used by it go in the same txn.
  * EAGAIN (the map grew) and CUPSTORE_EBUSY retry the whole batch
  * (cupstore_write, at most 16 times); anything else counts the
@@ -86,6 +99,7 @@ static void consumer_commit(agent *a)
         return;
     if (a->cfg.sink == AGENT_SINK_NULL || !a->env) {
         agent_names_batch_end(&c->names, true);
+        consumer_count_records(a, c);
         goto done;
     }
     uint64_t t0 = agent_mono_ns();
@@ -107,6 +121,7 @@ refused:
     agent_hist_add(&a->commit_lat, agent_mono_ns() - t0);
     if (rc == 0) {
         agent_count(a, C_RECORDS_STORED, c->n);
+        consumer_count_records(a, c);
         agent_names_batch_end(&c->names, true);
     } else {
         agent_count(a, C_STORE_REFUSED, 1);
@@ -170,14 +185,12 @@ static void consumer_parse(agent *a, const agent_qitem *it)
 {
     agent_consumer_work *c = &a->consumer.work;
     CUpti_Activity *rec = NULL;
-    uint64_t rec_counts[AGENT_DEVS][CUPSTORE_KIND_MAX];
     uint64_t zero[AGENT_DEVS][CUPSTORE_KIND_MAX];
     uint64_t tail[AGENT_DEVS][CUPSTORE_KIND_MAX];
     uint64_t ovh[CUPSTORE_OVERHEAD_MAX] = {0}, parsed = 0, errors = 0;
     bool to_tail = false;
     const char *name;
 
-    memset(rec_counts, 0, sizeof rec_counts);
     memset(zero, 0, sizeof zero);
     memset(tail, 0, sizeof tail);
     for (;;) {
@@ -241,7 +254,6 @@ static void consumer_parse(agent *a, const agent_qitem *it)
                 c->first_mono = agent_mono_ns();
             c->counts[d][r->kind]++;
         }
-        rec_counts[d][r->kind]++;
         if (r->flags & CUPSTORE_RF_ZERO_TS)
             zero[d][r->kind]++;
         if (r->kind == CUPSTORE_KIND_OVERHEAD)
@@ -251,8 +263,6 @@ static void consumer_parse(agent *a, const agent_qitem *it)
     agent_note_fill(a, it->size, it->valid, parsed + errors);
     for (unsigned d = 0; d < AGENT_DEVS; d++)
         for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++) {
-            if (rec_counts[d][k])
-                agent_count(a, agent_c_rec(d, k), rec_counts[d][k]);
             if (zero[d][k])
                 agent_count(a, agent_c_loss(CUPSTORE_LOSS_ZERO_TS, d, k), zero[d][k]);
             if (tail[d][k])
