@@ -53,11 +53,15 @@ static void usage(FILE *f)
 {
     fputs("usage: cuptop export [--store DIR] SESSION (--from T --to T | --mark NAME |\n"
           "                     --range NAME (--slowest | --nth N | --all))\n"
-          "                     --format chrome|jsonl|csv|store -o PATH [--force] [--mangled]\n"
-          "       cuptop export [--store DIR] --job JOB [--from T --to T] --format chrome\n"
+          "                     --format chrome|perfetto|jsonl|csv|store -o PATH [--force]\n"
+          "                     [--mangled]\n"
+          "       cuptop export [--store DIR] --job JOB [--from T --to T]\n"
+          "                     --format chrome|perfetto\n"
           "                     -o PATH [--force] [--mangled]\n\n"
           "Write a window of a session:\n"
           "  chrome  Trace Event JSON for Perfetto UI / chrome://tracing\n"
+          "  perfetto  Perfetto's protobuf trace (.pftrace): interned names, counter\n"
+          "          tracks for the health series, a loss track; about 10x smaller\n"
           "  jsonl   one JSON object per record per line\n"
           "  csv     the per-second health rows, with a header line\n"
           "  store   a standalone store holding just the window (cuptop --store PATH)\n\n"
@@ -69,9 +73,9 @@ static void usage(FILE *f)
           "T: unix seconds, +N (after the start), -N (before the end), start, end,\n"
           "   or YYYY-mm-ddTHH:MM:SSZ.  Both ends are inclusive.\n"
           "The output is written to a temporary file and renamed into place; an\n"
-          "existing PATH is only replaced with --force.  -o - writes chrome, jsonl\n"
+          "existing PATH is only replaced with --force.  -o - writes chrome, perfetto, jsonl\n"
           "or csv to standard output (e.g. | gzip > trace.json.gz).\n"
-          "--job JOB writes every process of the job (one cuptop run) into one chrome\n"
+          "--job JOB writes every process of the job (one cuptop run) into one chrome or perfetto\n"
           "trace: one process group per rank, \"rank N (pid P)\", holding its GPU\n"
           "streams, threads and health counters, on one clock (CUPTI timestamps are\n"
           "wall-clock ns); the job's verdict and losses, and each rank's, are in\n"
@@ -126,6 +130,7 @@ static void range_file(char *buf, size_t len, const char *dir, const model_range
     safe[k] = '\0';
     size_t dl = strlen(dir);
     const char *ext = !strcmp(format, "store") ? "" : !strcmp(format, "chrome") ? ".json"
+                      : !strcmp(format, "perfetto") ? ".pftrace"
                       : NULL;
     snprintf(buf, len, "%s%s%s-%" PRIu64 "%s%s", dir, dl && dir[dl - 1] == '/' ? "" : "/", safe,
              nth, ext ? ext : ".", ext ? "" : format);
@@ -292,17 +297,17 @@ int cmd_export(int argc, char **argv)
         if (o.mark)
             return cli_usage_error(cmd, "--job exports whole processes or --from/--to, not a "
                                         "mark");
-        if (o.format && strcmp(o.format, "chrome") != 0)
-            return cli_usage_error(cmd, "--job writes one chrome trace: use --format chrome");
+        if (o.format && strcmp(o.format, "chrome") != 0 && strcmp(o.format, "perfetto") != 0)
+            return cli_usage_error(cmd, "--job writes one trace: use --format chrome or perfetto");
     } else if (optind + 1 != argc) {
         return cli_one_session(cmd, argc, argv);
     } else {
         o.session = argv[optind];
     }
     if (!o.format)
-        return cli_usage_error(cmd, "--format is required (chrome, jsonl, csv or store)");
+        return cli_usage_error(cmd, "--format is required (chrome, perfetto, jsonl, csv or store)");
     if (!export_format_known(o.format))
-        return cli_usage_error(cmd, "unknown format '%s' (chrome, jsonl, csv or store)",
+        return cli_usage_error(cmd, "unknown format '%s' (chrome, perfetto, jsonl, csv or store)",
                                o.format);
     if (!o.output || !*o.output)
         return cli_usage_error(cmd, "-o PATH is required (- for standard output)");

@@ -25,7 +25,7 @@ static const struct subcommand subcommands[] = {
     {"sessions", cmd_sessions, "list the sessions in a store"},
     {"check", cmd_check, "judge sessions: exit 0 only when COMPLETE"},
     {"report", cmd_report, "human summary of a session, with advice"},
-    {"export", cmd_export, "export a window: chrome, jsonl, csv or store"},
+    {"export", cmd_export, "export a window: chrome, perfetto, jsonl, csv or store"},
     {"ranges", cmd_ranges, "NVTX ranges per name: count, p50/p90/p99, slowest instances"},
     {"control", cmd_control, "change a running session's kinds or buffer pool"},
     {"compare", cmd_compare, "set two sessions, epochs or marks side by side"},

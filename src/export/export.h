@@ -19,7 +19,7 @@ typedef struct export_opts {
     const char *session;     /* session id or unique prefix                */
     uint64_t from_ns, to_ns; /* window (CLOCK_REALTIME ns), inclusive      */
     const char *mark;        /* or a mark name (then from/to are ignored)  */
-    const char *format;      /* "chrome", "jsonl", "csv", "store"          */
+    const char *format;      /* "chrome", "perfetto", "jsonl", "csv", "store" */
     const char *output;      /* path, or "-" for standard output           */
     bool force;              /* overwrite an existing output               */
     bool allow_stdout;       /* "-" means standard output (the CLI only:
@@ -32,7 +32,8 @@ typedef struct export_opts {
     uint32_t range_id;       /* CUPTI marker id of the instance            */
     uint64_t range_nth;      /* its position in time order (1-based)       */
     bool range_open;         /* still open: the window ends at the data's end */
-    const char *job;         /* or every process of this job (chrome only;
+    const char *job;         /* or every process of this job (chrome or
+                                perfetto;
                                 session is then ignored, mark refused)     */
 } export_opts;
 
@@ -60,7 +61,8 @@ typedef int (*export_run_fn)(const export_opts *o, export_progress_fn progress, 
  *  export is writing, if any.  Async-signal-safe. */
 void export_fatal_cleanup(void);
 
-/** True for a format export_run writes ("chrome", "jsonl", "csv", "store"). */
+/** True for a format export_run writes ("chrome", "perfetto", "jsonl",
+ *  "csv", "store"). */
 bool export_format_known(const char *format);
 
 /* ---- Buffered output ------------------------------------------------------

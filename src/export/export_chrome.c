@@ -947,6 +947,22 @@ static void chrome_reset(chrome *c)
     c->written = c->zero_ts = c->overflowed = c->flows_out = c->markers_in_ranges = 0;
 }
 
+int export_chrome_metadata(export_ctx *x, xout *o)
+{
+    chrome c = {.x = x, .o = o, .first = true};
+    cupstore_txn *txn;
+    int rc;
+    if (x->job) {
+        write_job_metadata(&c, x->job);
+        return o->err;
+    }
+    if ((rc = cupstore_txn_begin(x->env, false, &txn)) != 0)
+        return rc;
+    rc = write_metadata(&c, txn);
+    cupstore_txn_abort(txn);
+    return rc ? rc : o->err;
+}
+
 int export_chrome(export_ctx *x, xout *o)
 {
     chrome *c = calloc(1, sizeof *c);

@@ -127,6 +127,11 @@ void export_job_close(export_ctx *x);
 
 /* Writers: 0, or an errno / cupstore code (the caller words the message). */
 int export_chrome(export_ctx *x, xout *o);
+/** The chrome export's metadata, "otherData":{...} (the session's or, with
+ *  x->job, the job's): the Perfetto writer's metadata too. */
+int export_chrome_metadata(export_ctx *x, xout *o);
+/** Perfetto's protobuf trace format (export_perfetto.c). */
+int export_perfetto(export_ctx *x, xout *o);
 /** ,"range":{...} of an export --range (nothing otherwise): the metadata
  *  of chrome and jsonl files. */
 void export_range_json(const export_ctx *x, xout *o);

@@ -62,8 +62,8 @@ int export_job_open(export_ctx *x, const char *dir, char **cause)
 {
     const export_opts *o = x->o;
     size_t unreadable = 0;
-    if (strcmp(o->format, "chrome") != 0) {
-        job_cause(cause, "--job writes one chrome trace: use --format chrome");
+    if (strcmp(o->format, "chrome") != 0 && strcmp(o->format, "perfetto") != 0) {
+        job_cause(cause, "--job writes one trace: use --format chrome or perfetto");
         return -1;
     }
     if (o->mark) {

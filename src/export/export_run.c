@@ -296,7 +296,7 @@ static int write_file(export_ctx *x, file_writer w, char **cause)
     return rc;
 }
 
-/* chrome, jsonl, csv to standard output: streamed as written; nothing to
+/* chrome, perfetto, jsonl, csv to standard output: streamed as written; nothing to
  * rename, and a pipe cannot be fsync'ed (a file or device still is). */
 static int write_stdout(export_ctx *x, file_writer w)
 {
@@ -395,6 +395,8 @@ static file_writer writer_for(const char *format)
         return export_jsonl;
     if (!strcmp(format, "csv"))
         return export_csv;
+    if (!strcmp(format, "perfetto"))
+        return export_perfetto;
     return NULL;
 }
 
@@ -528,7 +530,7 @@ int export_run(const export_opts *o, export_progress_fn progress, void *arg, cha
     bool is_store = !strcmp(o->format, "store");
     file_writer w = writer_for(o->format);
     if (!w && !is_store)
-        return set_cause(cause, "unknown format '%s' (chrome, jsonl, csv or store)", o->format),
+        return set_cause(cause, "unknown format '%s' (chrome, perfetto, jsonl, csv or store)", o->format),
                CUPTOP_EXIT_USAGE;
     bool to_stdout = o->allow_stdout && !strcmp(o->output, "-");
     if (to_stdout && is_store)
