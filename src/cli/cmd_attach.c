@@ -471,6 +471,27 @@ static void attach_read_report(const char *path, struct attach_report *r)
     fclose(f);
 }
 
+/* The agent is mapped in pid and started there: a session of it is in
+ * dir, an earlier attach is pending, or another cuptop attach is loading
+ * it.  Mapped without any of these, it may be there for NVTX only
+ * (NVTX_INJECTION64_PATH loads it at the first NVTX call, before CUDA: no
+ * InitializeInjection, no session); the injection then starts it, and
+ * answers "already" (a control request) when it had started after all.
+ * Known.txt 29.8: such a process was refused, "has the agent already but
+ * no session of it is in STORE". */
+static bool attach_agent_started(const char *dir, pid_t pid)
+{
+    struct attach_pending pend;
+    if (!cli_inject_has_mapping(pid, "/libcuptop-agent.so"))
+        return false;
+    if (attach_pending_of(dir, (int)pid, &pend) == 0 || attach_other_injector((int)pid))
+        return true;
+    char *id = attach_find_session(dir, pid);
+    bool found = id != NULL;
+    free(id);
+    return found;
+}
+
 static int attach_inject(const char *cmd, const char *dir, pid_t pid, double wait_s)
 {
     char report[PATH_MAX];
@@ -735,9 +756,8 @@ int cmd_attach(int argc, char **argv)
         free(dir);
         return CUPTOP_EXIT_USAGE;
     }
-    int status = cli_inject_has_mapping(pid, "/libcuptop-agent.so")
-                     ? attach_control(cmd, dir, pid, wait_s)
-                     : attach_inject(cmd, dir, pid, wait_s);
+    int status = attach_agent_started(dir, pid) ? attach_control(cmd, dir, pid, wait_s)
+                                                : attach_inject(cmd, dir, pid, wait_s);
     free(dir);
     return status;
 }
