@@ -287,7 +287,8 @@ typedef int (*cupstore_write_fn)(cupstore_txn *txn, void *arg);
 int cupstore_write(cupstore_env *env, cupstore_write_fn fn, void *arg, unsigned attempts);
 
 /* ---- Metadata (write once at session start; key/value strings) ------ */
-/* Well-known keys: "pid", "host", "cmdline", "start_ns", "cuda_version",
+/* Well-known keys: "pid", "host", "boot_id", "start_time", "pid_ns" (the
+ * process's identity across PID namespaces), "cmdline", "start_ns", "cuda_version",
  * "cupti_version", "cupti_api_version", "driver_version", "devices"
  * (one "index:name" per line), "config" (the agent configuration, one
  * "key=value" per line, for people), "config.KEY" (the same settings one

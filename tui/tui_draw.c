@@ -200,7 +200,8 @@ static const char *const help_lines[] = {
     "  Changes are requests: 'pending', then 'applied' once acknowledged (epoch)",
     "Plots: filled = exact counts; dotted 'est.' = per-kind estimates",
     "(CUPTI does not report drops per kind). '|' on the axis: epoch start.",
-    "States: running, complete, incomplete, crashed (stale heartbeat).",
+    "States: running, complete, incomplete, crashed (no heartbeat, process gone),",
+    "stopped / not resp. (no heartbeat, process still there or not visible here).",
 };
 
 /* The title and the section headings ("Kind panel") are bold. */

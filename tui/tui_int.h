@@ -58,6 +58,9 @@ typedef struct tui_store {
 
 typedef enum tui_sess_state {
     TUI_ST_RUNNING = 0,
+    TUI_ST_STOPPED,              /* live, the process stopped (SIGSTOP)    */
+    TUI_ST_NOT_RESPONDING,       /* live, no heartbeat, process still there
+                                    or not visible here                     */
     TUI_ST_COMPLETE,
     TUI_ST_INCOMPLETE,
     TUI_ST_CRASHED,

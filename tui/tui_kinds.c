@@ -350,10 +350,14 @@ static bool control_possible(tui *t)
         tui_set_status(t, TUI_C_BAD, "no health row yet: the agent is not reporting");
         return false;
     }
-    if (t->cur >= 0 && tui_sess_state_of(&t->store.s[t->cur]) != TUI_ST_RUNNING) {
+    tui_sess_state st = t->cur >= 0 ? tui_sess_state_of(&t->store.s[t->cur]) : TUI_ST_RUNNING;
+    if (st != TUI_ST_RUNNING && st != TUI_ST_STOPPED && st != TUI_ST_NOT_RESPONDING) {
         tui_set_status(t, TUI_C_BAD, "the session is not running: nobody would apply it");
         return false;
     }
+    if (st != TUI_ST_RUNNING)   /* queued: applied when the process runs again */
+        tui_set_status(t, TUI_C_BAD, "the process is %s: the request waits until it runs "
+                       "again", st == TUI_ST_STOPPED ? "stopped" : "not responding");
     return true;
 }
 

@@ -391,7 +391,9 @@ static void sessions_draw(tui *t)
             wattron(w, tui_color_attr(TUI_C_SELECTED));
             mvwhline(w, r, 0, ' ', COLS);
         }
-        tui_draw_textf(w, r, sc.x[C_STATE], sa, "%-10s", tui_sess_state_name(state));
+        /* the column holds 10: "not responding" is said in full on the dashboard */
+        tui_draw_textf(w, r, sc.x[C_STATE], sa, "%-10s",
+                       state == TUI_ST_NOT_RESPONDING ? "not resp." : tui_sess_state_name(state));
         if (sc.x[C_PID] >= 0)
             tui_draw_textf(w, r, sc.x[C_PID], 0, "%7d", s->have_sum ? s->sum.pid : 0);
         size_t il = strlen(id);

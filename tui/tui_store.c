@@ -65,7 +65,7 @@ int tui_summary_stale(bool have_sum, model_state state, uint64_t sum_at, uint64_
     if (state == MODEL_STATE_ENDED)
         return TUI_SUM_FRESH;                  /* ended sessions never change */
     if (hb_ns != sum_hb) {
-        if (state == MODEL_STATE_CRASHED)
+        if (state != MODEL_STATE_RUNNING)
             return TUI_SUM_REQUIRED;           /* it came back to life       */
         /* A live session: new data every second.  Re-judge it every 2 s;
          * the per-second figures come from the last health row anyway. */
@@ -75,6 +75,10 @@ int tui_summary_stale(bool have_sum, model_state state, uint64_t sum_at, uint64_
     if (state == MODEL_STATE_RUNNING && now_s > hb_ns / 1000000000u + MODEL_STALE_SECONDS &&
         now_s != sum_at)
         return TUI_SUM_REQUIRED;
+    /* Stopped or not responding: its process may end (crashed) without a
+     * new heartbeat: look again every 2 s. */
+    if (model_state_live(state) && state != MODEL_STATE_RUNNING)
+        return now_s >= sum_at + 2 ? TUI_SUM_PERIODIC : TUI_SUM_FRESH;
     return TUI_SUM_FRESH;
 }
 
@@ -85,10 +89,16 @@ tui_sess_state tui_sess_state_of(const tui_sess *s)
     switch (s->sum.state) {
     case MODEL_STATE_RUNNING:
         return TUI_ST_RUNNING;
+    case MODEL_STATE_STOPPED:
+        return TUI_ST_STOPPED;
+    case MODEL_STATE_NOT_RESPONDING:
+        return TUI_ST_NOT_RESPONDING;
     case MODEL_STATE_CRASHED:
         return TUI_ST_CRASHED;
     case MODEL_STATE_ENDED:
         return s->sum.complete ? TUI_ST_COMPLETE : TUI_ST_INCOMPLETE;
+    case MODEL_STATE_MAX:
+        break;
     }
     return TUI_ST_UNREADABLE;
 }
@@ -96,7 +106,8 @@ tui_sess_state tui_sess_state_of(const tui_sess *s)
 const char *tui_sess_state_name(tui_sess_state s)
 {
     static const char *const names[TUI_ST_MAX] = {
-        [TUI_ST_RUNNING] = "running",       [TUI_ST_COMPLETE] = "complete",
+        [TUI_ST_RUNNING] = "running",       [TUI_ST_STOPPED] = "stopped",
+        [TUI_ST_NOT_RESPONDING] = "not responding", [TUI_ST_COMPLETE] = "complete",
         [TUI_ST_INCOMPLETE] = "incomplete", [TUI_ST_CRASHED] = "crashed",
         [TUI_ST_UNREADABLE] = "unreadable",
     };

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -53,6 +54,52 @@ static void read_cmdline(char *buf, size_t len)
             buf[i] = ' ';
 }
 
+unsigned long long agent_health_start_ticks(void)
+{
+    char buf[1024];
+    unsigned long long t = 0;
+    int fd = agent_fd_open("/proc/self/stat", O_RDONLY);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')');
+    /* after ") ": state is field 3; the start time is field 22 */
+    for (int f = 2; p && f < 22; f++)
+        p = strchr(p + 1, ' ');
+    if (p)
+        t = strtoull(p + 1, NULL, 10);
+    return t;
+}
+
+/* The process's identity across PID namespaces (model_proc_find reads it):
+ * meta boot_id (the kernel's; "unknown" without /proc), start_time (clock
+ * ticks after boot) and pid_ns (the inode of its PID namespace; 0 unknown).
+ * A reader in another namespace finds the process by these, not by pid. */
+static int put_identity(cupstore_txn *txn)
+{
+    char boot[64] = "", buf[32];
+    struct stat st;
+    int fd = agent_fd_open("/proc/sys/kernel/random/boot_id", O_RDONLY);
+    ssize_t n = fd >= 0 ? read(fd, boot, sizeof boot - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    boot[n > 0 ? n : 0] = '\0';
+    boot[strcspn(boot, "\n")] = '\0';
+    int rc = cupstore_meta_put(txn, "boot_id", boot[0] ? boot : "unknown");
+    snprintf(buf, sizeof buf, "%llu", agent_health_start_ticks());
+    if (rc == 0)
+        rc = cupstore_meta_put(txn, "start_time", buf);
+    snprintf(buf, sizeof buf, "%llu",
+             stat("/proc/self/ns/pid", &st) == 0 ? (unsigned long long)st.st_ino : 0ull);
+    if (rc == 0)
+        rc = cupstore_meta_put(txn, "pid_ns", buf);
+    return rc;
+}
+
 struct meta_arg {
     agent *a;
     const char *cupti_note;
@@ -82,6 +129,8 @@ static int put_meta(cupstore_txn *txn, void *arg)
     PUT("pid", buf);
     (void)gethostname(host, sizeof host - 1);
     PUT("host", host);
+    if (rc == 0)
+        rc = put_identity(txn);
     read_cmdline(buf, sizeof buf);
     PUT("cmdline", buf);
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)agent_real_ns());

@@ -46,6 +46,10 @@ int agent_health_stop(struct agent *a, uint32_t timeout_ms);
 void agent_health_query_drops(struct agent *a);
 /** Open the first epoch and write the session metadata. */
 void agent_health_begin_session(struct agent *a, const char *cupti_note);
+/** This process's start time: clock ticks after boot, field 22 of
+ *  /proc/self/stat (0 when it cannot be read).  With the pid and the boot
+ *  id it names the process in any PID namespace, whatever reuses the pid. */
+unsigned long long agent_health_start_ticks(void);
 /** Forked child: no health thread here; its lock and cond afresh. */
 void agent_health_forked(struct agent *a);
 

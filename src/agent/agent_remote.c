@@ -95,29 +95,6 @@ static unsigned remote_cuda_wait_s(void)
                                                                     : (unsigned)n;
 }
 
-/* This process's start time (clock ticks after boot, /proc/self/stat field
- * 22): with the pid it names the process, whatever reuses the pid later. */
-static unsigned long long remote_start_time(void)
-{
-    char buf[1024];
-    unsigned long long t = 0;
-    int fd = agent_fd_open("/proc/self/stat", O_RDONLY);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    char *p = strrchr(buf, ')');
-    /* after ") ": state is field 3; the start time is field 22 */
-    for (int f = 2; p && f < 22; f++)
-        p = strchr(p + 1, ' ');
-    if (p)
-        t = strtoull(p + 1, NULL, 10);
-    return t;
-}
-
 /* STORE/.attach-PID, the attach that has no session yet: "key=value"
  * lines pid, start_time, since_ns, until_ns, state (waiting, gave_up).
  * `cuptop sessions` lists it while the process lives; removed when the
@@ -135,7 +112,7 @@ static void remote_pending(const char *state, uint64_t since_ns, uint64_t until_
     }
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     int n = snprintf(text, sizeof text, "pid=%d\nstart_time=%llu\nsince_ns=%llu\nuntil_ns=%llu\n"
-                     "state=%s\n", (int)getpid(), remote_start_time(),
+                     "state=%s\n", (int)getpid(), agent_health_start_ticks(),
                      (unsigned long long)since_ns, (unsigned long long)until_ns, state);
     agent_fd_hold();   /* never the host's 0-2 */
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);

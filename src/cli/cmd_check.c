@@ -98,6 +98,12 @@ static void print_verdict(const model_summary *s, const char *window, uint64_t f
     if (s->state == MODEL_STATE_RUNNING)
         printf("%s: %s so far (running; judged on what has happened so far)%s\n", id, v,
                window);
+    else if (s->state == MODEL_STATE_STOPPED)
+        printf("%s: %s so far (stopped: the process is there, not finished)%s\n", id, v,
+               window);
+    else if (s->state == MODEL_STATE_NOT_RESPONDING)
+        printf("%s: %s so far (not responding%s: not finished)%s\n", id, v,
+               s->not_visible ? ", process not visible here" : "", window);
     else if (s->state == MODEL_STATE_CRASHED)
         printf("%s: %s (crashed)%s\n", id, v, window);
     else
@@ -217,11 +223,11 @@ static int check_job(const char *cmd, const char *dir, const char *jobid, bool j
         xout_json_str(&o, j.id, strlen(j.id));
         xout_printf(&o, ",\"state\":\"%s\",\"verdict\":\"%s\",\"complete\":%s,"
                         "\"processes\":%zu,\"incomplete\":%zu,\"crashed\":%zu,"
-                        "\"running\":%zu,\"skipped\":%zu,\"unreadable_sessions\":%zu,"
-                        "\"world_size\":",
+                        "\"running\":%zu,\"stalled\":%zu,\"skipped\":%zu,"
+                        "\"unreadable_sessions\":%zu,\"world_size\":",
                     model_state_name(j.state), j.complete ? "COMPLETE" : "INCOMPLETE",
                     j.complete ? "true" : "false", j.n, j.incomplete, j.crashed, j.running,
-                    j.skipped, unreadable);
+                    j.stalled, j.skipped, unreadable);
         if (j.world_size)
             xout_printf(&o, "%d", j.world_size);
         else
@@ -252,7 +258,10 @@ static int check_job(const char *cmd, const char *dir, const char *jobid, bool j
             print_verdict(s, "", 0, UINT64_MAX, NULL);
         }
         printf("job %s: %s", id, j.complete ? "COMPLETE" : "INCOMPLETE");
-        if (j.state == MODEL_STATE_RUNNING)
+        if (j.state == MODEL_STATE_RUNNING && j.stalled)
+            printf(" so far (%zu running, %zu of them stopped or not responding)", j.running,
+                   j.stalled);
+        else if (j.state == MODEL_STATE_RUNNING)
             printf(" so far (%zu running)", j.running);
         printf(" (%zu process%s", j.n, j.n == 1 ? "" : "es");
         if (j.incomplete)
@@ -457,8 +466,8 @@ int cmd_check(int argc, char **argv)
             if (verify && it->verified)
                 printf("  verified: %" PRIu64 " records read back\n", it->read_back);
             else if (verify)
-                printf("  not verified: %s\n", it->s.state == MODEL_STATE_RUNNING
-                                                    ? "still running"
+                printf("  not verified: %s\n", model_state_live(it->s.state)
+                                                    ? "not finished (no final status yet)"
                                                     : "count-only session (nothing stored)");
         }
     }

@@ -227,12 +227,19 @@ static int control_session(const char *cmd, cupstore_env *env, const uint32_t *k
         return CUPTOP_EXIT_USAGE;
     }
     model_state state = s.state;
+    char why[256] = "";
+    model_liveness_text(&s, why, sizeof why);
     model_summary_free(&s);
-    if (state != MODEL_STATE_RUNNING) {
+    if (!model_state_live(state)) {
         cli_error(cmd, "session %s is %s: no agent would apply the request", id,
                   model_state_name(state));
         return CUPTOP_EXIT_USAGE;
     }
+    if (state != MODEL_STATE_RUNNING)
+        /* still there (or not visible from here): the request waits in the
+         * store and is applied once the agent writes heartbeats again */
+        printf("session %s: %s; the request is queued: the agent applies it when the "
+               "process runs again\n", id, why);
     uint32_t kinds;
     if (kinds_arg) {
         kinds = *kinds_arg;

@@ -182,10 +182,10 @@ static int advise(const model_summary *s, const model_facts *f)
                 printf("   (cuptop run %s -- ...)", a->run_option);
             putchar('\n');
         }
-        if (a->control[0] && s->state == MODEL_STATE_RUNNING)
+        if (a->control[0] && model_state_live(s->state))
             printf("     now: cuptop control %s %s\n", s->id, a->control);
     }
-    if (!n && s->complete && s->state != MODEL_STATE_RUNNING)
+    if (!n && s->complete && !model_state_live(s->state))
         printf("  Nothing was lost: this session can serve as a zero-loss baseline. Keep its\n"
                "  workload, collection configuration and versions with it, and compare other\n"
                "  runs with it only within the same epoch (same kinds).\n");
@@ -241,8 +241,9 @@ static int report(cupstore_env *env, model_summary *s)
     bool have_final = cupstore_final_get(txn, &f) == 0;
     printf("  %-16s %s%s, %s\n", "state", model_state_name(s->state),
            s->count_only ? " (count-only: nothing stored)" : "",
-           s->state == MODEL_STATE_RUNNING ? (s->complete ? "COMPLETE so far" : "INCOMPLETE so far")
-                                           : model_verdict_name(s));
+           model_state_live(s->state) ? (s->complete ? "COMPLETE so far" : "INCOMPLETE so far")
+                                      : model_verdict_name(s));
+
     if (s->window) {
         printf("  %-16s a window of session ", "window");
         print_safe_str(s->window_of);
@@ -397,6 +398,9 @@ static int report(cupstore_env *env, model_summary *s)
             goto out;
     } else if (s->state == MODEL_STATE_CRASHED) {
         printf("  never ran: the process died (no final status, stale heartbeat)\n");
+    } else if (s->state == MODEL_STATE_STOPPED || s->state == MODEL_STATE_NOT_RESPONDING) {
+        printf("  not yet: the session has not ended (%s)\n",
+               s->state == MODEL_STATE_STOPPED ? "its process is stopped" : "not responding");
     } else {
         printf("  not yet: the session is running\n");
     }

@@ -45,6 +45,18 @@ void sessions_json_fields(xout *o, const model_summary *s)
     xout_printf(o, ",\"state\":\"%s\",\"verdict\":\"%s\",\"complete\":%s,\"count_only\":%s",
                 model_state_name(s->state), model_verdict_name(s),
                 s->complete ? "true" : "false", s->count_only ? "true" : "false");
+    if (s->state == MODEL_STATE_STOPPED || s->state == MODEL_STATE_NOT_RESPONDING) {
+        /* what the lookup found of a process that writes no heartbeat */
+        if (s->not_visible || !s->proc_state)
+            xout_puts(o, ",\"process\":{\"visible\":false}");
+        else
+            xout_printf(o, ",\"process\":{\"visible\":true,\"state\":\"%c\",\"pid_here\":%d}",
+                        s->proc_state > ' ' && s->proc_state < 127 && s->proc_state != '"' &&
+                                s->proc_state != '\\'
+                            ? s->proc_state
+                            : '?',
+                        s->pid_here);
+    }
     char kinds[160];
     cupstore_kinds_format(s->kinds_enabled, kinds, sizeof kinds);
     xout_printf(o, ",\"kinds_enabled\":\"%s\",\"epoch\":%u,\"records\":%" PRIu64

@@ -282,7 +282,6 @@ static void session_labels(const exp_sess *s, char *out, size_t len)
 
 static void format_sessions(wctx *w)
 {
-    static const char *const states[] = {"running", "ended", "crashed"};
     char extra[256];
 
     family(w, "cuptop_session", M_INFO,
@@ -296,11 +295,12 @@ static void format_sessions(wctx *w)
         sample_str(w, NULL, w->lab[i], extra, "1");
     }
     family(w, "cuptop_session_state", M_GAUGE,
-           "1 for the session's state (running, ended, crashed: stale heartbeat, no final "
-           "status), 0 for the others.");
+           "1 for the session's state (running; ended; crashed: no final status, the "
+           "process gone; stopped or not_responding: stale heartbeat, the process still "
+           "there or not visible here), 0 for the others.");
     for (size_t i = 0; i < w->n; i++)
-        for (unsigned k = 0; k < 3; k++) {
-            snprintf(extra, sizeof extra, "state=\"%s\"", states[k]);
+        for (unsigned k = 0; k < MODEL_STATE_MAX; k++) {
+            snprintf(extra, sizeof extra, "state=\"%s\"", model_state_name((model_state)k));
             sample_u64(w, i, extra, (unsigned)w->s[i].state == k);
         }
     family(w, "cuptop_session_complete", M_GAUGE,

@@ -372,7 +372,7 @@ static int session_read_guarded(exporter *e, entry *en)
 
 static int rank_of(const exp_sess *s)
 {
-    return s->state == MODEL_STATE_RUNNING ? 0 : s->state == MODEL_STATE_CRASHED ? 1 : 2;
+    return model_state_live(s->state) ? 0 : s->state == MODEL_STATE_CRASHED ? 1 : 2;
 }
 
 /* Exported first: running, then crashed, then ended; newest first. */

@@ -23,17 +23,25 @@
 
 #include "model.h"
 
-static const char *const state_names[] = {"running", "ended", "crashed"};
+static const char *const state_names[MODEL_STATE_MAX] = {
+    "running", "ended", "crashed", "stopped", "not_responding"};
 
 const char *model_state_name(model_state s)
 {
-    return (unsigned)s < sizeof state_names / sizeof state_names[0] ? state_names[s] : "?";
+    return (unsigned)s < MODEL_STATE_MAX ? state_names[s] : "?";
+}
+
+bool model_state_live(model_state s)
+{
+    return s == MODEL_STATE_RUNNING || s == MODEL_STATE_STOPPED ||
+           s == MODEL_STATE_NOT_RESPONDING;
 }
 
 const char *model_reason_name(unsigned reason)
 {
     static const char *const extra[] = {"unconsumed", "no_final", "protocol", "flush",
-                                        "disabled", "store_damaged", "cupti_start"};
+                                        "disabled", "store_damaged", "cupti_start",
+                                        "not_responding"};
     if (reason < CUPSTORE_LOSS_MAX)
         return cupstore_loss_name(reason);
     if (reason < MODEL_REASON_MAX)
@@ -292,18 +300,6 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* The pid is known dead only when the session ran on this host. */
-static bool pid_dead_here(const model_summary *s)
-{
-    char host[sizeof s->host];
-    if (s->pid <= 0 || gethostname(host, sizeof host) != 0)
-        return false;
-    host[sizeof host - 1] = '\0';
-    if (strcmp(host, s->host) != 0)
-        return false;
-    return kill(s->pid, 0) != 0 && errno == ESRCH;
-}
-
 static void meta_copy(cupstore_txn *txn, const char *key, char *dst, size_t len)
 {
     char *v = NULL;
@@ -320,6 +316,24 @@ static uint64_t meta_u64(cupstore_txn *txn, const char *key)
         x = strtoull(v, NULL, 10);
     free(v);
     return x;
+}
+
+/* The process's identity (model_proc_find); have_identity stays false
+ * for stores written before the agent recorded it ("unknown": the agent
+ * could not read it). */
+static void identity_meta(cupstore_txn *txn, model_summary *out)
+{
+    char *v = NULL;
+    if (cupstore_meta_get(txn, "boot_id", &v) != 0 || !v) {
+        free(v);
+        return;
+    }
+    out->have_identity = true;
+    if (strcmp(v, "unknown") != 0)
+        snprintf(out->boot_id, sizeof out->boot_id, "%s", v);
+    free(v);
+    out->start_ticks = meta_u64(txn, "start_time");
+    out->pid_ns = meta_u64(txn, "pid_ns");
 }
 
 /* The cause of a failure on an open session: "session ID: words". */
@@ -404,6 +418,12 @@ static int judge_end(cupstore_txn *txn, sum_ctx *c, bool covers_end, bool have_f
         return reason_add(s, MODEL_REASON_NO_FINAL, 1, sec, sec, 0,
                           "crashed: no final status, last heartbeat %s; the stop protocol "
                           "never ran, so the tail of the trace is missing", hb);
+    }
+    if (s->state == MODEL_STATE_STOPPED || s->state == MODEL_STATE_NOT_RESPONDING) {
+        char why[200];
+        uint64_t sec = s->heartbeat_ns / 1000000000u;
+        model_liveness_text(s, why, sizeof why);
+        return reason_add(s, MODEL_REASON_NOT_RESPONDING, 1, sec, sec, 0, "%s", why);
     }
     if (!have_final)
         return 0; /* running: judged on what has happened so far */
@@ -523,7 +543,9 @@ static void window_meta(cupstore_txn *txn, model_summary *out)
             send = 0;
         bool reaches = wto == UINT64_MAX || (send && wto + 1 >= send);
         if (cupstore_meta_get(txn, "export_state", &state) == 0 && state)
-            out->window_end = reaches && strcmp(state, "running") != 0;
+            out->window_end = reaches && strcmp(state, "running") != 0 &&
+                              strcmp(state, "stopped") != 0 &&
+                              strcmp(state, "not_responding") != 0;   /* live ones */
         else
             out->window_end = reaches && cupstore_final_get(txn, &(cupstore_final){0}) == 0;
     }
@@ -557,6 +579,7 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
     }
     out->pid = (int)meta_u64(txn, "pid");
     meta_copy(txn, "host", out->host, sizeof out->host);
+    identity_meta(txn, out);
     meta_copy(txn, "cmdline", out->cmdline, sizeof out->cmdline);
     meta_copy(txn, "skipped", out->skipped, sizeof out->skipped);
     {
@@ -678,7 +701,12 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
         uint64_t now = now_ns();
         out->end_ns = out->heartbeat_ns;
         bool stale = out->heartbeat_ns + (uint64_t)MODEL_STALE_SECONDS * 1000000000u < now;
-        out->state = stale || pid_dead_here(out) ? MODEL_STATE_CRASHED : MODEL_STATE_RUNNING;
+        model_proc p;
+        model_proc_find(out, &p);
+        out->state = model_liveness(!stale, &p);
+        out->proc_state = p.presence == MODEL_PROC_HERE ? p.state : '\0';
+        out->pid_here = p.presence == MODEL_PROC_HERE ? p.pid_here : 0;
+        out->not_visible = p.presence == MODEL_PROC_HIDDEN;
     }
 
     /* Records per second: an ended (or dead) session's mean over its
@@ -739,10 +767,11 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
     bool covers_end = to_s >= end_s || (c->rows && c->last_second >= end_s) || to_s == UINT64_MAX;
     if (out->window && !out->window_end)
         covers_end = false;
-    if (out->state == MODEL_STATE_RUNNING && c->any_disabled)
+    rc = 0;
+    if (model_state_live(out->state) && c->any_disabled)
         rc = reason_add(out, MODEL_REASON_DISABLED, 1, c->last_second, c->last_second, 0,
                         "disabled: the agent stepped aside (see its notes)");
-    else
+    if (rc == 0)
         rc = judge_end(txn, c, covers_end, have_final, &f);
     if (rc || (rc = cupstore_note_scan(txn, note_keep, out)) != 0)
         goto out;
@@ -1021,7 +1050,7 @@ int model_verify(cupstore_env *env, model_summary *s, bool *verified, uint64_t *
     char *exported = NULL;
     *verified = false;
     *records_read = 0;
-    if (s->state == MODEL_STATE_RUNNING || s->count_only)
+    if (model_state_live(s->state) || s->count_only)
         return 0;
     int rc = cupstore_txn_begin(env, false, &txn);
     if (rc)

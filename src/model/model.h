@@ -32,15 +32,31 @@ const char *model_strerror(int rc);
  *  what cupstore_guard_last() says.  Static per thread. */
 const char *model_fault_text(void);
 
-/* A heartbeat older than this, with no final status, means crashed. */
+/* A heartbeat older than this, with no final status, means the process
+ * stopped writing them: crashed when it is gone, stopped or not responding
+ * when it is still there (model_liveness). */
 #define MODEL_STALE_SECONDS 5
 
 typedef enum model_state {
     MODEL_STATE_RUNNING = 0,   /* fresh heartbeat, no final status         */
     MODEL_STATE_ENDED,         /* final status written                     */
-    MODEL_STATE_CRASHED,       /* stale heartbeat (or dead pid), no final  */
+    MODEL_STATE_CRASHED,       /* no final status, and the process is gone
+                                  (or, where it cannot be looked up, the
+                                  heartbeat is stale)                      */
+    MODEL_STATE_STOPPED,       /* stale heartbeat, the same process still
+                                  there, stopped (SIGSTOP, Ctrl-Z, a
+                                  debugger): live, unfinished              */
+    MODEL_STATE_NOT_RESPONDING,/* stale heartbeat, the process still there
+                                  (or not visible here: another PID
+                                  namespace) but writing none: live,
+                                  unfinished                               */
+    MODEL_STATE_MAX
 } model_state;
-const char *model_state_name(model_state s);   /* "running", ...          */
+/** "running", "ended", "crashed", "stopped", "not_responding". */
+const char *model_state_name(model_state s);
+/** The session has not ended and its process is (or may be) there:
+ *  running, stopped or not responding.  Its verdict is "so far". */
+bool model_state_live(model_state s);
 
 /* Why a session is INCOMPLETE.  Loss classes first (same numbering as
  * cupstore_loss), then reasons that are not record losses. */
@@ -54,6 +70,8 @@ enum {
                                      unreadable when read back             */
     MODEL_REASON_CUPTI_START,     /* CUPTI could not start: nothing traced
                                      (always the first reason)             */
+    MODEL_REASON_NOT_RESPONDING,  /* stopped or not responding: no
+                                     heartbeat, the process still there    */
     MODEL_REASON_MAX
 };
 const char *model_reason_name(unsigned reason);  /* "cupti_dropped", ...  */
@@ -75,6 +93,20 @@ typedef struct model_summary {
     uint64_t start_ns, end_ns;      /* end_ns: final, else last heartbeat  */
     uint64_t heartbeat_ns;
     model_state state;
+    /* Who the process is, whatever namespace reads it (meta boot_id,
+     * start_time, pid_ns, written by agents since issue 28; have_identity
+     * false for older stores, judged by host name and pid as before):
+     * the kernel's boot id, the start time in clock ticks after boot
+     * (/proc/PID/stat field 22) and the inode of its PID namespace. */
+    bool have_identity;
+    char boot_id[40];
+    uint64_t start_ticks;
+    uint64_t pid_ns;
+    /* A session without a final status (model_liveness): what the
+     * process lookup found. */
+    char proc_state;                /* /proc state letter ('\0': not seen) */
+    int pid_here;                   /* its pid in this PID namespace (0)   */
+    bool not_visible;               /* cannot be looked up from here       */
     bool complete;                  /* the verdict (so far, if running)    */
     bool count_only;                /* CUPTOP_SINK=null session            */
     uint64_t attached_ns;           /* cuptop attach: when the agent was
@@ -182,6 +214,52 @@ const char *model_note_level_name(uint32_t level);
 int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s,
                     model_summary *out, char **cause);
 void model_summary_free(model_summary *s);
+
+/* ---- Is the process of a session without a final status there? ------ */
+
+typedef enum model_presence {
+    MODEL_PROC_ELSEWHERE = 0,  /* another kernel (boot id), or a store from
+                                  before the identity of another host: only
+                                  the heartbeat tells                      */
+    MODEL_PROC_HIDDEN,         /* this kernel, but not visible from here
+                                  (another PID namespace, hidepid, no
+                                  identity recorded): cannot be checked    */
+    MODEL_PROC_GONE,           /* this kernel, and no process has its pid
+                                  and start time (or it is a zombie)       */
+    MODEL_PROC_HERE,           /* the same process: pid and start time    */
+} model_presence;
+
+typedef struct model_proc {
+    model_presence presence;
+    char state;                /* HERE: the state letter of /proc/PID/stat */
+    int pid_here;              /* HERE: its pid in this PID namespace     */
+} model_proc;
+
+/** Look the process of s up by its identity (pid, host, boot_id,
+ *  start_ticks, pid_ns): in this PID namespace by its pid and start time;
+ *  in another one by its start time and its innermost pid (NSpid of
+ *  /proc/PID/status).  It is GONE only where it would be seen if it were
+ *  there: this namespace, the initial one, or one in which another of its
+ *  processes is seen.  Reads /proc (model_proc_root); never fails. */
+void model_proc_find(const model_summary *s, model_proc *out);
+
+/** The state of a session without a final status: pure.  A fresh heartbeat
+ *  means running, whatever the lookup says, unless the process is
+ *  provably gone (crashed).  A stale one: crashed when gone, or when only
+ *  the heartbeat tells (ELSEWHERE); stopped when the process is there in
+ *  state T or t; not responding when it is there otherwise, or HIDDEN. */
+model_state model_liveness(bool fresh, const model_proc *p);
+
+/** One line on the process of a stopped or not responding session: how
+ *  long without a heartbeat, what the lookup found ("stopped: no heartbeat
+ *  for 12 s; process 4242 is there, stopped (state T: SIGSTOP, Ctrl-Z or a
+ *  debugger) ..."); "" for the other states.  Made safe to print. */
+void model_liveness_text(const model_summary *s, char *buf, size_t len);
+
+/** Tests: look processes up under dir instead of /proc (NULL: /proc);
+ *  dir/sys/kernel/random/boot_id is the boot id, dir/self/ns/pid (its
+ *  inode) this PID namespace.  Not thread-safe; call before reading. */
+void model_proc_root(const char *dir);
 
 /** Read every record chunk of the session back (decoding each) and
  *  compare the count with what the agent said it stored (the final
@@ -465,10 +543,12 @@ typedef struct model_job {
     char id[96];
     model_summary *procs;       /* by rank (none last), then start, id     */
     size_t n;
-    model_state state;          /* running if any runs, else crashed if any
+    model_state state;          /* running if any is live (running, stopped
+                                   or not responding), else crashed if any
                                    crashed, else ended                     */
     bool complete;
-    size_t incomplete, crashed, running, skipped;
+    size_t incomplete, crashed, running, skipped;   /* running: live ones  */
+    size_t stalled;             /* of the running: stopped or not responding */
     int world_size;             /* the largest any process named; 0 none   */
     size_t missing;             /* ranks below world_size with no session  */
     int first_missing;          /* the lowest of them (-1 none)            */

@@ -623,7 +623,7 @@ static int side_open(const model_compare_opts *o, const char *arg, model_cmp_sid
         snprintf(sd->what, sizeof sd->what, "session %s", sd->id);
     }
     sd->lossy = !sum->complete && !sum->skipped[0];
-    sd->running = sum->state == MODEL_STATE_RUNNING;
+    sd->running = model_state_live(sum->state);   /* stopped: still live */
     snprintf(sd->verdict, sizeof sd->verdict, "%s", model_verdict_name(sum));
     memcpy(sd->loss, sum->loss, sizeof sd->loss);
     sd->loss_total = sum->loss_total;

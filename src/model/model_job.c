@@ -33,7 +33,7 @@ void model_job_judge(model_job *j)
 {
     if (j->n > 1)
         qsort(j->procs, j->n, sizeof *j->procs, proc_cmp);
-    j->incomplete = j->crashed = j->running = j->skipped = 0;
+    j->incomplete = j->crashed = j->running = j->skipped = j->stalled = 0;
     j->world_size = 0;
     j->missing = 0;
     j->first_missing = -1;
@@ -49,8 +49,10 @@ void model_job_judge(model_job *j)
             j->incomplete++;
         if (s->state == MODEL_STATE_CRASHED)
             j->crashed++;
-        else if (s->state == MODEL_STATE_RUNNING)
+        else if (model_state_live(s->state))
             j->running++;
+        if (s->state == MODEL_STATE_STOPPED || s->state == MODEL_STATE_NOT_RESPONDING)
+            j->stalled++;
         if (s->world_size > j->world_size)
             j->world_size = s->world_size;
         if (i && s->rank >= 0 && s->rank == j->procs[i - 1].rank)

@@ -310,6 +310,13 @@ static void test_summary_cache(void **state)
         {true, MODEL_STATE_CRASHED, 100, 50ull * S, false, 101, 100ull * S, false,
          TUI_SUM_REQUIRED},
         {true, MODEL_STATE_CRASHED, 100, 50ull * S, false, 500, 50ull * S, false, TUI_SUM_FRESH},
+        /* Stopped: continued (a new heartbeat) at once; else looked at every
+         * 2 s, since its process may end without a heartbeat (crashed). */
+        {true, MODEL_STATE_STOPPED, 100, 50ull * S, false, 101, 100ull * S, false,
+         TUI_SUM_REQUIRED},
+        {true, MODEL_STATE_STOPPED, 100, 50ull * S, false, 101, 50ull * S, false, TUI_SUM_FRESH},
+        {true, MODEL_STATE_NOT_RESPONDING, 100, 50ull * S, false, 102, 50ull * S, false,
+         TUI_SUM_PERIODIC},
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
         assert_int_equal(tui_summary_stale(c[i].have_sum, c[i].state, c[i].sum_at, c[i].sum_hb,
