@@ -1220,6 +1220,7 @@ def oracle_session(cs, sid, truth_path, crashed_end, end=None):
             d = os.path.join(cs.work, f"win-{sid}")   # one per session (a fork has two)
             rc2, _, er2 = cs.cuptop("export", "--store", cs.store, sid, "--from", str(a), "--to",
                                     str(a), "--format", "store", "-o", d)
+            cs.eq("export:window-store-exit", rc2, 0)
             rc3, out3, _ = cs.cuptop("check", "--store", d, "--all")
             if complete:
                 cs.eq("export:window-store-check", rc3, 0)
