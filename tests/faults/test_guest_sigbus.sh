@@ -14,11 +14,18 @@ need_sim
 DRIVE=$B/simdrive
 [ -e "$DRIVE" ] || skip "$DRIVE not built"
 export CUPTOPSIM_SEED=7 CUPTOPSIM_SCENARIO=clean CUPTOP_STOP_TIMEOUT_MS=20000
+# A store access that faults jumps back past the frames that had allocated
+# (agent_guard.c): what they held (an LMDB transaction, say) is left behind
+# by design, and LeakSanitizer would turn the application's exit status 0
+# into 1 at exit.  The truncation runs go without leak checking; the other
+# sanitizer checks stay on, and the own-SIGBUS runs below keep it.
+guard_env=
+[ -n "$SANITIZED" ] && guard_env="ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 
 for f in data.mdb lock.mdb; do
     d=$WORK/$f
     mkdir -p "$d"
-    CUPTOP_LOG=1 CUPTOP_STORE=$d/store "$DRIVE" "$SIMLIB" "$AGENT" "$d/truth" \
+    env $guard_env CUPTOP_LOG=1 CUPTOP_STORE=$d/store "$DRIVE" "$SIMLIB" "$AGENT" "$d/truth" \
         seq:ctx,emit:2000,mark:ready,wait:go,emit:2000,sleep:300,emit:2000 return \
         >"$d/out" 2>"$d/err" &
     pid=$!
