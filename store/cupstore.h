@@ -454,6 +454,15 @@ int cupstore_record_scan(cupstore_txn *txn, uint64_t from_ns, uint64_t to_ns,
 int cupstore_record_stats(cupstore_txn *txn, uint64_t *chunks, uint64_t *records,
                           uint64_t *bytes);
 
+/** Call fn for each record committed after the first skip records, in
+ *  commit order (the chunks' sequence numbers): the records a crashed
+ *  session stored after its last health row, whose counts cover skip.
+ *  Records come chunk by chunk in key order.  Cost: one walk reading every
+ *  chunk's header (and checksum), then a decode of the chunks after the
+ *  cut only.  fn returns non-zero to stop (that value is returned). */
+int cupstore_record_scan_after(cupstore_txn *txn, uint64_t skip, cupstore_record_fn fn,
+                               void *arg);
+
 /* Pure encoder/decoder (also used by the fuzzer and the benchmark). */
 /** Encode into a malloc'ed buffer; caller frees *out. */
 int cupstore_chunk_encode(const cupstore_record *recs, size_t n, void **out,

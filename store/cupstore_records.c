@@ -143,6 +143,100 @@ int cupstore_record_scan(cupstore_txn *txn, uint64_t from_ns, uint64_t to_ns,
     return rc;
 }
 
+/* cupstore_record_scan_after: each chunk's sequence number and count (one
+ * walk, headers only), then the records of the chunks past the first skip
+ * records in commit order. */
+typedef struct seq_count {
+    uint32_t seq;
+    uint64_t count;
+} seq_count;
+
+struct after {
+    seq_count *v;
+    size_t n, cap;
+    uint32_t from_seq;          /* second walk: chunks from this sequence   */
+    uint64_t partial;           /* records to pass over in chunk from_seq   */
+    uint64_t passed;
+    cupstore_record_fn fn;
+    void *arg;
+    cupstore_buf scratch;
+};
+
+static int after_count(const MDB_val *k, const MDB_val *v, void *arg, bool *done)
+{
+    struct after *a = arg;
+    uint64_t n;
+    (void)done;
+    if (k->mv_size != CHUNK_KEY)
+        return CUPSTORE_ECORRUPT;
+    int rc = cupstore_chunk_count(v->mv_data, v->mv_size, &n);
+    if (rc)
+        return rc;
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? 2 * a->cap : 64;
+        seq_count *p = realloc(a->v, cap * sizeof *p);
+        if (!p)
+            return ENOMEM;
+        a->v = p;
+        a->cap = cap;
+    }
+    a->v[a->n].seq = cupstore_be32_get((const uint8_t *)k->mv_data + 8);
+    a->v[a->n++].count = n;
+    return 0;
+}
+
+static int cmp_seq(const void *x, const void *y)
+{
+    uint32_t a = ((const seq_count *)x)->seq, b = ((const seq_count *)y)->seq;
+    return a < b ? -1 : a > b;
+}
+
+static int after_record(const cupstore_record *r, void *arg)
+{
+    struct after *a = arg;
+    if (a->passed < a->partial) {
+        a->passed++;
+        return 0;
+    }
+    return a->fn(r, a->arg);
+}
+
+static int after_chunk(const MDB_val *k, const MDB_val *v, void *arg, bool *done)
+{
+    struct after *a = arg;
+    (void)done;
+    uint32_t seq = cupstore_be32_get((const uint8_t *)k->mv_data + 8);
+    if (seq < a->from_seq)
+        return 0;
+    a->passed = seq == a->from_seq ? 0 : a->partial;
+    return cupstore_chunk_decode_buf(v->mv_data, v->mv_size, &a->scratch, after_record, a);
+}
+
+int cupstore_record_scan_after(cupstore_txn *txn, uint64_t skip, cupstore_record_fn fn,
+                               void *arg)
+{
+    struct after a = {.fn = fn, .arg = arg};
+    uint8_t key[CHUNK_KEY] = {0};
+    if (!txn || !fn)
+        return CUPSTORE_EINVAL;
+    int rc = cupstore_walk(txn, CUPSTORE_DB_CHUNKS, key, CHUNK_KEY, after_count, &a);
+    if (rc == 0 && a.n) {
+        qsort(a.v, a.n, sizeof *a.v, cmp_seq);
+        uint64_t before = 0;
+        size_t i = 0;
+        while (i < a.n && before + a.v[i].count <= skip)
+            before += a.v[i++].count;
+        if (i < a.n) {
+            a.from_seq = a.v[i].seq;
+            a.partial = skip - before;
+            rc = cupstore_walk(txn, CUPSTORE_DB_CHUNKS, key, CHUNK_KEY, after_chunk, &a);
+        }
+    }
+    free(a.v);
+    cupstore_buf_free(&a.scratch);
+    return rc;
+}
+
 int cupstore_record_stats(cupstore_txn *txn, uint64_t *chunks, uint64_t *records,
                           uint64_t *bytes)
 {

@@ -100,6 +100,45 @@ static int health_all(const cupstore_health *h, void *arg)
     return 0;
 }
 
+/* ---- A session without a final status: records after its last row ------- */
+
+static int add_stored(const cupstore_health *h, void *arg)
+{
+    *(uint64_t *)arg += h->records_stored;
+    return 0;
+}
+
+static int after_row_record(const cupstore_record *r, void *arg)
+{
+    model_summary *s = arg;
+    s->records_after_rows++;
+    if (r->kind < CUPSTORE_KIND_MAX)
+        s->records_by_kind[r->kind]++;
+    if (r->device < CUPSTORE_DEVICE_MAX) {
+        s->records_by_device[r->device]++;
+        s->device_mask |= 1u << r->device;
+    }
+    return 0;
+}
+
+/* The agent counts a batch into the next health row once its commit is
+ * done, so a session that died (kill -9, _exit, a crash) has in the store
+ * the records of every row plus those committed after its last row, in no
+ * row: all of them when it died before its first row.  Those are the
+ * chunks past the rows' records_stored in commit order; count them by
+ * kind and device (a decode of those chunks only; the store's own total,
+ * read without decoding, says first whether there are any). */
+static int records_after_rows(cupstore_txn *txn, model_summary *out)
+{
+    uint64_t stored = 0, rows = 0;
+    int rc = cupstore_record_stats(txn, NULL, &stored, NULL);
+    if (rc == 0)
+        rc = cupstore_health_scan(txn, 0, UINT64_MAX, add_stored, &rows);
+    if (rc || stored <= rows)
+        return rc;
+    return cupstore_record_scan_after(txn, rows, after_row_record, out);
+}
+
 /* ---- Reasons ------------------------------------------------------------- */
 
 int model_reason_add(model_summary *s, unsigned reason, uint64_t count, uint64_t first,
@@ -606,6 +645,15 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
         out->proc_state = p.presence == MODEL_PROC_HERE ? p.state : '\0';
         out->pid_here = p.presence == MODEL_PROC_HERE ? p.pid_here : 0;
         out->not_visible = p.presence == MODEL_PROC_HIDDEN;
+    }
+
+    /* No final status and not running: count what it stored after its
+     * last row, when the window reaches past that row. */
+    if (!have_final && !out->window && out->state != MODEL_STATE_RUNNING &&
+        (!have_last || to_s > last.second)) {
+        if ((rc = records_after_rows(txn, out)) != 0)
+            goto out;
+        out->records_total += out->records_after_rows;
     }
 
     /* Records per second: an ended (or dead) session's mean over its

@@ -142,6 +142,11 @@ typedef struct model_summary {
                                        health rows; running: the last full
                                        second (see records_per_s_mean)     */
     bool records_per_s_mean;        /* records_per_s is a mean             */
+    uint64_t records_after_rows;    /* no final status and not running: the
+                                       records stored after the last health
+                                       row, counted from the store (in
+                                       records_total and the per-kind and
+                                       per-device counts above)            */
     uint64_t loss[CUPSTORE_LOSS_MAX];
     uint64_t loss_total;            /* exact counts only                   */
     /* Counts that are themselves estimates (loss rows with estimate set and

@@ -93,7 +93,9 @@ int model_summarize_epoch(cupstore_env *env, uint32_t epoch, model_summary *out,
         n[out->nreasons++] = old[i];
     }
     free(old);
-    out->records_total = st.records;
+    /* the records a dead session stored after its last row: the epoch
+     * open at its end */
+    out->records_total = st.records + (last ? out->records_after_rows : 0);
     out->seconds = (uint64_t)(st.seconds + 0.5);
     out->complete = out->nreasons == 0;
     if (stat)

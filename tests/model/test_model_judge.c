@@ -1044,6 +1044,129 @@ static void test_baseline_not_crashed_tail(void **state)
     judged_free(&j);
 }
 
+/* ---- A crashed session's records after its last health row (29.1) ---- */
+
+/* n records of one kind on one device, at second at, in one chunk. */
+static void put_chunk(fx *f, unsigned kind, uint16_t device, uint64_t at, unsigned n)
+{
+    cupstore_record r[64];
+    cupstore_txn *txn;
+    assert_true(n <= 64);
+    memset(r, 0, sizeof r);
+    for (unsigned i = 0; i < n; i++) {
+        r[i].kind = (uint8_t)kind;
+        r[i].device = device;
+        r[i].start_ns = at * NS + i * 1000u;
+        r[i].end_ns = r[i].start_ns + 500;
+    }
+    assert_int_equal(cupstore_txn_begin(f->env, true, &txn), 0);
+    assert_int_equal(cupstore_chunk_put(txn, r, n), 0);
+    assert_int_equal(cupstore_txn_commit(txn), 0);
+}
+
+static void row_ten_kernels(unsigned i, cupstore_health *h, void *arg)
+{
+    (void)i;
+    (void)arg;
+    memset(h->records_by_kind, 0, sizeof h->records_by_kind);
+    memset(h->records_by_device, 0, sizeof h->records_by_device);
+    h->records_by_kind[CUPSTORE_KIND_KERNEL] = 10;
+    h->records_by_device[0] = 10;
+    h->records_parsed = h->records_stored = 10;
+}
+
+/* Two rows of 10 kernels each (their chunks committed first, at later
+ * times), then 7 kernels on device 0 and 5 memcpys on device 1 committed
+ * after the last row (at earlier times: commit order, not time, decides),
+ * then the process died. */
+static void crashed_with_tail(fx *f)
+{
+    rows(f, T0, 2, row_ten_kernels, NULL);
+    put_chunk(f, CUPSTORE_KIND_KERNEL, 0, T0 + 1, 10);
+    put_chunk(f, CUPSTORE_KIND_KERNEL, 0, T0 + 1, 10);
+    put_chunk(f, CUPSTORE_KIND_KERNEL, 0, T0, 7);
+    put_chunk(f, CUPSTORE_KIND_MEMCPY, 1, T0, 5);
+}
+
+static void test_crashed_records_after_rows(void **state)
+{
+    fx *f = *state;
+    model_summary s;
+    crashed_with_tail(f);
+    assert_int_equal(model_summarize(f->env, 0, UINT64_MAX, &s, NULL), 0);
+    assert_int_equal(s.state, MODEL_STATE_CRASHED);
+    assert_int_equal(s.records_after_rows, 12);
+    assert_int_equal(s.records_total, 32);
+    assert_int_equal(s.records_by_kind[CUPSTORE_KIND_KERNEL], 27);
+    assert_int_equal(s.records_by_kind[CUPSTORE_KIND_MEMCPY], 5);
+    assert_int_equal(s.records_by_device[0], 27);
+    assert_int_equal(s.records_by_device[1], 5);
+    assert_true(s.device_mask & 2u);
+    model_summary_free(&s);
+    /* a window that ends at the last row holds none of them */
+    assert_int_equal(model_summarize(f->env, 0, T0 + 1, &s, NULL), 0);
+    assert_int_equal(s.records_after_rows, 0);
+    assert_int_equal(s.records_total, 20);
+    model_summary_free(&s);
+    /* the epoch open at the end holds them (the epochs add up) */
+    assert_int_equal(model_summarize_epoch(f->env, 1, &s, NULL, NULL), 0);
+    assert_int_equal(s.records_total, 32);
+    model_summary_free(&s);
+}
+
+/* Died before its first row: every stored record is counted. */
+static void test_crashed_records_no_row(void **state)
+{
+    fx *f = *state;
+    model_summary s;
+    put_chunk(f, CUPSTORE_KIND_KERNEL, 0, T0, 9);
+    assert_int_equal(model_summarize(f->env, 0, UINT64_MAX, &s, NULL), 0);
+    assert_int_equal(s.state, MODEL_STATE_CRASHED);
+    assert_int_equal(s.records_total, 9);
+    assert_int_equal(s.records_by_kind[CUPSTORE_KIND_KERNEL], 9);
+    model_summary_free(&s);
+}
+
+/* A chunk the last row counted only in part cannot happen (the agent
+ * counts whole batches), but the cut still counts exactly: rows of 15
+ * over chunks of 10 and 10 leave 5 (the second chunk's last five). */
+static void row_fifteen(unsigned i, cupstore_health *h, void *arg)
+{
+    row_ten_kernels(i, h, arg);
+    h->records_by_kind[CUPSTORE_KIND_KERNEL] = 15;
+    h->records_by_device[0] = 15;
+    h->records_parsed = h->records_stored = 15;
+}
+
+static void test_crashed_records_partial_chunk(void **state)
+{
+    fx *f = *state;
+    model_summary s;
+    rows(f, T0, 1, row_fifteen, NULL);
+    put_chunk(f, CUPSTORE_KIND_KERNEL, 0, T0, 10);
+    put_chunk(f, CUPSTORE_KIND_KERNEL, 0, T0, 10);
+    assert_int_equal(model_summarize(f->env, 0, UINT64_MAX, &s, NULL), 0);
+    assert_int_equal(s.records_after_rows, 5);
+    assert_int_equal(s.records_total, 20);
+    model_summary_free(&s);
+}
+
+/* With a final status the rows (and the final status) are the count. */
+static void test_ended_records_rows_only(void **state)
+{
+    fx *f = *state;
+    model_summary s;
+    end_spec e = END_OK;
+    crashed_with_tail(f);
+    e.records_stored = 32;
+    finish(f, T0 + 2, &e);
+    assert_int_equal(model_summarize(f->env, 0, UINT64_MAX, &s, NULL), 0);
+    assert_int_equal(s.state, MODEL_STATE_ENDED);
+    assert_int_equal(s.records_after_rows, 0);
+    assert_int_equal(s.records_total, 20);
+    model_summary_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1077,6 +1200,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_epochs_add_up, setup, teardown),
         cmocka_unit_test_setup_teardown(test_epoch_short_capture, setup, teardown),
         cmocka_unit_test_setup_teardown(test_baseline_not_crashed_tail, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_crashed_records_after_rows, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_crashed_records_no_row, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_crashed_records_partial_chunk, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ended_records_rows_only, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
