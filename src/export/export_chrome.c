@@ -22,73 +22,11 @@
 #include <string.h>
 
 #include "export_int.h"
-
-#define DEV_PID 1000000000ull     /* + device index; Linux pids stay below */
-#define HEALTH_PID 999999990ull
-#define OVERLAP_STRIDE (1ull << 22) /* lane k of tid t: t + k * stride;
-                                       Linux tids and stream ids stay below */
-#define KIND_TID 0x3fff00ull      /* + kind: records with no thread/stream */
-#define FLOW_SLOTS (1u << 16)
-/* export --job: each process is one group (pid); its GPU tracks are
- * threads of it, device d's from GROUP_GPU_TID(d) (device none: slot 16),
- * 16 overlap lanes apart before they meet the next device's. */
-#define GROUP_GPU_TID(d) (0x80000000ull + (uint64_t)((d) < CUPSTORE_DEVICE_MAX ? (d) : CUPSTORE_DEVICE_MAX) * 0x4000000ull)
-#define GROUP_GPU_MASK 0x3ffffffull
-
-/* A string literal or "key": number, the literal's length known at compile
- * time (strlen on every key was 5% of a chrome export). */
-#define XOUT_LIT(o, lit) xout_put((o), "" lit, sizeof(lit) - 1)
-#define PUT_KV_U64(o, k, v) (XOUT_LIT(o, k), xout_u64((o), (v)))
-
-typedef struct lane {
-    uint64_t last_start;
-    uint64_t *stack;          /* ends of the open slices                   */
-    size_t depth, cap;
-} lane;
-
-typedef struct track {
-    uint64_t pid, tid;        /* tid = stream or thread (lane 0)           */
-    bool used;
-    uint8_t kind_class;       /* 0 stream, 1 thread, 2 kind track          */
-    uint32_t nlanes;
-    lane *lanes;
-} track;
-
-typedef struct flow_slot {
-    uint32_t corr;
-    bool used;
-    uint64_t ts, pid, tid;
-} flow_slot;
-
-typedef struct chrome {
-    export_ctx *x;
-    xout *o;
-    bool first;               /* no event written yet (comma handling)     */
-    track *tracks;
-    size_t ntracks, cap;
-    uint64_t pids[64];
-    size_t npids;
-    export_sort sort;         /* the reorder window (export_sort.c)        */
-    flow_slot *flows;
-    uint64_t flow_id;
-    uint64_t written, zero_ts, overflowed, flows_out;
-    bool range_table;         /* NVTX ranges drawn from the range table    */
-    uint64_t markers_in_ranges;   /* MARKER records drawn only as ranges   */
-    char devnames[CUPSTORE_DEVICE_MAX][160];
-    uint64_t group;           /* --job: this process' group pid, else 0    */
-    uint64_t group_sort;      /* its sort index (the rank)                 */
-    char group_name[96];      /* "rank N (pid P)"                          */
-} chrome;
-
-/* The pid of the health counters and loss instants. */
-static uint64_t health_pid(const chrome *c)
-{
-    return c->group ? c->group : HEALTH_PID;
-}
+#include "export_chrome_int.h"
 
 /* ---- Small writers ------------------------------------------------------- */
 
-static void ev_begin(chrome *c)
+void chrome_ev_begin(chrome *c)
 {
     if (c->first)
         XOUT_LIT(c->o, "\n{");
@@ -98,7 +36,7 @@ static void ev_begin(chrome *c)
 }
 
 
-static void put_ts(chrome *c, uint64_t ns)
+void chrome_put_ts(chrome *c, uint64_t ns)
 {
     XOUT_LIT(c->o, ",\"ts\":");
     xout_us(c->o, ns > c->x->base_ns ? ns - c->x->base_ns : 0);
@@ -109,7 +47,7 @@ static void put_ts(chrome *c, uint64_t ns)
 static void meta_event(chrome *c, const char *what, uint64_t pid, uint64_t tid, bool thread,
                        const char *name, size_t len, bool raw_json)
 {
-    ev_begin(c);
+    chrome_ev_begin(c);
     XOUT_LIT(c->o, "\"ph\":\"M\",\"name\":\"");
     xout_puts(c->o, what);
     PUT_KV_U64(c->o, "\",\"pid\":", pid);
@@ -126,7 +64,7 @@ static void meta_event(chrome *c, const char *what, uint64_t pid, uint64_t tid, 
     XOUT_LIT(c->o, "}}");
 }
 
-static void process_seen(chrome *c, uint64_t pid)
+void chrome_process_seen(chrome *c, uint64_t pid)
 {
     char buf[200];
     for (size_t i = 0; i < c->npids; i++)
@@ -151,7 +89,7 @@ static void process_seen(chrome *c, uint64_t pid)
     }
     meta_event(c, "process_name", pid, 0, false, buf, strlen(buf), false);
     if (pid != HEALTH_PID || c->group) {
-        ev_begin(c);
+        chrome_ev_begin(c);
         XOUT_LIT(c->o, "\"ph\":\"M\",\"name\":\"process_sort_index\"");
         PUT_KV_U64(c->o, ",\"pid\":", pid);
         PUT_KV_U64(c->o, ",\"args\":{\"sort_index\":",
@@ -225,7 +163,7 @@ static track *track_get(chrome *c, uint64_t pid, uint64_t tid, uint8_t cls)
         t->tid = tid;
         t->kind_class = cls;
         c->ntracks++;
-        process_seen(c, pid);
+        chrome_process_seen(c, pid);
     }
     return t;
 }
@@ -304,20 +242,20 @@ static void emit_flow(chrome *c, const flow_slot *f, uint64_t gpu_pid, uint64_t 
                       uint64_t gpu_ts, uint32_t corr)
 {
     uint64_t id = ++c->flow_id;
-    ev_begin(c);
+    chrome_ev_begin(c);
     XOUT_LIT(c->o, "\"ph\":\"s\",\"cat\":\"launch\",\"name\":\"launch\"");
     PUT_KV_U64(c->o, ",\"id\":", id);
     PUT_KV_U64(c->o, ",\"pid\":", f->pid);
     PUT_KV_U64(c->o, ",\"tid\":", f->tid);
-    put_ts(c, f->ts);
+    chrome_put_ts(c, f->ts);
     PUT_KV_U64(c->o, ",\"args\":{\"correlation\":", corr);
     XOUT_LIT(c->o, "}}");
-    ev_begin(c);
+    chrome_ev_begin(c);
     XOUT_LIT(c->o, "\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"launch\",\"name\":\"launch\"");
     PUT_KV_U64(c->o, ",\"id\":", id);
     PUT_KV_U64(c->o, ",\"pid\":", gpu_pid);
     PUT_KV_U64(c->o, ",\"tid\":", gpu_tid);
-    put_ts(c, gpu_ts);
+    chrome_put_ts(c, gpu_ts);
     PUT_KV_U64(c->o, ",\"args\":{\"correlation\":", corr);
     XOUT_LIT(c->o, "}}");
     c->flows_out++;
@@ -399,7 +337,7 @@ static int emit_record(chrome *c, const cupstore_record *r)
         return ENOMEM;
 
     xout *o = c->o;
-    ev_begin(c);
+    chrome_ev_begin(c);
     XOUT_LIT(o, "\"ph\":\"X\",\"cat\":\"");
     xout_puts(o, cupstore_kind_name(r->kind));
     xout_putc(o, '"');
@@ -408,7 +346,7 @@ static int emit_record(chrome *c, const cupstore_record *r)
     put_name(c, r, &mangled, &mlen);
     PUT_KV_U64(o, ",\"pid\":", pid);
     PUT_KV_U64(o, ",\"tid\":", lt);
-    put_ts(c, s);
+    chrome_put_ts(c, s);
     XOUT_LIT(o, ",\"dur\":");
     xout_us(o, e - s);
     PUT_KV_U64(o, ",\"args\":{\"correlation\":", r->correlation);
@@ -496,396 +434,6 @@ static int on_slice(export_ctx *x, void *arg)
     return rc ? rc : c->o->err;
 }
 
-/* ---- Health, losses, epochs, metadata ------------------------------------- */
-
-static int on_health(const cupstore_health *h, void *arg)
-{
-    chrome *c = arg;
-    xout *o = c->o;
-    uint64_t ns = h->second * 1000000000ull;
-    if (ns < c->x->base_ns)
-        return 0;
-    uint64_t hp = health_pid(c);
-    process_seen(c, hp);
-    ev_begin(c);
-    XOUT_LIT(o, "\"ph\":\"C\",\"name\":\"records/s\"");
-    PUT_KV_U64(o, ",\"pid\":", hp);
-    put_ts(c, ns);
-    XOUT_LIT(o, ",\"args\":{");
-    for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++)
-        xout_printf(o, "%s\"%s\":%llu", k ? "," : "", cupstore_kind_name(k),
-                    (unsigned long long)h->records_by_kind[k]);
-    XOUT_LIT(o, "}}");
-    ev_begin(c);
-    XOUT_LIT(o, "\"ph\":\"C\",\"name\":\"losses/s\"");
-    PUT_KV_U64(o, ",\"pid\":", hp);
-    put_ts(c, ns);
-    XOUT_LIT(o, ",\"args\":{");
-    for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
-        xout_printf(o, "%s\"%s\":%llu", l ? "," : "", cupstore_loss_name(l),
-                    (unsigned long long)h->loss[l]);
-    XOUT_LIT(o, "}}");
-    ev_begin(c);
-    xout_printf(o, "\"ph\":\"C\",\"name\":\"buffers\",\"pid\":%llu", (unsigned long long)hp);
-    put_ts(c, ns);
-    xout_printf(o, ",\"args\":{\"requested\":%llu,\"declined\":%llu,\"completed\":%llu,"
-                   "\"consumed\":%llu,\"outstanding\":%u,\"pool_limit\":%u}}",
-                (unsigned long long)h->buf_requested, (unsigned long long)h->buf_declined,
-                (unsigned long long)h->buf_completed, (unsigned long long)h->buf_consumed,
-                h->buf_outstanding, h->pool_limit);
-    ev_begin(c);
-    xout_printf(o, "\"ph\":\"C\",\"name\":\"queue\",\"pid\":%llu", (unsigned long long)hp);
-    put_ts(c, ns);
-    xout_printf(o, ",\"args\":{\"depth\":%u,\"high_water\":%u,\"capacity\":%u}}",
-                h->queue_depth, h->queue_high_water, h->queue_capacity);
-    ev_begin(c);
-    xout_printf(o, "\"ph\":\"C\",\"name\":\"completion callback (ns)\",\"pid\":%llu",
-                (unsigned long long)hp);
-    put_ts(c, ns);
-    xout_printf(o, ",\"args\":{\"p50\":%u,\"p99\":%u,\"max\":%u}}", h->cmp_lat.p50_ns,
-                h->cmp_lat.p99_ns, h->cmp_lat.max_ns);
-    return o->err;
-}
-
-static int on_loss(const cupstore_loss_row *r, void *arg)
-{
-    chrome *c = arg;
-    xout *o = c->o;
-    uint64_t ns = r->second * 1000000000ull;
-    if (ns < c->x->base_ns || !r->count)
-        return 0;
-    process_seen(c, health_pid(c));
-    ev_begin(c);
-    xout_printf(o, "\"ph\":\"i\",\"s\":\"p\",\"cat\":\"loss\",\"name\":\"loss: %s\",\"pid\":%llu,"
-                   "\"tid\":0",
-                cupstore_loss_name(r->loss), (unsigned long long)health_pid(c));
-    put_ts(c, ns);
-    xout_printf(o, ",\"args\":{\"class\":\"%s\",\"count\":%llu,\"kind\":\"%s\",\"device\":",
-                cupstore_loss_name(r->loss), (unsigned long long)r->count,
-                r->kind == CUPSTORE_KIND_ALL ? "all" : cupstore_kind_name(r->kind));
-    if (r->device == CUPSTORE_DEVICE_NONE)
-        XOUT_LIT(o, "null");
-    else
-        xout_u64(o, r->device);
-    xout_printf(o, ",\"estimate\":%s}}", r->estimate ? "true" : "false");
-    return o->err;
-}
-
-struct epochs_arg {
-    chrome *c;
-    bool first;
-    bool events;   /* write instant events rather than metadata entries */
-};
-
-static int on_epoch(const cupstore_epoch *e, void *arg)
-{
-    struct epochs_arg *a = arg;
-    xout *o = a->c->o;
-    char kinds[160];
-    cupstore_kinds_format(e->kinds, kinds, sizeof kinds);
-    if (a->events) {
-        uint64_t end = e->end_ns ? e->end_ns : UINT64_MAX;
-        if (e->start_ns > a->c->x->to_ns || end < a->c->x->from_ns ||
-            e->start_ns < a->c->x->base_ns)
-            return 0;
-        process_seen(a->c, health_pid(a->c));
-        ev_begin(a->c);
-        xout_printf(o, "\"ph\":\"i\",\"s\":\"%s\",\"cat\":\"epoch\",\"name\":\"epoch %u: %s\","
-                       "\"pid\":%llu,\"tid\":0",
-                    a->c->group ? "p" : "g", e->id, kinds,
-                    (unsigned long long)health_pid(a->c));
-        put_ts(a->c, e->start_ns);
-        XOUT_LIT(o, "}");
-        return o->err;
-    }
-    xout_printf(o, "%s{\"id\":%u,\"kinds\":\"%s\",\"start_ns\":%llu,\"end_ns\":%llu,"
-                   "\"ctl_gen\":%llu}",
-                a->first ? "" : ",", e->id, kinds, (unsigned long long)e->start_ns,
-                (unsigned long long)e->end_ns, (unsigned long long)e->ctl_gen);
-    a->first = false;
-    return 0;
-}
-
-static void meta_str(chrome *c, cupstore_txn *txn, const char *key, const char *json_key)
-{
-    char *v = NULL;
-    xout_printf(c->o, ",\"%s\":", json_key);
-    if (cupstore_meta_get(txn, key, &v) == 0 && v)
-        xout_json_str(c->o, v, strlen(v));
-    else
-        XOUT_LIT(c->o, "null");
-    free(v);
-}
-
-/* Track names: the devices the agent recorded (model_prov: CUPTI's
- * DEVICE records, or the older "devices" key). */
-static void load_devices(chrome *c)
-{
-    const model_prov *p = c->x->sum.prov;
-    for (unsigned d = 0; p && d < CUPSTORE_DEVICE_MAX; d++)
-        if (p->dev[d].known)
-            snprintf(c->devnames[d], sizeof c->devnames[d], "%s", p->dev[d].name);
-}
-
-static void json_or_null(xout *o, const char *s)
-{
-    if (s)
-        xout_json_str(o, s, strlen(s));
-    else
-        XOUT_LIT(o, "null");
-}
-
-/* Provenance for trace viewers: Kineto's names where Kineto has one
- * (deviceProperties, cuda_driver_version, cuda_runtime_version,
- * cupti_version), the agent's strings as values (null: unknown). */
-static void write_provenance(chrome *c)
-{
-    const model_prov *p = c->x->sum.prov;
-    xout *o = c->o;
-    XOUT_LIT(o, ",\"label\":");
-    json_or_null(o, p ? p->label : NULL);
-    xout_printf(o, ",\"simulated\":%s", p && p->simulated ? "true" : "false");
-    XOUT_LIT(o, ",\"cuda_driver_version\":");
-    json_or_null(o, p ? p->v[MODEL_V_CUDA_DRIVER] : NULL);
-    XOUT_LIT(o, ",\"cuda_runtime_version\":");
-    json_or_null(o, p ? p->v[MODEL_V_CUDA_RUNTIME] : NULL);
-    XOUT_LIT(o, ",\"cupti_version\":");
-    json_or_null(o, p ? p->v[MODEL_V_CUPTI] : NULL);
-    XOUT_LIT(o, ",\"driver_version\":");
-    json_or_null(o, p ? p->v[MODEL_V_DRIVER] : NULL);
-    XOUT_LIT(o, ",\"deviceProperties\":[");
-    for (unsigned d = 0, n = 0; p && d < CUPSTORE_DEVICE_MAX; d++) {
-        const model_device *v = &p->dev[d];
-        if (!v->known)
-            continue;
-        xout_printf(o, "%s{\"id\":%u,\"name\":", n++ ? "," : "", d);
-        xout_json_str(o, v->name, strlen(v->name));
-        if (v->from_cupti) {
-            unsigned maj = 0, min = 0;
-            (void)sscanf(v->cc, "%u.%u", &maj, &min);
-            xout_printf(o, ",\"totalGlobalMem\":%llu,\"computeMajor\":%u,\"computeMinor\":%u,"
-                           "\"numSms\":%u,\"uuid\":",
-                        (unsigned long long)v->memory, maj, min, v->sm);
-            xout_json_str(o, v->uuid, strlen(v->uuid));
-            xout_printf(o, ",\"migEnabled\":%s,\"simulated\":%s}",
-                        v->mig < 0 ? "null" : v->mig ? "true" : "false",
-                        v->simulated ? "true" : "false");
-        } else {
-            XOUT_LIT(o, "}");
-        }
-    }
-    XOUT_LIT(o, "]");
-}
-
-static int write_metadata(chrome *c, cupstore_txn *txn)
-{
-    export_ctx *x = c->x;
-    const model_summary *s = &x->sum;
-    xout *o = c->o;
-    char kinds[160];
-
-    xout_puts(o, "\"otherData\":{\"tool\":\"cuptop\",\"cuptop_version\":\"" PACKAGE_VERSION "\"");
-    XOUT_LIT(o, ",\"session\":");
-    xout_json_str(o, s->id, strlen(s->id));
-    xout_printf(o, ",\"pid\":%d", s->pid);
-    XOUT_LIT(o, ",\"host\":");
-    xout_json_str(o, s->host, strlen(s->host));
-    XOUT_LIT(o, ",\"command\":");
-    xout_json_str(o, s->cmdline, strlen(s->cmdline));
-    xout_printf(o, ",\"base_ns\":%llu,\"time_unit\":\"ts and dur are microseconds after base_ns\"",
-                (unsigned long long)x->base_ns);
-    xout_printf(o, ",\"window\":{\"from_ns\":%llu,\"to_ns\":%llu}", (unsigned long long)x->from_ns,
-                (unsigned long long)x->to_ns);
-    xout_printf(o, ",\"state\":\"%s\",\"verdict\":\"%s\",\"count_only\":%s",
-                model_state_name(s->state), model_verdict_name(s),
-                s->count_only ? "true" : "false");
-    if (s->count_only)
-        XOUT_LIT(o, ",\"records_note\":\"count-only session (CUPTOP_SINK=null): the agent "
-                    "counted every record but stored none, by design; this trace has no record "
-                    "events, only the per-second counters\"");
-    export_range_json(x, o);
-    XOUT_LIT(o, ",\"reasons\":[");
-    for (size_t i = 0; i < s->nreasons; i++) {
-        const model_reason *r = &s->reasons[i];
-        xout_printf(o, "%s{\"class\":\"%s\",\"count\":%llu,\"first_second\":%llu,"
-                       "\"last_second\":%llu,\"seconds_affected\":%llu,\"text\":",
-                    i ? "," : "", model_reason_name(r->reason), (unsigned long long)r->count,
-                    (unsigned long long)r->first_second, (unsigned long long)r->last_second,
-                    (unsigned long long)r->seconds_affected);
-        xout_json_str(o, r->text, strlen(r->text));
-        xout_putc(o, '}');
-    }
-    XOUT_LIT(o, "],\"loss\":{");
-    for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
-        xout_printf(o, "%s\"%s\":%llu", l ? "," : "", cupstore_loss_name(l),
-                    (unsigned long long)s->loss[l]);
-    XOUT_LIT(o, "},\"records_by_kind\":{");
-    for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++)
-        xout_printf(o, "%s\"%s\":%llu", k ? "," : "", cupstore_kind_name(k),
-                    (unsigned long long)s->records_by_kind[k]);
-    cupstore_kinds_format(s->kinds_enabled, kinds, sizeof kinds);
-    xout_printf(o, "},\"kinds_enabled\":\"%s\"", kinds);
-    meta_str(c, txn, "config", "config");
-    meta_str(c, txn, "devices", "devices");
-    write_provenance(c);
-    xout_puts(o, ",\"versions\":{\"cuptop\":\"" PACKAGE_VERSION "\"");
-    meta_str(c, txn, "agent_version", "agent");
-    meta_str(c, txn, "cuda_version", "cuda");
-    meta_str(c, txn, "cuda_runtime_version", "cuda_runtime");
-    meta_str(c, txn, "cupti_version", "cupti");
-    meta_str(c, txn, "cupti_api_version", "cupti_api");
-    meta_str(c, txn, "driver_version", "driver");
-    XOUT_LIT(o, "},\"epochs\":[");
-    struct epochs_arg ea = {.c = c, .first = true, .events = false};
-    int rc = cupstore_epoch_scan(txn, on_epoch, &ea);
-    XOUT_LIT(o, "]}");
-    return rc;
-}
-
-void export_range_json(const export_ctx *x, xout *o)
-{
-    const export_opts *eo = x->o;
-    if (!eo->range_name)
-        return;
-    XOUT_LIT(o, ",\"range\":{\"name\":");
-    xout_json_str(o, eo->range_name, eo->range_name_len);
-    XOUT_LIT(o, ",\"domain\":");
-    xout_json_str(o, eo->range_domain ? eo->range_domain : "",
-                  eo->range_domain ? strlen(eo->range_domain) : 0);
-    xout_printf(o, ",\"id\":%u,\"nth\":%llu,\"open\":%s}", eo->range_id,
-                (unsigned long long)eo->range_nth, eo->range_open ? "true" : "false");
-}
-
-/* Does the session have a range table (an agent that pairs NVTX ranges)?
- * Its MARKER records are then drawn as the ranges they make. */
-static bool has_range_table(export_ctx *x)
-{
-    cupstore_txn *txn;
-    model_ranges *m = NULL;
-    if (cupstore_txn_begin(x->env, false, &txn) != 0)
-        return false;
-    int rc = model_ranges_load(txn, NULL, &m);
-    cupstore_txn_abort(txn);
-    bool any = rc == 0 && m && m->ninst > 0;
-    model_ranges_free(m);
-    return any;
-}
-
-/* NVTX ranges of the window as slices on their CPU thread's track
- * (category "nvtx"; nested ranges nest, as Kineto draws user annotations);
- * open ranges end at the window's end (args.open), marks are instants. */
-static int write_nvtx(chrome *c)
-{
-    export_ctx *x = c->x;
-    xout *o = c->o;
-    cupstore_txn *txn;
-    model_ranges *m = NULL;
-    int rc = cupstore_txn_begin(x->env, false, &txn);
-    if (rc)
-        return rc;
-    rc = model_ranges_load(txn, NULL, &m);
-    cupstore_txn_abort(txn);
-    if (rc)
-        return rc;
-    for (size_t i = 0; i < m->ninst; i++) {
-        const model_range_inst *r = &m->inst[i];
-        if (r->name == UINT32_MAX || !r->start_ns)
-            continue;
-        bool open = model_range_open(r), point = r->flags & CUPSTORE_RANGE_POINT;
-        uint64_t s = r->start_ns, e = open ? x->to_ns : r->end_ns;
-        if (s > x->to_ns || e < x->from_ns || e < s)
-            continue;
-        if (s < x->from_ns)
-            s = x->from_ns;
-        if (e > x->to_ns)
-            e = x->to_ns;
-        const model_range_name *n = &m->names[r->name];
-        uint64_t pid = r->pid ? r->pid : (uint64_t)(x->sum.pid > 0 ? x->sum.pid : 0);
-        if (c->group)   /* --job: the process' group */
-            pid = c->group;
-        process_seen(c, pid);
-        ev_begin(c);
-        if (point)
-            XOUT_LIT(o, "\"ph\":\"i\",\"s\":\"t\",\"cat\":\"nvtx\",\"name\":");
-        else
-            XOUT_LIT(o, "\"ph\":\"X\",\"cat\":\"nvtx\",\"name\":");
-        xout_json_str(o, n->name, n->name_len);
-        PUT_KV_U64(o, ",\"pid\":", pid);
-        PUT_KV_U64(o, ",\"tid\":", r->tid);
-        put_ts(c, s);
-        if (!point) {
-            XOUT_LIT(o, ",\"dur\":");
-            xout_us(o, e - s);
-        }
-        PUT_KV_U64(o, ",\"args\":{\"id\":", r->id);
-        PUT_KV_U64(o, ",\"depth\":", r->depth);
-        XOUT_LIT(o, ",\"domain\":");
-        xout_json_str(o, n->domain, n->domain_len);
-        if (r->flags & CUPSTORE_RANGE_COLOR)
-            PUT_KV_U64(o, ",\"color\":", r->color);
-        if (open)
-            XOUT_LIT(o, ",\"open\":true");
-        XOUT_LIT(o, "}}");
-    }
-    model_ranges_free(m);
-    return o->err;
-}
-
-/* The job's metadata: the verdict over every process, the job's losses,
- * and per process its rank, pid, session, verdict and losses. */
-static void write_job_metadata(chrome *c, const export_job *jb)
-{
-    const model_job *j = &jb->j;
-    const export_ctx *x = c->x;
-    xout *o = c->o;
-    xout_puts(o, "\"otherData\":{\"tool\":\"cuptop\",\"cuptop_version\":\"" PACKAGE_VERSION "\"");
-    XOUT_LIT(o, ",\"job\":");
-    xout_json_str(o, j->id, strlen(j->id));
-    xout_printf(o, ",\"base_ns\":%llu,\"time_unit\":\"ts and dur are microseconds after base_ns\""
-                   ",\"clock\":\"one clock for every process: CUPTI timestamps are wall-clock "
-                   "(CLOCK_REALTIME) nanoseconds\"",
-                (unsigned long long)x->base_ns);
-    xout_printf(o, ",\"window\":{\"from_ns\":%llu,\"to_ns\":%llu}", (unsigned long long)x->from_ns,
-                (unsigned long long)x->to_ns);
-    xout_printf(o, ",\"state\":\"%s\",\"verdict\":\"%s\",\"processes\":%zu,\"incomplete\":%zu,"
-                   "\"crashed\":%zu,\"missing_ranks\":%zu",
-                model_state_name(j->state), j->complete ? "COMPLETE" : "INCOMPLETE", j->n,
-                j->incomplete, j->crashed, j->missing);
-    XOUT_LIT(o, ",\"loss\":{");
-    for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
-        xout_printf(o, "%s\"%s\":%llu", l ? "," : "", cupstore_loss_name(l),
-                    (unsigned long long)j->loss[l]);
-    xout_printf(o, "},\"loss_total\":%llu,\"ranks\":[", (unsigned long long)j->loss_total);
-    for (size_t i = 0; i < jb->n; i++) {
-        const model_summary *s = &jb->procs[i].sum;
-        xout_printf(o, "%s{\"rank\":", i ? "," : "");
-        if (s->rank >= 0)
-            xout_printf(o, "%d", s->rank);
-        else
-            XOUT_LIT(o, "null");
-        xout_printf(o, ",\"pid\":%d,\"group_pid\":%llu,\"session\":", s->pid,
-                    (unsigned long long)jb->procs[i].group);
-        xout_json_str(o, s->id, strlen(s->id));
-        XOUT_LIT(o, ",\"host\":");
-        xout_json_str(o, s->host, strlen(s->host));
-        XOUT_LIT(o, ",\"command\":");
-        xout_json_str(o, s->cmdline, strlen(s->cmdline));
-        xout_printf(o, ",\"state\":\"%s\",\"verdict\":\"%s\",\"records\":%llu,\"loss\":{",
-                    model_state_name(s->state), model_verdict_name(s),
-                    (unsigned long long)s->records_total);
-        for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
-            xout_printf(o, "%s\"%s\":%llu", l ? "," : "", cupstore_loss_name(l),
-                        (unsigned long long)s->loss[l]);
-        XOUT_LIT(o, "},\"reasons\":[");
-        for (size_t k = 0; k < s->nreasons; k++) {
-            xout_puts(o, k ? "," : "");
-            xout_json_str(o, s->reasons[k].text, strlen(s->reasons[k].text));
-        }
-        XOUT_LIT(o, "]}");
-    }
-    XOUT_LIT(o, "]}");
-}
-
 /* One process' events: its health rows, losses and epochs, then its
  * records through the reorder window, then the export's own instant. */
 static int chrome_session(chrome *c, export_ctx *x)
@@ -895,28 +443,28 @@ static int chrome_session(chrome *c, export_ctx *x)
     int rc;
     c->x = x;
     memset(c->devnames, 0, sizeof c->devnames);
-    load_devices(c);
+    chrome_load_devices(c);
     /* Health rows, losses and epochs: one short read txn. */
     if ((rc = cupstore_txn_begin(x->env, false, &txn)) != 0)
         return rc;
     rc = cupstore_health_scan(txn, x->from_ns / 1000000000ull, x->to_ns / 1000000000ull,
-                              on_health, c);
+                              chrome_on_health, c);
     if (!rc)
         rc = cupstore_loss_scan(txn, x->from_ns / 1000000000ull, x->to_ns / 1000000000ull,
-                                on_loss, c);
+                                chrome_on_loss, c);
     struct epochs_arg ea = {.c = c, .events = true};
     if (!rc)
-        rc = cupstore_epoch_scan(txn, on_epoch, &ea);
+        rc = cupstore_epoch_scan(txn, chrome_on_epoch, &ea);
     cupstore_txn_abort(txn);
-    c->range_table = !rc && has_range_table(x);
-    if (rc || (rc = export_scan(x, on_record, on_slice, c)) != 0 || (rc = write_nvtx(c)) != 0)
+    c->range_table = !rc && chrome_has_range_table(x);
+    if (rc || (rc = export_scan(x, on_record, on_slice, c)) != 0 || (rc = chrome_write_nvtx(c)) != 0)
         return rc;
-    process_seen(c, health_pid(c));
-    ev_begin(c);
+    chrome_process_seen(c, chrome_health_pid(c));
+    chrome_ev_begin(c);
     xout_printf(o, "\"ph\":\"i\",\"s\":\"%s\",\"cat\":\"export\",\"name\":\"cuptop export\","
                    "\"pid\":%llu,\"tid\":0,\"ts\":0.000,\"args\":{\"records_written\":%llu,"
                    "\"zero_ts_skipped\":%llu,\"overlap_lanes\":%llu,\"flows\":%llu",
-                c->group ? "p" : "g", (unsigned long long)health_pid(c),
+                c->group ? "p" : "g", (unsigned long long)chrome_health_pid(c),
                 (unsigned long long)c->written, (unsigned long long)c->zero_ts,
                 (unsigned long long)c->overflowed, (unsigned long long)c->flows_out);
     if (c->markers_in_ranges)
@@ -953,12 +501,12 @@ int export_chrome_metadata(export_ctx *x, xout *o)
     cupstore_txn *txn;
     int rc;
     if (x->job) {
-        write_job_metadata(&c, x->job);
+        chrome_write_job_metadata(&c, x->job);
         return o->err;
     }
     if ((rc = cupstore_txn_begin(x->env, false, &txn)) != 0)
         return rc;
-    rc = write_metadata(&c, txn);
+    rc = chrome_write_metadata(&c, txn);
     cupstore_txn_abort(txn);
     return rc ? rc : o->err;
 }
@@ -980,11 +528,11 @@ int export_chrome(export_ctx *x, xout *o)
     }
     XOUT_LIT(o, "{\"displayTimeUnit\":\"ns\",");
     if (x->job) {
-        write_job_metadata(c, x->job);
+        chrome_write_job_metadata(c, x->job);
     } else {
         if ((rc = cupstore_txn_begin(x->env, false, &txn)) != 0)
             goto out;
-        rc = write_metadata(c, txn);
+        rc = chrome_write_metadata(c, txn);
         cupstore_txn_abort(txn);
         txn = NULL;
         if (rc)
