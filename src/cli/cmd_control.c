@@ -48,8 +48,9 @@ static void usage(FILE *f)
           "                0: only write the request)\n"
           "Each request starts a new epoch; `cuptop report` compares the epochs.\n"
           "Exit status: 0 applied (or written, with --wait 0), 1 not applied in time,\n"
-          "superseded by a later request or applied with an error, 2 usage error,\n"
-          "unknown or finished session, unreadable store.\n",
+          "superseded by a later request that asked otherwise, or applied with an\n"
+          "error (one superseded by a request that asked the same is applied), 2 usage\n"
+          "error, unknown or finished session, unreadable store.\n",
           f);
 }
 
@@ -105,9 +106,9 @@ static int request(cupstore_env *env, const cupstore_control *req, uint64_t *gen
 }
 
 struct find {
-    uint64_t gen;
-    cupstore_control c;
-    bool found;
+    uint64_t gen, later_gen;
+    cupstore_control c, later;
+    bool found, later_found;
 };
 
 static int on_control(const cupstore_control *c, void *arg)
@@ -116,13 +117,37 @@ static int on_control(const cupstore_control *c, void *arg)
     if (c->gen == f->gen) {
         f->c = *c;
         f->found = true;
+    } else if (f->later_gen && c->gen == f->later_gen) {
+        f->later = *c;
+        f->later_found = true;
     }
     return 0;
 }
 
-enum { ACK_PENDING, ACK_APPLIED, ACK_SUPERSEDED };
+enum { ACK_PENDING, ACK_APPLIED, ACK_SUPERSEDED, ACK_SUPERSEDED_SAME };
 
-/* Our row, and whether the agent has gone past it. */
+/* Does the applied request b leave in force all that request a asked for:
+ * the same kinds, and each setting a changed (pool, API mode, globs)
+ * changed alike, applied without an error? */
+static bool same_request(const cupstore_control *a, const cupstore_control *b)
+{
+    if (!b->applied_ns || b->result || a->kinds != b->kinds)
+        return false;
+    if (a->pool && a->pool != b->pool)
+        return false;
+    if (a->api_mode && a->api_mode != b->api_mode)
+        return false;
+    if ((a->api_set & CUPSTORE_CTL_API_INCLUDE) &&
+        (!(b->api_set & CUPSTORE_CTL_API_INCLUDE) || strcmp(a->api_include, b->api_include)))
+        return false;
+    if ((a->api_set & CUPSTORE_CTL_API_EXCLUDE) &&
+        (!(b->api_set & CUPSTORE_CTL_API_EXCLUDE) || strcmp(a->api_exclude, b->api_exclude)))
+        return false;
+    return true;
+}
+
+/* Our row, and whether the agent has gone past it (with a request that
+ * asked the same: ACK_SUPERSEDED_SAME, *out the applied one's row). */
 static int poll_ack(cupstore_env *env, uint64_t gen, cupstore_control *out, uint64_t *applied)
 {
     cupstore_txn *txn;
@@ -131,8 +156,10 @@ static int poll_ack(cupstore_env *env, uint64_t gen, cupstore_control *out, uint
     int rc = cupstore_txn_begin(env, false, &txn);
     if (rc)
         return -rc;
+    int hr = cupstore_health_last(txn, &h);
+    if (hr == 0 && h.ctl_gen_applied > gen)
+        f.later_gen = h.ctl_gen_applied;
     rc = cupstore_control_scan(txn, on_control, &f);
-    int hr = rc ? rc : cupstore_health_last(txn, &h);
     cupstore_txn_abort(txn);
     if (rc)
         return -rc;
@@ -140,8 +167,13 @@ static int poll_ack(cupstore_env *env, uint64_t gen, cupstore_control *out, uint
     *applied = hr == 0 ? h.ctl_gen_applied : 0;
     if (f.found && f.c.applied_ns)
         return ACK_APPLIED;
-    if (hr == 0 && h.ctl_gen_applied > gen)
+    if (hr == 0 && h.ctl_gen_applied > gen) {
+        if (f.found && f.later_found && same_request(&f.c, &f.later)) {
+            *out = f.later;
+            return ACK_SUPERSEDED_SAME;
+        }
         return ACK_SUPERSEDED;
+    }
     return ACK_PENDING;
 }
 
@@ -315,6 +347,21 @@ int cli_control_wait_pid(const char *cmd, cupstore_env *env, uint64_t gen, uint3
                 return CUPTOP_EXIT_NO;
             }
             return c.result ? CUPTOP_EXIT_NO : CUPTOP_EXIT_OK;
+        }
+        if (st == ACK_SUPERSEDED_SAME) {
+            /* e.g. two cuptop attach at once: the loader's agent asked the
+             * same after us; what we asked for is in force */
+            printf("session %s: generation %" PRIu64 " was superseded by generation %" PRIu64
+                   ", which asked the same: applied", id, gen, applied_gen);
+            if (c.pool_applied)
+                printf(" (buffer pool limit now %u)", c.pool_applied);
+            printf("\n");
+            if (pool && !c.pool_applied) {
+                cli_error(cmd, "this agent does not support pool control: only the kinds "
+                               "were applied");
+                return CUPTOP_EXIT_NO;
+            }
+            return CUPTOP_EXIT_OK;
         }
         if (st == ACK_SUPERSEDED && superseded_ok) {
             printf("session %s: generation %" PRIu64 " was superseded by generation %" PRIu64
