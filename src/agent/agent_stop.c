@@ -257,11 +257,18 @@ static void stop_protocol(agent *a, int exit_path, int detail)
     x.f.buffers_outstanding = unreturned;
     if (!flushed) {
         x.f.tail_bound = bound;
-        if (unreturned)
+        if (unreturned && bound)
             agent_note(a, 2, "final forced flush %s: CUPTI still held %llu buffers, at least "
                        "%llu records in them lost (a lower bound, counted as tail)",
                        flush_to ? "did not return in time" : "failed",
                        (unsigned long long)unreturned, (unsigned long long)bound);
+        else if (unreturned)
+            /* each may be the partial last one of its thread: how many
+             * records they held is not known, only that they are lost */
+            agent_note(a, 2, "final forced flush %s: CUPTI still held %llu buffers, an "
+                       "unknown number of records in them lost (tail; up to their capacity)",
+                       flush_to ? "did not return in time" : "failed",
+                       (unsigned long long)unreturned);
         else if (flush_to)
             agent_note(a, 2, "final forced flush did not return within %u ms (CUPTI held no "
                        "buffer of the agent's)", tmo);

@@ -331,6 +331,10 @@ static int report(cupstore_env *env, model_summary *s)
                    "%s)\n", "", s->loss_bound[l], s->buffers_unreturned,
                    l == CUPSTORE_LOSS_TAIL ? "CUPTI still held when the final flush gave up"
                                            : "handed to CUPTI never came back");
+        if (s->loss_at_most[l])
+            printf("  %-15s %11s?  more, an unknown number up to %" PRIu64 " (the capacity of "
+                   "the %" PRIu64 " buffers CUPTI still held when the final flush gave up)\n",
+                   "", "", s->loss_at_most[l] - s->loss_bound[l], s->buffers_unreturned);
     }
 
     printf("\nBuffers and queue\n");
@@ -382,6 +386,10 @@ static int report(cupstore_env *env, model_summary *s)
             printf("at least %" PRIu64 " (a lower bound: %" PRIu64 " counted, %" PRIu64
                    " more in the buffers CUPTI still held)\n", f.tail_lost + f.tail_bound,
                    f.tail_lost, f.tail_bound);
+        else if (!f.flush_ok && f.buffers_outstanding && s->loss_at_most[CUPSTORE_LOSS_TAIL])
+            printf("%" PRIu64 " counted, and an unknown number (up to %" PRIu64 ") in the "
+                   "buffers CUPTI still held\n", f.tail_lost,
+                   s->loss_at_most[CUPSTORE_LOSS_TAIL]);
         else if (!f.flush_ok && f.buffers_outstanding)
             printf("%" PRIu64 " counted, and an unknown number in the buffers CUPTI still "
                    "held\n", f.tail_lost);

@@ -88,6 +88,15 @@ void sessions_json_fields(xout *o, const model_summary *s)
                             s->loss_bound[l]);
                 first = false;
             }
+        /* upper bounds: a loss known to exist, not its size (27.2) */
+        xout_puts(o, "},\"loss_at_most\":{");
+        first = true;
+        for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
+            if (s->loss_at_most[l]) {
+                xout_printf(o, "%s\"%s\":%" PRIu64, first ? "" : ",", cupstore_loss_name(l),
+                            s->loss_at_most[l]);
+                first = false;
+            }
         xout_printf(o, "},\"buffers_unreturned\":%" PRIu64, s->buffers_unreturned);
     }
     if (s->final_aside)

@@ -634,6 +634,18 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
             out->loss_bound[CUPSTORE_LOSS_TAIL] = f.tail_bound;
             out->loss_bound[CUPSTORE_LOSS_CONFLICT] = f.conflict_bound;
             out->buffers_unreturned = f.buffers_outstanding;
+            if (!f.flush_ok && f.buffers_outstanding) {
+                /* how full the held buffers were is not known (a buffer
+                 * CUPTI completed after the stop gave up is among them):
+                 * at most their capacity, in the smallest records */
+                uint64_t size = model_config_u64(txn, "buffer_size");
+                if (size && size < MODEL_DISCARD_BYTES)
+                    size = MODEL_DISCARD_BYTES;
+                uint64_t most = f.buffers_outstanding * (size / MODEL_RECORD_MIN_BYTES);
+                if (most && most < f.tail_bound)
+                    most = f.tail_bound;
+                out->loss_at_most[CUPSTORE_LOSS_TAIL] = most;
+            }
         }
     } else {
         uint64_t now = now_ns();
@@ -670,12 +682,12 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
     /* Loss classes, in class order. */
     for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++) {
         class_acc *a = &c->acc[l], *e = &c->est[l];
-        char win[128], more[320] = "";
+        char win[128], more[512] = "";
         out->loss[l] = a->count;
         out->loss_total += a->count;
         out->loss_estimate[l] = e->count;
-        uint64_t bound = out->loss_bound[l];
-        if (!a->count && !e->count && !bound)
+        uint64_t bound = out->loss_bound[l], most = out->loss_at_most[l];
+        if (!a->count && !e->count && !bound && !most)
             continue;
         /* an estimate says so, before the window (the text may be cut) */
         if (e->count)
@@ -690,6 +702,15 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
                      a->count || e->count ? " more" : " records lost", out->buffers_unreturned,
                      l == CUPSTORE_LOSS_TAIL ? "CUPTI still held when the final flush gave up"
                                              : "handed to CUPTI never came back");
+        }
+        /* and a loss known only to exist: never "0 lost" */
+        if (most) {
+            size_t ml = strlen(more);
+            snprintf(more + ml, sizeof more - ml, "%san unknown number%s, up to %" PRIu64
+                     " (the capacity of the %" PRIu64 " buffers CUPTI still held when the "
+                     "final flush gave up)", a->count || e->count || bound ? ", and " : "",
+                     a->count || e->count || bound ? " more" : " of records lost",
+                     most - bound, out->buffers_unreturned);
         }
         if (!a->count && !e->count) {
             uint64_t sec = out->end_ns / 1000000000u;

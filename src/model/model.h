@@ -161,6 +161,14 @@ typedef struct model_summary {
      * ("at least N").  buffers_unreturned: how many buffers (0 from older
      * agents, which did not count them). */
     uint64_t loss_bound[CUPSTORE_LOSS_MAX];
+    /* Loss that cannot be counted, only bounded from above: at most this
+     * many records of the class beyond loss[] (loss_bound[] included).
+     * Tail: the buffers CUPTI still held when the final flush gave up,
+     * times the records a buffer can hold (MODEL_RECORD_MIN_BYTES); 0 when
+     * nothing is unknown, or the session's buffer size is not stored.  It
+     * includes loss_bound[] (at_most - bound more may be lost).  Records
+     * CUPTI had not yet put in any buffer of the agent's are not in it. */
+    uint64_t loss_at_most[CUPSTORE_LOSS_MAX];
     uint64_t buffers_unreturned;
     bool final_aside;               /* the store refused the final status:
                                        it was read from final.aside       */
@@ -461,6 +469,17 @@ typedef struct model_facts {
 int model_facts_read(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_facts *out,
                      char **cause);
 void model_facts_free(model_facts *f);
+
+/** A number from the session's stored configuration (config.KEY, KEY, or
+ *  the KEY=VALUE lines of "config"); 0 when absent. */
+uint64_t model_config_u64(cupstore_txn *txn, const char *key);
+/* The smallest activity record the agent enables (CUpti_ActivityContext3,
+ * 32 bytes; the API records are 40, a kernel 216): what bounds the records
+ * one buffer can hold. */
+#define MODEL_RECORD_MIN_BYTES 32
+/* The agent's discard buffers (CUPTI API < 27; AGENT_DISCARD_SIZE): a held
+ * buffer is at most the larger of this and the session's buffer size. */
+#define MODEL_DISCARD_BYTES (64u << 10)
 
 /** The baseline epoch: the longest one that collected records (kinds on,
  *  records > 0) and lost none; ties go to the later.  -1 when none: an

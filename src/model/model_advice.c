@@ -492,13 +492,24 @@ int model_advise(const model_summary *s, const model_facts *f, model_advice **ou
         setf(a->brief, sizeof a->brief, "Tail lost: a stop timeout of %u ms", want);
         setf(a->text, sizeof a->text, "Give the stop protocol more time: stop timeout %u ms "
              "instead of %u, so the last buffers are flushed and drained.", want, now);
-        if (tail_bound || (s->buffers_unreturned && f->steps_timed_out))
+        uint64_t most = s->loss_at_most[CUPSTORE_LOSS_TAIL];
+        char upto[48] = "";
+        if (most)
+            setf(upto, sizeof upto, " (up to %" PRIu64 ")", most);
+        if (!tail_bound && s->buffers_unreturned && f->steps_timed_out)
+            /* nothing known of the held buffers but that they were out */
+            setf(a->evidence, sizeof a->evidence, "%u stop step%s timed out; %" PRIu64
+                 " records counted lost at stop and an unknown number more%s in the %" PRIu64
+                 " buffers CUPTI still held", f->steps_timed_out,
+                 f->steps_timed_out == 1 ? "" : "s", L[CUPSTORE_LOSS_TAIL], upto,
+                 s->buffers_unreturned);
+        else if (tail_bound)
             /* the flush did not finish: never "0 records lost at stop" */
             setf(a->evidence, sizeof a->evidence, "%u stop step%s timed out; at least %" PRIu64
                  " records lost at stop (a lower bound: %" PRIu64 " counted, %" PRIu64
-                 " more in the %" PRIu64 " buffers CUPTI still held)", f->steps_timed_out,
+                 " more in the %" PRIu64 " buffers CUPTI still held%s)", f->steps_timed_out,
                  f->steps_timed_out == 1 ? "" : "s", L[CUPSTORE_LOSS_TAIL] + tail_bound,
-                 L[CUPSTORE_LOSS_TAIL], tail_bound, s->buffers_unreturned);
+                 L[CUPSTORE_LOSS_TAIL], tail_bound, s->buffers_unreturned, upto);
         else
             setf(a->evidence, sizeof a->evidence, "%u stop step%s timed out; %" PRIu64
                  " records lost at stop", f->steps_timed_out,

@@ -467,7 +467,7 @@ static int cmp_epoch(const void *a, const void *b)
 
 /* A setting of the agent: the structured meta key KEY (or config.KEY),
  * else "KEY=N" in the agent's configuration text; 0 when absent. */
-static uint64_t config_u64(cupstore_txn *txn, const char *key)
+uint64_t model_config_u64(cupstore_txn *txn, const char *key)
 {
     char *v = NULL, name[64];
     uint64_t n = 0;
@@ -505,11 +505,11 @@ int model_facts_read(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_fa
     c.f = out;
     if ((rc = cupstore_txn_begin(env, false, &txn)) != 0)
         goto fail;
-    out->buffer_size = config_u64(txn, "buffer_size");
-    out->device_buffer_size = config_u64(txn, "device_buffer_size");
-    out->device_buffer_pool_limit = (uint32_t)config_u64(txn, "device_buffer_pool_limit");
-    out->stop_timeout_ms = (uint32_t)config_u64(txn, "stop_timeout_ms");
-    out->threads = (uint32_t)config_u64(txn, "threads");
+    out->buffer_size = model_config_u64(txn, "buffer_size");
+    out->device_buffer_size = model_config_u64(txn, "device_buffer_size");
+    out->device_buffer_pool_limit = (uint32_t)model_config_u64(txn, "device_buffer_pool_limit");
+    out->stop_timeout_ms = (uint32_t)model_config_u64(txn, "stop_timeout_ms");
+    out->threads = (uint32_t)model_config_u64(txn, "threads");
     cupstore_final fin;
     bool have_final = false;
     if ((rc = cupstore_epoch_scan(txn, on_epoch, &c)) == 0) {

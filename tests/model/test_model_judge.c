@@ -119,9 +119,10 @@ typedef struct end_spec {
     int timed_out_step;          /* -1: none                               */
     int missing_step;            /* -1: none                               */
     uint64_t records_stored;
+    uint64_t buffers_outstanding, tail_bound;
 } end_spec;
 
-static const end_spec END_OK = {CUPSTORE_EXIT_RETURN, true, true, 0, -1, -1, 0};
+static const end_spec END_OK = {CUPSTORE_EXIT_RETURN, true, true, 0, -1, -1, 0, 0, 0};
 
 static void finish(fx *f, uint64_t end_s, const end_spec *e)
 {
@@ -139,7 +140,9 @@ static void finish(fx *f, uint64_t end_s, const end_spec *e)
     }
     cupstore_final fin = {.end_ns = end_s * NS, .exit_path = e->exit_path,
                           .protocol_complete = e->protocol_complete, .flush_ok = e->flush_ok,
-                          .tail_lost = e->tail_lost, .records_stored = e->records_stored};
+                          .tail_lost = e->tail_lost, .records_stored = e->records_stored,
+                          .buffers_outstanding = e->buffers_outstanding,
+                          .tail_bound = e->tail_bound};
     assert_int_equal(cupstore_final_put(txn, &fin), 0);
     assert_int_equal(cupstore_txn_commit(txn), 0);
 }
@@ -675,6 +678,74 @@ static void test_advice_tail(void **state)
     judged_free(&j);
 }
 
+/* A flush that gave up with buffers still out, none of which bounds the
+ * records from below (each may be a thread's partial last one): the loss
+ * is known only to exist.  Never "0 lost": INCOMPLETE with a tail reason,
+ * an upper bound of the buffers' capacity, advice that says so (27.2). */
+static fx *fresh(void **state)
+{
+    teardown(state);
+    setup(state);
+    return *state;
+}
+
+static void test_tail_unknown_bounded_above(void **state)
+{
+    fx *f = *state;
+    end_spec e = END_OK;
+    judged j;
+    e.flush_ok = false;
+    e.protocol_complete = false;
+    e.timed_out_step = CUPSTORE_STEP_FLUSH;
+    e.buffers_outstanding = 4;
+    meta(f, "config", "buffer_size=1048576\nstop_timeout_ms=50\n");
+    rows(f, T0, 3, NULL, NULL);
+    finish(f, T0 + 3, &e);
+    judge(f, &j);
+    assert_false(j.s.complete);
+    assert_int_equal(j.s.loss[CUPSTORE_LOSS_TAIL], 0);
+    assert_int_equal(j.s.loss_bound[CUPSTORE_LOSS_TAIL], 0);
+    assert_int_equal(j.s.loss_at_most[CUPSTORE_LOSS_TAIL], 4 * (1048576 / MODEL_RECORD_MIN_BYTES));
+    assert_true(has_reason(&j.s, CUPSTORE_LOSS_TAIL));
+    bool said = false;
+    for (size_t i = 0; i < j.s.nreasons; i++)
+        said |= strstr(j.s.reasons[i].text, "an unknown number of records lost, up to 131072") != NULL;
+    assert_true(said);
+    assert_int_equal(j.a[0].code, MODEL_ADVICE_STOP_TIMEOUT);
+    assert_null(strstr(j.a[0].evidence, "0 records lost at stop"));
+    assert_non_null(strstr(j.a[0].evidence, "an unknown number more (up to 131072)"));
+    judged_free(&j);
+
+    /* a buffer smaller than a discard buffer: the discard buffer's 64 KiB */
+    f = fresh(state);
+    meta(f, "config", "buffer_size=4096\n");
+    rows(f, T0, 3, NULL, NULL);
+    finish(f, T0 + 3, &e);
+    judge(f, &j);
+    assert_int_equal(j.s.loss_at_most[CUPSTORE_LOSS_TAIL], 4 * (65536 / MODEL_RECORD_MIN_BYTES));
+    judged_free(&j);
+
+    /* no buffer size stored (an older agent): unknown, still INCOMPLETE */
+    f = fresh(state);
+    rows(f, T0, 3, NULL, NULL);
+    finish(f, T0 + 3, &e);
+    judge(f, &j);
+    assert_false(j.s.complete);
+    assert_int_equal(j.s.loss_at_most[CUPSTORE_LOSS_TAIL], 0);
+    judged_free(&j);
+
+    /* a lower bound that exceeds the capacity estimate wins */
+    f = fresh(state);
+    e.tail_bound = 1000000;
+    meta(f, "config", "buffer_size=65536\n");
+    rows(f, T0, 3, NULL, NULL);
+    finish(f, T0 + 3, &e);
+    judge(f, &j);
+    assert_int_equal(j.s.loss_bound[CUPSTORE_LOSS_TAIL], 1000000);
+    assert_int_equal(j.s.loss_at_most[CUPSTORE_LOSS_TAIL], 1000000);
+    judged_free(&j);
+}
+
 static void row_foreign(unsigned i, cupstore_health *h, void *arg)
 {
     row_loss(i, h, arg);
@@ -1191,6 +1262,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_advice_store_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_advice_zero_ts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_advice_tail, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tail_unknown_bounded_above, setup, teardown),
         cmocka_unit_test_setup_teardown(test_advice_conflict, setup, teardown),
         cmocka_unit_test_setup_teardown(test_advice_parse, setup, teardown),
         cmocka_unit_test_setup_teardown(test_advice_loss_over, setup, teardown),

@@ -907,6 +907,11 @@ def oracle_session(cs, sid, truth_path, crashed_end, end=None):
         truth = simapp_truth_kv(truth_path)
     have_truth = bool(truth) and end != "kill9"
     final = dump.get("final.exit_path") not in (None, "none") and "final.exit_path" in dump
+    if end in ("kill", "kill9") and final:
+        # the kill landed after the stop protocol had written the final
+        # status (the process was exiting: an ASan build's exit is slow):
+        # the session ended as a return did, and is judged as one
+        crashed_end = False
     if end == "_exit" and not final:
         # cuptop-simapp's _exit is a clean end only where the contexts'
         # destruction reached the agent (not with another subscriber)
@@ -943,6 +948,17 @@ def oracle_session(cs, sid, truth_path, crashed_end, end=None):
     if have_truth and sum(t("invalid", k) for k in KINDS) and sum(
             num(dump, f"loss.{x}") for x in ("queue_overflow", "tail", "declined", "conflict")):
         walked = ":invalid-in-lost-buffer"
+    # a final flush that gave up with buffers still held: their records
+    # are lost, how many is known only up to the buffers' capacity (27.2)
+    at_most = sum((sess.get("loss_at_most") or {}).values())
+
+    def eq_or_within(name, got, want):
+        if at_most:
+            cs.check(name, got <= want <= got + at_most,
+                     f"{got} <= {want} <= {got} + at most {at_most}")
+        else:
+            cs.eq(name, got, want)
+
     if have_truth:
         after = ["records", "loss.store_refused", "loss.queue_overflow", "loss.tail",
                  "loss.declined"]
@@ -950,7 +966,7 @@ def oracle_session(cs, sid, truth_path, crashed_end, end=None):
             want = t("delivered", k) - t("invalid", k)
             got = sum(agent(k, None, a) for a in after)
             if final and not crashed_end:
-                cs.eq(f"truth:accounted:{k}{walked}", got, want)
+                eq_or_within(f"truth:accounted:{k}{walked}", got, want)
             else:
                 cs.check(f"truth:accounted-bound:{k}", got <= want, f"{got} <= {want}")
             if k in ("kernel", "memcpy", "memset"):
@@ -958,7 +974,7 @@ def oracle_session(cs, sid, truth_path, crashed_end, end=None):
                     w = t("delivered", k, dv) - t("invalid", k, dv)
                     g = sum(agent(k, dv, a) for a in after)
                     if final and not crashed_end:
-                        cs.eq(f"truth:accounted:{k}:dev{walked}", g, w)
+                        eq_or_within(f"truth:accounted:{k}:dev{walked}", g, w)
             if t("foreign", k):
                 cs.check(f"truth:conflict-covers-foreign:{k}",
                          agent(k, None, "loss.conflict") >= t("foreign", k) or
@@ -980,9 +996,23 @@ def oracle_session(cs, sid, truth_path, crashed_end, end=None):
             else:
                 cs.eq("truth:zero_ts", num(dump, "loss.zero_ts"), zt)
             held = sum(t("held", k) for k in KINDS)
+            stolen_all = sum(t("stolen", k) for k in KINDS)
             if held:
-                cs.check("truth:held-is-tail", num(dump, "loss.tail") >= held,
-                         f"tail {num(dump, 'loss.tail')} held {held}")
+                tail = num(dump, "loss.tail")
+                cs.check("truth:held-is-tail", tail >= held or tail + at_most >= held,
+                         f"tail {tail} (+ at most {at_most}) held {held}")
+            if dump.get("final.flush_ok") == "0" and num(dump, "final.buffers_outstanding"):
+                # a flush that gave up with buffers out: a loss, never 0
+                cs.check("truth:held-buffers-bounded",
+                         num(dump, "final.tail_bound") > 0 or
+                         (sess.get("loss_at_most") or {}).get("tail", 0) > 0,
+                         f"bound {num(dump, 'final.tail_bound')} at_most {at_most}")
+                cs.check("truth:held-buffers-incomplete", verdict != "COMPLETE", verdict)
+            if at_most:
+                # the bounds hold: what is said lost at least was lost
+                lb = (sess.get("loss_bound") or {}).get("tail", 0)
+                cs.check("truth:tail-bound-holds", lb <= held + stolen_all,
+                         f"bound {lb} held {held}")
             stolen = sum(t("stolen", k) for k in KINDS)
             if stolen:
                 # buffers another client took never come back: the agent
@@ -1013,7 +1043,7 @@ def oracle_session(cs, sid, truth_path, crashed_end, end=None):
             exact = (sum(t("stolen", k) + t("held", k) + t("silent", k) for k in KINDS) == 0
                      and sum(t("foreign", k) for k in KINDS) == 0)
             if exact:
-                cs.eq("truth:stored+lost==produced" + walked, got, prod)
+                eq_or_within("truth:stored+lost==produced" + walked, got, prod)
             else:
                 cs.check("truth:stored+lost<=produced", got <= prod + num(dump, "loss.tail"),
                          f"{got} vs produced {prod}")
@@ -1188,7 +1218,7 @@ def oracle_session(cs, sid, truth_path, crashed_end, end=None):
     # per call id: the API records stored == those CUPTI produced, by name
     # (cuptop-simapp's truth has them; exact when nothing was lost)
     if (cs.truth_kind == "simapp" and have_truth and final and not crashed_end
-            and agent_lost == 0 and truth_lost == 0 and nrec):
+            and agent_lost == 0 and truth_lost == 0 and not at_most and nrec):
         want = {}
         for line in open(truth_path):
             f = line.split()
