@@ -350,6 +350,13 @@ void tui_handle_key(tui *t, int ch);
 void tui_set_screen(tui *t, tui_screen s);
 /** Dashboard: put the cursor on second s (the view follows it). */
 void tui_dash_goto(tui *t, uint64_t s);
+/** The dashboard's rows around its panels (tui_dash_rows.c): the header,
+ * the loss-class counters and control state, and the time axis of the view
+ * (axis at ppc points per column, cursor point or -1) from column x0. */
+void tui_dash_header(tui *t, WINDOW *w);
+void tui_dash_counters(tui *t, WINDOW *w);
+void tui_dash_axis(tui *t, WINDOW *w, const tui_axis *axis, int ppc, long cursor, int x0,
+                   int width);
 /** Dashboard glue for NVTX ranges (tui_dash_ranges.c): keys r n N s w, the
  *  load when asked for or stale, the lane under the plots. */
 bool tui_dash_ranges_key(tui *t, int key);
