@@ -1286,6 +1286,9 @@ def oracle_session(cs, sid, truth_path, crashed_end, end=None):
                 # else a bound
                 mlost = (sum(t(x, "marker") for x in ("dropped", "held", "stolen", "invalid"))
                          if have_truth else 1) + agent_lost
+                # a control request that turns markers off mid-run: the
+                # ranges after it are not collected, by request (a bound)
+                mlost += c["control"] in ("kinds", "burst")
                 if not mlost and c["start"] in ("eager",):
                     cs.check("ranges:unseen-start-is-unbalanced",
                              rj.get("unbalanced", 0) >= unseen,
