@@ -265,11 +265,16 @@ static int tui_check_store(tui *t, const tui_opts *o, char **cause)
             return CUPTOP_EXIT_USAGE;
         }
         if (st->s[i].open_err) {
-            *cause = st->s[i].cause
-                         ? tui_strdupf("cannot read %s", st->s[i].cause)
-                         : tui_strdupf("cannot read session %s: %s", st->s[i].id,
-                                    model_strerror(st->s[i].open_err));
-            return CUPTOP_EXIT_USAGE;
+            /* one bad session never blinds the view of the others: the
+             * list, with it as an UNREADABLE row, and why on the status
+             * line (issue 28 item 9) */
+            if (st->s[i].cause)
+                tui_set_status(t, TUI_C_BAD, "cannot read %s: shown UNREADABLE",
+                               st->s[i].cause);
+            else
+                tui_set_status(t, TUI_C_BAD, "cannot read session %s: %s: shown UNREADABLE",
+                               st->s[i].id, model_strerror(st->s[i].open_err));
+            return 0;
         }
         t->cur = i;
     }
