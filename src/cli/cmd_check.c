@@ -287,6 +287,67 @@ static int check_job(const char *cmd, const char *dir, const char *jobid, bool j
     return status;
 }
 
+/* What check reads of one session, opened once (model_session_read). */
+struct check_read {
+    struct check_item *it;
+    const char *from, *to;      /* --from/--to, or NULL                    */
+    bool verify;
+    const char *bad_time;       /* out: the time that does not parse       */
+    bool inverted;              /* out: --from is after --to               */
+};
+
+/* The whole session (for its span), the window's judgement (or the whole
+ * session read back with --verify) and, when INCOMPLETE, the advice.  A
+ * window with no data keeps the whole session's summary only. */
+static int check_read(cupstore_env *env, void *arg, char **cause)
+{
+    struct check_read *r = arg;
+    struct check_item *it = r->it;
+    int rc = model_summarize(env, 0, UINT64_MAX, &it->whole, cause);
+    if (rc)
+        return rc;
+    it->have_whole = true;
+    if (r->from) {
+        uint64_t ss = it->whole.start_ns / 1000000000u, es = it->whole.end_ns / 1000000000u;
+        if (model_parse_time(r->from, ss, es, &it->f) != 0 ||
+            model_parse_time(r->to, ss, es, &it->t) != 0) {
+            r->bad_time = model_parse_time(r->from, ss, es, &it->f) ? r->from : r->to;
+            return 0;
+        }
+        if (it->f > it->t) {
+            r->inverted = true;
+            return 0;
+        }
+        char a[32], b[32];
+        model_format_second(it->f, a, sizeof a);
+        model_format_second(it->t, b, sizeof b);
+        snprintf(it->window, sizeof it->window, " [window %s .. %s]", a, b);
+    }
+    rc = r->verify ? model_verify_whole(env, &it->s, &it->verified, &it->read_back, cause)
+                   : model_summarize(env, it->f, it->t, &it->s, cause);
+    if (rc)
+        return rc;
+    it->have_s = true;
+    /* Nothing to judge in the window: said so, and the other sessions'
+     * verdicts stand.  Keep only what will be printed: the window's
+     * judgement, or the whole session's span for a window without data. */
+    it->no_data = r->from && !it->s.seconds;
+    if (it->no_data) {
+        model_summary_free(&it->s);
+        return 0;
+    }
+    model_summary_free(&it->whole);
+    it->have_whole = false;
+    if (!it->s.complete &&
+        model_advise_read(env, it->f, it->t, &it->s, &it->adv, &it->nadv) != 0) {
+        free(it->adv);   /* the facts could not be read: JSON says null */
+        it->adv = NULL;
+        it->nadv = 0;
+        it->adv_failed = true;
+    }
+    return 0;
+}
+
 int cmd_check(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -372,62 +433,31 @@ int cmd_check(int argc, char **argv)
     size_t judged = 0;
     for (size_t i = 0; items && i < n; i++) {
         struct check_item *it = &items[i];
+        struct check_read r = {.it = it, .from = from, .to = to, .verify = verify};
         char *cause = NULL;
         it->t = UINT64_MAX;
-        int rc = model_summarize_id(dir, ids[i], 0, UINT64_MAX, &it->whole, &cause);
+        int rc = model_session_read(dir, ids[i], check_read, &r, &cause);
+        if (rc == CUPSTORE_EFAULT)   /* what the read had allocated is lost */
+            memset(it, 0, sizeof *it);
         if (rc) {
             cli_model_error(cmd, ids[i], rc, cause);
             any_error = true;
             continue;
         }
-        it->have_whole = true;
-        if (from) {
-            uint64_t ss = it->whole.start_ns / 1000000000u, es = it->whole.end_ns / 1000000000u;
-            if (model_parse_time(from, ss, es, &it->f) != 0 ||
-                model_parse_time(to, ss, es, &it->t) != 0) {
-                status = cli_usage_error(cmd, "bad time '%s'",
-                                         model_parse_time(from, ss, es, &it->f) ? from : to);
-                goto out;
-            }
-            if (it->f > it->t) {
-                status = cli_usage_error(cmd, "the window is inverted (--from %s is after "
-                                              "--to %s)", from, to);
-                goto out;
-            }
-            char a[32], b[32];
-            model_format_second(it->f, a, sizeof a);
-            model_format_second(it->t, b, sizeof b);
-            snprintf(it->window, sizeof it->window, " [window %s .. %s]", a, b);
+        if (r.bad_time) {
+            status = cli_usage_error(cmd, "bad time '%s'", r.bad_time);
+            goto out;
         }
-        rc = verify ? model_verify_id(dir, ids[i], &it->s, &it->verified, &it->read_back, &cause)
-                    : model_summarize_id(dir, ids[i], it->f, it->t, &it->s, &cause);
-        if (rc != 0) {
-            cli_model_error(cmd, ids[i], rc, cause);
-            any_error = true;
+        if (r.inverted) {
+            status = cli_usage_error(cmd, "the window is inverted (--from %s is after "
+                                          "--to %s)", from, to);
+            goto out;
+        }
+        if (it->no_data)
             continue;
-        }
-        it->have_s = true;
-        /* Nothing to judge in the window: said so, and the other sessions'
-         * verdicts stand. */
-        it->no_data = from && !it->s.seconds;
-        /* Keep only what will be printed: the window's judgement, or the
-         * whole session's span for a window without data. */
-        if (it->no_data) {
-            model_summary_free(&it->s);
-            continue;
-        }
-        model_summary_free(&it->whole);
-        it->have_whole = false;
         judged++;
         if (!it->s.complete && !it->s.skipped[0])   /* skipped by --only-if: by design */
             any_incomplete = true;
-        if (!it->s.complete &&
-            model_advise_id(dir, ids[i], it->f, it->t, &it->s, &it->adv, &it->nadv) != 0) {
-            free(it->adv);   /* the facts could not be read: JSON says null */
-            it->adv = NULL;
-            it->nadv = 0;
-            it->adv_failed = true;
-        }
     }
     if (!any_error && !judged) {
         cli_error(cmd, "the window holds no data in %s",

@@ -285,10 +285,29 @@ void model_proc_root(const char *dir);
  *  @param[out] records_read  records decoded.
  *  @return 0, or a cupstore error code when the store cannot be read. */
 int model_verify(cupstore_env *env, model_summary *s, bool *verified, uint64_t *records_read);
-/** model_summarize over the whole session, then model_verify; cause as
- *  for model_summarize_id. */
+/** model_summarize over the whole session of env, then model_verify; when
+ *  the records cannot be read back, out is freed and cause (caller frees)
+ *  says so. */
+int model_verify_whole(cupstore_env *env, model_summary *out, bool *verified,
+                       uint64_t *records_read, char **cause);
+/** model_verify_whole, opening session id in store dir read-only; cause
+ *  as for model_summarize_id. */
 int model_verify_id(const char *dir, const char *id, model_summary *out, bool *verified,
                     uint64_t *records_read, char **cause);
+
+/** What a front end reads from one open session (model_session_read): 0
+ *  or an error code, with *cause (caller frees) set where it has words. */
+typedef int (*model_session_fn)(cupstore_env *env, void *arg, char **cause);
+
+/** Open session id in store dir read-only once, run fn(env, arg, cause)
+ *  on it under the store's read-fault guard (DESIGN invariant 11) and
+ *  close it: a front end that needs several judgements of one session
+ *  opens it once.  When the open fails, cause is "session ID in DIR: what
+ *  went wrong"; after a fault (CUPSTORE_EFAULT) "session ID in DIR: its
+ *  data.mdb is damaged ...", and whatever fn had allocated is lost (the
+ *  caller forgets fn's outputs). */
+int model_session_read(const char *dir, const char *id, model_session_fn fn, void *arg,
+                       char **cause);
 
 /** Same as model_summarize, opening session id in store dir read-only;
  *  when that fails, cause is "session ID in DIR: what went wrong". */
@@ -546,11 +565,12 @@ typedef struct model_advice {
  *  @return 0 or ENOMEM. */
 int model_advise(const model_summary *s, const model_facts *f, model_advice **out, size_t *n);
 
-/** model_facts_read (opening session id in store dir read-only) and
- *  model_advise for a summary s of the same window (the CLI's check).
+/** model_facts_read on env and model_advise for a summary s of the same
+ *  window (the CLI's check), under a read-fault guard of its own: a fault
+ *  leaves the verdict standing, without advice.
  *  @return 0 or a cupstore error code; *out as for model_advise. */
-int model_advise_id(const char *dir, const char *id, uint64_t from_s, uint64_t to_s,
-                    const model_summary *s, model_advice **out, size_t *n);
+int model_advise_read(cupstore_env *env, uint64_t from_s, uint64_t to_s,
+                      const model_summary *s, model_advice **out, size_t *n);
 
 /** model_summarize, model_facts_read and model_advise over one window of
  *  an open session, for front ends that need all three (the monitor). */

@@ -542,7 +542,7 @@ int model_judge(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_summary
 }
 
 struct advise_one {
-    const char *dir, *id;
+    cupstore_env *env;
     uint64_t from_s, to_s;
     const model_summary *s;
     model_advice **out;
@@ -552,25 +552,21 @@ struct advise_one {
 static int advise_one_read(void *arg)
 {
     struct advise_one *a = arg;
-    cupstore_env *env;
     model_facts f;
-    int rc = cupstore_session_open(&env, a->dir, a->id, CUPSTORE_RDONLY);
-    if (rc)
-        return rc;
-    if ((rc = model_facts_read(env, a->from_s, a->to_s, &f, NULL)) == 0) {
+    int rc = model_facts_read(a->env, a->from_s, a->to_s, &f, NULL);
+    if (rc == 0) {
         rc = model_advise(a->s, &f, a->out, a->n);
         model_facts_free(&f);
     }
-    cupstore_env_close(env);
     return rc;
 }
 
-int model_advise_id(const char *dir, const char *id, uint64_t from_s, uint64_t to_s,
-                    const model_summary *s, model_advice **out, size_t *n)
+int model_advise_read(cupstore_env *env, uint64_t from_s, uint64_t to_s,
+                      const model_summary *s, model_advice **out, size_t *n)
 {
     *out = NULL;
     *n = 0;
-    struct advise_one a = {dir, id, from_s, to_s, s, out, n};
+    struct advise_one a = {env, from_s, to_s, s, out, n};
     int rc = cupstore_guarded(advise_one_read, &a); /* a damaged session stays one */
     if (rc == CUPSTORE_EFAULT) {
         *out = NULL;

@@ -1,8 +1,9 @@
 /*
  * model_verify.c - a session read back: model_verify counts the records
- * and NVTX ranges the store still gives and names the damage; the by-id
- * entry points (model_summarize_id, model_verify_id) open one session and
- * read it under the store's read-fault guard (DESIGN invariant 11).
+ * and NVTX ranges the store still gives and names the damage;
+ * model_session_read opens one session once and reads it under the store's
+ * read-fault guard (DESIGN invariant 11), and the by-id entry points
+ * (model_summarize_id, model_verify_id) are reads through it.
  */
 #include "config.h"
 
@@ -23,50 +24,79 @@ static int fail_open(char **cause, int rc, const char *dir, const char *id)
     return rc;
 }
 
-/* One session's reads under the store's read-fault guard (DESIGN
- * invariant 11): what model_summarize_id and model_verify_id do. */
-struct by_id {
+/* One session opened once and read under the store's read-fault guard
+ * (DESIGN invariant 11): model_session_read and the by-id entry points. */
+struct session_read {
     const char *dir, *id;
-    uint64_t from_s, to_s;
-    model_summary *out;
+    model_session_fn fn;
+    void *arg;
     char **cause;
-    bool verify, *verified;
-    uint64_t *records_read;
 };
 
-static int by_id_read(void *arg)
+static int session_read_run(void *arg)
 {
-    struct by_id *a = arg;
+    struct session_read *r = arg;
     cupstore_env *env;
-    int rc = cupstore_session_open(&env, a->dir, a->id, CUPSTORE_RDONLY);
+    int rc = cupstore_session_open(&env, r->dir, r->id, CUPSTORE_RDONLY);
     if (rc)
-        return fail_open(a->cause, rc, a->dir, a->id);
-    rc = model_summarize(env, a->from_s, a->to_s, a->out, a->cause);
-    if (rc == 0 && a->verify &&
-        (rc = model_verify(env, a->out, a->verified, a->records_read)) != 0) {
-        if (a->cause && asprintf(a->cause, "session %s: reading the records back: %s",
-                                 a->out->id, model_strerror(rc)) < 0)
-            *a->cause = NULL;
-        model_summary_free(a->out);
-    }
+        return fail_open(r->cause, rc, r->dir, r->id);
+    rc = r->fn(env, r->arg, r->cause);
     cupstore_env_close(env);
     return rc;
 }
 
-/* Run by_id_read guarded; after a fault, what it had allocated is left
- * (the guard cannot know it) and the session is named as damaged. */
-static int by_id_guarded(struct by_id *a)
+int model_session_read(const char *dir, const char *id, model_session_fn fn, void *arg,
+                       char **cause)
 {
-    int rc = cupstore_guarded(by_id_read, a);
-    if (rc == CUPSTORE_EFAULT) {
-        memset(a->out, 0, sizeof *a->out);
-        if (a->cause) {
-            *a->cause = NULL;
-            if (asprintf(a->cause, "session %s in %s: %s", a->id, a->dir,
-                         model_fault_text()) < 0)
-                *a->cause = NULL;
-        }
+    struct session_read r = {.dir = dir, .id = id, .fn = fn, .arg = arg, .cause = cause};
+    if (cause)
+        *cause = NULL;
+    int rc = cupstore_guarded(session_read_run, &r);
+    /* after a fault, what fn had allocated is left (the guard cannot know
+     * it) and the session is named as damaged */
+    if (rc == CUPSTORE_EFAULT && cause) {
+        *cause = NULL;
+        if (asprintf(cause, "session %s in %s: %s", id, dir, model_fault_text()) < 0)
+            *cause = NULL;
     }
+    return rc;
+}
+
+int model_verify_whole(cupstore_env *env, model_summary *out, bool *verified,
+                       uint64_t *records_read, char **cause)
+{
+    int rc = model_summarize(env, 0, UINT64_MAX, out, cause);
+    if (rc == 0 && (rc = model_verify(env, out, verified, records_read)) != 0) {
+        if (cause && asprintf(cause, "session %s: reading the records back: %s", out->id,
+                              model_strerror(rc)) < 0)
+            *cause = NULL;
+        model_summary_free(out);
+    }
+    return rc;
+}
+
+/* What model_summarize_id and model_verify_id read. */
+struct by_id {
+    uint64_t from_s, to_s;
+    model_summary *out;
+    bool verify, *verified;
+    uint64_t *records_read;
+};
+
+static int by_id_read(cupstore_env *env, void *arg, char **cause)
+{
+    struct by_id *a = arg;
+    if (a->verify)
+        return model_verify_whole(env, a->out, a->verified, a->records_read, cause);
+    return model_summarize(env, a->from_s, a->to_s, a->out, cause);
+}
+
+/* Run by_id_read on session id; after a fault, out is left empty. */
+static int by_id_guarded(const char *dir, const char *id, struct by_id *a, char **cause)
+{
+    int rc = model_session_read(dir, id, by_id_read, a, cause);
+    if (rc == CUPSTORE_EFAULT)
+        memset(a->out, 0, sizeof *a->out);
     return rc;
 }
 
@@ -78,9 +108,8 @@ int model_summarize_id(const char *dir, const char *id, uint64_t from_s, uint64_
     if (!out)
         return CUPSTORE_EINVAL;
     memset(out, 0, sizeof *out);
-    struct by_id a = {.dir = dir, .id = id, .from_s = from_s, .to_s = to_s, .out = out,
-                      .cause = cause};
-    return by_id_guarded(&a);
+    struct by_id a = {.from_s = from_s, .to_s = to_s, .out = out};
+    return by_id_guarded(dir, id, &a, cause);
 }
 
 /* ---- Verify: read the stored records back ---------------------------------- */
@@ -202,8 +231,7 @@ int model_verify_id(const char *dir, const char *id, model_summary *out, bool *v
     memset(out, 0, sizeof *out);
     *verified = false;
     *records_read = 0;
-    struct by_id a = {.dir = dir, .id = id, .from_s = 0, .to_s = UINT64_MAX, .out = out,
-                      .cause = cause, .verify = true, .verified = verified,
-                      .records_read = records_read};
-    return by_id_guarded(&a);
+    struct by_id a = {.from_s = 0, .to_s = UINT64_MAX, .out = out, .verify = true,
+                      .verified = verified, .records_read = records_read};
+    return by_id_guarded(dir, id, &a, cause);
 }
