@@ -115,6 +115,7 @@ struct cb {
 
 static int epoch_step(const MDB_val *k, const MDB_val *v, void *arg, bool *done)
 {
+    (void)done;
     struct cb *c = arg;
     cupstore_epoch e;
     if (k->mv_size != 4 || cupstore_tlv_decode(epoch_fields, NF(epoch_fields), v->mv_data,
@@ -237,6 +238,7 @@ int cupstore_control_ack(cupstore_txn *txn, uint64_t gen, uint64_t applied_ns, i
 
 static int control_step(const MDB_val *k, const MDB_val *v, void *arg, bool *done)
 {
+    (void)done;
     struct cb *cb = arg;
     cupstore_control c;
     int rc = control_from(k, v, &c);
@@ -295,6 +297,7 @@ int cupstore_mark_get(cupstore_txn *txn, const char *name, cupstore_mark *m)
 
 static int mark_step(const MDB_val *k, const MDB_val *v, void *arg, bool *done)
 {
+    (void)done;
     struct cb *cb = arg;
     cupstore_mark m;
     int rc = mark_from(k, v, &m);
@@ -336,6 +339,7 @@ int cupstore_note_put(cupstore_txn *txn, cupstore_note *n)
 
 static int note_step(const MDB_val *k, const MDB_val *v, void *arg, bool *done)
 {
+    (void)done;
     struct cb *cb = arg;
     cupstore_note n;
     if (k->mv_size != 8 ||
@@ -373,6 +377,7 @@ int cupstore_step_put(cupstore_txn *txn, const cupstore_step *s)
 
 static int step_step(const MDB_val *k, const MDB_val *v, void *arg, bool *done)
 {
+    (void)done;
     struct cb *cb = arg;
     cupstore_step s;
     if (k->mv_size != 4 ||

@@ -150,6 +150,7 @@ static double run_encode(const cupstore_record *r, size_t n, size_t batch, unsig
 
 static int count_fn(const cupstore_record *r, void *arg)
 {
+    (void)r;
     ++*(uint64_t *)arg;
     return 0;
 }
@@ -202,6 +203,9 @@ static double run_commit(const char *dir, const cupstore_record *r, size_t n, si
 
 static int rm_fn(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
+    (void)st;
+    (void)flag;
+    (void)ftw;
     return remove(path);
 }
 

@@ -31,12 +31,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int count_fn(const cupstore_record *r, void *arg)
 {
+    (void)r;
     ++*(size_t *)arg;
     return 0;
 }
 
 static int health_fn(const cupstore_health *h, void *arg)
 {
+    (void)h;
+    (void)arg;
     return 0;
 }
 

@@ -57,6 +57,7 @@ static int fill(const char *dir)
 
 static int count_fn(const cupstore_record *r, void *arg)
 {
+    (void)r;
     ++*(unsigned long long *)arg;
     return 0;
 }

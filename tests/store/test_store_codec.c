@@ -10,6 +10,7 @@
 
 static void test_kind_names(void **state)
 {
+    (void)state;
     char buf[128];
     uint32_t mask;
     const char *bad;
@@ -57,6 +58,7 @@ static void test_kind_names(void **state)
 
 static void test_other_names(void **state)
 {
+    (void)state;
     for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++) {
         assert_string_not_equal(cupstore_loss_name(l), "?");
         assert_true(strlen(cupstore_loss_describe(l)) > 10);
@@ -111,6 +113,7 @@ static void roundtrip(const cupstore_record *recs, size_t n)
 
 static void test_chunk_every_kind(void **state)
 {
+    (void)state;
     enum { N = 2000 };
     cupstore_record *r = calloc(N, sizeof *r);
     uint64_t seed = 12345;
@@ -131,6 +134,7 @@ static void test_chunk_every_kind(void **state)
 
 static void test_chunk_extremes(void **state)
 {
+    (void)state;
     cupstore_record r[8];
     memset(r, 0, sizeof r);
     /* all zero (zero timestamps) */
@@ -159,6 +163,7 @@ static void test_chunk_extremes(void **state)
 
 static void test_chunk_realistic_compact(void **state)
 {
+    (void)state;
     enum { N = 8192 };
     cupstore_record *r = calloc(N, sizeof *r);
     uint64_t t = 1700000000000000000ull, seed = 7;
@@ -190,6 +195,7 @@ static void test_chunk_realistic_compact(void **state)
  * crash (ASan checks the bounds). */
 static void test_chunk_malformed(void **state)
 {
+    (void)state;
     enum { N = 300 };
     cupstore_record r[N];
     uint64_t seed = 99;
@@ -296,12 +302,14 @@ static void test_chunk_v1(void **state)
 
 static int stop_after_3(const cupstore_record *r, void *arg)
 {
+    (void)r;
     int *n = arg;
     return ++*n == 3 ? 42 : 0;
 }
 
 static void test_chunk_stop(void **state)
 {
+    (void)state;
     cupstore_record r[10];
     uint64_t seed = 5;
     void *buf;
@@ -350,6 +358,7 @@ static void fill_health(cupstore_health *h)
 
 static void test_health_tlv(void **state)
 {
+    (void)state;
     cupstore_health h, d;
     uint8_t buf[2048], ext[2100];
     fill_health(&h);
@@ -406,6 +415,7 @@ static void test_health_tlv(void **state)
 
 static void test_file_check_mem(void **state)
 {
+    (void)state;
     uint8_t page[8192] = {0};
     assert_int_equal(cupstore_file_check_mem(page, 0), CUPSTORE_ENOTSTORE);
     assert_int_equal(cupstore_file_check_mem(page, sizeof page), CUPSTORE_ENOTSTORE);

@@ -71,6 +71,7 @@ typedef struct view {
 
 static int count_fn(const cupstore_record *r, void *arg)
 {
+    (void)r;
     ++*(uint64_t *)arg;
     return 0;
 }

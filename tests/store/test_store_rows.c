@@ -339,6 +339,8 @@ static int step_fn(const cupstore_step *s, void *arg)
 
 static int stop_fn(const cupstore_control *c, void *arg)
 {
+    (void)c;
+    (void)arg;
     return 99;
 }
 
@@ -638,6 +640,7 @@ static void test_record_windows(void **state)
 
 static int stop_rec(const cupstore_record *r, void *arg)
 {
+    (void)r;
     return ++*(int *)arg == 10 ? 7 : 0;
 }
 
