@@ -169,7 +169,7 @@ check "exit thread: kernel records" "$(val "$d/dump" records.kernel.0)" 250
 # ---- late cuda: attached before the program loads CUDA -----------------------
 # (cuptop-simapp does not call PR_SET_PTRACER: under Yama scope 1 only root)
 if [ "$scope" -ge 1 ] && [ "$(id -u)" != 0 ]; then
-    echo "note late cuda: not run (Yama ptrace_scope $scope, not root)"
+    skip_part "late cuda: Yama ptrace_scope $scope, not root"
 else
 d=$tmp/latecuda
 mkdir -p "$d"
@@ -221,7 +221,7 @@ check "signal: kernel records after the attach" "$("$ctl" dump "$d/store" "$id" 
 # agent says it waits, for how long (CUPTOP_ATTACH_CUDA_WAIT), sessions
 # lists the wait, and it gives up: its thread ends (it polled forever before)
 if [ "$scope" -ge 1 ] && [ "$(id -u)" != 0 ]; then
-    echo "note not cuda, exit: not run (Yama ptrace_scope $scope, not root)"
+    skip_part "not cuda, exit: Yama ptrace_scope $scope, not root"
 else
 d=$tmp/notcuda
 mkdir -p "$d"
@@ -333,7 +333,7 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
         --store "$tmp/nobody/store" "$victim"
     kill "$victim"; wait "$victim" 2>/dev/null
 else
-    echo "note refuse another uid: not run (needs root and setpriv)"
+    skip_part "refuse another uid: needs root and setpriv"
 fi
 
 # ---- survive --------------------------------------------------------------------
@@ -363,4 +363,5 @@ exec 3>&-
 check "survive: its reads returned what was sent" "$(cat "$d/fifo.got")" 1100000
 check "survive: it ran to the end" "$([ -e "$d/done" ] && echo yes)" yes
 check "survive: stderr of the target" "$(cat "$d/err")" ""
+parts_summary
 exit $fail

@@ -5,10 +5,12 @@
 # It sets b, s, sim, agent, drive, ctl; exits 77 without the simulator or
 # python3; makes $tmp (removed at exit, with a background app in $pid
 # killed); seeds the clean scenario; defines val FILE KEY and
-# check NAME GOT WANT (which sets fail=1 on a mismatch).
+# check NAME GOT WANT (which sets fail=1 on a mismatch); skip_part and
+# parts_summary from tests/skip_part.sh.
 set -u
 b=${top_builddir:?}
 s=${top_srcdir:?}
+. "$s/tests/skip_part.sh"   # skip_part, parts_summary
 sim=$b/libcuptop-simcupti.so
 agent=$b/libcuptop-agent.so
 drive=$b/simdrive

@@ -6,6 +6,7 @@ CUPTOP=$top_builddir/cuptop
 FILL=$top_builddir/tests/cli/fill_store
 GOLDEN=$top_srcdir/tests/cli/golden
 CHECK_TRACE=$top_srcdir/tests/cli/check_trace.py
+. "$top_srcdir/tests/skip_part.sh"   # skip_part, parts_summary
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/cuptop-cli.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT INT TERM
 unset CUPTOP_STORE
@@ -81,6 +82,7 @@ PY
 }
 
 finish() {
+    parts_summary
     if [ "$checks" = 0 ]; then
         echo "FAIL: no check ran" >&2
         exit 1

@@ -14,6 +14,7 @@ SIMAPP=$B/cuptop-simapp
 CTL=$B/agentctl
 FAULTIO=$B/faultio.so
 FAULTS_DIR=$top_srcdir/tests/faults
+. "$top_srcdir/tests/skip_part.sh"   # skip_part, parts_summary
 # Long rows (more kill points, longer runs) only under make check-faults.
 LONG=${CUPTOP_LONG_FAULTS:-0}
 SANITIZED=${CUPTOP_TEST_SANITIZER:-}
@@ -83,6 +84,7 @@ check_le() {
 }
 
 finish() {
+    parts_summary
     if [ "$checks" = 0 ]; then
         echo "FAIL no check ran"
         exit 1

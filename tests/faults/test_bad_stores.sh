@@ -180,10 +180,10 @@ if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
         done
         chmod 700 "$WORK"
     else
-        echo "note: setpriv missing: another uid reading the store not tried"
+        skip_part "another uid reading the store: setpriv missing"
     fi
 else
-    echo "note: not root: a store owned by another user was not tried (needs chown)"
+    skip_part "a store owned by another user: not root (needs chown)"
 fi
 
 finish

@@ -50,7 +50,7 @@ if command -v tmux >/dev/null 2>&1; then
     tmux -L "$sock" kill-server 2>/dev/null
     FAULT_CLEANUP_HOOK=
 else
-    echo "note: tmux not installed: the monitor part was not run"
+    skip_part "the monitor killed with -9: tmux not installed"
 fi
 
 # 2. an export, killed half-way: as soon as its temporary file appears

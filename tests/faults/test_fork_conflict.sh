@@ -17,7 +17,7 @@ for mode in fork exec; do
     if [ "$mode" = fork ] && [ -n "$SANITIZED" ]; then
         # GCC's libasan takes no allocator locks around fork(): a forked
         # child of a threaded process can deadlock in malloc (seen here).
-        echo "NOT RUN under the sanitizer: fork without exec (libasan deadlocks in the forked child)"
+        skip_part "fork without exec: not under the sanitizer (libasan deadlocks in the forked child)"
         continue
     fi
     args="--fork"
@@ -80,7 +80,7 @@ else
 fi
 "$CUPTOP" report --store "$st" "$id" >"$WORK/conflict.report" 2>&1
 grep -q 'torch.profiler (simulated)' "$WORK/conflict.report" ||
-    echo "note: cuptop report shows no session notes, so it does not name the other subscriber"
+    skip_part "report names the other subscriber: cuptop report shows no session notes"
 # after a refused subscription there is no context-destroy flush: the stop
 # runs from atexit (exit path return)
 check "conflict: final exit path" "$(final_field "$WORK/conflict.d" exit_path)" return

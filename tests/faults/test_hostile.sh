@@ -122,6 +122,6 @@ if command -v tmux >/dev/null 2>&1; then
     tmux -L "$sock" kill-server 2>/dev/null
     FAULT_CLEANUP_HOOK=
 else
-    echo "note: tmux not installed: the live monitor part was not run"
+    skip_part "the live monitor: tmux not installed"
 fi
 finish

@@ -151,7 +151,7 @@ if command -v curl >/dev/null 2>&1; then
     kill "$EXP"
     wait "$EXP" 2>/dev/null
 else
-    echo "note: curl not installed: the HTTP exporter part is not run"
+    skip_part "the HTTP exporter: curl not installed"
 fi
 
 # the monitor: the damaged session is an UNREADABLE row, the others shown
@@ -190,7 +190,7 @@ if command -v tmux >/dev/null 2>&1; then
     tmux -L "$sock" kill-server 2>/dev/null
     done
 else
-    echo "note: tmux not installed: the monitor part is not run"
+    skip_part "the monitor: tmux not installed"
 fi
 
 # ---- 19: a ranges page that trips LMDB's assertion --------------------------

@@ -86,6 +86,6 @@ if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1 && command -v setpriv >/dev/n
     check "ctl: no control generation acknowledged" "$(val "$WORK/ctl.d" health.ctl_gen_applied)" 0
     chmod 700 "$WORK"
 else
-    echo "note: not root (or no nobody/setpriv): another user's store and another uid's control request not tried"
+    skip_part "another user's store and another uid's control request: not root, or no nobody/setpriv"
 fi
 finish

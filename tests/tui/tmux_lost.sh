@@ -154,6 +154,7 @@ if [ -e "$b/libcuptop-agent.so" ] && [ -e "$b/libcuptop-simcupti.so" ] &&
         done
     fi
 else
-    echo "note: agent/simulator not built: the demo part was not run"
+    skip_part "the demo: agent/simulator not built"
 fi
+parts_summary
 echo "PASS"

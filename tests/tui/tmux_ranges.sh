@@ -179,6 +179,7 @@ if command -v mdb_load >/dev/null 2>&1; then
     st=$(tui_wait_exit)
     [ "$st" = 0 ] || fail "q should exit 0, got $st"
 else
-    echo "note: no mdb_load (lmdb-utils): the schema 1 session was not tried"
+    skip_part "the schema 1 session: no mdb_load (lmdb-utils)"
 fi
+parts_summary
 echo "PASS"

@@ -180,6 +180,7 @@ if [ -e "$b/libcuptop-agent.so" ] && [ -e "$b/libcuptop-simcupti.so" ] &&
         tmux -L "$TUI_SOCK" kill-server >/dev/null 2>&1
     done
 else
-    echo "note: agent/simulator not built: the demo part was not run"
+    skip_part "the demo: agent/simulator not built"
 fi
+parts_summary
 echo "PASS"

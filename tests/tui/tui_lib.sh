@@ -7,6 +7,7 @@
 : "${top_builddir:=.}"
 : "${top_srcdir:=.}"
 command -v tmux >/dev/null 2>&1 || { echo "SKIP: tmux not installed"; exit 77; }
+. "$top_srcdir/tests/skip_part.sh"   # skip_part, parts_summary
 
 TUI_SOCK="cuptop-tui-$$-$(date +%s%N)"
 TUI_TMP=$(mktemp -d "${TMPDIR:-/tmp}/cuptop-tui.XXXXXX")
