@@ -17,6 +17,25 @@
 #include "export.h"
 #include "model.h"
 
+/* ,"NAME":{"CLASS":N,...} with the classes that are not 0; nothing at all
+ * when every one is 0, unless always (then {}). */
+static void json_loss_map(xout *o, const char *name, const uint64_t *v, bool always)
+{
+    bool any = false;
+    for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
+        any |= v[l] != 0;
+    if (!any && !always)
+        return;
+    xout_printf(o, ",\"%s\":{", name);
+    bool first = true;
+    for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
+        if (v[l]) {
+            xout_printf(o, "%s\"%s\":%" PRIu64, first ? "" : ",", cupstore_loss_name(l), v[l]);
+            first = false;
+        }
+    xout_puts(o, "}");
+}
+
 static void usage(FILE *f)
 {
     fputs("usage: cuptop sessions [--store DIR] [--job JOB] [--json]\n\n"
@@ -78,26 +97,14 @@ void sessions_json_fields(xout *o, const model_summary *s)
     for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
         xout_printf(o, "%s\"%s\":%" PRIu64, l ? "," : "", cupstore_loss_name(l), s->loss[l]);
     xout_printf(o, "},\"loss_total\":%" PRIu64, s->loss_total);
+    /* beyond the counts: estimated (the shared discard buffer); where
+     * buffers never came back (invariant 12), a lower bound and, for a
+     * loss known to exist but not its size, an upper bound (27.2) */
+    json_loss_map(o, "loss_estimate", s->loss_estimate, false);
     if (s->buffers_unreturned) {
-        /* lower bounds: only where buffers never came back (invariant 12) */
-        xout_puts(o, ",\"loss_bound\":{");
-        first = true;
-        for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
-            if (s->loss_bound[l]) {
-                xout_printf(o, "%s\"%s\":%" PRIu64, first ? "" : ",", cupstore_loss_name(l),
-                            s->loss_bound[l]);
-                first = false;
-            }
-        /* upper bounds: a loss known to exist, not its size (27.2) */
-        xout_puts(o, "},\"loss_at_most\":{");
-        first = true;
-        for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
-            if (s->loss_at_most[l]) {
-                xout_printf(o, "%s\"%s\":%" PRIu64, first ? "" : ",", cupstore_loss_name(l),
-                            s->loss_at_most[l]);
-                first = false;
-            }
-        xout_printf(o, "},\"buffers_unreturned\":%" PRIu64, s->buffers_unreturned);
+        json_loss_map(o, "loss_bound", s->loss_bound, true);
+        json_loss_map(o, "loss_at_most", s->loss_at_most, true);
+        xout_printf(o, ",\"buffers_unreturned\":%" PRIu64, s->buffers_unreturned);
     }
     if (s->final_aside)
         xout_puts(o, ",\"final_aside\":true");

@@ -330,6 +330,52 @@ static void format_sessions(wctx *w)
     }
 }
 
+/* What is known of a loss beyond its count, per class: estimated, at
+ * least, at most (model_summary's loss_estimate, loss_bound,
+ * loss_at_most).  A family only where some session has one, a sample only
+ * where it is not 0: no sample means nothing beyond cuptop_records_lost. */
+enum { BEYOND_ESTIMATE, BEYOND_AT_LEAST, BEYOND_AT_MOST, BEYOND_MAX };
+
+static const uint64_t *beyond_of(const exp_sess *s, unsigned which)
+{
+    return which == BEYOND_ESTIMATE ? s->loss_estimate
+           : which == BEYOND_AT_LEAST ? s->loss_bound
+                                      : s->loss_at_most;
+}
+
+static void format_beyond(wctx *w)
+{
+    static const char *const name[BEYOND_MAX] = {
+        "cuptop_records_lost_estimate", "cuptop_records_lost_at_least",
+        "cuptop_records_lost_at_most"};
+    static const char *const help[BEYOND_MAX] = {
+        "Records lost beyond cuptop_records_lost, estimated (the shared discard buffer, "
+        "never read); only classes with an estimate.",
+        "Records lost beyond cuptop_records_lost and the estimate, a lower bound (buffers "
+        "handed to CUPTI that never came back); only classes with a bound.",
+        "Records that may be lost beyond cuptop_records_lost (the lower bound included), "
+        "an upper bound (the capacity of the buffers CUPTI still held when the final flush "
+        "gave up); only where the loss's size is unknown."};
+    char extra[96];
+    for (unsigned b = 0; b < BEYOND_MAX; b++) {
+        bool any = false;
+        for (size_t i = 0; i < w->n && !any; i++)
+            for (unsigned l = 0; l < CUPSTORE_LOSS_MAX && !any; l++)
+                any = beyond_of(&w->s[i], b)[l] != 0;
+        if (!any)
+            continue;
+        family(w, name[b], M_GAUGE, help[b]);
+        for (size_t i = 0; i < w->n; i++)
+            for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++) {
+                uint64_t v = beyond_of(&w->s[i], b)[l];
+                if (!v)
+                    continue;
+                snprintf(extra, sizeof extra, "class=\"%s\"", cupstore_loss_name(l));
+                sample_u64(w, i, extra, v);
+            }
+    }
+}
+
 static void format_counts(wctx *w)
 {
     char extra[96];
@@ -356,6 +402,7 @@ static void format_counts(wctx *w)
             snprintf(extra, sizeof extra, "class=\"%s\"", cupstore_loss_name(l));
             sample_u64(w, i, extra, w->s[i].loss[l]);
         }
+    format_beyond(w);
     family(w, "cuptop_device_records_lost", M_COUNTER,
            "Records lost, by device index (\"none\": not attributable to one) and loss "
            "class, from the exact loss rows (equal to cuptop sessions --json loss_by_device).");

@@ -38,6 +38,10 @@ typedef struct exp_sess {
     uint64_t records_by_device[CUPSTORE_DEVICE_MAX];
     uint32_t device_mask;
     uint64_t loss[CUPSTORE_LOSS_MAX];
+    /* beyond loss[]: estimated, at least, at most (the model's
+     * loss_estimate, loss_bound, loss_at_most) */
+    uint64_t loss_estimate[CUPSTORE_LOSS_MAX], loss_bound[CUPSTORE_LOSS_MAX];
+    uint64_t loss_at_most[CUPSTORE_LOSS_MAX];
     /* exact losses per device and class (slot MODEL_DEVICE_NONE: "none"),
      * and which devices are listed (model_device_listed) */
     uint64_t loss_by_device[CUPSTORE_DEVICE_MAX + 1][CUPSTORE_LOSS_MAX];

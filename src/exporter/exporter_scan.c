@@ -299,6 +299,9 @@ static int session_read(exporter *e, entry *en)
     memcpy(s->records_by_device, m->records_by_device, sizeof s->records_by_device);
     s->device_mask = m->device_mask;
     memcpy(s->loss, m->loss, sizeof s->loss);
+    memcpy(s->loss_estimate, m->loss_estimate, sizeof s->loss_estimate);
+    memcpy(s->loss_bound, m->loss_bound, sizeof s->loss_bound);
+    memcpy(s->loss_at_most, m->loss_at_most, sizeof s->loss_at_most);
     memcpy(s->loss_by_device, m->loss_by_device, sizeof s->loss_by_device);
     for (unsigned d = 0; d <= MODEL_DEVICE_NONE; d++)
         s->device_listed[d] = model_device_listed(m, d);

@@ -141,6 +141,7 @@ static void test_format_text(void **state)
     fill(&s[1], "20250101T120001-2", MODEL_STATE_CRASHED);
     snprintf(s[1].label, sizeof s[1].label, "resnet");
     snprintf(s[1].rank, sizeof s[1].rank, "3");
+    s[1].loss_at_most[CUPSTORE_LOSS_TAIL] = 131072;
     char *t = render(s, 2, false);
     assert_non_null(strstr(t, "# TYPE cuptop_records_total counter\n"));
     assert_non_null(strstr(t, "# TYPE cuptop_session_info gauge\n"));
@@ -158,6 +159,13 @@ static void test_format_text(void **state)
     assert_non_null(strstr(t, "host=\"node\\\"7\",device=\"3\",class=\"conflict\"} 0\n"));
     assert_non_null(strstr(t, "host=\"node\\\"7\",device=\"none\",class=\"cupti_dropped\"} 2\n"));
     assert_null(strstr(t, "device=\"0\",class="));
+    /* bounds and estimates: a family only where some session has one */
+    assert_non_null(strstr(t, "# TYPE cuptop_records_lost_at_most gauge\n"));
+    assert_non_null(strstr(t, "cuptop_records_lost_at_most{session=\"20250101T120001-2\","));
+    assert_non_null(strstr(t, "class=\"tail\"} 131072\n"));
+    assert_null(strstr(t, "cuptop_records_lost_at_most{session=\"20250101T120000-1\""));
+    assert_null(strstr(t, "cuptop_records_lost_estimate"));
+    assert_null(strstr(t, "cuptop_records_lost_at_least"));
     free(t);
     /* a job: the label is cuptop_job (job is Prometheus' scrape-job label) */
     snprintf(s[0].job, sizeof s[0].job, "job-1");
