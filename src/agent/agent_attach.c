@@ -90,8 +90,12 @@ void agent_attach_subscribe(agent *a)
     }
     a->attach.subscriber = NULL;
     if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+        /* A note and the epoch's flags (no_callbacks, drops_unattributed),
+         * not a loss: no record was lost by the refusal (a count of 1 here
+         * made "all" one more than the kinds and the truth, 27.11).  What
+         * the other client takes is counted where it happens: its buffers
+         * completed to us, ours it never gives back. */
         other[sizeof other - 1] = '\0';
-        agent_count(a, agent_c_loss(CUPSTORE_LOSS_CONFLICT, AGENT_DEV_NONE, AGENT_KIND_ALL), 1);
         agent_note(a, 2,
                    "subscriber conflict: another CUPTI client is active (%s); continuing "
                    "with activity records only (no per-device drops, no context-destroy flush)",
