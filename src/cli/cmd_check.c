@@ -15,12 +15,46 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli_opts.h"
 #include "cupstore.h"
 #include "cuptop.h"
 #include "export.h"
 #include "model.h"
 
 #define CHECK_NOTES_MAX 8   /* notes shown under one verdict */
+
+/* check's options: parsing and --help (cli_opts.h). */
+const cli_cmd cli_cmd_check = {
+    .name = "check",
+    .shortopts = "h",
+    .column = 17,
+    .opts = (const cli_opt[]){
+        {"all", NULL, 'a',
+         "every session in the store\n", NULL},
+        {"from", "T", 'f',
+         "judge only this window (T: unix seconds, +N after the\n"
+         "start, -N before the end, start, end, YYYY-mm-ddTHH:MM:SSZ)\n",
+         "--from T --to T"},
+        {"verify", NULL, 'v',
+         "also read every stored record back (decoding each chunk)\n"
+         "and compare the count with what the agent stored: records\n"
+         "missing or unreadable make the session INCOMPLETE\n"
+         "(store_damaged); ended sessions only, whole sessions\n", NULL},
+        {"job", "JOB", 'J',
+         "every process of job JOB (one cuptop run), each verdict\n"
+         "listed by rank; the job is COMPLETE only if every process is\n"
+         "(a crashed one makes it INCOMPLETE) and no rank below the\n"
+         "world size a process named is missing\n", NULL},
+        {"json", NULL, 'j',
+         "a JSON array of verdicts (--job: one object for the job);\n"
+         "each verdict's \"advice\" lists the model's recommendations\n"
+         "([] when COMPLETE)\n", NULL},
+        {"store", "DIR", 's', NULL, NULL},
+        {"to", "T", 't', NULL, NULL},
+        {"help", NULL, 'h', NULL, NULL},
+        {NULL, NULL, 0, NULL, NULL},
+    },
+};
 
 static void usage(FILE *f)
 {
@@ -31,22 +65,10 @@ static void usage(FILE *f)
           "every loss counter is zero, the stop protocol ran to the end and the final\n"
           "flush succeeded.  Each reason is listed with its loss class, count and the\n"
           "seconds affected, then the agent's warnings that explain them.  A running\n"
-          "session is judged on what has happened so far.\n\n"
-          "  --all          every session in the store\n"
-          "  --from T --to T  judge only this window (T: unix seconds, +N after the\n"
-          "                 start, -N before the end, start, end, YYYY-mm-ddTHH:MM:SSZ)\n"
-          "  --verify       also read every stored record back (decoding each chunk)\n"
-          "                 and compare the count with what the agent stored: records\n"
-          "                 missing or unreadable make the session INCOMPLETE\n"
-          "                 (store_damaged); ended sessions only, whole sessions\n"
-          "  --job JOB      every process of job JOB (one cuptop run), each verdict\n"
-          "                 listed by rank; the job is COMPLETE only if every process is\n"
-          "                 (a crashed one makes it INCOMPLETE) and no rank below the\n"
-          "                 world size a process named is missing\n"
-          "  --json         a JSON array of verdicts (--job: one object for the job);\n"
-          "                 each verdict's \"advice\" lists the model's recommendations\n"
-          "                 ([] when COMPLETE)\n\n"
-          "A session with no data in the window is listed as NO DATA and not judged.\n\n"
+          "session is judged on what has happened so far.\n\n",
+          f);
+    cli_opts_help(&cli_cmd_check, f);
+    fputs("\nA session with no data in the window is listed as NO DATA and not judged.\n\n"
           "Exit status: 0 all judged COMPLETE, 1 any INCOMPLETE, 2 usage error, unknown\n"
           "session, a window with no data in any session, an inverted window, or an\n"
           "unreadable store.\n",
@@ -350,20 +372,13 @@ static int check_read(cupstore_env *env, void *arg, char **cause)
 
 int cmd_check(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"store", required_argument, NULL, 's'}, {"all", no_argument, NULL, 'a'},
-        {"from", required_argument, NULL, 'f'},  {"to", required_argument, NULL, 't'},
-        {"json", no_argument, NULL, 'j'},        {"help", no_argument, NULL, 'h'},
-        {"verify", no_argument, NULL, 'v'},      {"job", required_argument, NULL, 'J'},
-        {NULL, 0, NULL, 0},
-    };
+    struct option longopts[CLI_OPTS_MAX];
     const char *cmd = argv[0], *store = NULL, *from = NULL, *to = NULL, *job = NULL;
     bool all = false, json = false, verify = false;
     int c;
 
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    cli_opts_begin(&cli_cmd_check, longopts);
+    while ((c = getopt_long(argc, argv, cli_cmd_check.shortopts, longopts, NULL)) != -1) {
         switch (c) {
         case 's': store = optarg; break;
         case 'a': all = true; break;

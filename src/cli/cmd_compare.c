@@ -10,41 +10,63 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli_opts.h"
 #include "cupstore.h"
 #include "cuptop.h"
 #include "export.h"
 #include "model.h"
 
+/* compare's options: parsing and --help (cli_opts.h).  The defaults in the
+ * help are the model's. */
+_Static_assert(MODEL_CMP_ORDER_WINDOW == 65536u, "--order-window's help says 65536");
+_Static_assert(MODEL_CMP_EDIT_CAP == 4096u, "--edit-cap's help says 4096");
+const cli_cmd cli_cmd_compare = {
+    .name = "compare",
+    .shortopts = "h",
+    .column = 20,
+    .opts = (const cli_opt[]){
+        {"top", "N", 'n',
+         "duration rows shown (default 20; 0: all)\n", NULL},
+        {"json", NULL, 'j',
+         "one JSON object instead of text (a side that runs to\n"
+         "the end: to_ns the session's last time; an open range's\n"
+         "side also \"open\":true)\n", NULL},
+        {"mangled", NULL, 'm',
+         "kernel names as CUPTI gave them\n", NULL},
+        {"order-window", "N", 'w',
+         "kernels per stream compared for order (default 65536)\n", NULL},
+        {"edit-cap", "N", 'e',
+         "most insertions+deletions searched (default 4096); beyond\n"
+         "it the agreement is an upper bound\n", NULL},
+        {"store", "DIR", 's', NULL, NULL},
+        {"help", NULL, 'h', NULL, NULL},
+        {NULL, NULL, 0, NULL, NULL},
+    },
+};
+
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: cuptop compare [--store DIR] [--json] [--top N] [--mangled]\n"
-            "                      [--order-window N] [--edit-cap N] A B\n\n"
-            "Set two windows of traced work side by side.  A and B are each a session\n"
-            "(ID or unique prefix), an epoch of one (ID@EPOCH), a mark (ID:MARK) or an\n"
-            "NVTX range instance (ID/range:NAME#N, N from 1 in time order as in\n"
-            "`cuptop export --range NAME --nth N`; ID/range:NAME#slowest the longest):\n"
-            "its start to its end; an open range to the session's last time (said so).\n"
-            "An unknown range name or an N past its instances is an error (exit 2).\n\n"
-            "Prints, in this order: comparability (workload label or command, kinds\n"
-            "collected, every config.* setting, sink, versions, host and devices; each\n"
-            "difference, then \"comparable\" or \"not comparable: ...\"); losses per class\n"
-            "on each side (an INCOMPLETE side is unusable for timing attribution); key\n"
-            "durations per kernel name and memcpy kind (count, total, p50, p90, p99 on\n"
-            "each side and B/A ratios; percentiles within 1/128 of a recorded duration),\n"
-            "largest change in total first; event order per stream (longest common\n"
-            "subsequence of the kernel names over the shorter length, first divergence).\n\n"
-            "  --top N           duration rows shown (default 20; 0: all)\n"
-            "  --json            one JSON object instead of text (a side that runs to\n"
-            "                    the end: to_ns the session's last time; an open range's\n"
-            "                    side also \"open\":true)\n"
-            "  --mangled         kernel names as CUPTI gave them\n"
-            "  --order-window N  kernels per stream compared for order (default %u)\n"
-            "  --edit-cap N      most insertions+deletions searched (default %u); beyond\n"
-            "                    it the agreement is an upper bound\n\n"
-            "Exit status: 0 comparable and neither side lossy; 1 not comparable or a side\n"
-            "INCOMPLETE; 2 usage error or unreadable store.\n",
-            MODEL_CMP_ORDER_WINDOW, MODEL_CMP_EDIT_CAP);
+    fputs("usage: cuptop compare [--store DIR] [--json] [--top N] [--mangled]\n"
+          "                      [--order-window N] [--edit-cap N] A B\n\n"
+          "Set two windows of traced work side by side.  A and B are each a session\n"
+          "(ID or unique prefix), an epoch of one (ID@EPOCH), a mark (ID:MARK) or an\n"
+          "NVTX range instance (ID/range:NAME#N, N from 1 in time order as in\n"
+          "`cuptop export --range NAME --nth N`; ID/range:NAME#slowest the longest):\n"
+          "its start to its end; an open range to the session's last time (said so).\n"
+          "An unknown range name or an N past its instances is an error (exit 2).\n\n"
+          "Prints, in this order: comparability (workload label or command, kinds\n"
+          "collected, every config.* setting, sink, versions, host and devices; each\n"
+          "difference, then \"comparable\" or \"not comparable: ...\"); losses per class\n"
+          "on each side (an INCOMPLETE side is unusable for timing attribution); key\n"
+          "durations per kernel name and memcpy kind (count, total, p50, p90, p99 on\n"
+          "each side and B/A ratios; percentiles within 1/128 of a recorded duration),\n"
+          "largest change in total first; event order per stream (longest common\n"
+          "subsequence of the kernel names over the shorter length, first divergence).\n\n",
+          f);
+    cli_opts_help(&cli_cmd_compare, f);
+    fputs("\nExit status: 0 comparable and neither side lossy; 1 not comparable or a side\n"
+          "INCOMPLETE; 2 usage error or unreadable store.\n",
+          f);
 }
 
 static double ratio(uint64_t b, uint64_t a)
@@ -295,20 +317,14 @@ static bool parse_count(const char *s, unsigned long max, unsigned long *v)
 
 int cmd_compare(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"store", required_argument, NULL, 's'},        {"json", no_argument, NULL, 'j'},
-        {"top", required_argument, NULL, 'n'},          {"mangled", no_argument, NULL, 'm'},
-        {"order-window", required_argument, NULL, 'w'}, {"edit-cap", required_argument, NULL, 'e'},
-        {"help", no_argument, NULL, 'h'},               {NULL, 0, NULL, 0},
-    };
+    struct option longopts[CLI_OPTS_MAX];
     const char *cmd = argv[0], *store = NULL;
     bool json = false, mangled = false;
     unsigned long top = 20, window = 0, cap = 0;
     int c;
 
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    cli_opts_begin(&cli_cmd_compare, longopts);
+    while ((c = getopt_long(argc, argv, cli_cmd_compare.shortopts, longopts, NULL)) != -1) {
         switch (c) {
         case 's': store = optarg; break;
         case 'j': json = true; break;

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "agent_config.h"
+#include "cli_opts.h"
 #include "cupstore.h"
 #include "cuptop.h"
 #include "export.h"
@@ -23,30 +24,55 @@
 
 #define POOL_MAX CUPSTORE_CONTROL_POOL_MAX /* the agent clamps to it as well */
 
+/* control's options: parsing and --help (cli_opts.h). */
+const cli_cmd cli_cmd_control = {
+    .name = "control",
+    .shortopts = "h",
+    .column = 16,
+    .opts = (const cli_opt[]){
+        {"kinds", "LIST", 'k',
+         "the activity kinds to collect from now on: a comma list of\n"
+         "kernel,memcpy,memset,runtime,driver,sync,overhead,marker,\n"
+         "other, or all / none (default: the kinds collected now)\n", NULL},
+        {"attach", NULL, 'a',
+         "attach the agent to CUPTI: turn the kinds the session was\n"
+         "started with on (the default kinds if it started with none)\n", NULL},
+        {"detach", NULL, 'd',
+         "turn every kind off: the agent detaches from CUPTI (no CUPTI\n"
+         "call until the next request; the subscriber slot is free)\n", NULL},
+        {"pool", "N", 'p',
+         "the buffer-pool limit from now on, 1-4096 buffers of the\n"
+         "session's buffer size (replaces the automatic limit)\n", NULL},
+        {"api", "all|gpu|none", 'A',
+         "which runtime and driver API calls are recorded from now on:\n"
+         "all, gpu (launch, copy, set, sync, alloc/free, create/destroy\n"
+         "streams, events, graphs) or none; the rest are muted per call\n",
+         "--api MODE"},
+        {"api-include", "NAMES", 'I',
+         "function-name globs (comma list)\n"
+         "recorded in addition, or not recorded; each replaces the\n"
+         "session's list ('' empties it)\n",
+         "--api-include NAMES, --api-exclude NAMES"},
+        {"wait", "SECONDS", 'w',
+         "wait up to S seconds for the agent to apply it (default 5;\n"
+         "0: only write the request)\n",
+         "--wait S"},
+        {"store", "DIR", 's', NULL, NULL},
+        {"api-exclude", "NAMES", 'E', NULL, NULL},
+        {"help", NULL, 'h', NULL, NULL},
+        {NULL, NULL, 0, NULL, NULL},
+    },
+};
+
 static void usage(FILE *f)
 {
     fputs("usage: cuptop control [--store DIR] SESSION [--kinds LIST | --attach | --detach]\n"
           "                      [--pool N] [--api all|gpu|none] [--api-include NAMES]\n"
           "                      [--api-exclude NAMES] [--wait SECONDS]\n\n"
-          "Ask the agent of a running session to change what it collects, now:\n"
-          "  --kinds LIST  the activity kinds to collect from now on: a comma list of\n"
-          "                kernel,memcpy,memset,runtime,driver,sync,overhead,marker,\n"
-          "                other, or all / none (default: the kinds collected now)\n"
-          "  --attach      attach the agent to CUPTI: turn the kinds the session was\n"
-          "                started with on (the default kinds if it started with none)\n"
-          "  --detach      turn every kind off: the agent detaches from CUPTI (no CUPTI\n"
-          "                call until the next request; the subscriber slot is free)\n"
-          "  --pool N      the buffer-pool limit from now on, 1-4096 buffers of the\n"
-          "                session's buffer size (replaces the automatic limit)\n"
-          "  --api MODE    which runtime and driver API calls are recorded from now on:\n"
-          "                all, gpu (launch, copy, set, sync, alloc/free, create/destroy\n"
-          "                streams, events, graphs) or none; the rest are muted per call\n"
-          "  --api-include NAMES, --api-exclude NAMES  function-name globs (comma list)\n"
-          "                recorded in addition, or not recorded; each replaces the\n"
-          "                session's list ('' empties it)\n"
-          "  --wait S      wait up to S seconds for the agent to apply it (default 5;\n"
-          "                0: only write the request)\n"
-          "Each request starts a new epoch; `cuptop report` compares the epochs.\n"
+          "Ask the agent of a running session to change what it collects, now:\n",
+          f);
+    cli_opts_help(&cli_cmd_control, f);
+    fputs("Each request starts a new epoch; `cuptop report` compares the epochs.\n"
           "Exit status: 0 applied (or written, with --wait 0), 1 not applied in time,\n"
           "superseded by a later request that asked otherwise, or applied with an\n"
           "error (one superseded by a request that asked the same is applied), 2 usage\n"
@@ -390,23 +416,15 @@ int cli_control_wait_pid(const char *cmd, cupstore_env *env, uint64_t gen, uint3
 
 int cmd_control(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"store", required_argument, NULL, 's'}, {"kinds", required_argument, NULL, 'k'},
-        {"pool", required_argument, NULL, 'p'},  {"wait", required_argument, NULL, 'w'},
-        {"attach", no_argument, NULL, 'a'},      {"detach", no_argument, NULL, 'd'},
-        {"api", required_argument, NULL, 'A'},   {"api-include", required_argument, NULL, 'I'},
-        {"api-exclude", required_argument, NULL, 'E'},
-        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
-    };
+    struct option longopts[CLI_OPTS_MAX];
     cupstore_control req = {0};
     char why[160];
     const char *cmd = argv[0], *store = NULL, *kinds = NULL;
     uint32_t pool = 0;
     double wait_s = 5.0;
     int c, attach = 0, detach = 0;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    cli_opts_begin(&cli_cmd_control, longopts);
+    while ((c = getopt_long(argc, argv, cli_cmd_control.shortopts, longopts, NULL)) != -1) {
         switch (c) {
         case 's': store = optarg; break;
         case 'k': kinds = optarg; break;

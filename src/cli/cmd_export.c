@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli_opts.h"
 #include "cupstore.h"
 #include "cuptop.h"
 #include "export.h"
@@ -49,6 +50,30 @@ static int quiet_progress(uint64_t done, uint64_t total, void *arg)
     return export_interrupted;
 }
 
+/* export's options (cli_opts.h): parsed from this table; --help is written
+ * out below as prose. */
+const cli_cmd cli_cmd_export = {
+    .name = "export",
+    .shortopts = "o:h",
+    .opts = (const cli_opt[]){
+        {"store", "DIR", 's', NULL, NULL},
+        {"from", "T", 'f', NULL, NULL},
+        {"to", "T", 't', NULL, NULL},
+        {"mark", "NAME", 'm', NULL, NULL},
+        {"format", "FORMAT", 'F', NULL, NULL},
+        {"output", "PATH", 'o', NULL, NULL},
+        {"force", NULL, 'x', NULL, NULL},
+        {"mangled", NULL, 'M', NULL, NULL},
+        {"job", "JOB", 'J', NULL, NULL},
+        {"range", "NAME", 'r', NULL, NULL},
+        {"slowest", NULL, 'S', NULL, NULL},
+        {"nth", "N", 'n', NULL, NULL},
+        {"all", NULL, 'A', NULL, NULL},
+        {"help", NULL, 'h', NULL, NULL},
+        {NULL, NULL, 0, NULL, NULL},
+    },
+};
+
 static void usage(FILE *f)
 {
     fputs("usage: cuptop export [--store DIR] SESSION (--from T --to T | --mark NAME |\n"
@@ -72,7 +97,8 @@ static void usage(FILE *f)
           "   still open ends at the end of the data.  (cuptop ranges lists them.)\n"
           "T: unix seconds, +N (after the start), -N (before the end), start, end,\n"
           "   or YYYY-mm-ddTHH:MM:SSZ.  Both ends are inclusive.\n"
-          "The output is written to a temporary file and renamed into place; an\n"
+          "The output (-o PATH, or --output PATH) is written to a temporary file and\n"
+          "renamed into place; an\n"
           "existing PATH is only replaced with --force.  -o - writes chrome, perfetto, jsonl\n"
           "or csv to standard output (e.g. | gzip > trace.json.gz).\n"
           "--job JOB writes every process of the job (one cuptop run) into one chrome or perfetto\n"
@@ -250,16 +276,7 @@ static int job_bounds(const char *dir, const char *job, uint64_t *start_s, uint6
 
 int cmd_export(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"store", required_argument, NULL, 's'}, {"from", required_argument, NULL, 'f'},
-        {"to", required_argument, NULL, 't'},    {"mark", required_argument, NULL, 'm'},
-        {"format", required_argument, NULL, 'F'}, {"output", required_argument, NULL, 'o'},
-        {"force", no_argument, NULL, 'x'},       {"help", no_argument, NULL, 'h'},
-        {"mangled", no_argument, NULL, 'M'},     {"job", required_argument, NULL, 'J'},
-        {"range", required_argument, NULL, 'r'}, {"slowest", no_argument, NULL, 'S'},
-        {"nth", required_argument, NULL, 'n'},   {"all", no_argument, NULL, 'A'},
-        {NULL, 0, NULL, 0},
-    };
+    struct option longopts[CLI_OPTS_MAX];
     const char *cmd = argv[0], *store = NULL, *from = NULL, *to = NULL, *nth = NULL;
     const char *range = NULL;
     bool slowest = false, all = false;
@@ -267,9 +284,8 @@ int cmd_export(int argc, char **argv)
     int c;
 
     memset(&o, 0, sizeof o);
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+    cli_opts_begin(&cli_cmd_export, longopts);
+    while ((c = getopt_long(argc, argv, cli_cmd_export.shortopts, longopts, NULL)) != -1) {
         switch (c) {
         case 's': store = optarg; break;
         case 'f': from = optarg; break;

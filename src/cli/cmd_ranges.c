@@ -12,10 +12,31 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli_opts.h"
 #include "cupstore.h"
 #include "cuptop.h"
 #include "export.h"
 #include "model.h"
+
+/* ranges' options: parsing and --help (cli_opts.h). */
+const cli_cmd cli_cmd_ranges = {
+    .name = "ranges",
+    .shortopts = "h",
+    .column = 17,
+    .opts = (const cli_opt[]){
+        {"name", "GLOB", 'n',
+         "only names matching GLOB (fnmatch, e.g. 'step*')\n", NULL},
+        {"domain", "NAME", 'd',
+         "only ranges of that NVTX domain ('' = the default domain)\n", NULL},
+        {"slowest", "N", 'S',
+         "instances listed per name (0-1000)\n", NULL},
+        {"json", NULL, 'j',
+         "one JSON object: names[] with the figures and slowest[]\n", NULL},
+        {"store", "DIR", 's', NULL, NULL},
+        {"help", NULL, 'h', NULL, NULL},
+        {NULL, NULL, 0, NULL, NULL},
+    },
+};
 
 static void usage(FILE *f)
 {
@@ -26,12 +47,10 @@ static void usage(FILE *f)
           "at a crash), total, p50, p90, p99 and max duration (nearest rank), then the\n"
           "N slowest instances of each name (default 3) with start (UTC), duration,\n"
           "thread and nesting depth.  Range ends that matched no start (unbalanced\n"
-          "pops) are counted on the last line.\n"
-          "  --name GLOB    only names matching GLOB (fnmatch, e.g. 'step*')\n"
-          "  --domain NAME  only ranges of that NVTX domain ('' = the default domain)\n"
-          "  --slowest N    instances listed per name (0-1000)\n"
-          "  --json         one JSON object: names[] with the figures and slowest[]\n"
-          "Exit status: 0; 2 on a usage error or an unreadable store.\n",
+          "pops) are counted on the last line.\n",
+          f);
+    cli_opts_help(&cli_cmd_ranges, f);
+    fputs("Exit status: 0; 2 on a usage error or an unreadable store.\n",
           f);
 }
 
@@ -139,24 +158,15 @@ static void print_text(const model_ranges *m, unsigned slowest)
 
 int cmd_ranges(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"store", required_argument, NULL, 's'},
-        {"name", required_argument, NULL, 'n'},
-        {"domain", required_argument, NULL, 'd'},
-        {"slowest", required_argument, NULL, 'S'},
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
+    struct option longopts[CLI_OPTS_MAX];
     const char *cmd = argv[0], *store = NULL;
     model_ranges_opts ro = {0};
     unsigned slowest = 3;
     bool json = false;
     int c;
 
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    cli_opts_begin(&cli_cmd_ranges, longopts);
+    while ((c = getopt_long(argc, argv, cli_cmd_ranges.shortopts, longopts, NULL)) != -1) {
         switch (c) {
         case 's': store = optarg; break;
         case 'n': ro.name_glob = optarg; break;

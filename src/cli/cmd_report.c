@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_opts.h"
 #include "cupstore.h"
 #include "cuptop.h"
 #include "export.h"
@@ -199,6 +200,18 @@ static int advise(const model_summary *s, const model_facts *f)
     free(adv);
     return 0;
 }
+
+/* report's options (cli_opts.h): parsed from this table; --help is written
+ * out below as prose. */
+const cli_cmd cli_cmd_report = {
+    .name = "report",
+    .shortopts = "h",
+    .opts = (const cli_opt[]){
+        {"store", "DIR", 's', NULL, NULL},
+        {"help", NULL, 'h', NULL, NULL},
+        {NULL, NULL, 0, NULL, NULL},
+    },
+};
 
 static void usage(FILE *f)
 {
@@ -432,16 +445,11 @@ out:
 
 int cmd_report(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"store", required_argument, NULL, 's'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
+    struct option longopts[CLI_OPTS_MAX];
     const char *cmd = argv[0], *store = NULL;
     int c;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    cli_opts_begin(&cli_cmd_report, longopts);
+    while ((c = getopt_long(argc, argv, cli_cmd_report.shortopts, longopts, NULL)) != -1) {
         switch (c) {
         case 's': store = optarg; break;
         case 'h': usage(stdout); return CUPTOP_EXIT_OK;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli_opts.h"
 #include "cupstore.h"
 #include "cuptop.h"
 #include "export.h"
@@ -36,17 +37,33 @@ static void json_loss_map(xout *o, const char *name, const uint64_t *v, bool alw
     xout_puts(o, "}");
 }
 
+/* sessions' options: parsing and --help (cli_opts.h). */
+const cli_cmd cli_cmd_sessions = {
+    .name = "sessions",
+    .shortopts = "+h",
+    .column = 14,
+    .opts = (const cli_opt[]){
+        {"job", "JOB", 'J',
+         "only the sessions of job JOB (the processes of one cuptop run;\n"
+         "JOB \"-\" in the listing: the session is a job of its own, its\n"
+         "id the session's)\n", NULL},
+        {"store", "DIR", 's', NULL, NULL},
+        {"json", NULL, 'j', NULL, NULL},
+        {"help", NULL, 'h', NULL, NULL},
+        {NULL, NULL, 0, NULL, NULL},
+    },
+};
+
 static void usage(FILE *f)
 {
     fputs("usage: cuptop sessions [--store DIR] [--job JOB] [--json]\n\n"
           "List the sessions in a store, oldest first: id, pid, state, start (UTC),\n"
           "duration, records, losses, verdict, job, rank and command.  --json prints a\n"
           "JSON array with records per kind and device, every loss class (also per\n"
-          "device), the job and rank, the reasons and the agent's notes.\n"
-          "  --job JOB   only the sessions of job JOB (the processes of one cuptop run;\n"
-          "              JOB \"-\" in the listing: the session is a job of its own, its\n"
-          "              id the session's)\n"
-          "Exit status: 0, or 2 when the store (or a session in it) cannot be read, or\n"
+          "device), the job and rank, the reasons and the agent's notes.\n",
+          f);
+    cli_opts_help(&cli_cmd_sessions, f);
+    fputs("Exit status: 0, or 2 when the store (or a session in it) cannot be read, or\n"
           "no session belongs to JOB.\n",
           f);
 }
@@ -226,20 +243,13 @@ static void print_line(const model_summary *s)
 
 int cmd_sessions(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"store", required_argument, NULL, 's'},
-        {"json", no_argument, NULL, 'j'},
-        {"job", required_argument, NULL, 'J'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
+    struct option longopts[CLI_OPTS_MAX];
     const char *cmd = argv[0], *store = NULL, *job = NULL;
     bool json = false;
     int c;
 
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+    cli_opts_begin(&cli_cmd_sessions, longopts);
+    while ((c = getopt_long(argc, argv, cli_cmd_sessions.shortopts, longopts, NULL)) != -1) {
         switch (c) {
         case 's': store = optarg; break;
         case 'j': json = true; break;

@@ -7,39 +7,51 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_opts.h"
 #include "cuptop.h"
 #include "export.h"
 #include "tui_main.h"
+
+/* top's options: parsing and --help (cli_opts.h). */
+const cli_cmd cli_cmd_top = {
+    .name = "top",
+    .shortopts = "+:h",
+    .column = 17,
+    .opts = (const cli_opt[]){
+        {"store", "DIR", 's',
+         "store directory (default: $CUPTOP_STORE or\n"
+         "${XDG_STATE_HOME:-~/.local/state}/cuptop)\n", NULL},
+        {"session", "ID", 'S',
+         "open this session's dashboard (id or unique prefix)\n", NULL},
+        {"ascii", NULL, 'A',
+         "ASCII plots instead of Braille\n", NULL},
+        {"mono", NULL, 'M',
+         "no colours\n", NULL},
+        {"help", NULL, 'h', NULL, NULL},
+        {NULL, NULL, 0, NULL, NULL},
+    },
+};
 
 static void top_usage(FILE *f)
 {
     fprintf(f, "usage: cuptop [top] [--store DIR] [--session ID] [--ascii] [--mono]\n\n"
                "The live monitor: sessions, per-second plots of records and losses,\n"
-               "the kind panel, epochs, marks and export.  F1 or ? inside for keys.\n\n"
-               "  --store DIR    store directory (default: $CUPTOP_STORE or\n"
-               "                 ${XDG_STATE_HOME:-~/.local/state}/cuptop)\n"
-               "  --session ID   open this session's dashboard (id or unique prefix)\n"
-               "  --ascii        ASCII plots instead of Braille\n"
-               "  --mono         no colours\n");
+               "the kind panel, epochs, marks and export.  F1 or ? inside for keys.\n\n");
+    cli_opts_help(&cli_cmd_top, f);
 }
 
 int cmd_top(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"store", required_argument, NULL, 's'}, {"session", required_argument, NULL, 'S'},
-        {"ascii", no_argument, NULL, 'A'},       {"mono", no_argument, NULL, 'M'},
-        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
-    };
+    struct option opts[CLI_OPTS_MAX];
     tui_opts o;
     memset(&o, 0, sizeof o);
     o.export_fn = export_run;
     o.set_fatal_cleanup = cli_set_fatal_cleanup;
     o.attach_list = cli_attach_list;
     o.attach_pid = cli_attach_pid;
-    optind = 1;
-    opterr = 0;
+    cli_opts_begin(&cli_cmd_top, opts);
     int c;
-    while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, cli_cmd_top.shortopts, opts, NULL)) != -1) {
         switch (c) {
         case 's':
             o.store_dir = optarg;

@@ -1,0 +1,48 @@
+/*
+ * cli_opts.c - getopt_long tables and --help made from a command's option
+ * table (cli_opts.h), and the list of the commands that have one.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "cli_opts.h"
+
+const cli_cmd *const cli_opts_commands[] = {
+    &cli_cmd_top,     &cli_cmd_sessions, &cli_cmd_check, &cli_cmd_control,
+    &cli_cmd_compare, &cli_cmd_ranges,   &cli_cmd_report,  &cli_cmd_export, NULL,
+};
+
+void cli_opts_begin(const cli_cmd *c, struct option lo[CLI_OPTS_MAX])
+{
+    size_t n = 0;
+    for (const cli_opt *o = c->opts; o->name && n + 1 < CLI_OPTS_MAX; o++, n++)
+        lo[n] = (struct option){o->name, o->arg ? required_argument : no_argument, NULL,
+                                o->val};
+    lo[n] = (struct option){NULL, 0, NULL, 0};
+    opterr = 0;
+    optind = 1;
+}
+
+void cli_opts_help(const cli_cmd *c, FILE *f)
+{
+    for (const cli_opt *o = c->opts; o->name; o++) {
+        if (!o->help)
+            continue;
+        int w;
+        if (o->shown)
+            w = fprintf(f, "  %s", o->shown);
+        else
+            w = fprintf(f, "  --%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+        /* a left column too wide for the text's column: two spaces */
+        fprintf(f, "%*s", w < c->column ? c->column - w : 2, "");
+        for (const char *s = o->help; *s;) {
+            const char *nl = strchr(s, '\n');
+            size_t len = nl ? (size_t)(nl - s) + 1 : strlen(s);
+            if (s != o->help)
+                fprintf(f, "%*s", c->column, "");
+            fwrite(s, 1, len, f);
+            s += len;
+        }
+    }
+}

@@ -1,0 +1,52 @@
+/*
+ * cli_opts.h - a command's options declared once, as tmux's command table
+ * does: each option's name, argument and help text in one table, from
+ * which the command's getopt_long table and the options part of its --help
+ * are made.  cli_opts_commands lists every command that has a table, so
+ * that tests/cli/test_cli_opts.sh can check each option against --help and
+ * the man page (doc/cuptop.1).
+ */
+#ifndef CUPTOP_CLI_OPTS_H
+#define CUPTOP_CLI_OPTS_H
+
+#include <getopt.h>
+#include <stdio.h>
+
+#define CLI_OPTS_MAX 48   /* options of one command, the ending entry too */
+
+/* One option. */
+typedef struct cli_opt {
+    const char *name;   /* long name without "--"; NULL ends the table        */
+    const char *arg;    /* its argument as --help shows it ("DIR"); NULL: none */
+    int val;            /* what getopt_long returns for it                     */
+    const char *help;   /* --help's text, lines ending in '\n'; NULL: not
+                           listed on its own (said with the entry before it,
+                           in the usage lines, or --help itself)               */
+    const char *shown;  /* --help's left column when not "--name ARG"         */
+} cli_opt;
+
+/* One command's options. */
+typedef struct cli_cmd {
+    const char *name;       /* the subcommand, as in "cuptop NAME"           */
+    const char *shortopts;  /* getopt_long's optstring ("h", "+h", "o:h")    */
+    int column;             /* the column --help's texts start at            */
+    const cli_opt *opts;
+} cli_cmd;
+
+/* Each command's table, beside its parser in cmd_NAME.c. */
+extern const cli_cmd cli_cmd_top, cli_cmd_sessions, cli_cmd_check, cli_cmd_control,
+    cli_cmd_compare, cli_cmd_ranges, cli_cmd_report, cli_cmd_export;
+
+/* The commands with a table, NULL-terminated. */
+extern const cli_cmd *const cli_opts_commands[];
+
+/** Fill lo (CLI_OPTS_MAX entries) with c's getopt_long table and reset
+ *  getopt (optind 1, opterr 0: the command says what was wrong). */
+void cli_opts_begin(const cli_cmd *c, struct option lo[CLI_OPTS_MAX]);
+
+/** Print the options part of c's --help to f: "  --name ARG" (or the
+ *  entry's shown text) and its help text from c->column, continuation lines
+ *  indented to it, in table order. */
+void cli_opts_help(const cli_cmd *c, FILE *f);
+
+#endif
