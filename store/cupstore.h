@@ -457,9 +457,10 @@ int cupstore_record_stats(cupstore_txn *txn, uint64_t *chunks, uint64_t *records
 /** Call fn for each record committed after the first skip records, in
  *  commit order (the chunks' sequence numbers): the records a crashed
  *  session stored after its last health row, whose counts cover skip.
- *  Records come chunk by chunk in key order.  Cost: one walk reading every
- *  chunk's header (and checksum), then a decode of the chunks after the
- *  cut only.  fn returns non-zero to stop (that value is returned). */
+ *  Records come chunk by chunk in key order.  Cost: one walk reading the
+ *  first bytes of every chunk (its record count), then a decode of the
+ *  chunks after the cut only.  fn returns non-zero to stop (that value is
+ *  returned); CUPSTORE_ECORRUPT for a malformed chunk. */
 int cupstore_record_scan_after(cupstore_txn *txn, uint64_t skip, cupstore_record_fn fn,
                                void *arg);
 

@@ -389,6 +389,18 @@ int cupstore_chunk_count(const void *buf, size_t len, uint64_t *count)
     return rc;
 }
 
+int cupstore_chunk_count_quick(const void *buf, size_t len, uint64_t *count)
+{
+    const uint8_t *p = buf, *end = p + len;
+    if (!p || len < 5 || p[0] != CHUNK_MAGIC || (p[1] != 1 && p[1] != CHUNK_VERSION) ||
+        (p[2] & ~CHUNK_F_LZ4))
+        return CUPSTORE_ECORRUPT;
+    p += 3;
+    if (!cupstore_varint_get(&p, end, count) || *count > CHUNK_COUNT_MAX)
+        return CUPSTORE_ECORRUPT;
+    return 0;
+}
+
 #define GET(var)                                                                                 \
     do {                                                                                         \
         if (!cupstore_varint_get(&p, end, &(var)))                                               \

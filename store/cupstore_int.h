@@ -252,6 +252,9 @@ int cupstore_chunk_decode_buf(const void *buf, size_t len, cupstore_buf *scratch
                               cupstore_record_fn fn, void *arg);
 /* Read a chunk header: record count. CUPSTORE_ECORRUPT if malformed. */
 int cupstore_chunk_count(const void *buf, size_t len, uint64_t *count);
+/* The count alone, from the header's first bytes (no checksum: reads one
+ * page of a large chunk); the decode checks the rest. */
+int cupstore_chunk_count_quick(const void *buf, size_t len, uint64_t *count);
 
 /* ---- Store directory ---------------------------------------------------- */
 /* Whether s is a session id ("YYYYmmddTHHMMSS-PID[-N]"). */

@@ -144,8 +144,8 @@ int cupstore_record_scan(cupstore_txn *txn, uint64_t from_ns, uint64_t to_ns,
 }
 
 /* cupstore_record_scan_after: each chunk's sequence number and count (one
- * walk, headers only), then the records of the chunks past the first skip
- * records in commit order. */
+ * walk, the first bytes of each header only), then the records of the
+ * chunks past the first skip records in commit order (decoded, checked). */
 typedef struct seq_count {
     uint32_t seq;
     uint64_t count;
@@ -169,7 +169,7 @@ static int after_count(const MDB_val *k, const MDB_val *v, void *arg, bool *done
     (void)done;
     if (k->mv_size != CHUNK_KEY)
         return CUPSTORE_ECORRUPT;
-    int rc = cupstore_chunk_count(v->mv_data, v->mv_size, &n);
+    int rc = cupstore_chunk_count_quick(v->mv_data, v->mv_size, &n);
     if (rc)
         return rc;
     if (a->n == a->cap) {

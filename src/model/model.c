@@ -108,16 +108,18 @@ static int add_stored(const cupstore_health *h, void *arg)
     return 0;
 }
 
+typedef struct after_rows {
+    uint64_t n, by_kind[CUPSTORE_KIND_MAX], by_device[CUPSTORE_DEVICE_MAX];
+} after_rows;
+
 static int after_row_record(const cupstore_record *r, void *arg)
 {
-    model_summary *s = arg;
-    s->records_after_rows++;
+    after_rows *a = arg;
+    a->n++;
     if (r->kind < CUPSTORE_KIND_MAX)
-        s->records_by_kind[r->kind]++;
-    if (r->device < CUPSTORE_DEVICE_MAX) {
-        s->records_by_device[r->device]++;
-        s->device_mask |= 1u << r->device;
-    }
+        a->by_kind[r->kind]++;
+    if (r->device < CUPSTORE_DEVICE_MAX)
+        a->by_device[r->device]++;
     return 0;
 }
 
@@ -127,16 +129,30 @@ static int after_row_record(const cupstore_record *r, void *arg)
  * row: all of them when it died before its first row.  Those are the
  * chunks past the rows' records_stored in commit order; count them by
  * kind and device (a decode of those chunks only; the store's own total,
- * read without decoding, says first whether there are any). */
+ * read without decoding, says first whether there are any).  A damaged
+ * chunk adds nothing here (check --verify reports the damage). */
 static int records_after_rows(cupstore_txn *txn, model_summary *out)
 {
     uint64_t stored = 0, rows = 0;
+    after_rows a;
     int rc = cupstore_record_stats(txn, NULL, &stored, NULL);
     if (rc == 0)
         rc = cupstore_health_scan(txn, 0, UINT64_MAX, add_stored, &rows);
     if (rc || stored <= rows)
         return rc;
-    return cupstore_record_scan_after(txn, rows, after_row_record, out);
+    memset(&a, 0, sizeof a);
+    rc = cupstore_record_scan_after(txn, rows, after_row_record, &a);
+    if (rc)
+        return rc == CUPSTORE_ECORRUPT ? 0 : rc;
+    out->records_after_rows = a.n;
+    for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++)
+        out->records_by_kind[k] += a.by_kind[k];
+    for (unsigned d = 0; d < CUPSTORE_DEVICE_MAX; d++) {
+        out->records_by_device[d] += a.by_device[d];
+        if (a.by_device[d])
+            out->device_mask |= 1u << d;
+    }
+    return 0;
 }
 
 /* ---- Reasons ------------------------------------------------------------- */
