@@ -110,7 +110,7 @@ int tui_frame_sample(tui *t, char **cause)
     if (t->screen == TUI_SCR_SESSIONS || t->cur >= 0) {
         rc = screens[t->screen]->sample(t);
         if (rc != 0)
-            tui_set_status(t, TUI_C_BAD, "cannot read the session: %s", cupstore_strerror(rc));
+            tui_set_status(t, TUI_C_BAD, "cannot read the session: %s", model_strerror(rc));
         else if (t->screen != TUI_SCR_SESSIONS && t->screen != TUI_SCR_AGG)
             tui_status_update(t);
     }

@@ -185,7 +185,7 @@ int tui_hist_sample(tui_hist *h, cupstore_env *env)
 {
     char *cause = NULL;
     int rc = model_live_series(env, &h->live, second_cb, h, &cause);
-    free(cause);   /* the code says it (the caller shows model_strerror) */
+    free(cause);   /* "ID: model_strerror(rc)": the frame shows the code's words */
     if (rc != 0)
         return rc;
     cupstore_txn *txn;

@@ -115,8 +115,10 @@ void tui_kinds_judge(tui *t)
     if (v->judged && v->judged_cur == t->cur && v->judged_second == h->last_second)
         return;
     cupstore_env *env = tui_store_env(&t->store, (size_t)t->cur, false, &err);
-    if (!env)
+    if (!env) {
+        tui_set_status(t, TUI_C_BAD, "cannot judge the session: %s", model_strerror(err));
         return;
+    }
     /* the epochs over the whole session; the advice over the last
      * RECENT_SECONDS of a running session, the whole of an ended one */
     bool running = tui_sess_state_of(&t->store.s[t->cur]) == TUI_ST_RUNNING;
@@ -126,8 +128,14 @@ void tui_kinds_judge(tui *t)
     model_summary sum;
     model_advice *adv = NULL;
     size_t nadv = 0;
-    if (model_facts_read(env, 0, UINT64_MAX, &all, NULL) != 0)
+    char *cause = NULL;
+    int rc = model_facts_read(env, 0, UINT64_MAX, &all, &cause);
+    if (rc != 0) {
+        tui_set_status(t, TUI_C_BAD, "cannot read the epochs: %s",
+                       cause ? cause : model_strerror(rc));
+        free(cause);
         return;
+    }
     const tui_sess *ss = &t->store.s[t->cur];
     v->base = ss->have_sum ? model_session_baseline(&ss->sum, &all)
                            : model_epoch_baseline(all.epochs, all.nepochs);
@@ -135,13 +143,16 @@ void tui_kinds_judge(tui *t)
     v->ep = all.epochs;
     v->nep = all.nepochs;
     all.epochs = NULL;
-    if (model_judge(env, from, to, &sum, &win, &adv, &nadv, NULL) == 0) {
+    if ((rc = model_judge(env, from, to, &sum, &win, &adv, &nadv, &cause)) == 0) {
         tui_suggest_line(&sum, adv, nadv, running, v->suggest, sizeof v->suggest);
         free(adv);
         model_facts_free(&win);
         model_summary_free(&sum);
     } else {
         snprintf(v->suggest, sizeof v->suggest, "cannot judge the session now");
+        tui_set_status(t, TUI_C_BAD, "cannot judge the session: %s",
+                       cause ? cause : model_strerror(rc));
+        free(cause);
     }
     v->judged = true;
     v->judged_cur = t->cur;

@@ -316,6 +316,8 @@ struct check_read {
     bool verify;
     const char *bad_time;       /* out: the time that does not parse       */
     bool inverted;              /* out: --from is after --to               */
+    int adv_rc;                 /* out: the advice could not be read       */
+    char *adv_why;              /* out: and why (the caller prints, frees) */
 };
 
 /* The whole session (for its span), the window's judgement (or the whole
@@ -361,8 +363,9 @@ static int check_read(cupstore_env *env, void *arg, char **cause)
     model_summary_free(&it->whole);
     it->have_whole = false;
     if (!it->s.complete &&
-        model_advise_read(env, it->f, it->t, &it->s, &it->adv, &it->nadv) != 0) {
-        free(it->adv);   /* the facts could not be read: JSON says null */
+        (r->adv_rc = model_advise_read(env, it->f, it->t, &it->s, &it->adv, &it->nadv,
+                                       &r->adv_why)) != 0) {
+        free(it->adv);   /* the facts could not be read: JSON says null, stderr why */
         it->adv = NULL;
         it->nadv = 0;
         it->adv_failed = true;
@@ -467,6 +470,13 @@ int cmd_check(int argc, char **argv)
             status = cli_usage_error(cmd, "the window is inverted (--from %s is after "
                                           "--to %s)", from, to);
             goto out;
+        }
+        if (r.adv_rc) {   /* the verdict stands, without advice */
+            if (r.adv_why)   /* "ID: what failed" */
+                cli_error(cmd, "no advice: %s", r.adv_why);
+            else
+                cli_error(cmd, "no advice for %s: %s", ids[i], model_strerror(r.adv_rc));
+            free(r.adv_why);
         }
         if (it->no_data)
             continue;

@@ -224,14 +224,16 @@ static void usage(FILE *f)
           f);
 }
 
-static int report(cupstore_env *env, model_summary *s)
+/* Print the report of s's session; on an error *cause may name it (the
+ * caller prints and frees it). */
+static int report(cupstore_env *env, model_summary *s, char **cause)
 {
     model_facts facts, *r = &facts;
     cupstore_txn *txn;
     cupstore_final f;
     char a[32], b[32], kinds[160];
     int rc;
-    if ((rc = model_facts_read(env, 0, UINT64_MAX, r, NULL)) != 0)
+    if ((rc = model_facts_read(env, 0, UINT64_MAX, r, cause)) != 0)
         return rc;
     if ((rc = cupstore_txn_begin(env, false, &txn)) != 0) {
         model_facts_free(r);
@@ -468,9 +470,13 @@ int cmd_report(int argc, char **argv)
     char *cause = NULL;
     if ((rc = model_summarize(env, 0, UINT64_MAX, &s, &cause)) != 0) {
         cli_model_error(cmd, argv[optind], rc, cause);
-    } else if ((rc = report(env, &s)) != 0) {
+    } else if ((rc = report(env, &s, &cause)) != 0) {
         fflush(stdout);
-        cli_error(cmd, "session %s: %s", argv[optind], cli_open_error(rc));
+        if (cause)   /* "ID: what failed" */
+            cli_error(cmd, "%s", cause);
+        else
+            cli_error(cmd, "session %s: %s", argv[optind], cli_open_error(rc));
+        free(cause);
     } else {
         fflush(stdout);
     }

@@ -44,6 +44,9 @@ typedef struct entry {
      * is lost each time: cupstore_guarded). */
     bool faulted;
     cupstore_stamp fault_stamp;
+    /* Its judgement failed and stderr said why: said again only after a
+     * read that succeeds (one line per failure, not one per scrape). */
+    bool told;
 } entry;
 
 struct exporter {
@@ -280,6 +283,10 @@ static int session_read(exporter *e, entry *en)
     if (e->full_rejudge)
         model_live_free(&en->live); /* the next update starts from scratch */
     rc = model_live_update(en->env, &en->live, &cause);
+    if (rc && !en->told)
+        fprintf(stderr, "cuptop exporter: in %s: %s\n", e->stores[en->store],
+                cause ? cause : model_strerror(rc));
+    en->told = rc != 0;
     free(cause);
     if (rc)
         return rc;

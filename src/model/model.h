@@ -568,9 +568,12 @@ int model_advise(const model_summary *s, const model_facts *f, model_advice **ou
 /** model_facts_read on env and model_advise for a summary s of the same
  *  window (the CLI's check), under a read-fault guard of its own: a fault
  *  leaves the verdict standing, without advice.
+ *  @param[out] cause  NULL, or on an error a malloc'ed message when the
+ *                     code alone does not say it (caller frees; NULL
+ *                     otherwise, and after a fault).
  *  @return 0 or a cupstore error code; *out as for model_advise. */
 int model_advise_read(cupstore_env *env, uint64_t from_s, uint64_t to_s,
-                      const model_summary *s, model_advice **out, size_t *n);
+                      const model_summary *s, model_advice **out, size_t *n, char **cause);
 
 /** model_summarize, model_facts_read and model_advise over one window of
  *  an open session, for front ends that need all three (the monitor). */

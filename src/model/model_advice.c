@@ -547,13 +547,14 @@ struct advise_one {
     const model_summary *s;
     model_advice **out;
     size_t *n;
+    char **cause;
 };
 
 static int advise_one_read(void *arg)
 {
     struct advise_one *a = arg;
     model_facts f;
-    int rc = model_facts_read(a->env, a->from_s, a->to_s, &f, NULL);
+    int rc = model_facts_read(a->env, a->from_s, a->to_s, &f, a->cause);
     if (rc == 0) {
         rc = model_advise(a->s, &f, a->out, a->n);
         model_facts_free(&f);
@@ -562,12 +563,20 @@ static int advise_one_read(void *arg)
 }
 
 int model_advise_read(cupstore_env *env, uint64_t from_s, uint64_t to_s,
-                      const model_summary *s, model_advice **out, size_t *n)
+                      const model_summary *s, model_advice **out, size_t *n, char **cause)
 {
     *out = NULL;
     *n = 0;
-    struct advise_one a = {env, from_s, to_s, s, out, n};
+    char *why = NULL;
+    struct advise_one a = {env, from_s, to_s, s, out, n, &why};
     int rc = cupstore_guarded(advise_one_read, &a); /* a damaged session stays one */
+    if (cause && rc && rc != CUPSTORE_EFAULT) {
+        *cause = why;
+    } else {
+        if (cause)
+            *cause = NULL;
+        free(why);
+    }
     if (rc == CUPSTORE_EFAULT) {
         *out = NULL;
         *n = 0;

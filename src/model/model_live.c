@@ -121,8 +121,11 @@ int model_live_update(cupstore_env *env, model_live *l, char **cause)
         return 0;
     uint64_t to = newest - LIVE_GUARD;
     model_summary part;
+    /* A failure here loses no cause: the sum above stands, and the next
+     * update summarizes these seconds again (from base_to + 1, unchanged),
+     * where the same failure is returned with its cause. */
     if (model_summarize(env, from, to, &part, NULL) != 0)
-        return 0; /* try again next time: the sum above stands */
+        return 0;
     l->disabled = l->disabled || has_reason(&part, MODEL_REASON_DISABLED);
     if (!l->have_base) {
         l->base = part;
