@@ -159,7 +159,7 @@ int agent_attach_load(agent *a, char *why, size_t len)
         a->discard_last = aligned_alloc(AGENT_POOL_ALIGN, AGENT_DISCARD_SIZE);
     }
     if (a->env)
-        (void)agent_store_put(a, put_cupti_meta, a, 8);
+        (void)agent_store_put(a, put_cupti_meta, a, AGENT_PUT_TRIES);
     return 0;
 }
 

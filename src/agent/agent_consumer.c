@@ -82,7 +82,7 @@ static void consumer_count_records(agent *a, const agent_consumer_work *c)
 
 /* Commit the current batch: names first used by it go in the same txn.
  * EAGAIN (the map grew) and CUPSTORE_EBUSY retry the whole batch
- * (cupstore_write, at most 16 times); anything else counts the
+ * (cupstore_write, at most AGENT_PUT_BATCH_TRIES times); anything else counts the
  * batch's records as STORE_REFUSED by device and kind. */
 static void consumer_commit(agent *a)
 {
@@ -116,7 +116,7 @@ static void consumer_commit(agent *a)
         rc = ENOSPC;
         goto refused;
     }
-    rc = agent_store_put(a, put_batch, c, 16);
+    rc = agent_store_put(a, put_batch, c, AGENT_PUT_BATCH_TRIES);
 refused:
     agent_hist_add(&a->commit_lat, agent_mono_ns() - t0);
     if (rc == 0) {

@@ -183,7 +183,7 @@ void agent_control_poll(agent *a)
     ack.old.end_ns = ack.now;
     agent_epoch_open(a, ack.now, c.gen, x.attached_now);
     agent_epoch_fill(a, &ack.e);
-    int rc = agent_store_put(a, put_ctl, &ack, 8);
+    int rc = agent_store_put(a, put_ctl, &ack, AGENT_PUT_TRIES);
     atomic_store(&a->ctl.gen_applied, c.gen);
     agent_stop_unlock(a);
     if (x.attached_now)

@@ -88,7 +88,7 @@ void agent_epoch_refresh(agent *a)
         return;
     a->epoch.pre_written = pre;
     agent_epoch_fill(a, &e);
-    (void)agent_store_put(a, put_epoch, &e, 8);
+    (void)agent_store_put(a, put_epoch, &e, AGENT_PUT_TRIES);
     agent_note(a, 1, "epoch %u: %u context(s) existed before CUPTI was attached; CUPTI gives "
                "no handle for them, so their drops are reported under device none, not per "
                "device", a->epoch.id, pre);

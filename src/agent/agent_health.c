@@ -174,7 +174,7 @@ void agent_health_begin_session(agent *a, const char *cupti_note)
     memset(&health_s, 0, sizeof health_s);
     if (!a->env)
         return;
-    int rc = agent_store_put(a, put_meta, &m, 8);
+    int rc = agent_store_put(a, put_meta, &m, AGENT_PUT_TRIES);
     if (rc)
         agent_log(a, 1, "cannot write session metadata: %s", cupstore_strerror(rc));
     if (a->session_ok && !agent_attached(a) && !a->cfg.capture)
@@ -469,7 +469,7 @@ static void health_write(agent *a, uint64_t second, bool last)
 
     int rc = ENOSPC;
     if (last || agent_reserve_room(a, sizeof r, AGENT_RESERVE_KEEP / 2))
-        rc = agent_store_put(a, put_row, &r, 8);
+        rc = agent_store_put(a, put_row, &r, AGENT_PUT_TRIES);
     if (rc == 0) {
         memcpy(prev, now, sizeof now);
     } else {
@@ -492,11 +492,12 @@ static void health_write(agent *a, uint64_t second, bool last)
                 agent_note(a, 0, "device %u: out of scope (--devices %s): its kernel, memcpy, "
                            "memset and sync records are not collected", d, list);
         health_s.devices_noted = mask;
-        (void)agent_store_put(a, put_devices, &mask, 8);
+        (void)agent_store_put(a, put_devices, &mask, AGENT_PUT_TRIES);
     }
     /* how many threads took buffers: the pool they need grows with them */
     uint32_t threads = atomic_load_explicit(&a->threads_seen, memory_order_relaxed);
-    if (threads != health_s.threads_noted && agent_store_put(a, put_threads, &threads, 8) == 0)
+    if (threads != health_s.threads_noted &&
+        agent_store_put(a, put_threads, &threads, AGENT_PUT_TRIES) == 0)
         health_s.threads_noted = threads;
     (void)agent_store_reader_check(a);
 }

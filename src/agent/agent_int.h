@@ -233,9 +233,15 @@ void agent_log(agent *a, int level, const char *fmt, ...) __attribute__((format(
 /** Write a note to the session (own short txn; never from a callback). */
 /** CLOCK_REALTIME deadline ms from now (for pthread_timedjoin_np). */
 void agent_deadline(struct timespec *ts, uint32_t ms);
-/** One write transaction running fn, retried while the store grows its map
- *  (EAGAIN), at most attempts times.  Returns 0 or the store's error. */
-int agent_store_put(agent *a, int (*fn)(cupstore_txn *, void *), void *arg, int attempts);
+/* Transactions agent_store_put tries (cupstore_write's attempts). */
+#define AGENT_PUT_TRIES CUPSTORE_WRITE_ATTEMPTS /* a row or a few: the store's default */
+#define AGENT_PUT_NOTE_TRIES 4    /* a note: best effort, fewer */
+#define AGENT_PUT_BATCH_TRIES 16  /* a batch of records: the largest write, the one that
+                                   * meets a growing map most often */
+/** One write transaction running fn through cupstore_write (retried while
+ *  the store grows its map), at most tries times: one of the AGENT_PUT_*
+ *  counts above.  Returns 0 or the store's error. */
+int agent_store_put(agent *a, int (*fn)(cupstore_txn *, void *), void *arg, unsigned tries);
 void agent_note(agent *a, uint32_t level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 uint16_t agent_ctx_device(uint32_t ctx_id, void *arg);

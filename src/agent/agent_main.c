@@ -76,21 +76,21 @@ void agent_deadline(struct timespec *ts, uint32_t ms)
 struct put_arg {
     int (*fn)(cupstore_txn *, void *);
     void *arg;
-    unsigned attempts;
+    unsigned tries;
 };
 
 static int put_guarded(agent *a, void *arg)
 {
     struct put_arg *p = arg;
-    return cupstore_write(a->env, p->fn, p->arg, p->attempts);
+    return cupstore_write(a->env, p->fn, p->arg, p->tries);
 }
 
 /* Every write of the agent: one retry policy (cupstore_write), under the
  * SIGBUS guard (agent_guard.h): a store whose mapping faults ends its
  * storing (CUPSTORE_EFAULT), never the application. */
-int agent_store_put(agent *a, int (*fn)(cupstore_txn *, void *), void *arg, int attempts)
+int agent_store_put(agent *a, int (*fn)(cupstore_txn *, void *), void *arg, unsigned tries)
 {
-    struct put_arg p = {fn, arg, attempts > 0 ? (unsigned)attempts : 1u};
+    struct put_arg p = {fn, arg, tries};
     return agent_guard_run(a, put_guarded, &p);
 }
 
@@ -110,7 +110,7 @@ void agent_note(agent *a, uint32_t level, const char *fmt, ...)
     agent_log(a, level >= 1 ? 1 : 2, "%s", n.text);
     if (!a->env || a->session_pid != getpid())
         return;
-    (void)agent_store_put(a, put_note, &n, 4);
+    (void)agent_store_put(a, put_note, &n, AGENT_PUT_NOTE_TRIES);
 }
 
 uint16_t agent_ctx_device(uint32_t ctx_id, void *arg)
@@ -633,7 +633,7 @@ static void agent_detach(agent *a, const char *why)
     agent_note(a, 2, "agent disabled: %s", why);
     if (a->env) {
         cupstore_final f = {.end_ns = agent_real_ns(), .exit_path = CUPSTORE_EXIT_DETACH};
-        (void)agent_store_put(a, put_detach, &f, 8);
+        (void)agent_store_put(a, put_detach, &f, AGENT_PUT_TRIES);
         (void)agent_store_sync(a);
     }
     agent_reserve_release(a);
@@ -760,7 +760,7 @@ static void agent_skip(agent *a, const char *why)
     agent_prov_identity(a);
     agent_health_begin_session(a, NULL);
     if (a->env)
-        (void)agent_store_put(a, put_skipped, (void *)why, 8);
+        (void)agent_store_put(a, put_skipped, (void *)why, AGENT_PUT_TRIES);
     agent_detach(a, why);
 }
 

@@ -427,7 +427,7 @@ void agent_prov_device(agent *a, const CUpti_Activity *rec)
     agent_prov_device_format(d, a->prov.simulated, x.val, sizeof x.val);
     _Static_assert(sizeof x.val == sizeof a->prov.device[0], "device value sizes");
     memcpy(a->prov.device[d->id], x.val, sizeof x.val - 1);
-    int rc = agent_store_put(a, put_device, &x, 8);
+    int rc = agent_store_put(a, put_device, &x, AGENT_PUT_TRIES);
     if (rc)
         agent_log(a, 1, "cannot store device %u: %s", d->id, cupstore_strerror(rc));
 }

@@ -186,7 +186,7 @@ static void *remote_main(void *arg)
                             "session's notes, or run with --log)");
         return NULL;
     }
-    (void)agent_store_put(a, put_attached, &now, 8);
+    (void)agent_store_put(a, put_attached, &now, AGENT_PUT_TRIES);
     agent_note(a, 0, "attached to the running process %d by uid %s: records before the "
                "attach were never in scope", (int)getpid(),
                agent_env("CUPTOP_ATTACH_UID") ? agent_env("CUPTOP_ATTACH_UID") : "unknown");
@@ -196,7 +196,7 @@ static void *remote_main(void *arg)
         return NULL;
     }
     struct remote_req r = {want, 0};
-    int rc = agent_store_put(a, put_request, &r, 8);
+    int rc = agent_store_put(a, put_request, &r, AGENT_PUT_TRIES);
     if (rc)
         agent_run_report(a, "error cannot write the control request: %s", cupstore_strerror(rc));
     else

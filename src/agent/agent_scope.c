@@ -217,7 +217,7 @@ void agent_scope_poll(agent *a)
         e[0].end_ns = ev.ns;
         agent_epoch_open_range(a, &ev);
         agent_epoch_fill(a, &e[1]);
-        (void)agent_store_put(a, put_two, e, 8);
+        (void)agent_store_put(a, put_two, e, AGENT_PUT_TRIES);
         agent_note(a, 0, "capture range %s (epoch %u)", ev.kinds ? "entered" : "left",
                    agent_epoch_id(a));
     }

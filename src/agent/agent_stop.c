@@ -325,7 +325,7 @@ static void stop_protocol(agent *a, int exit_path, int detail)
     x.epoch.end_ns = x.f.end_ns;
     rc = 0;
     if (a->env) {
-        rc = agent_store_put(a, put_final, &x, 8);
+        rc = agent_store_put(a, put_final, &x, AGENT_PUT_TRIES);
         if (rc) {
             /* refused, whatever the errno (EPERM, EIO, a full tmpfs): the
              * final status goes aside, with this refusal in its count, so
@@ -393,7 +393,7 @@ static void stop_continued_write(agent *a)
         return;
     snprintf(c.key, sizeof c.key, "continued_after_signal");
     snprintf(c.val, sizeof c.val, "%d %llu", sig, (unsigned long long)at);
-    (void)agent_store_put(a, put_cont, &c, 8);
+    (void)agent_store_put(a, put_cont, &c, AGENT_PUT_TRIES);
     agent_note(a, 1, "the application's handler of signal %d returned and the process carried "
                "on: the session ended at the signal, and what the process did after it is not "
                "traced (out of scope)", sig);
@@ -410,7 +410,7 @@ static void stop_continued_exit(agent *a)
         stop_continued_write(a);
     snprintf(c.key, sizeof c.key, "process_exit_ns");
     snprintf(c.val, sizeof c.val, "%llu", (unsigned long long)agent_real_ns());
-    (void)agent_store_put(a, put_cont, &c, 8);
+    (void)agent_store_put(a, put_cont, &c, AGENT_PUT_TRIES);
     (void)agent_store_sync(a);
 }
 
