@@ -145,6 +145,9 @@ static long sim_api(sim_thread *t, struct CUctx_st *c, unsigned d, unsigned k,
     return 1;
 }
 
+/* The end of this thread's last API call (sim_produce_op). */
+static _Thread_local uint64_t sim_api_end;
+
 /* What a framework calls between its launches (CUPTOPSIM_API_MIX per GPU
  * operation, in this order, round robin per thread): device and attribute
  * queries, capture checks, error reads.  None launches or waits. */
@@ -390,33 +393,47 @@ long sim_produce_op(sim_thread *t, uint64_t *rng, unsigned d, unsigned k)
     if (!en && !atomic_load_explicit(&sim.api_on_count, memory_order_relaxed))
         return 0;
     long n = 0;
-    uint64_t t0 = sim_now();
     unsigned s = (unsigned)(sim_rand(rng) % (sim.cfg.streams ? sim.cfg.streams : 1));
     uint32_t corr = atomic_fetch_add_explicit(&sim.corr, 1, memory_order_relaxed) + 1;
     uint64_t api_dur = 2000 + sim_rand(rng) % 3000;
     bool gpu = k == SIM_K_KERNEL || k == SIM_K_MEMCPY || k == SIM_K_MEMSET || k == SIM_K_SYNC;
-
-    if (gpu) {
-        /* the calls before the launch: each its own correlation id */
-        for (unsigned i = 0; i < sim.cfg.api_mix; i++) {
-            unsigned j = t->noise++ % SIM_NNOISE;
-            uint32_t nc = atomic_fetch_add_explicit(&sim.corr, 1, memory_order_relaxed) + 1;
-            n += sim_api(t, c, d, sim_noise[j].k, sim_noise[j].cbid, t0 - 1000 * (i + 1),
-                         t0 - 1000 * (i + 1) + 400, nc);
-        }
+    bool api = gpu || k == SIM_K_RUNTIME || k == SIM_K_DRIVER;
+    unsigned mix = gpu ? sim.cfg.api_mix : 0;
+    /* The op's API calls, one after the other on this thread, end now:
+     * the mix calls (1000 ns apart, 400 ns each), then the runtime call
+     * with its driver call inside.  They start at most their nominal
+     * length ago and never before this thread's last call ended, squeezed
+     * to fit, so the calls of one thread never overlap (a real thread's
+     * calls are sequential or nested). */
+    uint64_t t0 = sim_now(), lo = t0, total = (uint64_t)mix * 1000 + api_dur;
+    if (api) {
+        if (t0 < sim_api_end)
+            t0 = sim_api_end;
+        lo = t0 > total && t0 - total > sim_api_end ? t0 - total : sim_api_end;
+        sim_api_end = t0;
     }
+    double scale = total ? (double)(t0 - lo) / (double)total : 0.0;
+#define SIM_AT(x) (lo + (uint64_t)((double)(x) * scale))
+    for (unsigned i = 0; i < mix; i++) {   /* before the launch: each its own correlation id */
+        unsigned j = t->noise++ % SIM_NNOISE;
+        uint32_t nc = atomic_fetch_add_explicit(&sim.corr, 1, memory_order_relaxed) + 1;
+        n += sim_api(t, c, d, sim_noise[j].k, sim_noise[j].cbid, SIM_AT(1000 * i),
+                     SIM_AT(1000 * i + 400), nc);
+    }
+    uint64_t rt0 = (uint64_t)mix * 1000, rts = SIM_AT(rt0);
     if (gpu || k == SIM_K_RUNTIME)
-        n += sim_api(t, c, d, SIM_K_RUNTIME, sim_api_cbid[k].rt, t0, t0 + api_dur, corr);
+        n += sim_api(t, c, d, SIM_K_RUNTIME, sim_api_cbid[k].rt, rts, t0, corr);
     if (gpu || k == SIM_K_DRIVER)
-        n += sim_api(t, c, d, SIM_K_DRIVER, sim_api_cbid[k].drv, t0 + 300, t0 + api_dur - 300,
-                     corr);
+        n += sim_api(t, c, d, SIM_K_DRIVER, sim_api_cbid[k].drv, SIM_AT(rt0 + 300),
+                     SIM_AT(total - 300), corr);
+#undef SIM_AT
     if (!(en & (1u << k)) || k == SIM_K_RUNTIME || k == SIM_K_DRIVER)
         return n;
     switch (k) {
-    case SIM_K_KERNEL: sim_kernel(t, rng, c, s, t0 + api_dur, corr); break;
-    case SIM_K_MEMCPY: sim_memcpy(t, rng, c, s, t0 + api_dur, corr); break;
-    case SIM_K_MEMSET: sim_memset(t, rng, c, s, t0 + api_dur, corr); break;
-    case SIM_K_SYNC: sim_sync(t, rng, c, s, t0, corr); break;
+    case SIM_K_KERNEL: sim_kernel(t, rng, c, s, t0, corr); break;
+    case SIM_K_MEMCPY: sim_memcpy(t, rng, c, s, t0, corr); break;
+    case SIM_K_MEMSET: sim_memset(t, rng, c, s, t0, corr); break;
+    case SIM_K_SYNC: sim_sync(t, rng, c, s, rts, corr); break;
     case SIM_K_OVERHEAD: sim_overhead(t, rng, c, t0); break;
     case SIM_K_MARKER: sim_marker(t, rng, c, t0, corr); break;
     default: break;

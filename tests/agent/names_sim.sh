@@ -6,7 +6,9 @@
 # generated from the toolkit's cupti_*_cbid.h, with "_vNNNN" stripped),
 # no exported event, jsonl record or report line names a cbid as "cbid N",
 # and sessions --json, the report header and the chrome otherData carry the
-# versions, the devices and the label, marked simulated.
+# versions, the devices and the label, marked simulated.  The API calls of
+# one thread (3 mix calls per launch, --api all) are sequential or nested:
+# the chrome export has no overlap lane on a thread's track.
 set -u
 b=${top_builddir:?}
 for f in cuptop libcuptop-agent.so libcuptop-simcupti.so cuptop-simapp src/sim/sim_cbid_names.c; do
@@ -19,7 +21,7 @@ fail=0
 check() { if [ "$2" = "$3" ]; then echo "ok   $1"; else echo "FAIL $1: got '$2' want '$3'"; fail=1; fi; }
 
 CUPTOP_CUPTI_LIBRARY=$b/libcuptop-simcupti.so CUPTOPSIM_DEVICES=2 CUPTOPSIM_SEED=3 \
-    "$b/cuptop" run --store "$tmp/store" --kinds all --label 'resnet "A"' -- \
+    CUPTOPSIM_API_MIX=3 "$b/cuptop" run --store "$tmp/store" --kinds all --api all --label 'resnet "A"' -- \
     "$b/cuptop-simapp" --seconds 1 --scenario clean >"$tmp/app.out" 2>&1
 check "simapp under cuptop run --label" "$?" 0
 sid=$(ls "$tmp/store")
@@ -83,6 +85,11 @@ evs = t["traceEvents"]
 cbid_ev = [e for e in evs if re.match(r'cbid \d+', str(e.get("name", "")))]
 expect(not cbid_ev, "no chrome event named 'cbid N' (%d)" % len(cbid_ev))
 expect(any(e.get("name") == "cudaLaunchKernel" for e in evs), "chrome has cudaLaunchKernel slices")
+lanes = [e["args"]["name"] for e in evs if e.get("ph") == "M" and e.get("name") == "thread_name"]
+thr = [n for n in lanes if n.startswith("thread ")]
+expect(thr and not [n for n in thr if "(overlap" in n],
+       "API calls of a thread nest: no thread overlap lane (%s)" % [n for n in thr if "(overlap" in n][:4])
+expect(any(e.get("name") == "cudaGetDevice" for e in evs), "the API mix's calls are there")
 
 # kernels: demangled for people, the raw name in args; --mangled keeps it
 VEC, VECD = "_Z6vecAddPKfS0_Pfi", "vecAdd(float const*, float const*, float*, int)"
