@@ -99,8 +99,9 @@ static bool sess_match(const tui_sess *s, const char *filter)
         return true;
     size_t fl = strlen(filter);
     const char *job = sess_job(s);
+    const char *label = s->have_sum && s->sum.prov && s->sum.prov->label ? s->sum.prov->label : "";
     const char *fields[] = {s->id, s->cmd, tui_sess_state_name(tui_sess_state_of(s)),
-                            job ? job : ""};
+                            job ? job : "", label};
     for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++)
         for (const char *p = fields[f]; *p; p++)
             if (strncasecmp(p, filter, fl) == 0)
@@ -126,7 +127,9 @@ static void sessions_rebuild(tui *t)
             items[n++] = (struct sort_item){&st->s[i], i, v->sort, v->sort_desc};
     qsort(items, n, sizeof *items, sort_cmp);
     /* A job's sessions together, by rank, under a job row, where the job's
-     * first session falls in the order. */
+     * first session falls in the order; a job with one session shown (one
+     * process under cuptop run, or one left by the filter) is that
+     * session's row alone. */
     size_t *rows = calloc(2 * n + 1, sizeof *rows);
     bool *done = calloc(n + 1, sizeof *done);
     if (!rows || !done) {
@@ -142,7 +145,12 @@ static void sessions_rebuild(tui *t)
         if (done[i])
             continue;
         const char *job = sess_job(items[i].s);
-        if (!job) {
+        size_t members = 0;
+        for (size_t k = i; job && k < n && members < 2; k++) {
+            const char *kj = sess_job(items[k].s);
+            members += !done[k] && kj && !strcmp(kj, job);
+        }
+        if (members < 2) {   /* a job of one process (cuptop run): its row alone */
             rows[out++] = items[i].idx;
             continue;
         }

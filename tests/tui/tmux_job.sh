@@ -3,8 +3,10 @@
 # simulated ranks started under one `cuptop run` (rank 1 killed with -9)
 # and a session of its own; the job's row carries the model's verdict over
 # its processes (INCOMPLETE, 1 crashed) and its sessions follow it by rank;
-# Enter on the job row opens its first process.  Skips (77) without the
-# agent, the simulated CUPTI and simapp.
+# Enter on the job row opens its first process.  A cuptop run of one
+# process (a job of its own id) is its session's row alone, no job row;
+# the filter (/) matches its --label.  Skips (77) without the agent, the
+# simulated CUPTI and simapp.
 set -u
 . "${top_srcdir:-.}/tests/tui/tui_lib.sh"
 
@@ -24,7 +26,10 @@ CUDA_INJECTION64_PATH=$b/libcuptop-agent.so CUPTOP_STORE=$store CUPTOP_KINDS=ker
     2>/dev/null
 CUDA_INJECTION64_PATH=$b/libcuptop-agent.so CUPTOP_STORE=$store CUPTOP_KINDS=kernel \
     "$app" --seconds 0.3
-[ "$(ls "$store" | wc -l)" -eq 5 ] || fail "expected 5 sessions in the store"
+"$b/cuptop" run --store "$store" --kinds kernel --label zebra-net -- "$app" --seconds 0.3 2>/dev/null
+[ "$(ls "$store" | wc -l)" -eq 6 ] || fail "expected 6 sessions in the store"
+solo=$("$b/cuptop" sessions --store "$store" --json |
+    python3 -c 'import json,sys; print([s["id"] for s in json.load(sys.stdin) if s["label"] == "zebra-net"][0])')
 
 tui_start_size 120 30 "$b/cuptop" --store "$store"
 tui_wait "job tuijob" "the job's row"
@@ -37,9 +42,22 @@ after=$(echo "$s" | sed -n '/job tuijob/,$p' | sed -n '2,4p')
     fail "the job's sessions do not follow its row by rank: $after"
 echo "$after" | sed -n 2p | grep -q '^crashed ' || fail "rank 1 is not shown crashed"
 echo "$after" | grep -q 'INCOMPLETE' || fail "no INCOMPLETE process under the job"
-[ "$(echo "$s" | grep -c 'COMPLETE *cuptop-simapp')" -eq 2 ] ||
-    fail "the two sessions of their own are not listed apart"
-echo "ok   the job's row and its ranks"
+[ "$(echo "$s" | grep -c 'COMPLETE *cuptop-simapp')" -eq 3 ] ||
+    fail "the three sessions of their own are not listed apart"
+echo "$s" | grep -q 'job job-' && fail "a cuptop run of one process has a job row: $(echo "$s" | grep 'job job-')"
+echo "$s" | grep -F "$solo" | grep -q 'COMPLETE *cuptop-simapp' || fail "the one-process run's session row"
+echo "ok   the job's row and its ranks; a one-process run is its session's row"
+# / matches the label: the labelled session alone is left
+tui_keys '/'
+tui_wait "Filter:"
+tui_keys z e b r a Enter
+tui_wait "filter: zebra"
+s=$(tui_screen)
+echo "$s" | grep -qF "$solo" || fail "the filter on the label lost its session"
+[ "$(echo "$s" | grep -c 'cuptop-simapp')" -eq 1 ] || fail "the filter on the label kept other sessions"
+echo "ok   / matches the label"
+tui_keys Escape
+tui_wait "job tuijob" "the filter cleared"
 # Enter on the job row: its first process (rank 0) opens
 rank0=$("$b/cuptop" sessions --store "$store" --job tuijob --json |
     python3 -c 'import json,sys; print([s["id"] for s in json.load(sys.stdin) if s["rank"] == 0][0])')
