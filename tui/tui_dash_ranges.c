@@ -119,9 +119,17 @@ static void choose_name(tui *t)
         char lab[40], tot[16];
         tui_ranges_label(r, k, t->ascii, lab, sizeof lab);
         tui_format_ns((double)m->names[k].total_ns, tot, sizeof tot);
-        snprintf(text[k], sizeof text[k], "%-24s %6llu x %s", lab,
-                 (unsigned long long)(m->names[k].count + m->names[k].open + m->names[k].points),
-                 tot);
+        /* ranges counted as cuptop ranges counts them (COUNT: closed);
+         * the open ones and the marks of the name said apart */
+        const model_range_name *e = &m->names[k];
+        int o = snprintf(text[k], sizeof text[k], "%-24s %6llu x %-7s", lab,
+                         (unsigned long long)e->count, tot);
+        if (e->open && o > 0 && (size_t)o < sizeof text[k])
+            o += snprintf(text[k] + o, sizeof text[k] - (size_t)o, " +%llu open",
+                          (unsigned long long)e->open);
+        if (e->points && o > 0 && (size_t)o < sizeof text[k])
+            snprintf(text[k] + o, sizeof text[k] - (size_t)o, " +%llu mark%s",
+                     (unsigned long long)e->points, e->points == 1 ? "" : "s");
         items[k] = text[k];
     }
     if (extra) {

@@ -45,6 +45,9 @@ tui_keys r
 tui_wait "NVTX ranges (3)" "the range chooser"
 tui_screen | grep -q "phase" || fail "chooser: no 'phase'"
 tui_screen | grep -q "step " || fail "chooser: no 'step'"
+# step's count is its closed ranges, as cuptop ranges' COUNT; the open one apart
+tui_screen | grep -Eq "step +$nclosed x [^|]* \+1 open" ||
+    fail "chooser: step is not '$nclosed x ... +1 open': $(tui_screen | grep 'step ')"
 tui_screen | grep -qF "?[31mevil?" || fail "chooser: the hostile name is not shown sanitised"
 tui_screen | grep -q $'\033' && fail "an escape sequence reached the screen"
 # sorted by total time: phase (180 s) first, then step
