@@ -396,6 +396,12 @@ static int report(cupstore_env *env, model_summary *s, char **cause)
         printf("  exit path %s (detail %d), protocol %s, final flush %s, tail lost ",
                cupstore_exit_name(f.exit_path), (int)f.exit_detail,
                f.protocol_complete ? "complete" : "INCOMPLETE", f.flush_ok ? "ok" : "FAILED");
+        /* the tail the final status counted, or more: records the
+         * consumer counted as tail after the final status was written
+         * (its drain ran past the stop's) are in the loss rows, which the
+         * model sums, so the line agrees with the class table */
+        if (s->loss[CUPSTORE_LOSS_TAIL] > f.tail_lost)
+            f.tail_lost = s->loss[CUPSTORE_LOSS_TAIL];
         /* a flush that did not finish never reads as "tail lost 0" */
         if (f.tail_bound)
             printf("at least %" PRIu64 " (a lower bound: %" PRIu64 " counted, %" PRIu64
