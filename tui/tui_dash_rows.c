@@ -46,9 +46,23 @@ void tui_dash_header(tui *t, WINDOW *w)
         }
         for (unsigned d = 0; p && d < CUPSTORE_DEVICE_MAX; d++)
             if (p->dev[d].known) {
-                model_prov_device_label(p, d, buf, sizeof buf);
-                model_sanitize(buf, strlen(buf), lab, sizeof lab, true);
-                x = tui_draw_textf(w, 0, x, 0, "%s  ", lab);
+                /* whole or not at all: "GPU 0: NAME", NAME, "GPU 0
+                 * (simulated)"; a cut "(simulat" reads as a defect */
+                for (int form = 0; form < 3; form++) {
+                    if (form == 0)
+                        model_prov_device_label(p, d, buf, sizeof buf);
+                    else if (form == 1)
+                        snprintf(buf, sizeof buf, "%s", p->dev[d].name);
+                    else if (p->dev[d].simulated)
+                        snprintf(buf, sizeof buf, "GPU %u (simulated)", d);
+                    else
+                        break;
+                    model_sanitize(buf, strlen(buf), lab, sizeof lab, true);
+                    if (x + (int)strlen(lab) <= cols) {
+                        x = tui_draw_textf(w, 0, x, 0, "%s  ", lab);
+                        break;
+                    }
+                }
                 break;
             }
         tui_draw_text(w, 0, x, 0, s->cmd);

@@ -1,7 +1,8 @@
 /* test_tui_render.c - the plot functions drawing into real curses windows
  * on a dummy terminal (output to /dev/null): braille cells, ASCII fallback,
  * right alignment, gaps, the cursor column, estimates vs exact counts, the
- * NVTX range lane (ranges, open ranges, points, the selection). */
+ * NVTX range lane (ranges, open ranges, points, the selection), the
+ * dashboard header's device (whole or in a shorter form, never cut). */
 #include "config.h"
 
 #include <locale.h>
@@ -207,12 +208,66 @@ static void test_range_lane(void **state)
     delwin(w);
 }
 
+/* The header's device with a 7-digit pid: at 80 columns "GPU 0: NVIDIA
+ * H200 (simulated)" does not fit after the id, pid, state and verdict (58
+ * columns); a shorter form that fits whole is drawn, never "(simulat". */
+static void header_row(int cols, int pid, char *out, size_t len)
+{
+    static tui t;
+    static tui_sess s;
+    static model_prov p;
+    static char id[40];
+    memset(&t, 0, sizeof t);
+    memset(&s, 0, sizeof s);
+    memset(&p, 0, sizeof p);
+    snprintf(id, sizeof id, "20261204T150627-%d", pid);
+    s.id = id;
+    snprintf(s.cmd, sizeof s.cmd, "/bin/app --x");
+    s.have_sum = true;
+    s.sum.pid = pid;
+    s.sum.state = MODEL_STATE_ENDED;
+    s.sum.complete = true;
+    s.sum.prov = &p;
+    p.dev[0].known = p.dev[0].simulated = true;
+    snprintf(p.dev[0].name, sizeof p.dev[0].name, "NVIDIA H200 (simulated)");
+    t.store.s = &s;
+    t.store.n = 1;
+    t.cur = 0;
+    WINDOW *w = newwin(1, cols, 0, 0);
+    tui_dash_header(&t, w);
+    size_t n = 0;
+    for (int x = 0; x < cols && n + 4 < len; x++) {
+        unsigned c = cell(w, 0, x);
+        out[n++] = c >= 0x20 && c < 0x7f ? (char)c : '?';
+    }
+    out[n] = 0;
+    delwin(w);
+}
+
+static void test_header_device(void **state)
+{
+    (void)state;
+    char row[256];
+    header_row(120, 1234567, row, sizeof row);
+    assert_non_null(strstr(row, "GPU 0: NVIDIA H200 (simulated)  /bin/app"));
+    header_row(80, 454, row, sizeof row);
+    assert_non_null(strstr(row, "GPU 0: NVIDIA H200 (simulated)"));
+    header_row(84, 1234567, row, sizeof row);
+    assert_non_null(strstr(row, "COMPLETE  NVIDIA H200 (simulated)"));
+    header_row(80, 1234567, row, sizeof row);
+    assert_non_null(strstr(row, "COMPLETE  GPU 0 (simulated)"));
+    header_row(70, 1234567, row, sizeof row);
+    assert_null(strstr(row, "(sim"));
+    assert_non_null(strstr(row, "COMPLETE"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_braille_area), cmocka_unit_test(test_ascii_and_gaps),
         cmocka_unit_test(test_overflow_and_cursor), cmocka_unit_test(test_overlay),
         cmocka_unit_test(test_mono_attrs), cmocka_unit_test(test_range_lane),
+        cmocka_unit_test(test_header_device),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
