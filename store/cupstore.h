@@ -426,16 +426,32 @@ typedef struct cupstore_record {
     uint32_t name_id;       /* interned name (kernel, API, marker); 0=none */
     uint32_t pid, tid;      /* API records: process and thread            */
     uint32_t cbid;          /* API records: callback id                   */
-    uint32_t aux;           /* memcpy: copy kind; sync: type; overhead:
-                               type; marker: flags; kernel: registers     */
+    uint32_t aux;           /* memcpy: copy kind, source and destination
+                               memory kinds (CUPSTORE_COPY_*); sync: type;
+                               overhead: type; marker: flags; kernel:
+                               registers per thread; memset: value        */
     uint64_t bytes;         /* memcpy/memset bytes; kernel: shared mem    */
     uint32_t grid[3], block[3]; /* kernel launch geometry                 */
 } cupstore_record;
+
+/* A memcpy record's aux: CUPTI's copy kind in bits 0-7, the source's and
+ * the destination's memory kinds (CUpti_ActivityMemoryKind) in bits 8-15
+ * and 16-23.  Stores written before the memory kinds were kept have 0
+ * (unknown) there. */
+#define CUPSTORE_COPY_AUX(copy, src, dst) \
+    ((uint32_t)((copy) & 0xffu) | (uint32_t)((src) & 0xffu) << 8 | (uint32_t)((dst) & 0xffu) << 16)
+#define CUPSTORE_COPY_KIND(aux) ((aux) & 0xffu)
+#define CUPSTORE_COPY_SRC(aux) (((aux) >> 8) & 0xffu)
+#define CUPSTORE_COPY_DST(aux) (((aux) >> 16) & 0xffu)
 
 enum {
     CUPSTORE_RF_ZERO_TS = 1u << 0,   /* CUPTI gave start or end == 0       */
     CUPSTORE_RF_TRUNCATED = 1u << 1, /* forced flush: still running        */
 };
+/* A memset record's flags, bits 4-7: the memory kind it set
+ * (CUpti_ActivityMemoryKind, 0 unknown: also in older stores). */
+#define CUPSTORE_RF_MEMKIND_SHIFT 4
+#define CUPSTORE_RF_MEMKIND(flags) (((unsigned)(flags) >> CUPSTORE_RF_MEMKIND_SHIFT) & 0xfu)
 
 /** Encode n records into one chunk and put it (key: smallest non-zero
  *  start_ns in the batch, then a sequence number).  Records need not be

@@ -81,7 +81,7 @@ row(ck == tk, "per-kernel-name counts identical (demangled), cuptop vs torch.pro
     "%d names, %d kernels (cuptop) / %d names, %d kernels (torch)" % (len(ck), sum(ck.values()), len(tk), sum(tk.values())))
 cb = [e["name"] for e in cev if re.match(r"cbid \d+$", str(e.get("name", "")))]
 row(not cb, "no slice named 'cbid N'", "%d such slices %s" % (len(cb), sorted(set(cb))[:5]))
-api = collections.Counter(e["name"] for e in cev if e.get("cat") in ("runtime", "driver") and e.get("ph") == "X")
+api = collections.Counter(e["name"] for e in cev if e.get("cat") in ("cuda_runtime", "cuda_driver") and e.get("ph") == "X")
 row(any(n.startswith("cuda") for n in api) and any(n.startswith("cu") and not n.startswith("cuda") for n in api),
     "runtime and driver API slices named", ", ".join("%s x%d" % kv for kv in api.most_common(6)))
 d0 = s["devices"][0] if s["devices"] else {}

@@ -138,14 +138,14 @@ void agent_norm_record(const CUpti_Activity *rec, cupstore_record *o, const char
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
         const CUpti_ActivityMemcpy6 *m = (const void *)rec;
         NORM_GPU_COMMON(o, m);
-        o->aux = m->copyKind;
+        o->aux = CUPSTORE_COPY_AUX(m->copyKind, m->srcKind, m->dstKind);
         o->bytes = m->bytes;
         break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY2: {
         const CUpti_ActivityMemcpyPtoP4 *m = (const void *)rec;
         NORM_GPU_COMMON(o, m);
-        o->aux = m->copyKind;
+        o->aux = CUPSTORE_COPY_AUX(m->copyKind, m->srcKind, m->dstKind);
         o->bytes = m->bytes;
         break;
     }
@@ -153,6 +153,7 @@ void agent_norm_record(const CUpti_Activity *rec, cupstore_record *o, const char
         const CUpti_ActivityMemset4 *m = (const void *)rec;
         NORM_GPU_COMMON(o, m);
         o->aux = m->value;
+        o->flags |= (uint8_t)((m->memoryKind & 0xfu) << CUPSTORE_RF_MEMKIND_SHIFT);
         o->bytes = m->bytes;
         break;
     }

@@ -227,7 +227,16 @@ static void put_name(chrome *c, const cupstore_record *r, const char **mangled, 
     size_t len;
     const char *n = name_cache_get_full(&c->x->names, c->x->txn, r->name_id, &len, mangled, mlen);
     XOUT_LIT(c->o, ",\"name\":\"");
-    if (n) {
+    if (!n && (r->kind == CUPSTORE_KIND_MEMCPY || r->kind == CUPSTORE_KIND_MEMSET)) {
+        /* Kineto's name; the last one per kind kept (copies come in runs) */
+        uint32_t key = r->kind == CUPSTORE_KIND_MEMCPY ? r->aux : CUPSTORE_RF_MEMKIND(r->flags);
+        unsigned k = r->kind == CUPSTORE_KIND_MEMSET;
+        if (!c->gpu_name_len[k] || c->gpu_name_key[k] != key) {
+            c->gpu_name_key[k] = key;
+            c->gpu_name_len[k] = export_gpu_name(r, c->gpu_name[k], sizeof c->gpu_name[k]);
+        }
+        xout_put(c->o, c->gpu_name[k], c->gpu_name_len[k]);
+    } else if (n) {
         xout_put(c->o, n, len);
     } else if (is_api(r->kind) && r->cbid) {
         XOUT_LIT(c->o, "cbid ");
@@ -236,6 +245,14 @@ static void put_name(chrome *c, const cupstore_record *r, const char **mangled, 
         xout_puts(c->o, cupstore_kind_name(r->kind));
     }
     xout_putc(c->o, '"');
+}
+
+/* Kineto's "memory bandwidth (GB/s)": bytes per nanosecond (none for a
+ * zero duration). */
+static void put_bandwidth(xout *o, uint64_t bytes, uint64_t dur_ns)
+{
+    if (dur_ns)
+        xout_printf(o, ",\"memory bandwidth (GB/s)\":%.6g", (double)bytes / (double)dur_ns);
 }
 
 static void emit_flow(chrome *c, const flow_slot *f, uint64_t gpu_pid, uint64_t gpu_tid,
@@ -339,7 +356,7 @@ static int emit_record(chrome *c, const cupstore_record *r)
     xout *o = c->o;
     chrome_ev_begin(c);
     XOUT_LIT(o, "\"ph\":\"X\",\"cat\":\"");
-    xout_puts(o, cupstore_kind_name(r->kind));
+    xout_puts(o, export_kineto_cat(r->kind));
     xout_putc(o, '"');
     const char *mangled;
     size_t mlen = 0;
@@ -372,15 +389,17 @@ static int emit_record(chrome *c, const cupstore_record *r)
             xout_u64(o, r->block[i]);
             xout_putc(o, i < 2 ? ',' : ']');
         }
-        PUT_KV_U64(o, ",\"registers\":", r->aux);
-        PUT_KV_U64(o, ",\"shared_mem\":", r->bytes);
+        PUT_KV_U64(o, ",\"registers per thread\":", r->aux);
+        PUT_KV_U64(o, ",\"shared memory\":", r->bytes);
         break;
     case CUPSTORE_KIND_MEMCPY:
         PUT_KV_U64(o, ",\"bytes\":", r->bytes);
-        PUT_KV_U64(o, ",\"copy_kind\":", r->aux);
+        put_bandwidth(o, r->bytes, e - s);
+        PUT_KV_U64(o, ",\"copy_kind\":", CUPSTORE_COPY_KIND(r->aux));
         break;
     case CUPSTORE_KIND_MEMSET:
         PUT_KV_U64(o, ",\"bytes\":", r->bytes);
+        put_bandwidth(o, r->bytes, e - s);
         break;
     case CUPSTORE_KIND_RUNTIME:
     case CUPSTORE_KIND_DRIVER:
@@ -537,6 +556,9 @@ int export_chrome(export_ctx *x, xout *o)
         txn = NULL;
         if (rc)
             goto out;
+        /* Kineto's place for them: top level (also in otherData, as before) */
+        XOUT_LIT(o, ",\"deviceProperties\":");
+        chrome_write_device_props(c);
     }
     XOUT_LIT(o, ",\"traceEvents\":[");
     if (x->job) {

@@ -65,6 +65,9 @@ typedef struct chrome {
     uint64_t group;           /* --job: this process' group pid, else 0    */
     uint64_t group_sort;      /* its sort index (the rank)                 */
     char group_name[96];      /* "rank N (pid P)"                          */
+    char gpu_name[2][EXPORT_GPU_NAME_MAX];  /* last memcpy, memset name    */
+    size_t gpu_name_len[2];
+    uint32_t gpu_name_key[2];               /* its aux / memory kind       */
 } chrome;
 
 /* The pid of the health counters and loss instants. */
@@ -93,6 +96,7 @@ int chrome_on_epoch(const cupstore_epoch *e, void *arg);
 void chrome_write_job_metadata(chrome *c, const export_job *jb);
 void chrome_load_devices(chrome *c);
 int chrome_write_metadata(chrome *c, cupstore_txn *txn);
+void chrome_write_device_props(chrome *c);
 bool chrome_has_range_table(export_ctx *x);
 int chrome_write_nvtx(chrome *c);
 

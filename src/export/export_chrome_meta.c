@@ -164,7 +164,17 @@ static void write_provenance(chrome *c)
     json_or_null(o, p ? p->v[MODEL_V_CUPTI] : NULL);
     XOUT_LIT(o, ",\"driver_version\":");
     json_or_null(o, p ? p->v[MODEL_V_DRIVER] : NULL);
-    XOUT_LIT(o, ",\"deviceProperties\":[");
+    XOUT_LIT(o, ",\"deviceProperties\":");
+    chrome_write_device_props(c);
+}
+
+/* The session's devices as Kineto's deviceProperties array (id, name,
+ * totalGlobalMem, computeMajor, computeMinor, numSms where CUPTI said). */
+void chrome_write_device_props(chrome *c)
+{
+    const model_prov *p = c->x->sum.prov;
+    xout *o = c->o;
+    XOUT_LIT(o, "[");
     for (unsigned d = 0, n = 0; p && d < CUPSTORE_DEVICE_MAX; d++) {
         const model_device *v = &p->dev[d];
         if (!v->known)

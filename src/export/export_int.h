@@ -126,6 +126,14 @@ int export_job_open(export_ctx *x, const char *dir, char **cause);
 void export_job_close(export_ctx *x);
 
 /* Writers: 0, or an errno / cupstore code (the caller words the message). */
+/* Kineto's category for a kind ("kernel", "gpu_memcpy", "cuda_runtime"...;
+ * cuptop's kind name where Kineto has none). */
+const char *export_kineto_cat(unsigned kind);
+/* Kineto's name of a memcpy ("Memcpy HtoD (Pinned -> Device)") or memset
+ * ("Memset (Device)") into buf; returns its length, 0 for other kinds. */
+size_t export_gpu_name(const cupstore_record *r, char *buf, size_t len);
+#define EXPORT_GPU_NAME_MAX 64
+
 int export_chrome(export_ctx *x, xout *o);
 /** The chrome export's metadata, "otherData":{...} (the session's or, with
  *  x->job, the job's): the Perfetto writer's metadata too. */

@@ -131,7 +131,11 @@ static int emit_record(perfetto *f, const cupstore_record *r)
     /* the BEGIN packet: interned data first (what this sequence lacks) */
     uint64_t key = r->name_id ? r->name_id
                    : is_api(r->kind) && r->cbid ? KEY_CBID + r->cbid
-                                                : KEY_KIND + r->kind;
+                   : r->kind == CUPSTORE_KIND_MEMCPY
+                       ? KEY_GPU + ((uint64_t)r->kind << 32) + (r->aux & 0xffffffu)
+                   : r->kind == CUPSTORE_KIND_MEMSET
+                       ? KEY_GPU + ((uint64_t)r->kind << 32) + CUPSTORE_RF_MEMKIND(r->flags)
+                       : KEY_KIND + r->kind;
     if (l->nn >= PF_LANE_NAMES_MAX)
         key = KEY_KIND + r->kind; /* a lane with this many names: kinds only */
     bool fresh;
@@ -154,7 +158,7 @@ static int emit_record(perfetto *f, const cupstore_record *r)
         im = pf_interned_open(f, im);
         size_t ec = pb_open(p, F_ID_CATEGORIES);
         pb_uint(p, F_IID, r->kind + 1u);
-        pb_str(p, F_INAME, cupstore_kind_name(r->kind));
+        pb_str(p, F_INAME, export_kineto_cat(r->kind));
         pb_close(p, ec);
     }
     bool bytes = r->kind == CUPSTORE_KIND_MEMCPY || r->kind == CUPSTORE_KIND_MEMSET;

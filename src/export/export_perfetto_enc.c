@@ -389,6 +389,8 @@ size_t pf_name_text(perfetto *f, const cupstore_record *r, uint64_t key)
     }
     if (key >= KEY_CBID && key < KEY_NVTX)
         return (size_t)snprintf(f->namebuf, sizeof f->namebuf, "cbid %u", r->cbid);
+    if (key >= KEY_GPU && key < KEY_GPU + (1ull << 40))
+        return export_gpu_name(r, f->namebuf, sizeof f->namebuf);
     return (size_t)snprintf(f->namebuf, sizeof f->namebuf, "%s", cupstore_kind_name(r->kind));
 }
 

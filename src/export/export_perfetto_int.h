@@ -45,6 +45,8 @@ enum { SEQ_INCREMENTAL_STATE_CLEARED = 1 };
 #define KEY_KIND (1ull << 40)       /* + kind: the kind's name              */
 #define KEY_CBID (2ull << 40)       /* + cbid: "cbid N"                     */
 #define KEY_NVTX (3ull << 40)       /* + index into model_ranges.names      */
+#define KEY_GPU (4ull << 40)        /* + kind << 32 + memcpy aux or memset
+                                       memory kind: Kineto's name          */
 
 /* Debug annotation names (iids, fixed) */
 enum { DA_BYTES = 1, DA_TRUNCATED, DA_END_MISSING, DA_OPEN, DA_DOMAIN, DA_COUNT, DA_SECONDS,

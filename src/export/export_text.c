@@ -70,6 +70,8 @@ static int jsonl_record(const cupstore_record *r, void *arg)
     if (r->kind == CUPSTORE_KIND_KERNEL)
         xout_printf(o, ",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u]", r->grid[0], r->grid[1],
                     r->grid[2], r->block[0], r->block[1], r->block[2]);
+    if (r->kind == CUPSTORE_KIND_MEMSET)
+        xout_printf(o, ",\"memory_kind\":%u", CUPSTORE_RF_MEMKIND(r->flags));
     xout_printf(o, ",\"zero_ts\":%s,\"truncated\":%s}\n",
                 r->flags & CUPSTORE_RF_ZERO_TS ? "true" : "false",
                 r->flags & CUPSTORE_RF_TRUNCATED ? "true" : "false");

@@ -339,7 +339,7 @@ static int on_record(const cupstore_record *r, void *arg)
         g = kernel_group(c, r->name_id);
     } else if (r->kind == CUPSTORE_KIND_MEMCPY) {
         sd->memcpys++;
-        g = memcpy_group(c, r->aux);
+        g = memcpy_group(c, CUPSTORE_COPY_KIND(r->aux));
     } else {
         return 0;
     }

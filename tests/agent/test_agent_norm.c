@@ -79,6 +79,8 @@ static void test_memcpy_memset_api_sync(void **state)
     memset(&m, 0, sizeof m);
     m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
     m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+    m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
+    m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
     m.bytes = 1 << 20;
     m.start = 5;
     m.end = 9;
@@ -87,7 +89,9 @@ static void test_memcpy_memset_api_sync(void **state)
     agent_norm_record((CUpti_Activity *)&m, &r, &name, NULL, NULL);
     assert_int_equal(r.kind, CUPSTORE_KIND_MEMCPY);
     assert_int_equal(r.bytes, 1 << 20);
-    assert_int_equal(r.aux, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD);
+    assert_int_equal(CUPSTORE_COPY_KIND(r.aux), CUPTI_ACTIVITY_MEMCPY_KIND_HTOD);
+    assert_int_equal(CUPSTORE_COPY_SRC(r.aux), CUPTI_ACTIVITY_MEMORY_KIND_PINNED);
+    assert_int_equal(CUPSTORE_COPY_DST(r.aux), CUPTI_ACTIVITY_MEMORY_KIND_DEVICE);
     assert_int_equal(r.device, 1);
     assert_null(name);
 
@@ -97,9 +101,12 @@ static void test_memcpy_memset_api_sync(void **state)
     s.bytes = 64;
     s.start = 1;
     s.end = 2;
+    s.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_MANAGED;
     agent_norm_record((CUpti_Activity *)&s, &r, &name, NULL, NULL);
     assert_int_equal(r.kind, CUPSTORE_KIND_MEMSET);
     assert_int_equal(r.bytes, 64);
+    assert_int_equal(CUPSTORE_RF_MEMKIND(r.flags), CUPTI_ACTIVITY_MEMORY_KIND_MANAGED);
+    assert_int_equal(r.flags & (CUPSTORE_RF_ZERO_TS | CUPSTORE_RF_TRUNCATED), 0);
 
     CUpti_ActivityAPI a;
     memset(&a, 0, sizeof a);

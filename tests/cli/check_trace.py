@@ -3,6 +3,7 @@
 `cuptop export --format chrome`.
 
   check_trace.py FILE [--expect-overlap] [--expect-flows] [--min-events N]
+                 [--store-jsonl JSONL]
 
 JSON: parsed strictly (duplicate keys, NaN/Infinity rejected; the file must
 be valid UTF-8).  Trace-event rules: every X event has ts and dur (>= 0);
@@ -11,6 +12,13 @@ bp "e" on f); slices on one (pid, tid) nest; every pid used has a
 process_name and every (pid, tid) with slices a thread_name; the metadata
 block (otherData) names the verdict, loss counts, base_ns, epochs, versions.
 Times are compared in integer nanoseconds (ts/dur parsed as decimals).
+With --store-jsonl (`cuptop export --format jsonl` of the same window: the
+store's records), Kineto's conventions are checked against the store: every
+record drawn once, with Kineto's category (kernel, gpu_memcpy, gpu_memset,
+cuda_runtime, cuda_driver), args correlation, device, stream, grid, block,
+"registers per thread", "shared memory", bytes, "memory bandwidth (GB/s)",
+cbid; copies and sets named as Kineto names them; no "External id"; the
+devices in a top-level deviceProperties.
 Exit 0 when all rules hold, 1 with one line per violation otherwise.
 """
 import collections
@@ -34,6 +42,91 @@ def bad_constant(name):
 
 def ns(v):
     return int((decimal.Decimal(v) * 1000).to_integral_value())
+
+
+KINETO_CAT = {"kernel": "kernel", "memcpy": "gpu_memcpy", "memset": "gpu_memset",
+              "runtime": "cuda_runtime", "driver": "cuda_driver", "sync": "cuda_sync"}
+COPY_KINDS = ["<unknown>", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD",
+              "HtoH", "PtoP"]
+MEMORY_KINDS = ["Unknown", "Pageable", "Pinned", "Device", "Array", "Managed", "Device Static",
+                "Managed Static"]
+
+
+def kineto_name(r):
+    """Kineto's name of a stored copy or set (libkineto memcpyName, memset name)."""
+    def mem(k):
+        return MEMORY_KINDS[k] if k < len(MEMORY_KINDS) else "Unrecognized"
+    if r["kind"] == "memcpy":
+        a = r["aux"]
+        ck = a & 0xff
+        return "Memcpy %s (%s -> %s)" % (COPY_KINDS[ck] if ck < len(COPY_KINDS) else "<unknown>",
+                                         mem((a >> 8) & 0xff), mem((a >> 16) & 0xff))
+    return "Memset (%s)" % mem(r["memory_kind"])
+
+
+def check_kineto(doc, jsonl, errors):
+    """Kineto's categories, names and args of each drawn record, against the store."""
+    recs = [json.loads(line) for line in open(jsonl, encoding="utf-8")]
+    sess, recs = recs[0], recs[1:]
+    base = doc["otherData"]["base_ns"]
+    want = collections.Counter()
+    by_key = collections.defaultdict(list)
+    for r in recs:
+        if r["kind"] not in KINETO_CAT or r["zero_ts"] or not r["start_ns"]:
+            continue
+        want[KINETO_CAT[r["kind"]]] += 1
+        by_key[(KINETO_CAT[r["kind"]], r["start_ns"], r["correlation"])].append(r)
+    got = collections.Counter()
+    checked = 0
+    for e in doc["traceEvents"]:
+        cat = e.get("cat")
+        if e.get("ph") != "X" or cat not in KINETO_CAT.values():
+            continue
+        got[cat] += 1
+        a = e["args"]
+        if "External id" in a:
+            errors.append("event %r has an External id (cuptop has no CPU ops to link)" % e["name"])
+        cand = by_key.get((cat, base + ns(e["ts"]), a.get("correlation")))
+        if not cand:
+            errors.append("%s event %r at ts %s: no such record in the store" % (cat, e["name"], e["ts"]))
+            continue
+        r = cand.pop(0)
+        dur = max(r["end_ns"] - r["start_ns"], 0)
+        exp = {"correlation": r["correlation"]}
+        if cat in ("kernel", "gpu_memcpy", "gpu_memset"):
+            exp.update(device=r["device"], stream=r["stream"], context=r["context"])
+        if cat == "kernel":
+            exp.update({"grid": r["grid"], "block": r["block"], "registers per thread": r["aux"],
+                        "shared memory": r["bytes"]})
+        elif cat in ("gpu_memcpy", "gpu_memset"):
+            exp["bytes"] = r["bytes"]
+            if e["name"] != kineto_name(r):
+                errors.append("%s named %r, Kineto's name is %r" % (cat, e["name"], kineto_name(r)))
+            bw = a.get("memory bandwidth (GB/s)")
+            if dur and (bw is None or abs(float(bw) - r["bytes"] / dur) > 1e-5 * r["bytes"] / dur):
+                errors.append("%s bandwidth %r, want %r" % (cat, bw, r["bytes"] / dur))
+        elif cat in ("cuda_runtime", "cuda_driver"):
+            exp["cbid"] = r["cbid"]
+        for k, v in exp.items():
+            if a.get(k) != v:
+                errors.append("%s %r: args[%r] = %r, the store says %r" % (cat, e["name"], k,
+                                                                         a.get(k), v))
+        checked += 1
+        if len(errors) > 50:
+            return
+    if got != want:
+        errors.append("records by Kineto category %r, the store has %r" % (dict(got), dict(want)))
+    props = doc.get("deviceProperties")
+    if not isinstance(props, list):
+        errors.append("no top-level deviceProperties")
+    else:
+        if props != doc["otherData"].get("deviceProperties"):
+            errors.append("top-level deviceProperties differ from otherData's")
+        names = {d["index"]: d["name"] for d in sess.get("devices", [])}
+        if {d["id"]: d["name"] for d in props} != names:
+            errors.append("deviceProperties %r, the store's devices %r" % (props, names))
+    if not checked:
+        errors.append("no Kineto event checked")
 
 
 def main(argv):
@@ -123,6 +216,8 @@ def main(argv):
         else:
             errors.append("event %d has unexpected ph %r" % (i, ph))
 
+    if "--store-jsonl" in argv:
+        check_kineto(doc, argv[argv.index("--store-jsonl") + 1], errors)
     for pid in used_pids:
         if pid not in procs:
             errors.append("pid %r has no process_name" % pid)

@@ -169,9 +169,13 @@ static size_t gen_second(const sess *s, uint64_t t, int launches, cupstore_recor
             g.block[0] = 256, g.block[1] = 1, g.block[2] = 1;
             g.aux = 32;
             g.bytes = 1024;
+        } else if (gk == CUPSTORE_KIND_MEMCPY) {
+            g.bytes = 1u << 20;
+            g.aux = CUPSTORE_COPY_AUX(1, 2, 3); /* HtoD, pinned -> device */
         } else {
             g.bytes = 1u << 20;
             g.aux = 1;
+            g.flags = 3u << CUPSTORE_RF_MEMKIND_SHIFT; /* device memory */
         }
         r[n++] = api;
         r[n++] = drv;

@@ -16,6 +16,12 @@ run 0 chrome_all "$CUPTOP" export --store "$S" "$CLEAN" --from start --to end \
     --format chrome -o "$O/all.json"
 python3 "$CHECK_TRACE" "$O/all.json" --expect-overlap --expect-flows --min-events 1000 ||
     fail "chrome trace rules (whole session)"
+# Kineto's categories, names and args, record by record against the store
+run 0 jsonl_all "$CUPTOP" export --store "$S" "$CLEAN" --from start --to end \
+    --format jsonl -o "$O/all.jsonl"
+python3 "$CHECK_TRACE" "$O/all.json" --store-jsonl "$O/all.jsonl" ||
+    fail "chrome: Kineto's conventions (whole session)"
+grep -q '"name":"Memcpy HtoD (Pinned -> Device)"' "$O/all.json" || fail "no Kineto memcpy name"
 grep -q '"verdict":"COMPLETE"' "$O/all.json" || fail "chrome verdict"
 grep -q '"name":"stream 99 (overlap 1)"' "$O/all.json" || fail "no overlap lane for stream 99"
 grep -q '"ph":"C"' "$O/all.json" || fail "no counter tracks"

@@ -41,14 +41,22 @@ run 0 chrome_all "$CUPTOP" export --store "$S" "$CLEAN" --from start --to end --
 decode "$O/all.pftrace"
 grep -q 'primary_trace_clock: BUILTIN_CLOCK_REALTIME' "$O/all.pftrace.txt" ||
     fail "the trace clock is not CLOCK_REALTIME"
-python3 - "$O/all.pftrace.json" "$O/all.jsonl" "$O/all.json" <<'PY' || fail "perfetto round trip (whole session)"
+python3 - "$O/all.pftrace.json" "$O/all.jsonl" "$O/all.json" "$top_srcdir/tests/cli" <<'PY' ||
+    fail "perfetto round trip (whole session)"
 import collections, json, sys
 t = json.load(open(sys.argv[1]))
 recs = [json.loads(l) for l in open(sys.argv[2])][1:]
 chrome = json.load(open(sys.argv[3]))
 sl = t["slices"]
-# every record with a time of its own is one slice: name, kind, start, duration
-want = collections.Counter((r["kind"], r["name"] or r["kind"], r["start_ns"],
+sys.path.insert(0, sys.argv[4])
+from check_trace import KINETO_CAT, kineto_name
+def cat(r):
+    return KINETO_CAT.get(r["kind"], r["kind"])
+def name(r):  # Kineto's names for copies and sets, as the chrome export's
+    return r["name"] or (kineto_name(r) if r["kind"] in ("memcpy", "memset") else r["kind"])
+# every record with a time of its own is one slice: name, Kineto's category,
+# start, duration
+want = collections.Counter((cat(r), name(r), r["start_ns"],
                             max(r["end_ns"] - r["start_ns"], 0))
                            for r in recs if r["start_ns"] and not r["zero_ts"])
 got = collections.Counter((s["cat"], s["name"], s["ts"], s["dur"]) for s in sl)
@@ -56,7 +64,7 @@ assert got == want, (sum(got.values()), sum(want.values()), list((got - want).it
                      list((want - got).items())[:3])
 assert len(sl) == 605, len(sl)
 # tracks: GPU records on "GPU d: NAME" / "stream S", API calls on their thread
-by_key = {(r["kind"], r["start_ns"], r["name"] or r["kind"]): r for r in recs}
+by_key = {(cat(r), r["start_ns"], name(r)): r for r in recs}
 for s in sl:
     r = by_key[(s["cat"], s["ts"], s["name"])]
     if r["kind"] in ("kernel", "memcpy", "memset"):
@@ -87,7 +95,8 @@ nflows = sum(1 for e in chrome["traceEvents"] if e.get("ph") == "s")
 assert len(t["flows"]) == nflows and nflows > 0, (len(t["flows"]), nflows)
 for a, b in t["flows"]:
     a, b = sl[a], sl[b]
-    assert a["cat"] in ("runtime", "driver") and b["cat"] in ("kernel", "memcpy", "memset"), (a, b)
+    assert a["cat"] in ("cuda_runtime", "cuda_driver") and \
+        b["cat"] in ("kernel", "gpu_memcpy", "gpu_memset"), (a, b)
     assert a["ts"] <= b["ts"]
 # health counters: records/s by kind as in chrome's counter events
 base = chrome["otherData"]["base_ns"]

@@ -62,7 +62,7 @@ api = [json.loads(l) for l in open(tmp + "/20261202T184636-16689.jsonl")]
 api = [r for r in api if r.get("kind") in ("runtime", "driver")]
 expect(api and all(r["name"] is None for r in api), "old agent: API records unnamed in jsonl (%d)" % len(api))
 t = json.load(open(tmp + "/20261202T184636-16689.chrome"))
-names = {e.get("name") for e in t["traceEvents"] if e.get("cat") in ("runtime", "driver")}
+names = {e.get("name") for e in t["traceEvents"] if e.get("cat") in ("cuda_runtime", "cuda_driver")}
 expect(names and all(re.match(r"cbid \d+$", n) for n in names), "old agent: chrome API slices named cbid N: %s" % sorted(names))
 sys.exit(1 if fails else 0)
 PY
