@@ -233,15 +233,32 @@ static bool axis_free(const axis_row *r, int col, int len)
     return true;
 }
 
-/* Put a clock label at `col`, or the nearest free place within a few
- * columns in direction `dir`; leave it out when there is none. */
-static void axis_label(axis_row *r, int col, int dir, const char *lab)
+#define AXIS_CLOCK_LEN 8   /* tui_format_clock: "hh:mm:ss" */
+
+/* The second a clock label names where it sits: a left label (right false)
+ * the first second of its first column, a right label the last second of
+ * the column after its end (the view's last column when not moved). */
+static uint64_t axis_clock(const tui_axis *axis, int ppc, int lead, int col, int len, bool right)
 {
-    int len = (int)strlen(lab);
+    uint64_t k = right ? (uint64_t)(col + len - lead + 1) * (uint64_t)ppc
+                       : (uint64_t)(col - lead) * (uint64_t)ppc;
+    if (right)
+        return axis->first + (k < axis->points ? k : axis->points) * axis->span - 1;
+    return axis->first + (k < axis->points ? k : axis->points - 1) * axis->span;
+}
+
+/* Put a clock label at `col`, or the nearest free place within a few
+ * columns in direction `dir`, naming the time where it is put (never the
+ * time of a column it was moved from); leave it out when there is none. */
+static void axis_label(axis_row *r, const tui_axis *axis, int ppc, int lead, int col, int dir)
+{
+    char lab[32];
+    const int len = AXIS_CLOCK_LEN;
     for (int k = 0; k <= 12; k++) {
         int c = col + dir * k;
         if (!axis_free(r, c, len))
             continue;
+        tui_format_clock(axis_clock(axis, ppc, lead, c, len, dir < 0), lab, sizeof lab);
         tui_draw_text(r->w, 0, r->x0 + c, tui_color_attr(TUI_C_DIM), lab);
         for (int i = 0; i < len; i++)
             r->occ[c + i] = true;
@@ -253,7 +270,6 @@ void tui_dash_axis(tui *t, WINDOW *w, const tui_axis *axis, int ppc, long cursor
                    int width)
 {
     const tui_hist *h = &t->hist;
-    char lab[32];
     axis_row r;
     memset(&r, 0, sizeof r);
     r.w = w;
@@ -305,10 +321,9 @@ void tui_dash_axis(tui *t, WINDOW *w, const tui_axis *axis, int ppc, long cursor
             axis_put(&r, col + k, (chtype)(unsigned char)e[k], tui_color_attr(TUI_C_EPOCH));
     }
     /* The clock at both ends of the view, where the markers leave room. */
-    tui_format_clock(axis->first, lab, sizeof lab);
-    axis_label(&r, lead > 0 ? lead : 0, 1, lab);
-    uint64_t last = axis->first + axis->points * axis->span - 1;
-    tui_format_clock(last, lab, sizeof lab);
+    if (!axis->points || ppc <= 0)
+        return;
+    axis_label(&r, axis, ppc, lead, lead > 0 ? lead : 0, 1);
     if (width > 20)
-        axis_label(&r, width - 1 - (int)strlen(lab), -1, lab);
+        axis_label(&r, axis, ppc, lead, width - 1 - AXIS_CLOCK_LEN, -1);
 }

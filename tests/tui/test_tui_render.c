@@ -2,7 +2,8 @@
  * on a dummy terminal (output to /dev/null): braille cells, ASCII fallback,
  * right alignment, gaps, the cursor column, estimates vs exact counts, the
  * NVTX range lane (ranges, open ranges, points, the selection), the
- * dashboard header's device (whole or in a shorter form, never cut). */
+ * dashboard header's device (whole or in a shorter form, never cut), the
+ * time axis's clock labels (the time of the column they sit in). */
 #include "config.h"
 
 #include <locale.h>
@@ -261,13 +262,43 @@ static void test_header_device(void **state)
     assert_non_null(strstr(row, "COMPLETE"));
 }
 
+/* An epoch marker ("|E1") at the view's first column pushes the left clock
+ * label 4 columns right; at 5 s a column it names the second 20 s after the
+ * view's first (it named the first, 20 s away from where it sat). */
+static void test_axis_clock(void **state)
+{
+    (void)state;
+    static tui t;
+    memset(&t, 0, sizeof t);
+    setenv("TZ", "UTC", 1);
+    tzset();
+    const uint64_t base = 1700000000ull;   /* 22:13:20 UTC */
+    tui_axis a = tui_axis_ending(base + 499, 500, 1);
+    assert_int_equal(a.first, base);
+    t.hist.epochs[0].id = 1;
+    t.hist.epochs[0].start_ns = base * 1000000000ull;
+    t.hist.nepochs = 1;
+    WINDOW *w = newwin(1, 100, 0, 0);
+    tui_dash_axis(&t, w, &a, 5, -1, 0, 100);
+    char row[128];
+    int n = 0;
+    for (int x = 0; x < 100; x++) {
+        unsigned c = cell(w, 0, x);
+        row[n++] = c >= 0x20 && c < 0x7f ? (char)c : '-';
+    }
+    row[n] = 0;
+    assert_int_equal(strncmp(row, "|E1-22:13:40-", 13), 0);   /* base + 4 columns x 5 s */
+    assert_int_equal(strcmp(row + 90, "-22:21:39-"), 0);   /* the last second, unmoved */
+    delwin(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_braille_area), cmocka_unit_test(test_ascii_and_gaps),
         cmocka_unit_test(test_overflow_and_cursor), cmocka_unit_test(test_overlay),
         cmocka_unit_test(test_mono_attrs), cmocka_unit_test(test_range_lane),
-        cmocka_unit_test(test_header_device),
+        cmocka_unit_test(test_header_device), cmocka_unit_test(test_axis_clock),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
