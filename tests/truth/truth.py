@@ -1130,7 +1130,7 @@ def oracle_session(cs, sid, truth_path, crashed_end, end=None):
         cs.eq("report:all-records", int(m.group(1)), sess["records"])
         cs.eq("report:all-lost", int(m.group(2)), agent_lost)
         kind_lost, exact_rows = 0, 0
-        for k in KINDS:
+        for k in KINDS + ["other"]:   # the report lists every stored kind
             mk = re.search(rf"^  {k}\s+(\d+)\s+\S+\s+\S+\s+(\d+)(~?)", rep, re.M)
             if mk:
                 kind_lost += int(mk.group(2))
