@@ -180,7 +180,13 @@ static int emit_record(perfetto *f, const cupstore_record *r)
         pf_annotate_bool(f, DA_TRUNCATED);
     if (r->end_ns < r->start_ns)
         pf_annotate_bool(f, DA_END_MISSING);
-    if (r->correlation && is_api(r->kind)) {
+    /* A driver call made by an open runtime call on the same thread never
+     * starts an arrow: CUPTI gives the GPU work the runtime call's
+     * correlation id, so its start would dangle (7 bytes each). */
+    bool nested_driver = r->kind == CUPSTORE_KIND_DRIVER && l->rt_end > s && l->depth > 1;
+    if (r->kind == CUPSTORE_KIND_RUNTIME)
+        l->rt_end = e;
+    if (r->correlation && is_api(r->kind) && !nested_driver) {
         pf_flow *fl = flow_set(f, r->correlation);
         *fl = (pf_flow){.corr = r->correlation, .used = true, .ts = s};
         pb_uint(p, F_TE_FLOW_OLD, f->flow_base | r->correlation);

@@ -69,6 +69,7 @@ typedef struct pf_lane {
     uint64_t uuid;
     uint64_t last_ts;        /* the incremental clock's value              */
     uint64_t last_start;
+    uint64_t rt_end;         /* end of the latest runtime call placed here */
     uint64_t *stack;         /* ends of the open slices                    */
     size_t depth, cap;
     iid_ent *names;          /* name key -> iid on this sequence           */
