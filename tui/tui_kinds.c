@@ -204,14 +204,24 @@ static void draw_kinds(tui *t, WINDOW *w)
         tui_draw_text(w, y, 1, tui_color_attr(h->last.flags & CUPSTORE_HF_ATTACHED ? TUI_C_OK
                                                                                    : TUI_C_DIM),
                       sw.cupti);
-        int x = tui_draw_text(w, y + 1, 1, 0, sw.scope);
-        bool api_line = sw.api[0] && y + 7 < getmaxy(w);
-        if (sw.api[0] && !api_line)
-            tui_draw_textf(w, y + 1, x, 0, "; %s", sw.api);
-        else if (api_line)
+        int x = tui_draw_text(w, y + 1, 1, 0, sw.scope), rows = getmaxy(w);
+        /* after the scope where it fits whole; else on a line of its own,
+         * the blank line before the pool if need be; else the policy's
+         * name alone ("API gpu"), never cut */
+        bool fits = x + 2 + (int)strlen(sw.api) <= getmaxx(w);
+        bool api_line = sw.api[0] && (y + 7 < rows || (!fits && y + 5 < rows));
+        if (sw.api[0] && !api_line) {
+            int n = (int)strcspn(sw.api, ",:");
+            if (fits)
+                tui_draw_textf(w, y + 1, x, 0, "; %s", sw.api);
+            else if (x + 2 + n <= getmaxx(w))
+                tui_draw_textf(w, y + 1, x, 0, "; %.*s", n, sw.api);
+        } else if (api_line) {
             tui_draw_text(w, y + 2, 1, 0, sw.api);
-        y += (api_line ? 1 : 0) + (y + 5 < getmaxy(w) ? 3 : 2);   /* short window: the pool
-                                                                    keeps its two lines */
+        }
+        /* a blank line before the pool where there is room; a short
+         * window: the pool keeps its two lines */
+        y += api_line ? (y + 7 < rows ? 4 : 3) : (y + 5 < rows ? 3 : 2);
     }
     if (h->have_last && !h->last.pool_limit && y < getmaxy(w)) {
         tui_draw_text(w, y, 1, tui_color_attr(TUI_C_DIM), "buffer pool: none (agent not collecting)");

@@ -175,6 +175,12 @@ if [ -e "$b/libcuptop-agent.so" ] && [ -e "$b/libcuptop-simcupti.so" ] &&
         *) fail "demo $size: the suggestion is cut: '$last'" ;;
         esac
         tui_check_layout "demo kinds $size"
+        # the API record policy whole, or its name alone where a short
+        # panel has no line for it (it was cut after the scope at 80x24)
+        tui_screen | grep -Eq "API [a-z]+(, [0-9]+ call ids muted|: every call \(CUPTI cannot mute\)| {2}|\$)" ||
+            fail "demo $size: the kind panel's API policy is cut: '$(tui_screen | grep 'API')'"
+        [ "$size" = 80x24 ] || tui_screen | grep -Eq "API [a-z]+, [0-9]+ call ids muted" ||
+            fail "demo $size: the kind panel's API policy is not whole: '$(tui_screen | grep 'API')'"
         tui_keys q
         tui_wait_exit >/dev/null
         tmux -L "$TUI_SOCK" kill-server >/dev/null 2>&1
