@@ -38,9 +38,9 @@ print("store: %d records written in %.1f s (%.2f M records/s), %.1f MiB on disk"
 sid = os.listdir(store)[0]
 formats = os.environ.get("FORMATS", "chrome perfetto jsonl csv store").split()
 print()
-print("| format | records | output bytes | bytes/record | wall s | user CPU s | "
+print("| format | records | output bytes | bytes/record | wall s | user CPU s | sys CPU s | "
       "records/s (user CPU) | records/s (wall) | peak RSS MiB |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for fmt in formats:
     out = os.path.join(work, "out." + fmt)
     # each export is a child of its own: wait4 gives its user CPU time and
@@ -59,11 +59,11 @@ for fmt in formats:
     else:
         osize = os.path.getsize(out)
     if fmt == "csv":   # health rows, not records
-        print("| csv | (health rows) | %d | - | %.2f | %.2f | - | - | %.1f |" % (
-            osize, wall, ru.ru_utime, ru.ru_maxrss / 1024))
+        print("| csv | (health rows) | %d | - | %.2f | %.2f | %.2f | - | - | %.1f |" % (
+            osize, wall, ru.ru_utime, ru.ru_stime, ru.ru_maxrss / 1024))
     else:
-        print("| %s | %d | %d | %.1f | %.2f | %.2f | %.2f M | %.2f M | %.1f |" % (
-            fmt, n, osize, osize / n, wall, ru.ru_utime, n / ru.ru_utime / 1e6,
+        print("| %s | %d | %d | %.1f | %.2f | %.2f | %.2f | %.2f M | %.2f M | %.1f |" % (
+            fmt, n, osize, osize / n, wall, ru.ru_utime, ru.ru_stime, n / ru.ru_utime / 1e6,
             n / wall / 1e6, ru.ru_maxrss / 1024))
     sys.stdout.flush()
     if os.path.isdir(out):
