@@ -93,6 +93,21 @@ static const char *sess_job(const tui_sess *s)
     return s->have_sum && !s->sum.job_own ? s->sum.job : NULL;
 }
 
+/* A session of a job with ranks that looks like its launcher (torchrun:
+ * CUDA started for a device count, no work): model_job_judge's rule. */
+static bool sess_launcher(const tui_store *st, const tui_sess *s)
+{
+    const char *job = sess_job(s);
+    if (!job || !model_job_launcher_like(&s->sum))
+        return false;
+    for (size_t i = 0; i < st->n; i++) {
+        const char *kj = sess_job(&st->s[i]);
+        if (kj && !strcmp(kj, job) && st->s[i].sum.rank >= 0)
+            return true;
+    }
+    return false;
+}
+
 static bool sess_match(const tui_sess *s, const char *filter)
 {
     if (!filter[0])
@@ -311,6 +326,9 @@ static void job_row_draw(tui *t, WINDOW *w, int r, const sess_cols *sc, size_t i
     if (sc->x[C_CMD] >= 0 && vx + 11 < COLS) {
         char what[160];
         int o = snprintf(what, sizeof what, "%zu process%s", j.n, j.n == 1 ? "" : "es");
+        if (j.launchers && o > 0 && (size_t)o < sizeof what)
+            o += snprintf(what + o, sizeof what - (size_t)o, ", %zu launcher%s", j.launchers,
+                          j.launchers == 1 ? "" : "s");
         if (j.crashed && o > 0 && (size_t)o < sizeof what)
             o += snprintf(what + o, sizeof what - (size_t)o, ", %zu crashed", j.crashed);
         if (j.incomplete > j.crashed && o > 0 && (size_t)o < sizeof what)
@@ -424,6 +442,8 @@ static void sessions_draw(tui *t)
             if (sc.x[C_CMD] >= 0 && sess_job(s) && s->sum.rank >= 0)
                 tui_draw_textf(w, r, sc.x[C_CMD], 0, "rank %-3d %s", s->sum.rank,
                                s->cmd + s->cmd_prog);
+            else if (sc.x[C_CMD] >= 0 && sess_launcher(st, s))
+                tui_draw_textf(w, r, sc.x[C_CMD], 0, "launcher %s", s->cmd + s->cmd_prog);
             else if (sc.x[C_CMD] >= 0)
                 tui_draw_text(w, r, sc.x[C_CMD], 0, s->cmd + s->cmd_prog);
         }

@@ -245,11 +245,11 @@ static int check_job(const char *cmd, const char *dir, const char *jobid, bool j
         xout_json_str(&o, j.id, strlen(j.id));
         xout_printf(&o, ",\"state\":\"%s\",\"verdict\":\"%s\",\"complete\":%s,"
                         "\"processes\":%zu,\"incomplete\":%zu,\"crashed\":%zu,"
-                        "\"running\":%zu,\"stalled\":%zu,\"skipped\":%zu,"
+                        "\"running\":%zu,\"stalled\":%zu,\"skipped\":%zu,\"launchers\":%zu,"
                         "\"unreadable_sessions\":%zu,\"world_size\":",
                     model_state_name(j.state), j.complete ? "COMPLETE" : "INCOMPLETE",
                     j.complete ? "true" : "false", j.n, j.incomplete, j.crashed, j.running,
-                    j.stalled, j.skipped, unreadable);
+                    j.stalled, j.skipped, j.launchers, unreadable);
         if (j.world_size)
             xout_printf(&o, "%d", j.world_size);
         else
@@ -275,6 +275,8 @@ static int check_job(const char *cmd, const char *dir, const char *jobid, bool j
             const model_summary *s = &j.procs[i];
             if (s->rank >= 0)
                 printf("rank %d (pid %d) ", s->rank, s->pid);
+            else if (s->job_launcher)
+                printf("launcher (pid %d) ", s->pid);
             else
                 printf("no rank (pid %d) ", s->pid);
             print_verdict(s, "", 0, UINT64_MAX, NULL);
@@ -292,6 +294,8 @@ static int check_job(const char *cmd, const char *dir, const char *jobid, bool j
             printf(", %zu crashed", j.crashed);
         if (j.skipped)
             printf(", %zu skipped", j.skipped);
+        if (j.launchers)
+            printf(", %zu launcher%s", j.launchers, j.launchers == 1 ? "" : "s");
         printf(", %" PRIu64 " records lost)\n", j.loss_total);
         if (j.missing)
             printf("  - %zu of %d ranks have no session (the first: rank %d): a process that "

@@ -193,6 +193,9 @@ typedef struct model_summary {
     bool job_own;                   /* no job was given: the session's own */
     int rank;
     char rank_source[24];           /* "RANK", ...; "" when no rank        */
+    bool job_launcher;              /* model_job_judge: the job's launcher
+                                       (model_job_launcher_like, in a job
+                                       with ranks); false elsewhere        */
     int world_size;                 /* with the rank's source; 0 unknown  */
     /* Exact losses per device and class, from the loss rows; slot
      * MODEL_DEVICE_NONE holds those of no device (CUPSTORE_DEVICE_NONE). */
@@ -596,6 +599,7 @@ typedef struct model_job {
     bool complete;
     size_t incomplete, crashed, running, skipped;   /* running: live ones  */
     size_t stalled;             /* of the running: stopped or not responding */
+    size_t launchers;           /* processes marked job_launcher           */
     int world_size;             /* the largest any process named; 0 none   */
     size_t missing;             /* ranks below world_size with no session  */
     int first_missing;          /* the lowest of them (-1 none)            */
@@ -604,8 +608,16 @@ typedef struct model_job {
     uint64_t start_ns, end_ns;
 } model_job;
 
-/** Judge j from j->procs (sorts them; fills every other field).  Pure:
- *  the tests build the summaries by hand. */
+/** A process that looks like a job's launcher (torchrun, mpirun, a
+ *  shell): no rank, not skipped, not crashed, and no record of a kind that
+ *  CUDA work makes (kernel, memcpy, memset, sync, runtime, driver, marker;
+ *  CUPTI's overhead records alone come from starting CUDA in it). */
+bool model_job_launcher_like(const model_summary *s);
+/** Judge j from j->procs (sorts them; fills every other field).  In a
+ *  job where some process names a rank, a launcher-like process is marked
+ *  job_launcher: listed as the launcher, not as a process without a rank;
+ *  its verdict still counts (a loss in it is a loss).  Pure: the tests
+ *  build the summaries by hand. */
 void model_job_judge(model_job *j);
 void model_job_free(model_job *j);
 /** Read a session's job id and whether it is its own (one short read

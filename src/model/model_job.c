@@ -5,7 +5,9 @@
  * processes' verdicts: one crashed or lossy process makes the whole job
  * INCOMPLETE, and so does a rank below a world size some process named
  * that has no session at all (a process that died before CUDA started, or
- * whose session is gone).
+ * whose session is gone).  A launcher that started CUDA (torchrun asking
+ * for the device count) has a session of its own with no CUDA work in it:
+ * in a job with ranks it is marked the job's launcher.
  */
 #include "config.h"
 
@@ -29,6 +31,20 @@ static int proc_cmp(const void *a, const void *b)
     return strcmp(x->id, y->id);
 }
 
+bool model_job_launcher_like(const model_summary *s)
+{
+    static const unsigned work[] = {CUPSTORE_KIND_KERNEL, CUPSTORE_KIND_MEMCPY,
+                                    CUPSTORE_KIND_MEMSET, CUPSTORE_KIND_SYNC,
+                                    CUPSTORE_KIND_RUNTIME, CUPSTORE_KIND_DRIVER,
+                                    CUPSTORE_KIND_MARKER};
+    if (s->rank >= 0 || s->skipped[0] || s->state == MODEL_STATE_CRASHED)
+        return false;
+    for (size_t i = 0; i < sizeof work / sizeof work[0]; i++)
+        if (s->records_by_kind[work[i]])
+            return false;
+    return true;
+}
+
 void model_job_judge(model_job *j)
 {
     if (j->n > 1)
@@ -41,6 +57,14 @@ void model_job_judge(model_job *j)
     j->loss_total = j->records_total = 0;
     memset(j->loss, 0, sizeof j->loss);
     j->start_ns = j->end_ns = 0;
+    j->launchers = 0;
+    bool ranked = false;
+    for (size_t i = 0; i < j->n; i++)
+        ranked |= j->procs[i].rank >= 0;
+    for (size_t i = 0; i < j->n; i++) {
+        j->procs[i].job_launcher = ranked && model_job_launcher_like(&j->procs[i]);
+        j->launchers += j->procs[i].job_launcher;
+    }
     for (size_t i = 0; i < j->n; i++) {
         const model_summary *s = &j->procs[i];
         if (s->skipped[0])

@@ -5,7 +5,8 @@
 # check --job is COMPLETE only when every process is (one killed with -9
 # makes it INCOMPLETE; a rank below WORLD_SIZE without a session too);
 # export --job writes one chrome trace with one process group per rank,
-# each holding exactly its session's records; an agent loaded by hand is a
+# each holding exactly its session's records; a launcher's session (no
+# rank, no CUDA work) is marked the launcher; an agent loaded by hand is a
 # job of its own; misuse is one line and exit 2.
 set -u
 b=${top_builddir:?}
@@ -139,6 +140,24 @@ assert [(x["job"], x["rank"], x["rank_source"]) for x in s] == \
 assert [x["verdict"] for x in s] == ["COMPLETE", "SKIPPED"], s
 ' "$tmp/o.json"
 check "--only-if: both sessions carry the job and their rank" "$?" 0
+
+# ---- the launcher's own session (torchrun starting CUDA for a device count):
+# no rank, no CUDA work (here: nothing made at all); marked the launcher ----
+"$b/cuptop" run --store "$tmp/l" --job launch --kinds kernel,overhead -- sh -c "
+    '$app' --seconds 0.6 --scale 0 &
+    RANK=0 WORLD_SIZE=2 '$app' --seconds 0.5 & RANK=1 WORLD_SIZE=2 '$app' --seconds 0.5; wait"
+"$b/cuptop" check --store "$tmp/l" --job launch >"$tmp/l.check"
+check "launcher: check --job exit 0" "$?" 0
+grep -q '^launcher (pid [0-9]*) .*: COMPLETE' "$tmp/l.check"
+check "launcher: listed as the launcher, not as 'no rank'" "$?" 0
+grep -q '(3 processes, 1 launcher, 0 records lost)' "$tmp/l.check"
+check "launcher: the job's line counts it" "$?" 0
+"$b/cuptop" check --store "$tmp/l" --job launch --json | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+assert j["launchers"] == 1 and j["processes"] == 3 and j["complete"], j
+'
+check "launcher: check --job --json launchers 1" "$?" 0
 
 # ---- loaded by hand: a job of its own ----------------------------------------
 CUDA_INJECTION64_PATH=$b/libcuptop-agent.so CUPTOP_STORE=$tmp/d CUPTOP_KINDS=kernel \

@@ -138,6 +138,45 @@ static int put_job(cupstore_txn *txn, void *arg)
     return rc;
 }
 
+/* torchrun's own session (CUDA started for a device count: one overhead
+ * record, no rank) in a job with ranks is its launcher; a rankless process
+ * with CUDA work, a crashed one, or any in a job without ranks is not. */
+static void test_launcher(void **state)
+{
+    (void)state;
+    model_job j;
+    int ranks[] = {-1, 1, 0, -1};
+    job_of(&j, ranks, 4);
+    for (size_t i = 0; i < 4; i++)
+        j.procs[i].records_by_kind[CUPSTORE_KIND_KERNEL] = ranks[i] >= 0 ? 100 : 0;
+    j.procs[0].records_by_kind[CUPSTORE_KIND_OVERHEAD] = 1;   /* the launcher */
+    j.procs[3].records_by_kind[CUPSTORE_KIND_RUNTIME] = 5;    /* rankless, with work */
+    model_job_judge(&j);
+    assert_true(j.complete);
+    assert_int_equal(j.launchers, 1);
+    assert_int_equal(j.procs[0].rank, 0);
+    assert_false(j.procs[0].job_launcher);
+    assert_false(j.procs[1].job_launcher);
+    /* rank none last, by start: the launcher (started first), then the other */
+    assert_true(j.procs[2].job_launcher);
+    assert_int_equal(j.procs[2].pid, 100);
+    assert_false(j.procs[3].job_launcher);
+    /* crashed: not taken for a launcher */
+    j.procs[2].state = MODEL_STATE_CRASHED;
+    j.procs[2].complete = false;
+    model_job_judge(&j);
+    assert_int_equal(j.launchers, 0);
+    assert_false(j.complete);
+    model_job_free(&j);
+    /* no process names a rank: nobody is the launcher */
+    int none[] = {-1, -1};
+    job_of(&j, none, 2);
+    model_job_judge(&j);
+    assert_int_equal(j.launchers, 0);
+    assert_false(j.procs[0].job_launcher || j.procs[1].job_launcher);
+    model_job_free(&j);
+}
+
 static void test_session_job(void **state)
 {
     (void)state;
@@ -172,6 +211,7 @@ int main(void)
         cmocka_unit_test(test_one_crashed),
         cmocka_unit_test(test_skipped_and_missing),
         cmocka_unit_test(test_duplicate_rank),
+        cmocka_unit_test(test_launcher),
         cmocka_unit_test(test_session_job),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,7 +2,8 @@
 # tmux_job.sh - the sessions screen groups a job's processes: a job of three
 # simulated ranks started under one `cuptop run` (rank 1 killed with -9)
 # and a session of its own; the job's row carries the model's verdict over
-# its processes (INCOMPLETE, 1 crashed) and its sessions follow it by rank;
+# its processes (INCOMPLETE, 1 crashed) and its sessions follow it by rank,
+# its launcher (a process with no rank and no CUDA work) marked, last;
 # Enter on the job row opens its first process.  A cuptop run of one
 # process (a job of its own id) is its session's row alone, no job row;
 # the filter (/) matches its --label.  Skips (77) without the agent, the
@@ -22,20 +23,24 @@ app=$b/cuptop-simapp
 CUDA_INJECTION64_PATH=$b/libcuptop-agent.so CUPTOP_STORE=$store CUPTOP_KINDS=kernel \
     "$app" --seconds 0.3
 "$b/cuptop" run --store "$store" --job tuijob --kinds kernel -- sh -c "
+    '$app' --seconds 0.3 --scale 0 &
     RANK=2 '$app' --seconds 0.5 & RANK=1 '$app' --seconds 0.5 --exit kill & RANK=0 '$app' --seconds 0.5; wait" \
     2>/dev/null
 CUDA_INJECTION64_PATH=$b/libcuptop-agent.so CUPTOP_STORE=$store CUPTOP_KINDS=kernel \
     "$app" --seconds 0.3
 "$b/cuptop" run --store "$store" --kinds kernel --label zebra-net -- "$app" --seconds 0.3 2>/dev/null
-[ "$(ls "$store" | wc -l)" -eq 6 ] || fail "expected 6 sessions in the store"
+[ "$(ls "$store" | wc -l)" -eq 7 ] || fail "expected 7 sessions in the store"
 solo=$("$b/cuptop" sessions --store "$store" --json |
     python3 -c 'import json,sys; print([s["id"] for s in json.load(sys.stdin) if s["label"] == "zebra-net"][0])')
 
 tui_start_size 120 30 "$b/cuptop" --store "$store"
 tui_wait "job tuijob" "the job's row"
 s=$(tui_screen)
-echo "$s" | grep -Eq '^crashed +job tuijob +INCOMPLETE +3 processes, 1 crashed' ||
-    fail "the job row: state crashed, verdict INCOMPLETE, 3 processes, 1 crashed"
+echo "$s" | grep -Eq '^crashed +job tuijob +INCOMPLETE +4 processes, 1 launcher, 1 crashed' ||
+    fail "the job row: state crashed, verdict INCOMPLETE, 4 processes, 1 launcher, 1 crashed"
+# the launcher (no rank, no CUDA work) follows the ranks, marked
+echo "$s" | sed -n '/job tuijob/,$p' | sed -n 5p | grep -q 'COMPLETE *launcher cuptop-simapp' ||
+    fail "the launcher's row: $(echo "$s" | sed -n '/job tuijob/,$p' | sed -n 5p)"
 # the three ranks follow the job row, in rank order
 after=$(echo "$s" | sed -n '/job tuijob/,$p' | sed -n '2,4p')
 [ "$(echo "$after" | sed -n 's/.*rank \([0-9]\).*/\1/p' | tr -d '\n')" = 012 ] ||
