@@ -37,10 +37,13 @@ check "chrome export --mangled" "$?" 0
 check "sessions --json" "$?" 0
 
 check "no report line says cbid" "$(grep -c 'cbid' "$tmp/report")" 0
+# Kineto's categories, names and args of every record, against the store
+python3 "${top_srcdir:?}/tests/cli/check_trace.py" "$tmp/t.json" --store-jsonl "$tmp/t.jsonl"
+check "chrome: Kineto's conventions against the store" "$?" 0
 
 python3 - "$b/src/sim/sim_cbid_names.c" "$tmp/t.jsonl" "$tmp/t.json" "$tmp/sessions.json" \
     "$tmp/raw.json" "$tmp/report" <<'PY'
-import json, re, sys
+import collections, json, re, sys
 gen, jsonl, chrome, sessions, rawchrome, report = sys.argv[1:7]
 fails = []
 def expect(ok, what):
@@ -90,6 +93,15 @@ thr = [n for n in lanes if n.startswith("thread ")]
 expect(thr and not [n for n in thr if "(overlap" in n],
        "API calls of a thread nest: no thread overlap lane (%s)" % [n for n in thr if "(overlap" in n][:4])
 expect(any(e.get("name") == "cudaGetDevice" for e in evs), "the API mix's calls are there")
+
+# copies and sets named as Kineto names them, from the simulator's CUPTI
+# records (copy kind, source and destination memory kinds)
+cp = collections.Counter(e["name"] for e in evs if e.get("cat") == "gpu_memcpy")
+ms = collections.Counter(e["name"] for e in evs if e.get("cat") == "gpu_memset")
+expect(set(cp) == {"Memcpy HtoD (Pinned -> Device)", "Memcpy DtoH (Device -> Pageable)",
+                   "Memcpy DtoD (Device -> Device)", "Memcpy HtoH (Pageable -> Pinned)"},
+       "chrome: memcpy names as Kineto's: %s" % dict(cp))
+expect(set(ms) == {"Memset (Device)"}, "chrome: memset names as Kineto's: %s" % dict(ms))
 
 # kernels: demangled for people, the raw name in args; --mangled keeps it
 VEC, VECD = "_Z6vecAddPKfS0_Pfi", "vecAdd(float const*, float const*, float*, int)"
