@@ -570,6 +570,8 @@ int export_chrome(export_ctx *x, xout *o)
             if (s->rank >= 0)
                 snprintf(c->group_name, sizeof c->group_name, "rank %d (pid %d)", s->rank,
                          s->pid);
+            else if (s->job_launcher)   /* model_job_judge: the job's launcher */
+                snprintf(c->group_name, sizeof c->group_name, "launcher (pid %d)", s->pid);
             else
                 snprintf(c->group_name, sizeof c->group_name, "no rank (pid %d)", s->pid);
             rc = chrome_session(c, m);

@@ -469,6 +469,8 @@ int export_perfetto(export_ctx *x, xout *o)
             if (s->rank >= 0)
                 snprintf(f->group_name, sizeof f->group_name, "rank %d (pid %d)", s->rank,
                          s->pid);
+            else if (s->job_launcher)   /* model_job_judge: the job's launcher */
+                snprintf(f->group_name, sizeof f->group_name, "launcher (pid %d)", s->pid);
             else
                 snprintf(f->group_name, sizeof f->group_name, "no rank (pid %d)", s->pid);
             memset(f->flows, 0, FLOW_SLOTS * sizeof *f->flows);

@@ -158,6 +158,9 @@ j = json.load(sys.stdin)
 assert j["launchers"] == 1 and j["processes"] == 3 and j["complete"], j
 '
 check "launcher: check --job --json launchers 1" "$?" 0
+"$b/cuptop" export --store "$tmp/l" --job launch --format chrome -o "$tmp/l.json" 2>/dev/null
+grep -q '"launcher (pid [0-9]*)"' "$tmp/l.json"
+check "launcher: export --job names its group the launcher" "$?" 0
 
 # ---- loaded by hand: a job of its own ----------------------------------------
 CUDA_INJECTION64_PATH=$b/libcuptop-agent.so CUPTOP_STORE=$tmp/d CUPTOP_KINDS=kernel \
