@@ -548,6 +548,12 @@ int export_chrome(export_ctx *x, xout *o)
     XOUT_LIT(o, "{\"displayTimeUnit\":\"ns\",");
     if (x->job) {
         chrome_write_job_metadata(c, x->job);
+        if (x->job->n) {   /* Kineto's deviceProperties: the first rank's */
+            XOUT_LIT(o, ",\"deviceProperties\":");
+            c->x = &x->job->procs[0];
+            chrome_write_device_props(c);
+            c->x = x;
+        }
     } else {
         if ((rc = cupstore_txn_begin(x->env, false, &txn)) != 0)
             goto out;

@@ -79,6 +79,11 @@ od = t["otherData"]
 assert od["verdict"] == "COMPLETE" and od["processes"] == 3, od
 assert [r["rank"] for r in od["ranks"]] == [0, 1, 2]
 assert od["loss_total"] == sum(s["loss_total"] for s in sess.values())
+# Kineto's top-level deviceProperties: the first rank's devices
+r0 = sess[od["ranks"][0]["pid"]]
+assert t["deviceProperties"], "no devices"
+assert [(d["id"], d["name"]) for d in t["deviceProperties"]] == \
+    [(d["index"], d["name"]) for d in r0["devices"]], (t["deviceProperties"], r0["devices"])
 print("3 groups, %s records" % sum(x.values()))
 EOF
 check "one trace, a group per rank named 'rank N (pid P)', each session's records" "$?" 0
