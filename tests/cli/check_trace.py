@@ -103,7 +103,8 @@ def check_kineto(doc, jsonl, errors):
             if e["name"] != kineto_name(r):
                 errors.append("%s named %r, Kineto's name is %r" % (cat, e["name"], kineto_name(r)))
             bw = a.get("memory bandwidth (GB/s)")
-            if dur and (bw is None or abs(float(bw) - r["bytes"] / dur) > 1e-5 * r["bytes"] / dur):
+            # three decimals, cut: bytes * 1000 // dur thousandths
+            if dur and (bw is None or ns(bw) != r["bytes"] * 1000 // dur):
                 errors.append("%s bandwidth %r, want %r" % (cat, bw, r["bytes"] / dur))
         elif cat in ("cuda_runtime", "cuda_driver"):
             exp["cbid"] = r["cbid"]
