@@ -222,6 +222,84 @@ static void job_error(const char *id, int rc, char *cause, void *arg)
     cli_model_error(arg, id, rc, cause);
 }
 
+/* check --job --json: one object for the job, its sessions inside. */
+static int check_job_json(const char *cmd, const model_job *j, size_t unreadable)
+{
+    xout o;
+    if (cli_xout_begin(cmd, &o) != 0)
+        return CUPTOP_EXIT_USAGE;
+    xout_puts(&o, "{\"job\":");
+    xout_json_str(&o, j->id, strlen(j->id));
+    xout_printf(&o, ",\"state\":\"%s\",\"verdict\":\"%s\",\"complete\":%s,"
+                    "\"processes\":%zu,\"incomplete\":%zu,\"crashed\":%zu,"
+                    "\"running\":%zu,\"stalled\":%zu,\"skipped\":%zu,\"launchers\":%zu,"
+                    "\"unreadable_sessions\":%zu,\"world_size\":",
+                model_state_name(j->state), j->complete ? "COMPLETE" : "INCOMPLETE",
+                j->complete ? "true" : "false", j->n, j->incomplete, j->crashed, j->running,
+                j->stalled, j->skipped, j->launchers, unreadable);
+    if (j->world_size)
+        xout_printf(&o, "%d", j->world_size);
+    else
+        xout_puts(&o, "null");
+    xout_printf(&o, ",\"missing_ranks\":%zu,\"duplicate_rank\":%s,\"loss\":{", j->missing,
+                j->duplicate_rank ? "true" : "false");
+    for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
+        xout_printf(&o, "%s\"%s\":%" PRIu64, l ? "," : "", cupstore_loss_name(l), j->loss[l]);
+    xout_printf(&o, "},\"loss_total\":%" PRIu64 ",\"records\":%" PRIu64 ",\"sessions\":[",
+                j->loss_total, j->records_total);
+    for (size_t i = 0; i < j->n; i++) {
+        xout_puts(&o, i ? ",\n" : "\n");
+        sessions_json(&o, &j->procs[i]);
+    }
+    xout_puts(&o, "\n]}\n");
+    if (cli_xout_end(&o) != 0)
+        return CUPTOP_EXIT_USAGE;
+    return CUPTOP_EXIT_OK;
+}
+
+/* check --job as text: each process' verdict by rank, then the job's. */
+static void check_job_text(const model_job *j, size_t unreadable)
+{
+    char id[4 * sizeof j->id];
+    model_escape(id, sizeof id, j->id, strlen(j->id));
+    printf("job %s: %zu process%s\n", id, j->n, j->n == 1 ? "" : "es");
+    for (size_t i = 0; i < j->n; i++) {
+        const model_summary *s = &j->procs[i];
+        if (s->rank >= 0)
+            printf("rank %d (pid %d) ", s->rank, s->pid);
+        else if (s->job_launcher)
+            printf("launcher (pid %d) ", s->pid);
+        else
+            printf("no rank (pid %d) ", s->pid);
+        print_verdict(s, "", 0, UINT64_MAX, NULL);
+    }
+    printf("job %s: %s", id, j->complete ? "COMPLETE" : "INCOMPLETE");
+    if (j->state == MODEL_STATE_RUNNING && j->stalled)
+        printf(" so far (%zu running, %zu of them stopped or not responding)", j->running,
+               j->stalled);
+    else if (j->state == MODEL_STATE_RUNNING)
+        printf(" so far (%zu running)", j->running);
+    printf(" (%zu process%s", j->n, j->n == 1 ? "" : "es");
+    if (j->incomplete)
+        printf(", %zu INCOMPLETE", j->incomplete);
+    if (j->crashed)
+        printf(", %zu crashed", j->crashed);
+    if (j->skipped)
+        printf(", %zu skipped", j->skipped);
+    if (j->launchers)
+        printf(", %zu launcher%s", j->launchers, j->launchers == 1 ? "" : "s");
+    printf(", %" PRIu64 " records lost)\n", j->loss_total);
+    if (j->missing)
+        printf("  - %zu of %d ranks have no session (the first: rank %d): a process that "
+               "never started tracing, or whose session is gone\n",
+               j->missing, j->world_size, j->first_missing);
+    if (j->duplicate_rank)
+        printf("  note: two processes name the same rank (several launches in one job?)\n");
+    if (unreadable)
+        printf("  note: %zu session%s of the store could not be read and may belong to "
+               "the job\n", unreadable, unreadable == 1 ? "" : "s");
+}
+
 /* check --job: each process' verdict by rank, then the job's. */
 static int check_job(const char *cmd, const char *dir, const char *jobid, bool json)
 {
@@ -234,79 +312,9 @@ static int check_job(const char *cmd, const char *dir, const char *jobid, bool j
     }
     if (rc)
         return cli_store_error(cmd, dir, rc);
-    int status = CUPTOP_EXIT_OK;
-    if (json) {
-        xout o;
-        if (cli_xout_begin(cmd, &o) != 0) {
-            model_job_free(&j);
-            return CUPTOP_EXIT_USAGE;
-        }
-        xout_puts(&o, "{\"job\":");
-        xout_json_str(&o, j.id, strlen(j.id));
-        xout_printf(&o, ",\"state\":\"%s\",\"verdict\":\"%s\",\"complete\":%s,"
-                        "\"processes\":%zu,\"incomplete\":%zu,\"crashed\":%zu,"
-                        "\"running\":%zu,\"stalled\":%zu,\"skipped\":%zu,\"launchers\":%zu,"
-                        "\"unreadable_sessions\":%zu,\"world_size\":",
-                    model_state_name(j.state), j.complete ? "COMPLETE" : "INCOMPLETE",
-                    j.complete ? "true" : "false", j.n, j.incomplete, j.crashed, j.running,
-                    j.stalled, j.skipped, j.launchers, unreadable);
-        if (j.world_size)
-            xout_printf(&o, "%d", j.world_size);
-        else
-            xout_puts(&o, "null");
-        xout_printf(&o, ",\"missing_ranks\":%zu,\"duplicate_rank\":%s,\"loss\":{", j.missing,
-                    j.duplicate_rank ? "true" : "false");
-        for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
-            xout_printf(&o, "%s\"%s\":%" PRIu64, l ? "," : "", cupstore_loss_name(l), j.loss[l]);
-        xout_printf(&o, "},\"loss_total\":%" PRIu64 ",\"records\":%" PRIu64 ",\"sessions\":[",
-                    j.loss_total, j.records_total);
-        for (size_t i = 0; i < j.n; i++) {
-            xout_puts(&o, i ? ",\n" : "\n");
-            sessions_json(&o, &j.procs[i]);
-        }
-        xout_puts(&o, "\n]}\n");
-        if (cli_xout_end(&o) != 0)
-            status = CUPTOP_EXIT_USAGE;
-    } else {
-        char id[4 * sizeof j.id];
-        model_escape(id, sizeof id, j.id, strlen(j.id));
-        printf("job %s: %zu process%s\n", id, j.n, j.n == 1 ? "" : "es");
-        for (size_t i = 0; i < j.n; i++) {
-            const model_summary *s = &j.procs[i];
-            if (s->rank >= 0)
-                printf("rank %d (pid %d) ", s->rank, s->pid);
-            else if (s->job_launcher)
-                printf("launcher (pid %d) ", s->pid);
-            else
-                printf("no rank (pid %d) ", s->pid);
-            print_verdict(s, "", 0, UINT64_MAX, NULL);
-        }
-        printf("job %s: %s", id, j.complete ? "COMPLETE" : "INCOMPLETE");
-        if (j.state == MODEL_STATE_RUNNING && j.stalled)
-            printf(" so far (%zu running, %zu of them stopped or not responding)", j.running,
-                   j.stalled);
-        else if (j.state == MODEL_STATE_RUNNING)
-            printf(" so far (%zu running)", j.running);
-        printf(" (%zu process%s", j.n, j.n == 1 ? "" : "es");
-        if (j.incomplete)
-            printf(", %zu INCOMPLETE", j.incomplete);
-        if (j.crashed)
-            printf(", %zu crashed", j.crashed);
-        if (j.skipped)
-            printf(", %zu skipped", j.skipped);
-        if (j.launchers)
-            printf(", %zu launcher%s", j.launchers, j.launchers == 1 ? "" : "s");
-        printf(", %" PRIu64 " records lost)\n", j.loss_total);
-        if (j.missing)
-            printf("  - %zu of %d ranks have no session (the first: rank %d): a process that "
-                   "never started tracing, or whose session is gone\n",
-                   j.missing, j.world_size, j.first_missing);
-        if (j.duplicate_rank)
-            printf("  note: two processes name the same rank (several launches in one job?)\n");
-        if (unreadable)
-            printf("  note: %zu session%s of the store could not be read and may belong to "
-                   "the job\n", unreadable, unreadable == 1 ? "" : "s");
-    }
+    int status = json ? check_job_json(cmd, &j, unreadable) : CUPTOP_EXIT_OK;
+    if (!json)
+        check_job_text(&j, unreadable);
     if (status == CUPTOP_EXIT_OK)
         status = unreadable ? CUPTOP_EXIT_USAGE : j.complete ? CUPTOP_EXIT_OK : CUPTOP_EXIT_NO;
     model_job_free(&j);
@@ -377,166 +385,180 @@ static int check_read(cupstore_env *env, void *arg, char **cause)
     return 0;
 }
 
-int cmd_check(int argc, char **argv)
+/* check's command line. */
+struct check_args {
+    const char *cmd, *store, *from, *to, *job;
+    bool all, json, verify;
+};
+
+/* Parse and check the options: -1 to go on, else the exit status (the
+ * misuse said on stderr, or --help printed). */
+static int check_parse(int argc, char **argv, struct check_args *a)
 {
     struct option longopts[CLI_OPTS_MAX];
-    const char *cmd = argv[0], *store = NULL, *from = NULL, *to = NULL, *job = NULL;
-    bool all = false, json = false, verify = false;
     int c;
 
+    memset(a, 0, sizeof *a);
+    a->cmd = argv[0];
     cli_opts_begin(&cli_cmd_check, longopts);
     while ((c = getopt_long(argc, argv, cli_cmd_check.shortopts, longopts, NULL)) != -1) {
         switch (c) {
-        case 's': store = optarg; break;
-        case 'a': all = true; break;
-        case 'f': from = optarg; break;
-        case 't': to = optarg; break;
-        case 'j': json = true; break;
-        case 'v': verify = true; break;
-        case 'J': job = optarg; break;
+        case 's': a->store = optarg; break;
+        case 'a': a->all = true; break;
+        case 'f': a->from = optarg; break;
+        case 't': a->to = optarg; break;
+        case 'j': a->json = true; break;
+        case 'v': a->verify = true; break;
+        case 'J': a->job = optarg; break;
         case 'h': usage(stdout); return CUPTOP_EXIT_OK;
         default:
-            return cli_bad_option(cmd, argv);
+            return cli_bad_option(a->cmd, argv);
         }
     }
-    if (job) {
-        if (all || optind < argc)
-            return cli_usage_error(cmd, "give --job, sessions or --all, not several");
-        if (from || to || verify)
-            return cli_usage_error(cmd, "--job judges whole sessions: not with --from/--to "
-                                        "or --verify");
-        if (!cupstore_job_valid(job))
-            return cli_usage_error(cmd, "--job: '%s' is not a job id", job);
-        char *jdir = cli_store_dir(cmd, store);
-        if (!jdir)
-            return CUPTOP_EXIT_USAGE;
-        int st = check_job(cmd, jdir, job, json);
-        free(jdir);
-        return st;
+    if (a->job) {
+        if (a->all || optind < argc)
+            return cli_usage_error(a->cmd, "give --job, sessions or --all, not several");
+        if (a->from || a->to || a->verify)
+            return cli_usage_error(a->cmd, "--job judges whole sessions: not with --from/--to "
+                                           "or --verify");
+        if (!cupstore_job_valid(a->job))
+            return cli_usage_error(a->cmd, "--job: '%s' is not a job id", a->job);
+        return -1;
     }
-    if (all && optind < argc)
-        return cli_usage_error(cmd, "give sessions or --all, not both");
-    if (!all && optind >= argc)
-        return cli_usage_error(cmd, "no session given (name sessions, or use --all)");
-    if (!from != !to)
-        return cli_usage_error(cmd, "--from and --to go together");
-    if (verify && from)
-        return cli_usage_error(cmd, "--verify reads whole sessions back: not with --from/--to");
+    if (a->all && optind < argc)
+        return cli_usage_error(a->cmd, "give sessions or --all, not both");
+    if (!a->all && optind >= argc)
+        return cli_usage_error(a->cmd, "no session given (name sessions, or use --all)");
+    if (!a->from != !a->to)
+        return cli_usage_error(a->cmd, "--from and --to go together");
+    if (a->verify && a->from)
+        return cli_usage_error(a->cmd, "--verify reads whole sessions back: not with --from/--to");
+    return -1;
+}
 
-    char *dir = cli_store_dir(cmd, store);
-    char **ids = NULL;
-    size_t n = 0;
-    if (!dir)
-        return CUPTOP_EXIT_USAGE;
-    if (all) {
-        int rc = cupstore_dir_sessions(dir, &ids, &n);
-        if (rc) {
-            rc = cli_store_error(cmd, dir, rc);
-            free(dir);
-            return rc;
-        }
-        if (!n) {
-            cli_error(cmd, "no sessions in %s", dir);
-            free(dir);
+/* The sessions to judge: those named after the options, or every one of
+ * the store dir (--all).  -1 to go on (*ids: caller frees), else the exit
+ * status. */
+static int check_ids(const struct check_args *a, const char *dir, int argc, char **argv,
+                     char ***ids, size_t *n)
+{
+    if (a->all) {
+        int rc = cupstore_dir_sessions(dir, ids, n);
+        if (rc)
+            return cli_store_error(a->cmd, dir, rc);
+        if (!*n) {
+            cli_error(a->cmd, "no sessions in %s", dir);
             return CUPTOP_EXIT_USAGE;
         }
-    } else {
-        n = (size_t)(argc - optind);
-        ids = calloc(n, sizeof *ids);
-        for (size_t i = 0; ids && i < n; i++)
-            ids[i] = strdup(argv[optind + (int)i]);
+        return -1;
     }
+    *n = (size_t)(argc - optind);
+    *ids = calloc(*n, sizeof **ids);
+    for (size_t i = 0; *ids && i < *n; i++)
+        (*ids)[i] = strdup(argv[optind + (int)i]);
+    return -1;
+}
 
-    /* Judge every session first, print after: when the window holds no data
-     * in any of them, that is one usage error and nothing on stdout. */
-    struct check_item *items = ids ? calloc(n ? n : 1, sizeof *items) : NULL;
-    int status = CUPTOP_EXIT_OK;
-    bool any_incomplete = false, any_error = !items;
-    size_t judged = 0;
-    for (size_t i = 0; items && i < n; i++) {
+/* What judging every session found. */
+struct check_outcome {
+    bool any_incomplete, any_error;
+    size_t judged;
+};
+
+/* Judge every session into items (each opened once): -1 to go on, else
+ * the exit status of a usage error (a bad or inverted window). */
+static int check_judge(const struct check_args *a, const char *dir, char **ids,
+                       struct check_item *items, size_t n, struct check_outcome *out)
+{
+    for (size_t i = 0; i < n; i++) {
         struct check_item *it = &items[i];
-        struct check_read r = {.it = it, .from = from, .to = to, .verify = verify};
+        struct check_read r = {.it = it, .from = a->from, .to = a->to, .verify = a->verify};
         char *cause = NULL;
         it->t = UINT64_MAX;
         int rc = model_session_read(dir, ids[i], check_read, &r, &cause);
         if (rc == CUPSTORE_EFAULT)   /* what the read had allocated is lost */
             memset(it, 0, sizeof *it);
         if (rc) {
-            cli_model_error(cmd, ids[i], rc, cause);
-            any_error = true;
+            cli_model_error(a->cmd, ids[i], rc, cause);
+            out->any_error = true;
             continue;
         }
-        if (r.bad_time) {
-            status = cli_usage_error(cmd, "bad time '%s'", r.bad_time);
-            goto out;
-        }
-        if (r.inverted) {
-            status = cli_usage_error(cmd, "the window is inverted (--from %s is after "
-                                          "--to %s)", from, to);
-            goto out;
-        }
+        if (r.bad_time)
+            return cli_usage_error(a->cmd, "bad time '%s'", r.bad_time);
+        if (r.inverted)
+            return cli_usage_error(a->cmd, "the window is inverted (--from %s is after "
+                                           "--to %s)", a->from, a->to);
         if (r.adv_rc) {   /* the verdict stands, without advice */
             if (r.adv_why)   /* "ID: what failed" */
-                cli_error(cmd, "no advice: %s", r.adv_why);
+                cli_error(a->cmd, "no advice: %s", r.adv_why);
             else
-                cli_error(cmd, "no advice for %s: %s", ids[i], model_strerror(r.adv_rc));
+                cli_error(a->cmd, "no advice for %s: %s", ids[i], model_strerror(r.adv_rc));
             free(r.adv_why);
         }
         if (it->no_data)
             continue;
-        judged++;
+        out->judged++;
         if (!it->s.complete && !it->s.skipped[0])   /* skipped by --only-if: by design */
-            any_incomplete = true;
+            out->any_incomplete = true;
     }
-    if (!any_error && !judged) {
-        cli_error(cmd, "the window holds no data in %s",
-                  all ? "any session of the store" : n == 1 ? "the session" : "any session named");
-        status = CUPTOP_EXIT_USAGE;
-        goto out;
-    }
+    return -1;
+}
 
+/* One session's verdict as text: the first recommendation, unless "what
+ * to do" said it, and what --verify read back. */
+static void print_item(const struct check_item *it, bool verify)
+{
+    print_verdict(&it->s, it->window, it->f, it->t,
+                  it->nadv && !it->s.cupti_advice ? &it->adv[0] : NULL);
+    if (verify && it->verified)
+        printf("  verified: %" PRIu64 " records read back\n", it->read_back);
+    else if (verify)
+        printf("  not verified: %s\n", model_state_live(it->s.state)
+                                            ? "not finished (no final status yet)"
+                                            : "count-only session (nothing stored)");
+}
+
+/* Print every verdict judged (text, or one JSON array); false when the
+ * JSON output could not be written. */
+static bool check_print(const struct check_args *a, const struct check_item *items, size_t n)
+{
     xout o;
-    bool have_o = false;
+    bool have_o = false, ok = true;
     size_t written = 0;
-    if (json) {
+    if (a->json) {
         fflush(stdout);
         have_o = xout_init(&o, STDOUT_FILENO) == 0;
         if (have_o)
             xout_putc(&o, '[');
     }
-    for (size_t i = 0; items && i < n; i++) {
-        struct check_item *it = &items[i];
+    for (size_t i = 0; i < n; i++) {
+        const struct check_item *it = &items[i];
         if (!it->have_s)
             continue; /* could not be read: said on stderr already */
-        if (json && !have_o)
+        if (a->json && !have_o)
             break;
-        if (json)
+        if (a->json)
             xout_puts(&o, written++ ? ",\n" : "\n");
         if (it->no_data) {
-            print_no_data(json ? &o : NULL, &it->whole, it->window, it->f, it->t);
-        } else if (json) {
+            print_no_data(a->json ? &o : NULL, &it->whole, it->window, it->f, it->t);
+        } else if (a->json) {
             sessions_json_fields(&o, &it->s);
             advice_json(&o, it->adv, it->nadv, it->adv_failed);
             xout_putc(&o, '}');
         } else {
-            /* text: the first recommendation, unless "what to do" said it */
-            print_verdict(&it->s, it->window, it->f, it->t,
-                          it->nadv && !it->s.cupti_advice ? &it->adv[0] : NULL);
-            if (verify && it->verified)
-                printf("  verified: %" PRIu64 " records read back\n", it->read_back);
-            else if (verify)
-                printf("  not verified: %s\n", model_state_live(it->s.state)
-                                                    ? "not finished (no final status yet)"
-                                                    : "count-only session (nothing stored)");
+            print_item(it, a->verify);
         }
     }
     if (have_o) {
         xout_puts(&o, "\n]\n");
         if (cli_xout_end(&o) != 0)
-            any_error = true;
+            ok = false;
     }
-    status = any_error ? CUPTOP_EXIT_USAGE : any_incomplete ? CUPTOP_EXIT_NO : CUPTOP_EXIT_OK;
-out:
+    return ok;
+}
+
+static void check_items_free(struct check_item *items, size_t n)
+{
     for (size_t i = 0; items && i < n; i++) {
         if (items[i].have_whole)
             model_summary_free(&items[i].whole);
@@ -545,6 +567,48 @@ out:
         free(items[i].adv);
     }
     free(items);
+}
+
+int cmd_check(int argc, char **argv)
+{
+    struct check_args a;
+    int status = check_parse(argc, argv, &a);
+    if (status >= 0)
+        return status;
+    char *dir = cli_store_dir(a.cmd, a.store);
+    if (!dir)
+        return CUPTOP_EXIT_USAGE;
+    if (a.job) {
+        status = check_job(a.cmd, dir, a.job, a.json);
+        free(dir);
+        return status;
+    }
+    char **ids = NULL;
+    size_t n = 0;
+    struct check_item *items = NULL;
+    struct check_outcome out = {0};
+    if ((status = check_ids(&a, dir, argc, argv, &ids, &n)) >= 0)
+        goto done;
+    /* Judge every session first, print after: when the window holds no data
+     * in any of them, that is one usage error and nothing on stdout. */
+    items = ids ? calloc(n ? n : 1, sizeof *items) : NULL;
+    out.any_error = !items;
+    if (items && (status = check_judge(&a, dir, ids, items, n, &out)) >= 0)
+        goto done;
+    if (!out.any_error && !out.judged) {
+        cli_error(a.cmd, "the window holds no data in %s",
+                  a.all ? "any session of the store"
+                        : n == 1 ? "the session" : "any session named");
+        status = CUPTOP_EXIT_USAGE;
+        goto done;
+    }
+    if (items && !check_print(&a, items, n))
+        out.any_error = true;
+    status = out.any_error        ? CUPTOP_EXIT_USAGE
+             : out.any_incomplete ? CUPTOP_EXIT_NO
+                                  : CUPTOP_EXIT_OK;
+done:
+    check_items_free(items, n);
     cupstore_ids_free(ids, n);
     free(dir);
     return status;
