@@ -54,6 +54,7 @@
 #include <unistd.h>
 
 #include "cli_inject.h"
+#include "cli_inject_int.h"
 
 #if defined(__x86_64__) && defined(__linux__)
 #include <sys/ptrace.h>
@@ -118,132 +119,6 @@ static void inj_keep_signal(inj *j, int sig)
 {
     if (sig > 0 && j->nsig < INJ_MAX_SIGS)
         j->sigs[j->nsig++] = sig;
-}
-
-/* ---- /proc/PID/maps and the ELF dynamic symbol table -------------------- */
-
-/* The lowest mapping of the first file whose base name starts with one of
- * the prefixes; its path and start. */
-static int inj_find_lib(pid_t pid, const char *const *prefixes, char *path, size_t plen,
-                        uint64_t *start)
-{
-    char mp[64], line[4096 + 128];
-    snprintf(mp, sizeof mp, "/proc/%d/maps", (int)pid);
-    FILE *f = fopen(mp, "re");
-    int found = -1;
-    if (!f)
-        return -1;
-    while (fgets(line, sizeof line, f)) {
-        unsigned long long lo, hi, off;
-        char *p = strchr(line, '/');
-        if (!p || sscanf(line, "%llx-%llx %*s %llx", &lo, &hi, &off) != 3)
-            continue;
-        p[strcspn(p, "\n")] = '\0';
-        const char *base = strrchr(p, '/') + 1;
-        for (size_t i = 0; prefixes[i]; i++) {
-            size_t n = strlen(prefixes[i]);
-            if (strncmp(base, prefixes[i], n) || (base[n] != '.' && base[n] != '-'))
-                continue;
-            if (found == 0 && strcmp(path, p))
-                continue;   /* another file of that name: the first wins */
-            if (found != 0 || lo < *start) {
-                snprintf(path, plen, "%s", p);
-                *start = lo - off;   /* where offset 0 of the file is */
-            }
-            found = 0;
-        }
-    }
-    fclose(f);
-    return found;
-}
-
-int cli_inject_has_mapping(pid_t pid, const char *name)
-{
-    char mp[64], line[4096 + 128];
-    size_t n = strlen(name);
-    int has = 0;
-    snprintf(mp, sizeof mp, "/proc/%d/maps", (int)pid);
-    FILE *f = fopen(mp, "re");
-    if (!f)
-        return 0;
-    while (!has && fgets(line, sizeof line, f)) {
-        size_t l = strcspn(line, "\n");
-        has = l >= n && !memcmp(line + l - n, name, n);
-    }
-    fclose(f);
-    return has;
-}
-
-/* Offsets (from the file's first PT_LOAD) of the named symbols, read from
- * the file's .dynsym; 0 where absent. */
-static int inj_elf_syms(pid_t pid, const char *path, const char *const *names, uint64_t *out,
-                        size_t n, char *why, size_t wlen)
-{
-    char rp[4200];
-    struct stat st;
-    int rc = -1;
-    snprintf(rp, sizeof rp, "/proc/%d/root%s", (int)pid, path);
-    int fd = open(rp, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0 || fstat(fd, &st) || (size_t)st.st_size < sizeof(Elf64_Ehdr)) {
-        snprintf(why, wlen, "cannot read %s: %s", path, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    size_t sz = (size_t)st.st_size;
-    const unsigned char *m = mmap(NULL, sz, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (m == MAP_FAILED) {
-        snprintf(why, wlen, "cannot map %s: %s", path, strerror(errno));
-        return -1;
-    }
-    const Elf64_Ehdr *eh = (const void *)m;
-#define INJ_IN(off, len) ((uint64_t)(off) <= sz && (uint64_t)(len) <= sz - (uint64_t)(off))
-    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-        eh->e_machine != EM_X86_64 || eh->e_shentsize != sizeof(Elf64_Shdr) ||
-        !INJ_IN(eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr)) ||
-        !INJ_IN(eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr))) {
-        snprintf(why, wlen, "%s is not an x86-64 ELF file cuptop can read", path);
-        goto out;
-    }
-    uint64_t first_load = 0;
-    const Elf64_Phdr *ph = (const void *)(m + eh->e_phoff);
-    for (unsigned i = 0; i < eh->e_phnum; i++)
-        if (ph[i].p_type == PT_LOAD) {
-            first_load = ph[i].p_vaddr - ph[i].p_offset;
-            break;
-        }
-    const Elf64_Shdr *sh = (const void *)(m + eh->e_shoff);
-    for (unsigned i = 0; i < eh->e_shnum; i++) {
-        if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh->e_shnum)
-            continue;
-        const Elf64_Shdr *ss = &sh[sh[i].sh_link];
-        if (!INJ_IN(sh[i].sh_offset, sh[i].sh_size) || !INJ_IN(ss->sh_offset, ss->sh_size))
-            break;
-        const Elf64_Sym *sym = (const void *)(m + sh[i].sh_offset);
-        const char *str = (const char *)(m + ss->sh_offset);
-        size_t nsym = sh[i].sh_size / sizeof *sym;
-        for (size_t k = 0; k < nsym; k++) {
-            if (sym[k].st_shndx == SHN_UNDEF || sym[k].st_name >= ss->sh_size ||
-                ELF64_ST_TYPE(sym[k].st_info) != STT_FUNC)
-                continue;
-            const char *nm = str + sym[k].st_name;
-            for (size_t q = 0; q < n; q++)
-                if (!out[q] && !strncmp(nm, names[q], ss->sh_size - sym[k].st_name) &&
-                    !strcmp(nm, names[q]))
-                    out[q] = sym[k].st_value - first_load;
-        }
-        rc = 0;
-        break;
-    }
-    if (rc)
-        snprintf(why, wlen, "%s has no dynamic symbol table", path);
-out:
-    munmap((void *)m, sz);
-    return rc;
-#undef INJ_IN
 }
 
 /* ---- ptrace --------------------------------------------------------------- */
@@ -488,65 +363,6 @@ static size_t inj_xsave_size(void)
     return c >= 576 && c <= 65536 ? c : 0;
 }
 
-/* Room for the code: the padding after an executable segment's end, up to
- * its page's end, in a mapping of that file that is executable.  Reads the
- * PT_LOAD headers of each r-x file mapping until one has len bytes. */
-static int inj_find_cave(pid_t pid, size_t len, uint64_t *out)
-{
-    char mp[64], line[4096 + 128];
-    long pg = sysconf(_SC_PAGESIZE);
-    snprintf(mp, sizeof mp, "/proc/%d/maps", (int)pid);
-    FILE *f = fopen(mp, "re");
-    int found = -1;
-    if (!f)
-        return -1;
-    while (found && fgets(line, sizeof line, f)) {
-        unsigned long long lo, hi, off;
-        char perm[8], rp[4200];
-        char *p = strchr(line, '/');
-        if (!p || sscanf(line, "%llx-%llx %7s %llx", &lo, &hi, perm, &off) != 4 ||
-            strcmp(perm, "r-xp"))
-            continue;
-        p[strcspn(p, "\n")] = '\0';
-        snprintf(rp, sizeof rp, "/proc/%d/root%s", (int)pid, p);
-        int fd = open(rp, O_RDONLY | O_CLOEXEC);
-        Elf64_Ehdr eh;
-        if (fd < 0)
-            continue;
-        if (pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh &&
-            !memcmp(eh.e_ident, ELFMAG, SELFMAG) && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
-            eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phnum <= 64) {
-            Elf64_Phdr ph[64];
-            size_t n = eh.e_phnum * sizeof *ph;
-            if (pread(fd, ph, n, (off_t)eh.e_phoff) == (ssize_t)n) {
-                uint64_t first_load = 0, base = lo - off;
-                bool have_first = false;
-                for (unsigned i = 0; i < eh.e_phnum; i++)
-                    if (ph[i].p_type == PT_LOAD && !have_first) {
-                        first_load = (ph[i].p_vaddr - ph[i].p_offset) & ~(uint64_t)(pg - 1);
-                        have_first = true;
-                    }
-                for (unsigned i = 0; found && i < eh.e_phnum; i++) {
-                    if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_X))
-                        continue;
-                    uint64_t e = base + ph[i].p_vaddr + ph[i].p_memsz - first_load;
-                    uint64_t c = (e + 15) & ~(uint64_t)15;
-                    uint64_t pe = (e + (uint64_t)pg - 1) & ~(uint64_t)(pg - 1);
-                    if (c >= lo && c + len <= pe && c + len <= hi) {
-                        *out = c;
-                        found = 0;
-                    }
-                }
-            }
-        }
-        close(fd);
-    }
-    fclose(f);
-    return found;
-}
-
-/* The thread waits in the trampoline (state 1, stopped inside its wait
- * loop): take it back with the registers saved at the stop. */
 static bool inj_in_wait(const inj *j, uint64_t rip)
 {
     uint64_t w = j->cave + (uint64_t)(cli_inj_tramp_wait - cli_inj_tramp);
@@ -781,11 +597,11 @@ int cli_inject(pid_t pid, const char *lib, const char *entry, const char *arg, i
         rc = -2;
         goto out;
     }
-    if (inj_find_lib(pid, libc_names, libc, sizeof libc, &base)) {
+    if (cli_inject_find_lib(pid, libc_names, libc, sizeof libc, &base)) {
         inj_fail(&j, "symbols", "no libc mapped in process %d (a static program?)", (int)pid);
         goto out;
     }
-    if (inj_elf_syms(pid, libc, want, fn, 3, why, sizeof why)) {
+    if (cli_inject_elf_syms(pid, libc, want, fn, 3, why, sizeof why)) {
         inj_fail(&j, "symbols", "%s", why);
         goto out;
     }
@@ -795,12 +611,12 @@ int cli_inject(pid_t pid, const char *lib, const char *entry, const char *arg, i
         /* glibc < 2.34: libdl, if loaded, else libc's private entry points */
         char dl[4096];
         uint64_t dbase = 0, dfn[3] = {0, 0, 0};
-        if (inj_find_lib(pid, libdl_names, dl, sizeof dl, &dbase) == 0 &&
-            inj_elf_syms(pid, dl, want, dfn, 3, why, sizeof why) == 0 && dfn[0] && dfn[1]) {
+        if (cli_inject_find_lib(pid, libdl_names, dl, sizeof dl, &dbase) == 0 &&
+            cli_inject_elf_syms(pid, dl, want, dfn, 3, why, sizeof why) == 0 && dfn[0] && dfn[1]) {
             memcpy(fn, dfn, sizeof fn);
             base = dbase;
         } else if ((dl_err = false, fn[0] = fn[1] = 0, 0) ||
-                   inj_elf_syms(pid, libc, old_want, fn, 2, why, sizeof why) || !fn[0] ||
+                   cli_inject_elf_syms(pid, libc, old_want, fn, 2, why, sizeof why) || !fn[0] ||
                    !fn[1]) {
             inj_fail(&j, "symbols", "no dlopen/dlsym in %s", libc);
             goto out;
@@ -810,7 +626,7 @@ int cli_inject(pid_t pid, const char *lib, const char *entry, const char *arg, i
         if (fn[i])
             fn[i] += i == 2 && !dl_err ? libc_base : base;
 
-    if (INJ_TRAMP_LEN > sizeof j.cave_bytes || inj_find_cave(pid, INJ_TRAMP_LEN, &j.cave)) {
+    if (INJ_TRAMP_LEN > sizeof j.cave_bytes || cli_inject_find_cave(pid, INJ_TRAMP_LEN, &j.cave)) {
         inj_fail(&j, "symbols", "no room for the loader's %zu bytes of code after any "
                  "executable segment of process %d's libraries", INJ_TRAMP_LEN, (int)pid);
         goto out;
@@ -951,12 +767,6 @@ int cli_inject(pid_t pid, const char *lib, const char *entry, const char *arg, i
     *cause = strdup("cuptop attach injects into x86-64 Linux processes only; on this "
                     "architecture start the program under 'cuptop run --dormant' instead");
     return -1;
-}
-
-int cli_inject_has_mapping(pid_t pid, const char *name)
-{
-    (void)pid, (void)name;
-    return 0;
 }
 
 #endif
