@@ -30,7 +30,8 @@ for fmt, ext in (("chrome", "json"), ("perfetto", "pftrace")):
     out = os.path.join(work, "x." + ext)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.monotonic()
-    subprocess.run([cuptop, "export", "--store", store, s["id"], "--format", fmt, "-o", out],
+    subprocess.run([cuptop, "export", "--store", store, s["id"], "--from", "start", "--to", "end",
+                    "--format", fmt, "-o", out],
                    check=True, stdout=subprocess.DEVNULL)
     wall = time.monotonic() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
