@@ -98,6 +98,9 @@ struct cupstore_txn {
 
 /* Map an LMDB return code to errno / CUPSTORE_E* (0 stays 0). */
 int cupstore_mdb_err(int rc);
+/* The environment's map size now (cupstore_env.c).  Call with the write
+ * lock or the map lock held (it changes only under both). */
+uint64_t cupstore_map_current(cupstore_env *env);
 
 /* Record a put failure in a write txn; returns the code to give back. */
 int cupstore_txn_fail(cupstore_txn *txn, int mdbrc);
