@@ -262,42 +262,6 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void meta_copy(cupstore_txn *txn, const char *key, char *dst, size_t len)
-{
-    char *v = NULL;
-    if (cupstore_meta_get(txn, key, &v) == 0 && v)
-        snprintf(dst, len, "%s", v);
-    free(v);
-}
-
-static uint64_t meta_u64(cupstore_txn *txn, const char *key)
-{
-    char *v = NULL;
-    uint64_t x = 0;
-    if (cupstore_meta_get(txn, key, &v) == 0 && v)
-        x = strtoull(v, NULL, 10);
-    free(v);
-    return x;
-}
-
-/* The process's identity (model_proc_find); have_identity stays false
- * for stores written before the agent recorded it ("unknown": the agent
- * could not read it). */
-static void identity_meta(cupstore_txn *txn, model_summary *out)
-{
-    char *v = NULL;
-    if (cupstore_meta_get(txn, "boot_id", &v) != 0 || !v) {
-        free(v);
-        return;
-    }
-    out->have_identity = true;
-    if (strcmp(v, "unknown") != 0)
-        snprintf(out->boot_id, sizeof out->boot_id, "%s", v);
-    free(v);
-    out->start_ticks = meta_u64(txn, "start_time");
-    out->pid_ns = meta_u64(txn, "pid_ns");
-}
-
 /* The cause of a failure on an open session: "session ID: words". */
 int model_fail(char **cause, int rc, const char *id)
 {
@@ -427,87 +391,6 @@ bool model_device_listed(const model_summary *s, unsigned d)
     return false;
 }
 
-/* The job and rank keys (doc/store-format.md, "Jobs"). */
-static int job_meta(cupstore_txn *txn, model_summary *out)
-{
-    char *v = NULL;
-    int rc = cupstore_meta_get(txn, "job", &v);
-    if (rc && rc != CUPSTORE_ENOTFOUND)
-        return rc;
-    if (rc == 0 && v && cupstore_job_valid(v)) {
-        snprintf(out->job, sizeof out->job, "%s", v);
-        free(v);
-        v = NULL;
-        if (cupstore_meta_get(txn, "job_source", &v) == 0 && v && !strcmp(v, "session"))
-            out->job_own = true;
-    } else {
-        snprintf(out->job, sizeof out->job, "%s", out->id);   /* a job of its own */
-        out->job_own = true;
-    }
-    free(v);
-    v = NULL;
-    out->rank = -1;
-    if (cupstore_meta_get(txn, "rank", &v) == 0 && v && *v >= '0' && *v <= '9' &&
-        strlen(v) <= 10) {
-        char *end;
-        unsigned long long r = strtoull(v, &end, 10);
-        if (!*end && r <= 0x7fffffffu) {
-            out->rank = (int)r;
-            meta_copy(txn, "rank_source", out->rank_source, sizeof out->rank_source);
-            uint64_t w = meta_u64(txn, "world_size");
-            out->world_size = w <= 0x7fffffffu ? (int)w : 0;
-        }
-    }
-    free(v);
-    return 0;
-}
-
-/* The capture range from the agent's configuration text (capture_range=). */
-static void capture_meta(cupstore_txn *txn, model_summary *out)
-{
-    char *v = NULL;
-    if (cupstore_meta_get(txn, "config", &v) == 0 && v) {
-        for (const char *p = v; p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-            if (!strncmp(p, "capture_range=", 14)) {
-                size_t n = strcspn(p + 14, "\n");
-                if (n && strncmp(p + 14, "none", n) != 0)
-                    snprintf(out->capture, sizeof out->capture, "%.*s", (int)n, p + 14);
-                break;
-            }
-    }
-    free(v);
-}
-
-/* A window export's keys (export_store.c): export_of, export_window
- * "FROM TO" (ns), export_session_span "START END" (ns) and export_state,
- * the session's state when it was exported.  The window holds the
- * session's end when the session had ended or crashed and the window
- * reaches its end (an export without export_state: when a final status
- * was copied and the window reaches its end). */
-static void window_meta(cupstore_txn *txn, model_summary *out)
-{
-    char *w = NULL, *span = NULL, *state = NULL;
-    unsigned long long wfrom, wto, sstart, send = 0;
-    if (cupstore_meta_get(txn, "export_window", &w) == 0 && w &&
-        sscanf(w, "%llu %llu", &wfrom, &wto) == 2) {
-        out->window = true;
-        meta_copy(txn, "export_of", out->window_of, sizeof out->window_of);
-        if (cupstore_meta_get(txn, "export_session_span", &span) == 0 && span &&
-            sscanf(span, "%llu %llu", &sstart, &send) != 2)
-            send = 0;
-        bool reaches = wto == UINT64_MAX || (send && wto + 1 >= send);
-        if (cupstore_meta_get(txn, "export_state", &state) == 0 && state)
-            out->window_end = reaches && strcmp(state, "running") != 0 &&
-                              strcmp(state, "stopped") != 0 &&
-                              strcmp(state, "not_responding") != 0;   /* live ones */
-        else
-            out->window_end = reaches && cupstore_final_get(txn, &(cupstore_final){0}) == 0;
-    }
-    free(w);
-    free(span);
-    free(state);
-}
-
 int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_summary *out,
                     char **cause)
 {
@@ -531,30 +414,30 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
         free(c);
         return model_fail(cause, rc, out->id);
     }
-    out->pid = (int)meta_u64(txn, "pid");
-    meta_copy(txn, "host", out->host, sizeof out->host);
-    identity_meta(txn, out);
-    meta_copy(txn, "cmdline", out->cmdline, sizeof out->cmdline);
-    meta_copy(txn, "skipped", out->skipped, sizeof out->skipped);
+    out->pid = (int)model_meta_u64(txn, "pid");
+    model_meta_copy(txn, "host", out->host, sizeof out->host);
+    model_meta_identity(txn, out);
+    model_meta_copy(txn, "cmdline", out->cmdline, sizeof out->cmdline);
+    model_meta_copy(txn, "skipped", out->skipped, sizeof out->skipped);
     {
         /* "SIG NS": the agent stopped at SIG, the process carried on */
         char cont[64] = "";
         unsigned long long at = 0;
         int sig = 0;
-        meta_copy(txn, "continued_after_signal", cont, sizeof cont);
+        model_meta_copy(txn, "continued_after_signal", cont, sizeof cont);
         if (cont[0] && sscanf(cont, "%d %llu", &sig, &at) == 2 && sig > 0 && sig < 65) {
             out->continued_signal = sig;
             out->continued_ns = at;
-            out->process_exit_ns = meta_u64(txn, "process_exit_ns");
+            out->process_exit_ns = model_meta_u64(txn, "process_exit_ns");
         }
     }
-    out->start_ns = meta_u64(txn, "start_ns");
-    if ((rc = job_meta(txn, out)) != 0)
+    out->start_ns = model_meta_u64(txn, "start_ns");
+    if ((rc = model_meta_job(txn, out)) != 0)
         goto out;
-    window_meta(txn, out);
-    capture_meta(txn, out);
-    out->attached_ns = meta_u64(txn, "attached_ns");   /* cuptop attach */
-    meta_copy(txn, "attached_uid", out->attached_uid, sizeof out->attached_uid);
+    model_meta_window(txn, out);
+    model_meta_capture(txn, out);
+    out->attached_ns = model_meta_u64(txn, "attached_ns");   /* cuptop attach */
+    model_meta_copy(txn, "attached_uid", out->attached_uid, sizeof out->attached_uid);
     if ((out->prov = malloc(sizeof *out->prov)) != NULL && model_prov_read(txn, out->prov)) {
         free(out->prov);
         out->prov = NULL;
@@ -564,7 +447,7 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
         if (cupstore_meta_get(txn, "cupti_error", &e) == 0 && e) {
             out->cupti_failed = true;
             snprintf(out->cupti_error, sizeof out->cupti_error, "%s", e);
-            out->cupti_error_code = (int)meta_u64(txn, "cupti_error_code");
+            out->cupti_error_code = (int)model_meta_u64(txn, "cupti_error_code");
             out->cupti_advice = model_cupti_advice(out->cupti_error_code);
         }
         free(e);

@@ -1,6 +1,7 @@
 /*
  * model_int.h - what the model's own files share (not for front ends):
- * adding a reason to a summary and the cause of a failure on a session.
+ * adding a reason to a summary, the cause of a failure on a session, and
+ * reading its meta table.
  */
 #ifndef CUPTOP_MODEL_INT_H
 #define CUPTOP_MODEL_INT_H
@@ -16,5 +17,17 @@ int model_reason_add(model_summary *s, unsigned reason, uint64_t count, uint64_t
 /* Set *cause (when cause is not NULL; caller frees) to "session ID: words"
  * for rc, and return rc. */
 int model_fail(char **cause, int rc, const char *id);
+
+/* A session's meta table read into its summary (model_meta.c): a key's
+ * text into dst (cut to len; left as it is when absent) or as a number (0
+ * when absent); the process's identity, its job and rank (0 or a store
+ * error code),
+ * the capture range, and the window of a window export. */
+void model_meta_copy(cupstore_txn *txn, const char *key, char *dst, size_t len);
+uint64_t model_meta_u64(cupstore_txn *txn, const char *key);
+void model_meta_identity(cupstore_txn *txn, model_summary *out);
+int model_meta_job(cupstore_txn *txn, model_summary *out);
+void model_meta_capture(cupstore_txn *txn, model_summary *out);
+void model_meta_window(cupstore_txn *txn, model_summary *out);
 
 #endif
