@@ -205,10 +205,57 @@ static int run_textfile(exporter *e, const char *path, unsigned interval, bool o
     }
 }
 
-int cmd_exporter(int argc, char **argv)
+enum { O_LISTEN = 256, O_STORE, O_RETENTION, O_MAX_SESSIONS, O_TIMEOUT, O_MAX_CONN,
+       O_TEXTFILE, O_INTERVAL, O_ONCE, O_VERBOSE };
+
+/* The exporter's command line; stores: the --store values (argc + 1
+ * slots, caller frees). */
+struct exporter_args {
+    const char *listen, *textfile;
+    const char **stores;
+    size_t nstores;
+    unsigned long retention, max_sessions, timeout, max_conn, interval;
+    bool once, verbose, have_interval;
+};
+
+/* One option's value into a: NULL, or what is wrong with optarg. */
+static const char *exporter_option(int c, struct exporter_args *a)
 {
-    enum { O_LISTEN = 256, O_STORE, O_RETENTION, O_MAX_SESSIONS, O_TIMEOUT, O_MAX_CONN,
-           O_TEXTFILE, O_INTERVAL, O_ONCE, O_VERBOSE };
+    switch (c) {
+    case O_LISTEN: a->listen = optarg; break;
+    case O_STORE: a->stores[a->nstores++] = optarg; break;
+    case O_RETENTION:
+        if (!parse_uint(optarg, 0, 366ul * 86400, &a->retention))
+            return "--retention wants seconds (0 to 31622400)";
+        break;
+    case O_MAX_SESSIONS:
+        if (!parse_uint(optarg, 1, 100000, &a->max_sessions))
+            return "--max-sessions wants a number from 1 to 100000";
+        break;
+    case O_TIMEOUT:
+        if (!parse_uint(optarg, 1, 3600, &a->timeout))
+            return "--timeout wants seconds (1 to 3600)";
+        break;
+    case O_MAX_CONN:
+        if (!parse_uint(optarg, 1, 1024, &a->max_conn))
+            return "--max-connections wants a number from 1 to 1024";
+        break;
+    case O_TEXTFILE: a->textfile = optarg; break;
+    case O_INTERVAL:
+        a->have_interval = true;
+        if (!parse_uint(optarg, 1, 86400, &a->interval))
+            return "--interval wants seconds (1 to 86400)";
+        break;
+    case O_ONCE: a->once = true; break;
+    case O_VERBOSE: a->verbose = true; break;
+    }
+    return NULL;
+}
+
+/* Parse and check the options: -1 to go on, else the exit status (the
+ * misuse said on stderr, or --help printed). */
+static int exporter_parse(int argc, char **argv, struct exporter_args *a)
+{
     static const struct option longopts[] = {
         {"listen", required_argument, NULL, O_LISTEN},
         {"store", required_argument, NULL, O_STORE},
@@ -223,104 +270,102 @@ int cmd_exporter(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *listen = NULL, *textfile = NULL;
-    const char **stores = NULL;
-    size_t nstores = 0;
-    unsigned long retention = EXPORTER_DEFAULT_RETENTION_S,
-                  max_sessions = EXPORTER_DEFAULT_MAX_SESSIONS,
-                  timeout = EXPORTER_DEFAULT_TIMEOUT_S,
-                  max_conn = EXPORTER_DEFAULT_MAX_CONNECTIONS,
-                  interval = EXPORTER_DEFAULT_INTERVAL_S;
-    bool once = false, verbose = false, have_interval = false;
-    int c, status = EXIT_USAGE;
-
-    if (!(stores = calloc((size_t)argc + 1, sizeof *stores))) {
-        error_line("out of memory");
-        return EXIT_USAGE;
-    }
+    int c;
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
-        const char *bad = NULL;
-        switch (c) {
-        case O_LISTEN: listen = optarg; break;
-        case O_STORE: stores[nstores++] = optarg; break;
-        case O_RETENTION:
-            if (!parse_uint(optarg, 0, 366ul * 86400, &retention))
-                bad = "--retention wants seconds (0 to 31622400)";
-            break;
-        case O_MAX_SESSIONS:
-            if (!parse_uint(optarg, 1, 100000, &max_sessions))
-                bad = "--max-sessions wants a number from 1 to 100000";
-            break;
-        case O_TIMEOUT:
-            if (!parse_uint(optarg, 1, 3600, &timeout))
-                bad = "--timeout wants seconds (1 to 3600)";
-            break;
-        case O_MAX_CONN:
-            if (!parse_uint(optarg, 1, 1024, &max_conn))
-                bad = "--max-connections wants a number from 1 to 1024";
-            break;
-        case O_TEXTFILE: textfile = optarg; break;
-        case O_INTERVAL:
-            if (!parse_uint(optarg, 1, 86400, &interval))
-                bad = "--interval wants seconds (1 to 86400)";
-            have_interval = true;
-            break;
-        case O_ONCE: once = true; break;
-        case O_VERBOSE: verbose = true; break;
-        case 'h':
+        if (c == 'h') {
             usage(stdout);
-            free(stores);
             return EXIT_OK;
-        default:
-            free(stores);
+        }
+        if (c == '?' || c == ':')
             /* for a long option needing a value, getopt sets optopt to its value */
             return usage_error("%s '%s'", optopt ? "missing value or unknown option"
                                                  : "unknown option",
                                argv[optind - 1]);
-        }
-        if (bad) {
-            free(stores);
+        const char *bad = exporter_option(c, a);
+        if (bad)
             return usage_error("%s, not '%s'", bad, optarg);
-        }
     }
-    if (optind < argc) {
-        free(stores);
+    if (optind < argc)
         return usage_error("unexpected argument '%s'", argv[optind]);
-    }
-    if (textfile && listen) {
-        free(stores);
+    if (a->textfile && a->listen)
         return usage_error("--textfile and --listen do not go together");
-    }
-    if (!textfile && (once || have_interval)) {
-        free(stores);
+    if (!a->textfile && (a->once || a->have_interval))
         return usage_error("--once and --interval need --textfile");
-    }
-    if (textfile && !*textfile) {
-        free(stores);
+    if (a->textfile && !*a->textfile)
         return usage_error("--textfile wants a path");
+    return -1;
+}
+
+/* Serve /metrics on ss until SIGINT or SIGTERM (blocked: stop); the
+ * exit status. */
+static int exporter_serve(exporter *e, const struct exporter_args *a,
+                          const struct sockaddr_storage *ss, const char *bound,
+                          char *const *dirs, size_t ndirs, sigset_t *stop)
+{
+    exporter_server srv = {.exp = e, .verbose = a->verbose};
+    char *cause = NULL;
+    if (exporter_server_start(&srv, (const struct sockaddr *)ss, (unsigned)a->timeout,
+                              (unsigned)a->max_conn, &cause) != 0) {
+        error_line("%s on %s", cause ? cause : "cannot listen", a->listen);
+        free(cause);
+        return EXIT_USAGE;
     }
+    char shown[160];
+    snprintf(shown, sizeof shown, "%s:%u", bound, (unsigned)srv.port);
+    fprintf(stderr, "cuptop exporter: serving http://%s/metrics for", shown);
+    for (size_t i = 0; i < ndirs; i++)
+        fprintf(stderr, " %s", dirs[i]);
+    fputc('\n', stderr);
+    int sig;
+    while (sigwait(stop, &sig) != 0)
+        ;
+    exporter_server_stop(&srv);
+    return EXIT_OK;
+}
+
+int cmd_exporter(int argc, char **argv)
+{
+    struct exporter_args a = {
+        .retention = EXPORTER_DEFAULT_RETENTION_S,
+        .max_sessions = EXPORTER_DEFAULT_MAX_SESSIONS,
+        .timeout = EXPORTER_DEFAULT_TIMEOUT_S,
+        .max_conn = EXPORTER_DEFAULT_MAX_CONNECTIONS,
+        .interval = EXPORTER_DEFAULT_INTERVAL_S,
+    };
+    int status = EXIT_USAGE;
+
+    if (!(a.stores = calloc((size_t)argc + 1, sizeof *a.stores))) {
+        error_line("out of memory");
+        return EXIT_USAGE;
+    }
+    if ((status = exporter_parse(argc, argv, &a)) >= 0) {
+        free(a.stores);
+        return status;
+    }
+    status = EXIT_USAGE;
     struct sockaddr_storage ss;
     char deflisten[64];
     snprintf(deflisten, sizeof deflisten, "%s:%d", EXPORTER_DEFAULT_ADDR, EXPORTER_DEFAULT_PORT);
-    if (!listen)
-        listen = deflisten;
+    if (!a.listen)
+        a.listen = deflisten;
     char bound[INET6_ADDRSTRLEN + 8] = "";
-    if (!textfile && parse_listen(listen, &ss, bound, sizeof bound) != 0) {
-        free(stores);
+    if (!a.textfile && parse_listen(a.listen, &ss, bound, sizeof bound) != 0) {
+        free(a.stores);
         return usage_error("--listen wants ADDR:PORT with a numeric address written out "
-                           "(127.0.0.1:PORT, [::1]:PORT), not '%s'", listen);
+                           "(127.0.0.1:PORT, [::1]:PORT), not '%s'", a.listen);
     }
 
     /* Resolve the stores (the default one when none is given). */
+    size_t nstores = a.nstores;
     char **dirs = calloc(nstores ? nstores : 1, sizeof *dirs);
     size_t ndirs = 0;
     exporter *e = NULL;
     if (!dirs)
         goto oom;
     for (size_t i = 0; i < (nstores ? nstores : 1); i++) {
-        int rc = cupstore_dir_resolve(nstores ? stores[i] : NULL, &dirs[ndirs]);
+        int rc = cupstore_dir_resolve(nstores ? a.stores[i] : NULL, &dirs[ndirs]);
         if (rc) {
             error_line("cannot find the store: %s", cupstore_strerror(rc));
             goto done;
@@ -328,7 +373,7 @@ int cmd_exporter(int argc, char **argv)
         ndirs++;
     }
     exporter_opts eo = {.stores = (const char *const *)dirs, .nstores = ndirs,
-                        .retention_s = retention, .max_sessions = max_sessions};
+                        .retention_s = a.retention, .max_sessions = a.max_sessions};
     if (exporter_new(&e, &eo) != 0)
         goto oom;
 
@@ -341,31 +386,10 @@ int cmd_exporter(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    if (textfile) {
-        status = run_textfile(e, textfile, (unsigned)interval, once, &stop);
-        goto done;
-    }
-    exporter_server srv = {.exp = e, .verbose = verbose};
-    char *cause = NULL;
-    if (exporter_server_start(&srv, (const struct sockaddr *)&ss, (unsigned)timeout,
-                              (unsigned)max_conn, &cause) != 0) {
-        error_line("%s on %s", cause ? cause : "cannot listen", listen);
-        free(cause);
-        goto done;
-    }
-    {
-        char shown[160];
-        snprintf(shown, sizeof shown, "%s:%u", bound, (unsigned)srv.port);
-        fprintf(stderr, "cuptop exporter: serving http://%s/metrics for", shown);
-        for (size_t i = 0; i < ndirs; i++)
-            fprintf(stderr, " %s", dirs[i]);
-        fputc('\n', stderr);
-    }
-    int sig;
-    while (sigwait(&stop, &sig) != 0)
-        ;
-    exporter_server_stop(&srv);
-    status = EXIT_OK;
+    if (a.textfile)
+        status = run_textfile(e, a.textfile, (unsigned)a.interval, a.once, &stop);
+    else
+        status = exporter_serve(e, &a, &ss, bound, dirs, ndirs, &stop);
     goto done;
 oom:
     error_line("out of memory");
@@ -374,6 +398,6 @@ done:
     for (size_t i = 0; i < ndirs; i++)
         free(dirs[i]);
     free(dirs);
-    free(stores);
+    free(a.stores);
     return status;
 }

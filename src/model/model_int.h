@@ -21,8 +21,7 @@ int model_fail(char **cause, int rc, const char *id);
 /* A session's meta table read into its summary (model_meta.c): a key's
  * text into dst (cut to len; left as it is when absent) or as a number (0
  * when absent); the process's identity, its job and rank (0 or a store
- * error code),
- * the capture range, and the window of a window export. */
+ * error code), the capture range, and the window of a window export. */
 void model_meta_copy(cupstore_txn *txn, const char *key, char *dst, size_t len);
 uint64_t model_meta_u64(cupstore_txn *txn, const char *key);
 void model_meta_identity(cupstore_txn *txn, model_summary *out);
