@@ -274,128 +274,143 @@ static int job_bounds(const char *dir, const char *job, uint64_t *start_s, uint6
     return 0;
 }
 
-int cmd_export(int argc, char **argv)
+/* export's command line. */
+struct export_args {
+    const char *cmd, *store, *from, *to, *nth, *range;
+    bool slowest, all;
+    uint64_t nth_n;             /* --nth N                                  */
+    export_opts o;
+};
+
+/* Parse and check the options: -1 to go on, else the exit status (the
+ * misuse said on stderr, or --help printed). */
+static int export_parse(int argc, char **argv, struct export_args *a)
 {
     struct option longopts[CLI_OPTS_MAX];
-    const char *cmd = argv[0], *store = NULL, *from = NULL, *to = NULL, *nth = NULL;
-    const char *range = NULL;
-    bool slowest = false, all = false;
-    export_opts o;
     int c;
 
-    memset(&o, 0, sizeof o);
+    memset(a, 0, sizeof *a);
+    a->cmd = argv[0];
     cli_opts_begin(&cli_cmd_export, longopts);
     while ((c = getopt_long(argc, argv, cli_cmd_export.shortopts, longopts, NULL)) != -1) {
         switch (c) {
-        case 's': store = optarg; break;
-        case 'f': from = optarg; break;
-        case 't': to = optarg; break;
-        case 'm': o.mark = optarg; break;
-        case 'F': o.format = optarg; break;
-        case 'o': o.output = optarg; break;
-        case 'x': o.force = true; break;
-        case 'M': o.mangled = true; break;
-        case 'r': range = optarg; break;
-        case 'S': slowest = true; break;
-        case 'n': nth = optarg; break;
-        case 'A': all = true; break;
-        case 'J': o.job = optarg; break;
+        case 's': a->store = optarg; break;
+        case 'f': a->from = optarg; break;
+        case 't': a->to = optarg; break;
+        case 'm': a->o.mark = optarg; break;
+        case 'F': a->o.format = optarg; break;
+        case 'o': a->o.output = optarg; break;
+        case 'x': a->o.force = true; break;
+        case 'M': a->o.mangled = true; break;
+        case 'r': a->range = optarg; break;
+        case 'S': a->slowest = true; break;
+        case 'n': a->nth = optarg; break;
+        case 'A': a->all = true; break;
+        case 'J': a->o.job = optarg; break;
         case 'h': usage(stdout); return CUPTOP_EXIT_OK;
         default:
-            return cli_bad_option(cmd, argv);
+            return cli_bad_option(a->cmd, argv);
         }
     }
-    if (o.job) {
+    if (a->o.job) {
         if (optind < argc)
-            return cli_usage_error(cmd, "give --job or a session, not both");
-        if (!cupstore_job_valid(o.job))
-            return cli_usage_error(cmd, "--job: '%s' is not a job id", o.job);
-        if (o.mark)
-            return cli_usage_error(cmd, "--job exports whole processes or --from/--to, not a "
-                                        "mark");
-        if (o.format && strcmp(o.format, "chrome") != 0 && strcmp(o.format, "perfetto") != 0)
-            return cli_usage_error(cmd, "--job writes one trace: use --format chrome or perfetto");
+            return cli_usage_error(a->cmd, "give --job or a session, not both");
+        if (!cupstore_job_valid(a->o.job))
+            return cli_usage_error(a->cmd, "--job: '%s' is not a job id", a->o.job);
+        if (a->o.mark)
+            return cli_usage_error(a->cmd, "--job exports whole processes or --from/--to, not a "
+                                   "mark");
+        if (a->o.format && strcmp(a->o.format, "chrome") != 0 && strcmp(a->o.format, "perfetto") != 0)
+            return cli_usage_error(a->cmd, "--job writes one trace: use --format chrome or perfetto");
     } else if (optind + 1 != argc) {
-        return cli_one_session(cmd, argc, argv);
+        return cli_one_session(a->cmd, argc, argv);
     } else {
-        o.session = argv[optind];
+        a->o.session = argv[optind];
     }
-    if (!o.format)
-        return cli_usage_error(cmd, "--format is required (chrome, perfetto, jsonl, csv or store)");
-    if (!export_format_known(o.format))
-        return cli_usage_error(cmd, "unknown format '%s' (chrome, perfetto, jsonl, csv or store)",
-                               o.format);
-    if (!o.output || !*o.output)
-        return cli_usage_error(cmd, "-o PATH is required (- for standard output)");
-    o.allow_stdout = true;
-    if (!strcmp(o.output, "-") && !strcmp(o.format, "store"))
-        return cli_usage_error(cmd, "--format store writes a directory: give -o a path, not -");
-    if ((slowest || nth || all) && !range)
-        return cli_usage_error(cmd, "--slowest, --nth and --all choose an instance of --range NAME");
-    if (range && (o.mark || from || to))
-        return cli_usage_error(cmd, "give one window: --range, --mark or --from/--to");
-    if (range && (slowest + !!nth + all) != 1)
-        return cli_usage_error(cmd, "--range NAME wants one of --slowest, --nth N or --all");
-    if (o.mark && (from || to))
-        return cli_usage_error(cmd, "give either --mark or --from/--to, not both");
-    if (o.job && range)
-        return cli_usage_error(cmd, "--job exports a time window of every process: --range is per session");
-    if (o.job && !from != !to)
-        return cli_usage_error(cmd, "--from and --to go together");
-    if (!o.job && !o.mark && !range && (!from || !to))
-        return cli_usage_error(cmd, "give a window: --from T --to T, --mark NAME or --range NAME");
-    uint64_t nth_n = 0;
-    if (nth) {
+    if (!a->o.format)
+        return cli_usage_error(a->cmd, "--format is required (chrome, perfetto, jsonl, csv or store)");
+    if (!export_format_known(a->o.format))
+        return cli_usage_error(a->cmd, "unknown format '%s' (chrome, perfetto, jsonl, csv or store)",
+                               a->o.format);
+    if (!a->o.output || !*a->o.output)
+        return cli_usage_error(a->cmd, "-o PATH is required (- for standard output)");
+    a->o.allow_stdout = true;
+    if (!strcmp(a->o.output, "-") && !strcmp(a->o.format, "store"))
+        return cli_usage_error(a->cmd, "--format store writes a directory: give -o a path, not -");
+    if ((a->slowest || a->nth || a->all) && !a->range)
+        return cli_usage_error(a->cmd, "--slowest, --nth and --all choose an instance of --range NAME");
+    if (a->range && (a->o.mark || a->from || a->to))
+        return cli_usage_error(a->cmd, "give one window: --range, --mark or --from/--to");
+    if (a->range && (a->slowest + !!a->nth + a->all) != 1)
+        return cli_usage_error(a->cmd, "--range NAME wants one of --slowest, --nth N or --all");
+    if (a->o.mark && (a->from || a->to))
+        return cli_usage_error(a->cmd, "give either --mark or --from/--to, not both");
+    if (a->o.job && a->range)
+        return cli_usage_error(a->cmd, "--job exports a time window of every process: --range is per session");
+    if (a->o.job && !a->from != !a->to)
+        return cli_usage_error(a->cmd, "--from and --to go together");
+    if (!a->o.job && !a->o.mark && !a->range && (!a->from || !a->to))
+        return cli_usage_error(a->cmd, "give a window: --from T --to T, --mark NAME or --range NAME");
+    if (a->nth) {
         char *end;
         errno = 0;
-        unsigned long long v = strtoull(nth, &end, 10);
-        if (errno || end == nth || *end || v == 0 || nth[0] == '-')
-            return cli_usage_error(cmd, "--nth wants a position from 1, not '%s'", nth);
-        nth_n = v;
+        unsigned long long v = strtoull(a->nth, &end, 10);
+        if (errno || end == a->nth || *end || v == 0 || a->nth[0] == '-')
+            return cli_usage_error(a->cmd, "--nth wants a position from 1, not '%s'", a->nth);
+        a->nth_n = v;
     }
-    if (all && !strcmp(o.output, "-"))
-        return cli_usage_error(cmd, "--all writes one file per instance: give -o a directory");
-    if (range) {
-        char *rdir = cli_store_dir(cmd, store);
-        if (!rdir)
-            return CUPTOP_EXIT_USAGE;
-        int st = export_ranges(cmd, rdir, &o, range, slowest, nth_n, all);
-        free(rdir);
-        return st;
-    }
+    if (a->all && !strcmp(a->o.output, "-"))
+        return cli_usage_error(a->cmd, "--all writes one file per instance: give -o a directory");
+    return -1;
+}
 
-    char *dir = cli_store_dir(cmd, store), *cause = NULL;
+/* The window of --from/--to in o (unix seconds, relative to the session's
+ * or the job's bounds); 0, or the exit status of a usage error (said). */
+static int export_window(const struct export_args *a, const char *dir, export_opts *o)
+{
+    char *cause = NULL;
+    if (o->job && !a->from) {
+        o->from_ns = 0;
+        o->to_ns = UINT64_MAX;
+        return 0;
+    }
+    if (o->mark)
+        return 0;
+    uint64_t start_s, end_s, f, t;
+    if (o->job ? job_bounds(dir, o->job, &start_s, &end_s, &cause) != 0
+               : session_bounds(dir, o->session, &start_s, &end_s, &cause) != 0) {
+        cli_error(a->cmd, "%s", cause ? cause : "cannot open the session");
+        free(cause);
+        return CUPTOP_EXIT_USAGE;
+    }
+    if (model_parse_time(a->from, start_s, end_s, &f) != 0 ||
+        model_parse_time(a->to, start_s, end_s, &t) != 0)
+        return cli_usage_error(a->cmd, "bad time '%s'",
+                               model_parse_time(a->from, start_s, end_s, &f) ? a->from : a->to);
+    if (f > t)
+        return cli_usage_error(a->cmd, "the window is inverted (--from %s is after --to %s)",
+                               a->from, a->to);
+    o->from_ns = f * NS;
+    o->to_ns = t > UINT64_MAX / NS - 1 ? UINT64_MAX : t * NS + NS - 1;
+    return 0;
+}
+
+int cmd_export(int argc, char **argv)
+{
+    struct export_args a;
+    int status = export_parse(argc, argv, &a);
+    if (status >= 0)
+        return status;
+    char *dir = cli_store_dir(a.cmd, a.store);
     if (!dir)
         return CUPTOP_EXIT_USAGE;
-    o.store_dir = dir;
-    if (o.job && !from) {
-        o.from_ns = 0;
-        o.to_ns = UINT64_MAX;
-    } else if (!o.mark) {
-        uint64_t start_s, end_s, f, t;
-        if (o.job ? job_bounds(dir, o.job, &start_s, &end_s, &cause) != 0
-                  : session_bounds(dir, o.session, &start_s, &end_s, &cause) != 0) {
-            cli_error(cmd, "%s", cause ? cause : "cannot open the session");
-            free(cause);
-            free(dir);
-            return CUPTOP_EXIT_USAGE;
-        }
-        if (model_parse_time(from, start_s, end_s, &f) != 0 ||
-            model_parse_time(to, start_s, end_s, &t) != 0) {
-            free(dir);
-            return cli_usage_error(cmd, "bad time '%s'",
-                                   model_parse_time(from, start_s, end_s, &f) ? from : to);
-        }
-        if (f > t) {
-            free(dir);
-            return cli_usage_error(cmd, "the window is inverted (--from %s is after --to %s)",
-                                   from, to);
-        }
-        o.from_ns = f * NS;
-        o.to_ns = t > UINT64_MAX / NS - 1 ? UINT64_MAX : t * NS + NS - 1;
+    if (a.range) {
+        status = export_ranges(a.cmd, dir, &a.o, a.range, a.slowest, a.nth_n, a.all);
+    } else {
+        a.o.store_dir = dir;
+        if ((status = export_window(&a, dir, &a.o)) == 0)
+            status = run_export(a.cmd, &a.o);
     }
-
-    int status = run_export(cmd, &o);
     free(dir);
     return status;
 }
