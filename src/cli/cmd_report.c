@@ -226,20 +226,11 @@ static void usage(FILE *f)
 
 /* Print the report of s's session; on an error *cause may name it (the
  * caller prints and frees it). */
-static int report(cupstore_env *env, model_summary *s, char **cause)
+/* report's sections, in the order printed.  The session: command, pid
+ * and host, time, provenance, state and verdict with its reasons. */
+static void report_session(cupstore_txn *txn, const model_summary *s)
 {
-    model_facts facts, *r = &facts;
-    cupstore_txn *txn;
-    cupstore_final f;
-    char a[32], b[32], kinds[160];
-    int rc;
-    if ((rc = model_facts_read(env, 0, UINT64_MAX, r, cause)) != 0)
-        return rc;
-    if ((rc = cupstore_txn_begin(env, false, &txn)) != 0) {
-        model_facts_free(r);
-        return rc;
-    }
-    /* Session, state and verdict. */
+    char a[32], b[32];
     printf("Session %s\n", s->id);
     printf("  %-16s ", "command");
     cli_print_safe(stdout, s->cmdline, strlen(s->cmdline));
@@ -253,7 +244,6 @@ static int report(cupstore_env *env, model_summary *s, char **cause)
     cli_print_scope(stdout, s);
     print_meta(txn, "agent_version", "agent");
     report_provenance(s->prov, s->device_mask);
-    bool have_final = cupstore_final_get(txn, &f) == 0;
     printf("  %-16s %s%s, %s\n", "state", model_state_name(s->state),
            s->count_only ? " (count-only: nothing stored)" : "",
            model_state_live(s->state) ? (s->complete ? "COMPLETE so far" : "INCOMPLETE so far")
@@ -270,7 +260,12 @@ static int report(cupstore_env *env, model_summary *s, char **cause)
         fputs(s->reasons[i].text, stdout); /* made safe by the model */
         putchar('\n');
     }
+}
 
+/* Epochs: one line each (the baseline marked), then each one's scope. */
+static void report_epochs(const model_summary *s, const model_facts *r)
+{
+    char a[32], kinds[160];
     printf("\nEpochs (figures compare only within an epoch; the second of a change is split\n"
            "at the acknowledged change time)\n");
     printf("  %5s %-20s %8s %12s %10s %5s  %s\n", "EPOCH", "START (UTC)", "SECONDS", "RECORDS/S",
@@ -306,7 +301,11 @@ static int report(cupstore_env *env, model_summary *s, char **cause)
             putchar('\n');
         }
     }
+}
 
+/* Records and losses per kind, then per device. */
+static void report_kinds(const model_summary *s, const model_facts *r)
+{
     printf("\nRecords and losses per kind (%" PRIu64 " s of health rows)\n", r->rows);
     printf("  %-9s %14s %12s %12s %12s\n", "KIND", "RECORDS", "AVG/S", "PEAK/S", "LOST");
     for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++) {
@@ -333,7 +332,11 @@ static int report(cupstore_env *env, model_summary *s, char **cause)
         if (s->records_by_device[d] || r->dev_loss[d])
             printf("  %-7u %14" PRIu64 " %12" PRIu64 "\n", d, s->records_by_device[d],
                    r->dev_loss[d]);
+}
 
+/* Losses by class, with the estimates and the bounds beside. */
+static void report_losses(const model_summary *s)
+{
     printf("\nLosses by class\n");
     for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++) {
         printf("  %-15s %12" PRIu64 "  %s\n", cupstore_loss_name(l), s->loss[l],
@@ -351,7 +354,11 @@ static int report(cupstore_env *env, model_summary *s, char **cause)
                    "the %" PRIu64 " buffers CUPTI still held when the final flush gave up)\n",
                    "", "", s->loss_at_most[l] - s->loss_bound[l], s->buffers_unreturned);
     }
+}
 
+/* Buffers, pool, queue, latencies and CUPTI's overhead records. */
+static void report_buffers(const model_facts *r)
+{
     printf("\nBuffers and queue\n");
     printf("  buffers   requested %" PRIu64 ", provided %" PRIu64 ", declined %" PRIu64
            ", completed %" PRIu64 ", consumed %" PRIu64 ", foreign %" PRIu64 "\n",
@@ -371,7 +378,12 @@ static int report(cupstore_env *env, model_summary *s, char **cause)
                 printf(" %s %" PRIu64, cupstore_overhead_name(i), r->overhead[i]);
         putchar('\n');
     }
+}
 
+/* The longest loss window. */
+static void report_longest(const model_facts *r)
+{
+    char a[32], b[32];
     printf("\nLongest loss window\n");
     if (!r->longest.seconds) {
         printf("  none: no second with a loss\n");
@@ -390,41 +402,45 @@ static int report(cupstore_env *env, model_summary *s, char **cause)
         printf("); %" PRIu64 " loss windows, %" PRIu64 " seconds with loss in all\n",
                r->windows, r->loss_seconds);
     }
+}
 
+/* The stop protocol: the final status (f; NULL when there is none) and
+ * its steps, or why there is none yet.  0 or a store error code. */
+static int report_stop(cupstore_txn *txn, const model_summary *s, cupstore_final *f)
+{
     printf("\nStop protocol\n");
-    if (have_final) {
+    if (f) {
         printf("  exit path %s (detail %d), protocol %s, final flush %s, tail lost ",
-               cupstore_exit_name(f.exit_path), (int)f.exit_detail,
-               f.protocol_complete ? "complete" : "INCOMPLETE", f.flush_ok ? "ok" : "FAILED");
+               cupstore_exit_name(f->exit_path), (int)f->exit_detail,
+               f->protocol_complete ? "complete" : "INCOMPLETE", f->flush_ok ? "ok" : "FAILED");
         /* the tail the final status counted, or more: records the
          * consumer counted as tail after the final status was written
          * (its drain ran past the stop's) are in the loss rows, which the
          * model sums, so the line agrees with the class table */
-        if (s->loss[CUPSTORE_LOSS_TAIL] > f.tail_lost)
-            f.tail_lost = s->loss[CUPSTORE_LOSS_TAIL];
+        if (s->loss[CUPSTORE_LOSS_TAIL] > f->tail_lost)
+            f->tail_lost = s->loss[CUPSTORE_LOSS_TAIL];
         /* a flush that did not finish never reads as "tail lost 0" */
-        if (f.tail_bound)
+        if (f->tail_bound)
             printf("at least %" PRIu64 " (a lower bound: %" PRIu64 " counted, %" PRIu64
-                   " more in the buffers CUPTI still held)\n", f.tail_lost + f.tail_bound,
-                   f.tail_lost, f.tail_bound);
-        else if (!f.flush_ok && f.buffers_outstanding && s->loss_at_most[CUPSTORE_LOSS_TAIL])
+                   " more in the buffers CUPTI still held)\n", f->tail_lost + f->tail_bound,
+                   f->tail_lost, f->tail_bound);
+        else if (!f->flush_ok && f->buffers_outstanding && s->loss_at_most[CUPSTORE_LOSS_TAIL])
             printf("%" PRIu64 " counted, and an unknown number (up to %" PRIu64 ") in the "
-                   "buffers CUPTI still held\n", f.tail_lost,
+                   "buffers CUPTI still held\n", f->tail_lost,
                    s->loss_at_most[CUPSTORE_LOSS_TAIL]);
-        else if (!f.flush_ok && f.buffers_outstanding)
+        else if (!f->flush_ok && f->buffers_outstanding)
             printf("%" PRIu64 " counted, and an unknown number in the buffers CUPTI still "
-                   "held\n", f.tail_lost);
+                   "held\n", f->tail_lost);
         else
-            printf("%" PRIu64 "\n", f.tail_lost);
-        if (f.buffers_outstanding)
+            printf("%" PRIu64 "\n", f->tail_lost);
+        if (f->buffers_outstanding)
             printf("  %" PRIu64 " buffers handed to CUPTI never came back (%s)\n",
-                   f.buffers_outstanding, f.flush_ok ? "another CUPTI client took them"
+                   f->buffers_outstanding, f->flush_ok ? "another CUPTI client took them"
                                                      : "held when the final flush gave up");
-        if (f.aside)
+        if (f->aside)
             printf("  the store refused the final status (%" PRIu64 " write transactions "
-                   "refused): read from the session's final.aside\n", f.store_refused);
-        if ((rc = cupstore_step_scan(txn, on_step, NULL)) != 0)
-            goto out;
+                   "refused): read from the session's final.aside\n", f->store_refused);
+        return cupstore_step_scan(txn, on_step, NULL);
     } else if (s->state == MODEL_STATE_CRASHED) {
         printf("  never ran: the process died (no final status, stale heartbeat)\n");
     } else if (s->state == MODEL_STATE_STOPPED || s->state == MODEL_STATE_NOT_RESPONDING) {
@@ -433,6 +449,12 @@ static int report(cupstore_env *env, model_summary *s, char **cause)
     } else {
         printf("  not yet: the session is running\n");
     }
+    return 0;
+}
+
+/* The agent's notes. */
+static void report_notes(const model_summary *s)
+{
     printf("\nNotes (from the agent)\n");
     if (!s->notes_total)
         printf("  none\n");
@@ -441,12 +463,33 @@ static int report(cupstore_env *env, model_summary *s, char **cause)
     if (s->notes_total > s->nnotes)
         printf("  ... and %" PRIu64 " more (only the first %d are shown)\n",
                s->notes_total - s->nnotes, MODEL_NOTES_MAX);
+}
+
+static int report(cupstore_env *env, model_summary *s, char **cause)
+{
+    model_facts facts, *r = &facts;
+    cupstore_txn *txn;
+    cupstore_final f;
+    int rc;
+    if ((rc = model_facts_read(env, 0, UINT64_MAX, r, cause)) != 0)
+        return rc;
+    if ((rc = cupstore_txn_begin(env, false, &txn)) != 0) {
+        model_facts_free(r);
+        return rc;
+    }
+    bool have_final = cupstore_final_get(txn, &f) == 0;
+    report_session(txn, s);
+    report_epochs(s, r);
+    report_kinds(s, r);
+    report_losses(s);
+    report_buffers(r);
+    report_longest(r);
+    rc = report_stop(txn, s, have_final ? &f : NULL);
+    if (rc == 0)
+        report_notes(s);
     cupstore_txn_abort(txn);
-    txn = NULL;
-    rc = advise(s, r);
-out:
-    if (txn)
-        cupstore_txn_abort(txn);
+    if (rc == 0)
+        rc = advise(s, r);
     model_facts_free(r);
     return rc;
 }
