@@ -241,88 +241,113 @@ static void print_line(const model_summary *s)
            s->job_own ? "-" : s->job, rank, cmd);
 }
 
-int cmd_sessions(int argc, char **argv)
+/* sessions' command line. */
+struct sessions_args {
+    const char *cmd, *store, *job;
+    bool json;
+};
+
+/* Parse and check the options: -1 to go on, else the exit status (the
+ * misuse said on stderr, or --help printed). */
+static int sessions_parse(int argc, char **argv, struct sessions_args *a)
 {
     struct option longopts[CLI_OPTS_MAX];
-    const char *cmd = argv[0], *store = NULL, *job = NULL;
-    bool json = false;
     int c;
 
+    memset(a, 0, sizeof *a);
+    a->cmd = argv[0];
     cli_opts_begin(&cli_cmd_sessions, longopts);
     while ((c = getopt_long(argc, argv, cli_cmd_sessions.shortopts, longopts, NULL)) != -1) {
         switch (c) {
-        case 's': store = optarg; break;
-        case 'j': json = true; break;
-        case 'J': job = optarg; break;
+        case 's': a->store = optarg; break;
+        case 'j': a->json = true; break;
+        case 'J': a->job = optarg; break;
         case 'h': usage(stdout); return CUPTOP_EXIT_OK;
         default:
-            return cli_bad_option(cmd, argv);
+            return cli_bad_option(a->cmd, argv);
         }
     }
     if (optind < argc)
-        return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-    if (job && !cupstore_job_valid(job))
-        return cli_usage_error(cmd, "--job: '%s' is not a job id", job);
+        return cli_usage_error(a->cmd, "unexpected argument '%s'", argv[optind]);
+    if (a->job && !cupstore_job_valid(a->job))
+        return cli_usage_error(a->cmd, "--job: '%s' is not a job id", a->job);
+    return -1;
+}
 
-    char *dir = cli_store_dir(cmd, store);
-    char **ids = NULL;
-    size_t n = 0;
+/* One line (or JSON object) per session of ids (those of --job only), o
+ * with --json; *written counts them.  The exit status so far. */
+static int sessions_list(const struct sessions_args *a, const char *dir, char **ids, size_t n,
+                         xout *o, size_t *written)
+{
     int status = CUPTOP_EXIT_OK;
-    if (!dir)
-        return CUPTOP_EXIT_USAGE;
-    int rc = cupstore_dir_sessions(dir, &ids, &n);
-    if (rc) {
-        rc = cli_store_error(cmd, dir, rc);
-        free(dir);
-        return rc;
-    }
-    xout o;
-    if (json) {
-        if (cli_xout_begin(cmd, &o) != 0) {
-            cupstore_ids_free(ids, n);
-            free(dir);
-            return CUPTOP_EXIT_USAGE;
-        }
-        xout_putc(&o, '[');
-    } else if (!n && !job) {
-        printf("no sessions in %s\n", dir);
-    }
-    size_t written = 0;
     for (size_t i = 0; i < n; i++) {
         model_summary s;
         char *cause = NULL;
-        rc = model_summarize_id(dir, ids[i], 0, UINT64_MAX, &s, &cause);
+        int rc = model_summarize_id(dir, ids[i], 0, UINT64_MAX, &s, &cause);
         if (rc) {
-            cli_model_error(cmd, ids[i], rc, cause);
+            cli_model_error(a->cmd, ids[i], rc, cause);
             status = CUPTOP_EXIT_USAGE;
             continue;
         }
-        if (job && strcmp(s.job, job) != 0) {
+        if (a->job && strcmp(s.job, a->job) != 0) {
             model_summary_free(&s);
             continue;
         }
-        if (json) {
-            xout_puts(&o, written ? ",\n" : "\n");
-            sessions_json(&o, &s);
+        if (a->json) {
+            xout_puts(o, *written ? ",\n" : "\n");
+            sessions_json(o, &s);
         } else {
-            if (!written)
+            if (!*written)
                 printf("%-24s %7s %-8s %-20s %7s %8s %8s %-10s %-25s %4s %s\n", "SESSION",
                        "PID", "STATE", "START (UTC)", "LENGTH", "RECORDS", "LOST", "VERDICT",
                        "JOB", "RANK", "COMMAND");
             print_line(&s);
         }
-        written++;
+        ++*written;
         model_summary_free(&s);
     }
-    if (json) {
+    return status;
+}
+
+int cmd_sessions(int argc, char **argv)
+{
+    struct sessions_args a;
+    int status = sessions_parse(argc, argv, &a);
+    if (status >= 0)
+        return status;
+    char *dir = cli_store_dir(a.cmd, a.store);
+    char **ids = NULL;
+    size_t n = 0;
+    if (!dir)
+        return CUPTOP_EXIT_USAGE;
+    int rc = cupstore_dir_sessions(dir, &ids, &n);
+    if (rc) {
+        rc = cli_store_error(a.cmd, dir, rc);
+        free(dir);
+        return rc;
+    }
+    xout o;
+    if (a.json) {
+        if (cli_xout_begin(a.cmd, &o) != 0) {
+            cupstore_ids_free(ids, n);
+            free(dir);
+            return CUPTOP_EXIT_USAGE;
+        }
+        xout_putc(&o, '[');
+    } else if (!n && !a.job) {
+        printf("no sessions in %s\n", dir);
+    }
+    size_t written = 0;
+    status = sessions_list(&a, dir, ids, n, a.json ? &o : NULL, &written);
+    if (a.json) {
         xout_puts(&o, "\n]\n");
         if (cli_xout_end(&o) != 0)
             status = CUPTOP_EXIT_USAGE;
     }
-    if (!json && !job)
+    if (!a.json && !a.job)
         (void)cli_pending_print(dir);   /* attached, waiting for CUDA: no session yet */
-    if (job && !written && status == CUPTOP_EXIT_OK) {
-        cli_error(cmd, "no session of job %s in %s", job, dir);
+    if (a.job && !written && status == CUPTOP_EXIT_OK) {
+        cli_error(a.cmd, "no session of job %s in %s", a.job, dir);
         status = CUPTOP_EXIT_USAGE;
     }
     cupstore_ids_free(ids, n);
