@@ -17,6 +17,10 @@ env CUPTOP_STORE="$d/store" CUPTOP_DORMANT=1 timeout 300 "$drive" "$sim" "$agent
     "seq:ctx,emit:50,mark:ready,wait:go,emit:50" return >"$d/out" 2>"$d/err" &
 pid=$!
 id=$("$ctl" wait-session "$d/store" 1 30)
+# the application itself: $pid is timeout's, which runs it as a child (a
+# SIGSTOP to timeout would leave the agent polling); the session's id ends
+# with the application's pid
+app=${id##*-}
 i=0
 while [ ! -e "$d/ready" ] && [ $i -lt 3000 ]; do sleep 0.02; i=$((i + 1)); done
 # heartbeats are written: the session runs
@@ -28,13 +32,13 @@ while [ "$("$ctl" seconds "$d/store" "$id" | wc -l)" -lt 1 ] && [ $i -lt 600 ]; 
 # request for LATER written before the agent polls; its exit status in
 # $tmp/NAME.rc, its output in $tmp/NAME.out
 overtake() {
-    kill -STOP "$pid"
+    kill -STOP "$app"
     "$b/cuptop" control --store "$d/store" "$id" --kinds "$1" --wait 60 >"$tmp/$3.out" 2>&1 &
     c=$!
     i=0
     while ! grep -q "requested" "$tmp/$3.out" && [ $i -lt 3000 ]; do sleep 0.02; i=$((i + 1)); done
     "$ctl" control "$d/store" "$id" "$2" >/dev/null || { echo "FAIL $3: agentctl control"; fail=1; }
-    kill -CONT "$pid"
+    kill -CONT "$app"
     wait "$c"
     echo $? >"$tmp/$3.rc"
 }
