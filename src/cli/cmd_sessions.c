@@ -68,6 +68,134 @@ static void usage(FILE *f)
           f);
 }
 
+/* sessions --json (and check --json), records: the kinds enabled, the totals, per kind and per device. */
+static void json_records(xout *o, const model_summary *s)
+{
+    char kinds[160];
+    cupstore_kinds_format(s->kinds_enabled, kinds, sizeof kinds);
+    xout_printf(o, ",\"kinds_enabled\":\"%s\",\"epoch\":%u,\"records\":%" PRIu64
+                   ",\"records_per_s\":%.0f,\"records_per_s_is\":\"%s\",\"records_by_kind\":{",
+                kinds, s->epoch, s->records_total, s->records_per_s,
+                s->records_per_s_mean ? "mean" : "last_second");
+    for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++)
+        xout_printf(o, "%s\"%s\":%" PRIu64, k ? "," : "", cupstore_kind_name(k),
+                    s->records_by_kind[k]);
+    xout_puts(o, "},\"records_by_device\":{");
+    bool first = true;
+    for (unsigned d = 0; d < CUPSTORE_DEVICE_MAX; d++) {
+        if (!(s->device_mask & (1u << d)))
+            continue;
+        xout_printf(o, "%s\"%u\":%" PRIu64, first ? "" : ",", d, s->records_by_device[d]);
+        first = false;
+    }
+}
+
+/* sessions --json (and check --json), losses: per class, the total, estimates and bounds. */
+static void json_losses(xout *o, const model_summary *s)
+{
+    xout_puts(o, "},\"loss\":{");
+    for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
+        xout_printf(o, "%s\"%s\":%" PRIu64, l ? "," : "", cupstore_loss_name(l), s->loss[l]);
+    xout_printf(o, "},\"loss_total\":%" PRIu64, s->loss_total);
+    /* beyond the counts: estimated (the shared discard buffer); where
+     * buffers never came back (invariant 12), a lower bound and, for a
+     * loss known to exist but not its size, an upper bound (27.2) */
+    json_loss_map(o, "loss_estimate", s->loss_estimate, false);
+    if (s->buffers_unreturned) {
+        json_loss_map(o, "loss_bound", s->loss_bound, true);
+        json_loss_map(o, "loss_at_most", s->loss_at_most, true);
+        xout_printf(o, ",\"buffers_unreturned\":%" PRIu64, s->buffers_unreturned);
+    }
+    if (s->final_aside)
+        xout_puts(o, ",\"final_aside\":true");
+}
+
+/* sessions --json (and check --json), the verdict's reasons and the agent's notes. */
+static void json_reasons(xout *o, const model_summary *s)
+{
+    xout_printf(o, ",\"buffers_completed\":%" PRIu64 ",\"buffers_consumed\":%" PRIu64
+                   ",\"reasons\":[", s->buf_completed, s->buf_consumed);
+    for (size_t i = 0; i < s->nreasons; i++) {
+        const model_reason *r = &s->reasons[i];
+        xout_printf(o, "%s{\"class\":\"%s\",\"count\":%" PRIu64 ",\"first_second\":%" PRIu64
+                       ",\"last_second\":%" PRIu64 ",\"seconds_affected\":%" PRIu64 ",\"text\":",
+                    i ? "," : "", model_reason_name(r->reason), r->count, r->first_second,
+                    r->last_second, r->seconds_affected);
+        xout_json_str(o, r->text, strlen(r->text));
+        xout_putc(o, '}');
+    }
+    /* The agent's notes: raw text, JSON-escaped (any bytes are safe). */
+    xout_puts(o, "],\"notes\":[");
+    for (size_t i = 0; i < s->nnotes; i++) {
+        const model_note *n = &s->notes[i];
+        xout_printf(o, "%s{\"level\":\"%s\",\"time_ns\":%" PRIu64 ",\"text\":", i ? "," : "",
+                    model_note_level_name(n->level), n->time_ns);
+        xout_json_str(o, n->text, strlen(n->text));
+        xout_putc(o, '}');
+    }
+    xout_printf(o, "],\"notes_total\":%" PRIu64, s->notes_total);
+}
+
+/* sessions --json (and check --json), the job, rank and world size. */
+static void json_job(xout *o, const model_summary *s)
+{
+    xout_puts(o, ",\"job\":");
+    xout_json_str(o, s->job, strlen(s->job));
+    xout_printf(o, ",\"job_own\":%s,\"rank\":", s->job_own ? "true" : "false");
+    if (s->rank >= 0) {
+        xout_printf(o, "%d,\"rank_source\":", s->rank);
+        xout_json_str(o, s->rank_source, strlen(s->rank_source));
+    } else {
+        xout_puts(o, "null,\"rank_source\":null");
+    }
+    if (s->world_size > 0)
+        xout_printf(o, ",\"world_size\":%d", s->world_size);
+    else
+        xout_puts(o, ",\"world_size\":null");
+}
+
+/* sessions --json (and check --json), losses per device (and of no device). */
+static void json_loss_by_device(xout *o, const model_summary *s)
+{
+    xout_puts(o, ",\"loss_by_device\":{");
+    bool first = true;
+    for (unsigned d = 0; d <= MODEL_DEVICE_NONE; d++) {
+        if (!model_device_listed(s, d))
+            continue;
+        if (d == MODEL_DEVICE_NONE)
+            xout_printf(o, "%s\"none\":{", first ? "" : ",");
+        else
+            xout_printf(o, "%s\"%u\":{", first ? "" : ",", d);
+        for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
+            xout_printf(o, "%s\"%s\":%" PRIu64, l ? "," : "", cupstore_loss_name(l),
+                        s->loss_by_device[d][l]);
+        xout_putc(o, '}');
+        first = false;
+    }
+    xout_putc(o, '}');
+}
+
+/* sessions --json (and check --json), a stop signal the application survived. */
+static void json_continued(xout *o, const model_summary *s)
+{
+    /* a stop signal the application survived: the session covers the run
+     * up to it (model_scope_text) */
+    if (s->continued_signal) {
+        char line[400];
+        model_scope_text(s, line, sizeof line);
+        xout_printf(o, ",\"continued_after_signal\":{\"signal\":%d,\"at_ns\":%" PRIu64
+                       ",\"process_exit_ns\":",
+                    s->continued_signal, s->continued_ns);
+        if (s->process_exit_ns)
+            xout_printf(o, "%" PRIu64, s->process_exit_ns);
+        else
+            xout_puts(o, "null");
+        xout_puts(o, ",\"text\":");
+        xout_json_str(o, line, strlen(line));
+        xout_putc(o, '}');
+    }   /* (absent otherwise: the common case keeps its shape) */
+}
+
 void sessions_json_fields(xout *o, const model_summary *s)
 {
     xout_puts(o, "{\"id\":");
@@ -93,104 +221,12 @@ void sessions_json_fields(xout *o, const model_summary *s)
                             : '?',
                         s->pid_here);
     }
-    char kinds[160];
-    cupstore_kinds_format(s->kinds_enabled, kinds, sizeof kinds);
-    xout_printf(o, ",\"kinds_enabled\":\"%s\",\"epoch\":%u,\"records\":%" PRIu64
-                   ",\"records_per_s\":%.0f,\"records_per_s_is\":\"%s\",\"records_by_kind\":{",
-                kinds, s->epoch, s->records_total, s->records_per_s,
-                s->records_per_s_mean ? "mean" : "last_second");
-    for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++)
-        xout_printf(o, "%s\"%s\":%" PRIu64, k ? "," : "", cupstore_kind_name(k),
-                    s->records_by_kind[k]);
-    xout_puts(o, "},\"records_by_device\":{");
-    bool first = true;
-    for (unsigned d = 0; d < CUPSTORE_DEVICE_MAX; d++) {
-        if (!(s->device_mask & (1u << d)))
-            continue;
-        xout_printf(o, "%s\"%u\":%" PRIu64, first ? "" : ",", d, s->records_by_device[d]);
-        first = false;
-    }
-    xout_puts(o, "},\"loss\":{");
-    for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
-        xout_printf(o, "%s\"%s\":%" PRIu64, l ? "," : "", cupstore_loss_name(l), s->loss[l]);
-    xout_printf(o, "},\"loss_total\":%" PRIu64, s->loss_total);
-    /* beyond the counts: estimated (the shared discard buffer); where
-     * buffers never came back (invariant 12), a lower bound and, for a
-     * loss known to exist but not its size, an upper bound (27.2) */
-    json_loss_map(o, "loss_estimate", s->loss_estimate, false);
-    if (s->buffers_unreturned) {
-        json_loss_map(o, "loss_bound", s->loss_bound, true);
-        json_loss_map(o, "loss_at_most", s->loss_at_most, true);
-        xout_printf(o, ",\"buffers_unreturned\":%" PRIu64, s->buffers_unreturned);
-    }
-    if (s->final_aside)
-        xout_puts(o, ",\"final_aside\":true");
-    xout_printf(o, ",\"buffers_completed\":%" PRIu64 ",\"buffers_consumed\":%" PRIu64
-                   ",\"reasons\":[", s->buf_completed, s->buf_consumed);
-    for (size_t i = 0; i < s->nreasons; i++) {
-        const model_reason *r = &s->reasons[i];
-        xout_printf(o, "%s{\"class\":\"%s\",\"count\":%" PRIu64 ",\"first_second\":%" PRIu64
-                       ",\"last_second\":%" PRIu64 ",\"seconds_affected\":%" PRIu64 ",\"text\":",
-                    i ? "," : "", model_reason_name(r->reason), r->count, r->first_second,
-                    r->last_second, r->seconds_affected);
-        xout_json_str(o, r->text, strlen(r->text));
-        xout_putc(o, '}');
-    }
-    /* The agent's notes: raw text, JSON-escaped (any bytes are safe). */
-    xout_puts(o, "],\"notes\":[");
-    for (size_t i = 0; i < s->nnotes; i++) {
-        const model_note *n = &s->notes[i];
-        xout_printf(o, "%s{\"level\":\"%s\",\"time_ns\":%" PRIu64 ",\"text\":", i ? "," : "",
-                    model_note_level_name(n->level), n->time_ns);
-        xout_json_str(o, n->text, strlen(n->text));
-        xout_putc(o, '}');
-    }
-    xout_printf(o, "],\"notes_total\":%" PRIu64, s->notes_total);
-    xout_puts(o, ",\"job\":");
-    xout_json_str(o, s->job, strlen(s->job));
-    xout_printf(o, ",\"job_own\":%s,\"rank\":", s->job_own ? "true" : "false");
-    if (s->rank >= 0) {
-        xout_printf(o, "%d,\"rank_source\":", s->rank);
-        xout_json_str(o, s->rank_source, strlen(s->rank_source));
-    } else {
-        xout_puts(o, "null,\"rank_source\":null");
-    }
-    if (s->world_size > 0)
-        xout_printf(o, ",\"world_size\":%d", s->world_size);
-    else
-        xout_puts(o, ",\"world_size\":null");
-    xout_puts(o, ",\"loss_by_device\":{");
-    first = true;
-    for (unsigned d = 0; d <= MODEL_DEVICE_NONE; d++) {
-        if (!model_device_listed(s, d))
-            continue;
-        if (d == MODEL_DEVICE_NONE)
-            xout_printf(o, "%s\"none\":{", first ? "" : ",");
-        else
-            xout_printf(o, "%s\"%u\":{", first ? "" : ",", d);
-        for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
-            xout_printf(o, "%s\"%s\":%" PRIu64, l ? "," : "", cupstore_loss_name(l),
-                        s->loss_by_device[d][l]);
-        xout_putc(o, '}');
-        first = false;
-    }
-    xout_putc(o, '}');
-    /* a stop signal the application survived: the session covers the run
-     * up to it (model_scope_text) */
-    if (s->continued_signal) {
-        char line[400];
-        model_scope_text(s, line, sizeof line);
-        xout_printf(o, ",\"continued_after_signal\":{\"signal\":%d,\"at_ns\":%" PRIu64
-                       ",\"process_exit_ns\":",
-                    s->continued_signal, s->continued_ns);
-        if (s->process_exit_ns)
-            xout_printf(o, "%" PRIu64, s->process_exit_ns);
-        else
-            xout_puts(o, "null");
-        xout_puts(o, ",\"text\":");
-        xout_json_str(o, line, strlen(line));
-        xout_putc(o, '}');
-    }   /* (absent otherwise: the common case keeps its shape) */
+    json_records(o, s);
+    json_losses(o, s);
+    json_reasons(o, s);
+    json_job(o, s);
+    json_loss_by_device(o, s);
+    json_continued(o, s);
     prov_json(o, s->prov, s->device_mask);
 }
 
