@@ -276,7 +276,10 @@ static int attach_check_pid(const char *cmd, const char *arg, pid_t *out)
         return cli_usage_error(cmd, "cannot read the state of process %d", (int)pid);
     if (rp[2] == 'Z' || rp[2] == 'X')
         return cli_usage_error(cmd, "process %d is a zombie (it has exited)", (int)pid);
-    if (rp[2] == 't')
+    /* traced: by a debugger, refused; by another cuptop attach that took
+     * the thread since attach_wait_other looked, waited for (attach_inject
+     * waits when PTRACE_SEIZE fails) */
+    if (rp[2] == 't' && !attach_other_injector((int)pid))
         return cli_usage_error(cmd, "process %d is traced by a debugger already", (int)pid);
     snprintf(p, sizeof p, "/proc/%d/exe", (int)pid);
     int fd = open(p, O_RDONLY | O_CLOEXEC);
