@@ -17,6 +17,9 @@ fails=0
 export CUPTOPSIM_SEED=3
 
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "${top_srcdir:-.}/tests/skip_part.sh"
+sanitized=
+case ${CUPTOP_TEST_SANITIZER:-no} in no | "") ;; *) sanitized=1 ;; esac
 
 # val FILE KEY...: the number on the line "KEY... N" (0 when absent)
 val() {
@@ -94,16 +97,24 @@ run abort 134 --seconds 0.2 --exit abort
 run kill 137 --seconds 0.2 --exit kill
 grep -q '^exit_path kill$' "$tmp/kill/truth" || fail "kill: exit_path missing"
 
-# 5. fork: the child produces too, with a truth file of its own
-run fork 0 --seconds 0.3 --fork && check_sums fork
+# 5. fork: the child produces too, with a truth file of its own.  Not in a
+# sanitizer build: libasan's allocator lock can be inherited held by a
+# threaded fork, and the child then hangs in its first malloc (seen in CI's
+# ASan stage: every child thread in SizeClassAllocator64::GetFromAllocator;
+# doc/reliability.md row 3; the truth matrix turns fork into exec there too)
 t="$tmp/fork/truth.child"
-if [ -e "$t" ]; then
-    [ "$(val "$t" child)" = 1 ] || fail "fork: child truth not marked"
-    [ "$(sum "$t" produced)" -gt 0 ] || fail "fork: the child produced nothing"
-    [ "$(val "$tmp/fork/client.child" records)" = "$(sum "$t" delivered)" ] ||
-        fail "fork: child client and child truth disagree"
+if [ -n "$sanitized" ]; then
+    skip_part "fork without exec: libasan deadlocks in a threaded fork"
 else
-    fail "fork: no child truth"
+    run fork 0 --seconds 0.3 --fork && check_sums fork
+    if [ -e "$t" ]; then
+        [ "$(val "$t" child)" = 1 ] || fail "fork: child truth not marked"
+        [ "$(sum "$t" produced)" -gt 0 ] || fail "fork: the child produced nothing"
+        [ "$(val "$tmp/fork/client.child" records)" = "$(sum "$t" delivered)" ] ||
+            fail "fork: child client and child truth disagree"
+    else
+        fail "fork: no child truth"
+    fi
 fi
 run fork-exec 0 --seconds 0.3 --fork --exec --child-scenario zero-ts && check_sums fork-exec
 t="$tmp/fork-exec/truth.child"
@@ -135,6 +146,7 @@ CUPTOPSIM_FAULTS=nonsense=1 "$app" --seconds 0 >/dev/null 2>"$tmp/e2"; rc=$?
 [ $rc = 2 ] && grep -q "nonsense" "$tmp/e2" || fail "bad CUPTOPSIM_FAULTS: status $rc"
 "$app" --help | grep -q "usage" || fail "--help"
 
+parts_summary
 [ "$fails" = 0 ] && echo "PASS: simapp paths" && exit 0
 echo "$fails failure(s)"
 exit 1
