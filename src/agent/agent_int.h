@@ -42,6 +42,7 @@
 #include "agent_hist.h"
 #include "agent_names.h"
 #include "agent_nvtx.h"
+#include "agent_nvtx_track.h"
 #include "agent_pool.h"
 #include "agent_prov.h"
 #include "agent_queue.h"

@@ -30,7 +30,9 @@
  * DomainRangePop): a wrapper compares the name (O(length), no allocation)
  * and the domain (its name, kept with the agent's handle), enters or
  * leaves the capture range (agent_scope_nvtx), and calls what sits in its
- * shadow slot: nothing while dormant, CUPTI's handler once attached.
+ * shadow slot: nothing while dormant, CUPTI's handler once attached.  The
+ * per-thread view of pushes and pops (the match, and the ranges CUPTI
+ * never saw open, which the agent makes itself) is agent_nvtx_track.c's.
  * CUPTI is handed a shadow export
  * table whose function table lists the shadow slots for the wrapped
  * entries and the library's own slots for every other one, so CUPTI
@@ -50,7 +52,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #include <wchar.h>
 
@@ -59,6 +60,7 @@
 
 #include "agent_int.h"
 #include "agent_nvtx.h"
+#include "agent_nvtx_track.h"
 
 #define AGENT_NVTX_TABLES 64   /* libraries with their own NVTX instance */
 
@@ -291,197 +293,6 @@ static const nvtxEventAttributes_t *nv_xattr(const nvtxEventAttributes_t *at,
     return tmp;
 }
 
-/* ---- capture range nvtx:NAME[@DOMAIN] --------------------------------- */
-static bool nv_wrap;                 /* capture nvtx:... in this process  */
-static char nv_name[256];
-static size_t nv_name_len;
-static bool nv_dom_filter;           /* @DOMAIN given ("@": the default)  */
-static char nv_domain[256];
-
-/* Per thread and domain (up to 4 domains), the open pushes: which matched
- * the capture range, and which CUPTI never saw (pushed before its
- * handlers were installed: before CUDA, before an attach, while dormant)
- * with their name and start, kept for the first NV_KEEP levels. */
-#define NV_DOMS 4
-#define NV_KEEP 16
-#define NV_NAME 64
-static _Thread_local struct {
-    const void *dom[NV_DOMS];
-    uint32_t depth[NV_DOMS];
-    uint64_t match[NV_DOMS];   /* bit d: the push at depth d matched      */
-    uint64_t unseen[NV_DOMS];  /* bit d: ... went to no CUPTI handler     */
-    uint16_t keep[NV_DOMS][NV_KEEP];   /* its nv_kept slot + 1; 0: none   */
-} nv_tls;   /* small: the agent's TLS lives in glibc's static surplus     */
-
-/* The name and start of pushes CUPTI never saw (only before it is
- * attached: rare), in one table for every thread, under nv_kept_lock. */
-#define NV_KEPT 1024
-static struct {
-    uint64_t start;
-    char name[NV_NAME];
-    bool used;
-} nv_kept[NV_KEPT];
-static pthread_mutex_t nv_kept_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* Ranges CUPTI never saw open, closed since CUPTI's handlers are in: the
- * agent makes them itself (agent_nvtx_take, the consumer stores them). */
-#define NV_RING 256
-static agent_nvtx_range nv_ring[NV_RING];
-static unsigned nv_ring_n;
-static pthread_mutex_t nv_ring_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic unsigned long nv_ring_lost;   /* the ring was full            */
-static _Atomic long nv_unseen_open;          /* pushes CUPTI never saw, open */
-static _Atomic unsigned long nv_unbalanced;  /* pops with no push open       */
-static _Atomic uint32_t nv_range_seq;        /* ids of the agent's ranges    */
-static char nv_unseen_first[NV_NAME];        /* the first such push's name   */
-static _Atomic int nv_unseen_named;
-
-static int nv_slot(const void *dom)
-{
-    for (int i = 0; i < NV_DOMS; i++)
-        if (nv_tls.dom[i] == dom && (dom || i == 0))
-            return i;
-    if (!dom)
-        return 0;
-    for (int i = 1; i < NV_DOMS; i++)
-        if (!nv_tls.dom[i] && !nv_tls.depth[i]) {
-            nv_tls.dom[i] = dom;
-            return i;
-        }
-    return -1;
-}
-
-/* Does a push of message m in domain h (NULL: the default) open the range? */
-static bool nv_match(const char *m, nvtxDomainHandle_t h)
-{
-    if (!m || strncmp(m, nv_name, nv_name_len + 1) != 0)
-        return false;
-    if (!nv_dom_filter)
-        return true;
-    nv_dom *d = nv_dom_of(h);
-    return h ? d && !strcmp(d->name, nv_domain) : !nv_domain[0];
-}
-
-static void nv_pushed(const void *dom, bool match, bool unseen, const char *name)
-{
-    int s = nv_slot(dom);
-    if (s < 0)
-        return;
-    uint32_t d = nv_tls.depth[s]++;
-    if (d >= 64)
-        return;
-    if (match)
-        nv_tls.match[s] |= 1ull << d;
-    else
-        nv_tls.match[s] &= ~(1ull << d);
-    if (!unseen) {
-        nv_tls.unseen[s] &= ~(1ull << d);
-        return;
-    }
-    nv_tls.unseen[s] |= 1ull << d;
-    atomic_fetch_add_explicit(&nv_unseen_open, 1, memory_order_relaxed);
-    if (!name)
-        name = "";
-    if (!atomic_exchange_explicit(&nv_unseen_named, 1, memory_order_relaxed))
-        snprintf(nv_unseen_first, sizeof nv_unseen_first, "%s", name);
-    if (d >= NV_KEEP)
-        return;
-    nv_tls.keep[s][d] = 0;
-    pthread_mutex_lock(&nv_kept_lock);
-    for (unsigned k = 0; k < NV_KEPT; k++)
-        if (!nv_kept[k].used) {
-            nv_kept[k].used = true;
-            nv_kept[k].start = agent_real_ns();
-            snprintf(nv_kept[k].name, NV_NAME, "%s", name);
-            nv_tls.keep[s][d] = (uint16_t)(k + 1);
-            break;
-        }
-    pthread_mutex_unlock(&nv_kept_lock);
-}
-
-/* The pop of dom's innermost open push: *match when it matched the
- * capture range; true when CUPTI never saw that push (the pop must not go
- * to CUPTI either: it would close a range of its own, or make an END of
- * nothing).  *d is its depth.  A pop with nothing open is counted. */
-static bool nv_popped(const void *dom, bool *match, uint32_t *d)
-{
-    int s = nv_slot(dom);
-    *match = false;
-    if (s < 0)
-        return false;
-    if (nv_tls.depth[s] == 0) {
-        atomic_fetch_add_explicit(&nv_unbalanced, 1, memory_order_relaxed);
-        return false;
-    }
-    *d = --nv_tls.depth[s];
-    if (*d >= 64)
-        return false;
-    *match = nv_tls.match[s] >> *d & 1;
-    if (!(nv_tls.unseen[s] >> *d & 1))
-        return false;
-    nv_tls.unseen[s] &= ~(1ull << *d);
-    atomic_fetch_sub_explicit(&nv_unseen_open, 1, memory_order_relaxed);
-    return true;
-}
-
-/* A range CUPTI never saw open closes now: once CUPTI's handlers are in
- * (the session is in scope), the agent makes it itself from what its push
- * kept - a range whose start the agent saw.  Before that, it was out of
- * scope from start to end. */
-static void nv_unseen_closed(const void *dom, uint32_t d, bool in_scope)
-{
-    agent *a = &agent_g;
-    int s = nv_slot(dom);
-    agent_nvtx_range r = {.end_ns = agent_real_ns(), .tid = (uint32_t)syscall(SYS_gettid),
-                          .depth = d};
-    unsigned k = s >= 0 && d < NV_KEEP ? nv_tls.keep[s][d] : 0;
-    if (k) {   /* what its push kept, given back */
-        nv_tls.keep[s][d] = 0;
-        pthread_mutex_lock(&nv_kept_lock);
-        r.start_ns = nv_kept[k - 1].start;
-        memcpy(r.name, nv_kept[k - 1].name, sizeof r.name);
-        nv_kept[k - 1].used = false;
-        pthread_mutex_unlock(&nv_kept_lock);
-    }
-    if (!in_scope || s < 0 || atomic_load_explicit(&a->state, memory_order_acquire) !=
-        AGENT_RUNNING || !((uint32_t)atomic_load(&a->kinds) & (1u << CUPSTORE_KIND_MARKER)))
-        return;
-    if (!k) {   /* too deep, or the table was full: the agent keeps no name */
-        atomic_fetch_add_explicit(&nv_ring_lost, 1, memory_order_relaxed);
-        return;
-    }
-    nv_dom *nd = nv_dom_of((nvtxDomainHandle_t)(uintptr_t)dom);
-    if (nd)
-        snprintf(r.domain, sizeof r.domain, "%s", nd->name);
-    r.id = UINT32_MAX - atomic_fetch_add_explicit(&nv_range_seq, 1, memory_order_relaxed);
-    pthread_mutex_lock(&nv_ring_lock);
-    if (nv_ring_n < NV_RING)
-        nv_ring[nv_ring_n++] = r;
-    else
-        atomic_fetch_add_explicit(&nv_ring_lost, 1, memory_order_relaxed);
-    pthread_mutex_unlock(&nv_ring_lock);
-}
-
-size_t agent_nvtx_take(agent_nvtx_range *out, size_t max)
-{
-    pthread_mutex_lock(&nv_ring_lock);
-    size_t n = nv_ring_n < max ? nv_ring_n : max;
-    memcpy(out, nv_ring, n * sizeof *out);
-    memmove(nv_ring, nv_ring + n, (nv_ring_n - n) * sizeof *nv_ring);
-    nv_ring_n -= (unsigned)n;
-    pthread_mutex_unlock(&nv_ring_lock);
-    return n;
-}
-
-void agent_nvtx_unseen(long *open, unsigned long *unbalanced, unsigned long *lost, char *first,
-                       size_t len)
-{
-    *open = atomic_load_explicit(&nv_unseen_open, memory_order_relaxed);
-    *unbalanced = atomic_load_explicit(&nv_unbalanced, memory_order_relaxed);
-    *lost = atomic_load_explicit(&nv_ring_lost, memory_order_relaxed);
-    snprintf(first, len, "%s", atomic_load(&nv_unseen_named) ? nv_unseen_first : "");
-}
-
 static const char *nv_attr_name(const nvtxEventAttributes_t *at)
 {
     if (!at)
@@ -493,21 +304,28 @@ static const char *nv_attr_name(const nvtxEventAttributes_t *at)
     return x ? x->s : NULL;
 }
 
+/* The agent's name for domain h, NULL when h is not one of its handles. */
+static const char *nv_dom_name(nvtxDomainHandle_t h)
+{
+    nv_dom *d = nv_dom_of(h);
+    return d ? d->name : NULL;
+}
+
 /* A push: enter the capture range first when it matches (so the range's
  * own START is recorded); then note whether CUPTI will see it (slot i's
  * handler is in). */
 static void nv_push_seen(const char *m, nvtxDomainHandle_t h, size_t i)
 {
-    bool hit = nv_wrap && nv_match(m, h);
+    bool hit = agent_nvtx_track_match(m, h, nv_dom_name(h));
     if (hit)
         agent_scope_nvtx(&agent_g, true);
-    nv_pushed(h, hit, !NV_NEXT(i), m);
+    agent_nvtx_track_pushed(h, hit, !NV_NEXT(i), m);
 }
 
 /* The same for an Ex push: its message is read only when needed. */
 static void nv_push_seen_at(const nvtxEventAttributes_t *at, nvtxDomainHandle_t h, size_t i)
 {
-    nv_push_seen(nv_wrap || !NV_NEXT(i) ? nv_attr_name(at) : NULL, h, i);
+    nv_push_seen(agent_nvtx_track_capturing() || !NV_NEXT(i) ? nv_attr_name(at) : NULL, h, i);
 }
 
 /* A pop: forward it to CUPTI's handler (slot i) unless CUPTI never saw
@@ -519,11 +337,11 @@ static int nv_pop_seen(nvtxDomainHandle_t h, size_t i)
     uint32_t d = 0;
     NvtxFunctionPointer f = NV_NEXT(i);
     int rc = NV_NOTRACK;
-    if (nv_popped(h, &match, &d))
-        nv_unseen_closed(h, d, f != NULL);
+    if (agent_nvtx_track_popped(h, &match, &d))
+        agent_nvtx_track_closed(h, nv_dom_name(h), d, f != NULL);
     else if (f)
         rc = i == NV_POP ? ((nv_pop_fn)f)() : ((nv_dpop_fn)f)(nv_dom_real(h));
-    if (nv_wrap && match)
+    if (match)
         agent_scope_nvtx(&agent_g, false);
     return rc;
 }
@@ -875,12 +693,7 @@ __attribute__((visibility("default"))) int InitializeInjectionNvtx2(agent_nvtx_g
     if (!v->n) {
         /* the first library: the agent's configuration may not be loaded
          * yet (NVTX before CUDA), so read the one variable that matters */
-        const char *cr = getenv("CUPTOP_CAPTURE_RANGE");
-        if (cr && !strncmp(cr, "nvtx:", 5) &&
-            agent_config_nvtx_range(cr + 5, nv_name, nv_domain, &nv_dom_filter) == 0) {
-            nv_name_len = strlen(nv_name);
-            nv_wrap = true;
-        }
+        agent_nvtx_track_config();
     }
     bool known = false;
     for (unsigned i = 0; i < v->n; i++)
