@@ -162,22 +162,29 @@ static void range_file(char *buf, size_t len, const char *dir, const model_range
              nth, ext ? ext : ".", ext ? "" : format);
 }
 
-/* --range NAME: the window of one instance (or of each): its start to its
- * end (an open range to the end of the data). */
-static int export_ranges(const char *cmd, const char *dir, export_opts *o, const char *name,
-                         bool slowest, uint64_t nth, bool all)
+/* export's command line. */
+struct export_args {
+    const char *cmd, *store, *from, *to, *nth, *range;
+    bool slowest, all;
+    uint64_t nth_n;             /* --nth N                                  */
+    export_opts o;
+};
+
+/* --range NAME on the session open in env: the window of one instance (or
+ * of each): its start to its end (an open range to the end of the data). */
+static int export_ranges(const struct export_args *a, cupstore_env *env, const char *dir)
 {
-    cupstore_env *env;
+    const char *cmd = a->cmd, *name = a->range;
+    const export_opts *o = &a->o;
+    bool slowest = a->slowest, all = a->all;
+    uint64_t nth = a->nth_n;
     cupstore_txn *txn;
     model_ranges *m = NULL;
-    int rc = cli_session_open(cmd, dir, o->session, CUPSTORE_RDONLY, &env);
-    if (rc)
-        return rc;
+    int rc;
     if ((rc = cupstore_txn_begin(env, false, &txn)) == 0) {
         rc = model_ranges_load(txn, NULL, &m);
         cupstore_txn_abort(txn);
     }
-    cupstore_env_close(env);   /* export_run opens it again */
     if (rc) {
         cli_error(cmd, "session %s: %s", o->session, cli_open_error(rc));
         return CUPTOP_EXIT_USAGE;
@@ -219,6 +226,7 @@ static int export_ranges(const char *cmd, const char *dir, export_opts *o, const
         char path[4096];
         export_opts io = *o;
         io.store_dir = dir;
+        io.env = env;
         io.from_ns = r->start_ns;
         io.to_ns = model_range_open(r) ? UINT64_MAX : r->end_ns;
         io.range_name = n->name;
@@ -242,13 +250,12 @@ static int export_ranges(const char *cmd, const char *dir, export_opts *o, const
 }
 
 /* Session start/end seconds, for relative --from/--to. */
-static int session_bounds(const char *dir, const char *id, uint64_t *start_s, uint64_t *end_s,
-                          char **cause)
+static int session_bounds(cupstore_env *env, uint64_t *start_s, uint64_t *end_s, char **cause)
 {
     model_summary s;
-    int rc = model_summarize_id(dir, id, 0, UINT64_MAX, &s, cause);
+    int rc = model_summarize(env, 0, UINT64_MAX, &s, cause);
     if (rc)
-        return rc; /* cause: "session ID in DIR: why" */
+        return rc;
     *start_s = s.start_ns / NS;
     *end_s = s.end_ns / NS;
     model_summary_free(&s);
@@ -273,14 +280,6 @@ static int job_bounds(const char *dir, const char *job, uint64_t *start_s, uint6
     model_job_free(&j);
     return 0;
 }
-
-/* export's command line. */
-struct export_args {
-    const char *cmd, *store, *from, *to, *nth, *range;
-    bool slowest, all;
-    uint64_t nth_n;             /* --nth N                                  */
-    export_opts o;
-};
 
 /* Parse and check the options: -1 to go on, else the exit status (the
  * misuse said on stderr, or --help printed). */
@@ -364,9 +363,11 @@ static int export_parse(int argc, char **argv, struct export_args *a)
     return -1;
 }
 
-/* The window of --from/--to in o (unix seconds, relative to the session's
- * or the job's bounds); 0, or the exit status of a usage error (said). */
-static int export_window(const struct export_args *a, const char *dir, export_opts *o)
+/* The window of --from/--to in o (unix seconds, relative to the bounds of
+ * the session open in env, or of the job); 0, or the exit status of a
+ * usage error (said). */
+static int export_window(const struct export_args *a, cupstore_env *env, const char *dir,
+                         export_opts *o)
 {
     char *cause = NULL;
     if (o->job && !a->from) {
@@ -378,7 +379,7 @@ static int export_window(const struct export_args *a, const char *dir, export_op
         return 0;
     uint64_t start_s, end_s, f, t;
     if (o->job ? job_bounds(dir, o->job, &start_s, &end_s, &cause) != 0
-               : session_bounds(dir, o->session, &start_s, &end_s, &cause) != 0) {
+               : session_bounds(env, &start_s, &end_s, &cause) != 0) {
         cli_error(a->cmd, "%s", cause ? cause : "cannot open the session");
         free(cause);
         return CUPTOP_EXIT_USAGE;
@@ -395,6 +396,29 @@ static int export_window(const struct export_args *a, const char *dir, export_op
     return 0;
 }
 
+/* One session's export, on the session opened once (model_session_read,
+ * under the store's read-fault guard): the window, then the export(s). */
+struct export_on {
+    struct export_args *a;
+    const char *dir;
+    int status;   /* the exit status (a failure said on stderr) */
+};
+
+static int export_on_session(cupstore_env *env, void *arg, char **cause)
+{
+    struct export_on *e = arg;
+    struct export_args *a = e->a;
+    (void)cause;
+    if (a->range) {
+        e->status = export_ranges(a, env, e->dir);
+        return 0;
+    }
+    a->o.env = env;
+    if ((e->status = export_window(a, env, e->dir, &a->o)) == 0)
+        e->status = run_export(a->cmd, &a->o);
+    return 0;
+}
+
 int cmd_export(int argc, char **argv)
 {
     struct export_args a;
@@ -404,12 +428,19 @@ int cmd_export(int argc, char **argv)
     char *dir = cli_store_dir(a.cmd, a.store);
     if (!dir)
         return CUPTOP_EXIT_USAGE;
-    if (a.range) {
-        status = export_ranges(a.cmd, dir, &a.o, a.range, a.slowest, a.nth_n, a.all);
-    } else {
-        a.o.store_dir = dir;
-        if ((status = export_window(&a, dir, &a.o)) == 0)
+    a.o.store_dir = dir;
+    if (a.o.job) {
+        if ((status = export_window(&a, NULL, dir, &a.o)) == 0)
             status = run_export(a.cmd, &a.o);
+    } else {
+        struct export_on e = {.a = &a, .dir = dir};
+        char *cause = NULL;
+        if (model_session_read(dir, a.o.session, export_on_session, &e, &cause) != 0) {
+            cli_error(a.cmd, "%s", cause ? cause : "cannot open the session");
+            e.status = CUPTOP_EXIT_USAGE;
+        }
+        free(cause);
+        status = e.status;
     }
     free(dir);
     return status;

@@ -13,10 +13,15 @@
 #include <stdint.h>
 #include <string.h>
 
+struct cupstore_env;
+
 /** Options of one export (the CLI and the monitor fill them). */
 typedef struct export_opts {
     const char *store_dir;   /* store directory (NULL: the default)        */
     const char *session;     /* session id or unique prefix                */
+    struct cupstore_env *env;/* that session already open (the caller's: it
+                                stays open; session then only names it), or
+                                NULL: export_run opens session             */
     uint64_t from_ns, to_ns; /* window (CLOCK_REALTIME ns), inclusive      */
     const char *mark;        /* or a mark name (then from/to are ignored)  */
     const char *format;      /* "chrome", "perfetto", "jsonl", "csv", "store" */

@@ -42,6 +42,7 @@ const char *name_cache_get_full(name_cache *c, cupstore_txn *txn, uint32_t id, s
 typedef struct export_ctx {
     const export_opts *o;
     cupstore_env *env;
+    bool env_lent;                  /* env is o->env: the caller closes it  */
     char *store_dir;
     uint64_t from_ns, to_ns;        /* window, inclusive                    */
     uint64_t base_ns;               /* chrome ts origin: from rounded down  */

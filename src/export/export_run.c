@@ -405,12 +405,16 @@ bool export_format_known(const char *format)
     return format && (writer_for(format) || !strcmp(format, "store"));
 }
 
-/* One session's window: open it, resolve the mark, judge the window, clamp
- * it to the data.  0, or -1 with *cause set. */
+/* One session's window: open it (unless the caller lent it open), resolve
+ * the mark, judge the window, clamp it to the data.  0, or -1 with *cause
+ * set. */
 static int session_prepare(export_ctx *x, const export_opts *o, const char *dir, char **cause)
 {
     int rc;
-    if ((rc = cupstore_session_open(&x->env, dir, o->session, CUPSTORE_RDONLY)) != 0) {
+    if (o->env) {
+        x->env = o->env;
+        x->env_lent = true;
+    } else if ((rc = cupstore_session_open(&x->env, dir, o->session, CUPSTORE_RDONLY)) != 0) {
         set_cause(cause, "session %s in %s: %s", o->session, dir, model_strerror(rc));
         return -1;
     }
@@ -612,7 +616,7 @@ out:
     export_job_close(&x);
     model_summary_free(&x.sum);
     name_cache_free(&x.names);
-    if (x.env)
+    if (x.env && !x.env_lent)
         cupstore_env_close(x.env);
     free(dir);
     return status;

@@ -271,4 +271,21 @@ else
     echo "mdb_load (lmdb-utils) not installed: the damaged-mark check did not run"
 fi
 
+# the session is opened once per export (issue 30 item 3): its lock.mdb
+# (one open per LMDB environment) is opened once, for a --from/--to window
+# (its bounds read first) as for a mark
+if command -v strace >/dev/null 2>&1 && strace -f -o /dev/null true 2>/dev/null; then
+    for how in "--from +1 --to end" "--mark hot"; do
+        # shellcheck disable=SC2086
+        strace -f -e trace=openat,open -o "$WORK/opens.trace" "$CUPTOP" export --store "$S" \
+            "$CLEAN" $how --format jsonl -o "$O/once.jsonl" --force >/dev/null 2>&1 ||
+            fail "export $how under strace"
+        n=$(grep -c "$CLEAN/lock.mdb\"" "$WORK/opens.trace")
+        checks=$((checks + 1))
+        [ "$n" = 1 ] || fail "export $how opened the session $n times, not once"
+    done
+else
+    echo "strace not usable here: the opened-once check did not run"
+fi
+
 finish
