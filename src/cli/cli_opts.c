@@ -4,13 +4,15 @@
  */
 #include "config.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 #include "cli_opts.h"
 
 const cli_cmd *const cli_opts_commands[] = {
     &cli_cmd_top,     &cli_cmd_sessions, &cli_cmd_check, &cli_cmd_control,
-    &cli_cmd_compare, &cli_cmd_ranges,   &cli_cmd_report,  &cli_cmd_export, NULL,
+    &cli_cmd_compare, &cli_cmd_ranges,   &cli_cmd_report,  &cli_cmd_export, &cli_cmd_demo,
+    &cli_cmd_baseline, NULL,
 };
 
 void cli_opts_begin(const cli_cmd *c, struct option lo[CLI_OPTS_MAX])
@@ -22,6 +24,17 @@ void cli_opts_begin(const cli_cmd *c, struct option lo[CLI_OPTS_MAX])
     lo[n] = (struct option){NULL, 0, NULL, 0};
     opterr = 0;
     optind = 1;
+}
+
+const cli_opt *cli_opts_find(const cli_cmd *c, const char *arg)
+{
+    bool lng = arg[0] == '-' && arg[1] == '-';
+    bool shrt = arg[0] == '-' && arg[1] && arg[1] != '-' && !arg[2] &&
+                strchr(c->shortopts, arg[1]);
+    for (const cli_opt *o = c->opts; o->name && (lng || shrt); o++)
+        if (lng ? !strcmp(arg + 2, o->name) : o->val == arg[1])
+            return o;
+    return NULL;
 }
 
 void cli_opts_help(const cli_cmd *c, FILE *f)

@@ -35,7 +35,8 @@ typedef struct cli_cmd {
 
 /* Each command's table, beside its parser in cmd_NAME.c. */
 extern const cli_cmd cli_cmd_top, cli_cmd_sessions, cli_cmd_check, cli_cmd_control,
-    cli_cmd_compare, cli_cmd_ranges, cli_cmd_report, cli_cmd_export;
+    cli_cmd_compare, cli_cmd_ranges, cli_cmd_report, cli_cmd_export, cli_cmd_demo,
+    cli_cmd_baseline;
 
 /* The commands with a table, NULL-terminated. */
 extern const cli_cmd *const cli_opts_commands[];
@@ -43,6 +44,13 @@ extern const cli_cmd *const cli_opts_commands[];
 /** Fill lo (CLI_OPTS_MAX entries) with c's getopt_long table and reset
  *  getopt (optind 1, opterr 0: the command says what was wrong). */
 void cli_opts_begin(const cli_cmd *c, struct option lo[CLI_OPTS_MAX]);
+
+/** For the commands parsed by hand (run, attach, demo, baseline: a
+ *  program's own arguments follow theirs, and they name an unknown option
+ *  in words of their own): the entry of c's table that arg names exactly,
+ *  "--name" (no abbreviation, no "=VALUE"), or "-X" where X is in
+ *  c->shortopts and is the entry's val.  NULL when arg is none of them. */
+const cli_opt *cli_opts_find(const cli_cmd *c, const char *arg);
 
 /** Print the options part of c's --help to f: "  --name ARG" (or the
  *  entry's shown text) and its help text from c->column, continuation lines

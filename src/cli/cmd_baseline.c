@@ -25,9 +25,28 @@
 #include <unistd.h>
 
 #include "cupstore.h"
+#include "cli_opts.h"
 #include "cuptop.h"
 #include "export.h"
 #include "model.h"
+
+/* baseline's options (cli_opts.h): parsed from this table by hand
+ * (cmd_baseline: CMD and its arguments follow them); --help says them in
+ * its usage lines and prose. */
+const cli_cmd cli_cmd_baseline = {
+    .name = "baseline",
+    .shortopts = "h",
+    .opts = (const cli_opt[]){
+        {"runs", "N", 'r', NULL, NULL},
+        {"narrow", "KINDS", 'n', NULL, NULL},
+        {"kinds", "KINDS", 'k', NULL, NULL},
+        {"label", "NAME", 'l', NULL, NULL},
+        {"json", NULL, 'j', NULL, NULL},
+        {"store", "DIR", 's', NULL, NULL},
+        {"help", NULL, 'h', NULL, NULL},
+        {NULL, NULL, 0, NULL, NULL},
+    },
+};
 
 static void usage(FILE *f)
 {
@@ -226,43 +245,43 @@ int cmd_baseline(int argc, char **argv)
             i++;
             break;
         }
-        if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
+        const cli_opt *op = cli_opts_find(&cli_cmd_baseline, o);
+        if (op && op->val == 'h') {
             usage(stdout);
             return CUPTOP_EXIT_OK;
         }
         if (o[0] != '-')
             break;
-        if (!strcmp(o, "--json")) {
-            json = true;
-            continue;
-        }
-        if (strcmp(o, "--runs") && strcmp(o, "--narrow") && strcmp(o, "--kinds") &&
-            strcmp(o, "--label") && strcmp(o, "--store"))
+        if (!op)
             return cli_usage_error(cmd, "unknown option \"%s\"", o);
-        if (!v)
+        if (op->arg && !v)
             return cli_usage_error(cmd, "%s needs a value", o);
-        i++;
-        if (!strcmp(o, "--runs")) {
-            char *end;
+        i += op->arg != NULL;
+        uint32_t mask;
+        const char *bad;
+        char *end;
+        switch (op->val) {
+        case 'j': json = true; break;
+        case 'r':
             runs = strtoul(v, &end, 10);
             if (*v == '-' || *end || runs < 1 || runs > 100)
                 return cli_usage_error(cmd, "--runs: give a count from 1 to 100");
-        } else if (!strcmp(o, "--narrow") || !strcmp(o, "--kinds")) {
-            uint32_t mask;
-            const char *bad;
+            break;
+        case 'n':
+        case 'k':
             if (!cli_run_accepts("CUPTOP_KINDS", v) ||
                 cupstore_kinds_parse(v, &mask, &bad) != 0 || !mask)
                 return cli_usage_error(cmd, "%s: \"%s\" is not a non-empty list of kinds", o, v);
-            if (!strcmp(o, "--narrow"))
-                narrow = v;
-            else
-                kinds = v;
-        } else if (!strcmp(o, "--label")) {
+            *(op->val == 'n' ? &narrow : &kinds) = v;
+            break;
+        case 'l':
             if (!*v || strlen(v) > 255)
                 return cli_usage_error(cmd, "--label: give 1 to 255 bytes");
             label = v;
-        } else {
+            break;
+        default:   /* 's' */
             store = v;
+            break;
         }
     }
     if (i >= argc)

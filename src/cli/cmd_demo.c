@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "cupstore.h"
+#include "cli_opts.h"
 #include "cuptop.h"
 #include "export.h"
 #include "model.h"
@@ -35,6 +36,28 @@
 
 static const char *const demo_scenarios[] = {
     "clean", "drops", "slow-consumer", "crash", "conflict", "demo", "pytorch", "nvtx",
+};
+
+/* demo's options (cli_opts.h): parsed from this table by hand (cmd_demo);
+ * --store, --headless and --scenario are said in the usage lines. */
+const cli_cmd cli_cmd_demo = {
+    .name = "demo",
+    .shortopts = "h",
+    .column = 17,
+    .opts = (const cli_opt[]){
+        {"store", "DIR", 's', NULL, NULL},
+        {"headless", NULL, 'H', NULL, NULL},
+        {"scenario", "NAME", 'S', NULL, NULL},
+        {"seconds", "N", 'n', "run length, 0.." SIM_ARGS_STR(SIM_ARGS_SECONDS_MAX) " s\n", NULL},
+        {"rate", "R", 'r',
+         "kernel launches per second per device, 0..1e9 (the\nscenario's otherwise)\n", NULL},
+        {"devices", "N", 'd', "simulated devices, 1.." SIM_ARGS_STR(SIM_ARGS_DEVICES_MAX) "\n",
+         NULL},
+        {"ascii", NULL, 'a', "plots without Braille characters\n", NULL},
+        {"mono", NULL, 'm', "no colours\n", NULL},
+        {"help", NULL, 'h', NULL, NULL},
+        {NULL, NULL, 0, NULL, NULL},
+    },
 };
 
 static void demo_usage(FILE *f)
@@ -55,13 +78,8 @@ static void demo_usage(FILE *f)
             "  demo (drops that clear when the kinds are narrowed), pytorch (a framework's\n"
             "  API mix: 7 API calls per GPU operation, 2 of them kept by --api gpu),\n"
             "  nvtx (clean, with NVTX ranges: a \"step\" every 100 ms holding \"forward\"\n"
-            "  and \"backward\", the marker kind on; see them with cuptop ranges)\n"
-            "  --seconds N    run length, 0.." SIM_ARGS_STR(SIM_ARGS_SECONDS_MAX) " s\n"
-            "  --rate R       kernel launches per second per device, 0..1e9 (the\n"
-            "                 scenario's otherwise)\n"
-            "  --devices N    simulated devices, 1.." SIM_ARGS_STR(SIM_ARGS_DEVICES_MAX) "\n"
-            "  --ascii        plots without Braille characters\n"
-            "  --mono         no colours\n");
+            "  and \"backward\", the marker kind on; see them with cuptop ranges)\n");
+    cli_opts_help(&cli_cmd_demo, f);
 }
 
 static bool demo_known_scenario(const char *s)
@@ -361,50 +379,49 @@ int cmd_demo(int argc, char **argv)
 
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
+        const cli_opt *op = cli_opts_find(&cli_cmd_demo, o);
+        if (!op)
+            return cli_usage_error(cmd, "unknown option \"%s\"", o);
+        if (op->arg && !v)
+            return cli_usage_error(cmd, "%s needs a value", o);
+        i += op->arg != NULL;
+        /* the simulator's own parser: what it would refuse is misuse here */
+        char esc[80] = "";
+        if (v)
+            model_escape(esc, sizeof esc, v, strlen(v));
+        double d;
+        unsigned u;
+        switch (op->val) {
+        case 'h':
             demo_usage(stdout);
             return CUPTOP_EXIT_OK;
-        } else if (!strcmp(o, "--headless")) {
-            headless = true;
-        } else if (!strcmp(o, "--ascii")) {
-            ascii = true;
-        } else if (!strcmp(o, "--mono")) {
-            mono = true;
-        } else if (!strcmp(o, "--store") || !strcmp(o, "--seconds") || !strcmp(o, "--scenario") ||
-                   !strcmp(o, "--rate") || !strcmp(o, "--devices")) {
-            if (!v)
-                return cli_usage_error(cmd, "%s needs a value", o);
-            i++;
-            char esc[80];
-            model_escape(esc, sizeof esc, v, strlen(v));
-            /* the simulator's own parser: what it would refuse is misuse here */
-            double d;
-            unsigned u;
-            if (!strcmp(o, "--store")) {
-                store = v;
-            } else if (!strcmp(o, "--scenario")) {
-                if (!demo_known_scenario(v))
-                    return cli_usage_error(cmd, "unknown scenario \"%s\"", esc);
-                scenario = v;
-            } else if (!strcmp(o, "--seconds")) {
-                if (sim_args_seconds(v, &d))
-                    return cli_usage_error(cmd, "--seconds: \"%s\" is not %s", esc,
-                                           SIM_ARGS_SECONDS_TEXT);
-                seconds = v;
-                have_seconds = true;
-            } else if (!strcmp(o, "--rate")) {
-                if (sim_args_rate(v, strlen(v), &d))
-                    return cli_usage_error(cmd, "--rate: \"%s\" is not %s", esc,
-                                           SIM_ARGS_RATE_TEXT);
-                rate = v;
-            } else {
-                if (sim_args_devices(v, &u))
-                    return cli_usage_error(cmd, "--devices: \"%s\" is not %s", esc,
-                                           SIM_ARGS_DEVICES_TEXT);
-                devices = v;
-            }
-        } else {
-            return cli_usage_error(cmd, "unknown option \"%s\"", o);
+        case 'H': headless = true; break;
+        case 'a': ascii = true; break;
+        case 'm': mono = true; break;
+        case 's': store = v; break;
+        case 'S':
+            if (!demo_known_scenario(v))
+                return cli_usage_error(cmd, "unknown scenario \"%s\"", esc);
+            scenario = v;
+            break;
+        case 'n':
+            if (sim_args_seconds(v, &d))
+                return cli_usage_error(cmd, "--seconds: \"%s\" is not %s", esc,
+                                       SIM_ARGS_SECONDS_TEXT);
+            seconds = v;
+            have_seconds = true;
+            break;
+        case 'r':
+            if (sim_args_rate(v, strlen(v), &d))
+                return cli_usage_error(cmd, "--rate: \"%s\" is not %s", esc, SIM_ARGS_RATE_TEXT);
+            rate = v;
+            break;
+        default:   /* 'd' */
+            if (sim_args_devices(v, &u))
+                return cli_usage_error(cmd, "--devices: \"%s\" is not %s", esc,
+                                       SIM_ARGS_DEVICES_TEXT);
+            devices = v;
+            break;
         }
     }
     if (headless)
