@@ -1,0 +1,250 @@
+/*
+ * agent_ledger.c - the launch ledger (agent_ledger.h says who calls what).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent_ledger.h"
+
+#define RLX memory_order_relaxed
+#define ACQ memory_order_acquire
+#define REL memory_order_release
+
+/* A reader retries a slot being written this many times (the writer holds
+ * it for a few stores), then takes it as overwritten. */
+#define READ_TRIES 64
+
+int agent_ledger_init(agent_ledger *l, unsigned bits)
+{
+    memset(l, 0, sizeof *l);
+    if (bits < AGENT_LEDGER_BITS_MIN || bits > AGENT_LEDGER_BITS_MAX)
+        return EINVAL;
+    size_t n = (size_t)1 << bits;
+    l->slot = calloc(n, sizeof *l->slot);
+    l->seen = calloc(n, sizeof *l->seen);
+    if (!l->slot || !l->seen) {
+        agent_ledger_free(l);
+        return ENOMEM;
+    }
+    l->mask = (uint32_t)(n - 1);
+    return 0;
+}
+
+void agent_ledger_free(agent_ledger *l)
+{
+    free(l->slot);
+    free(l->seen);
+    l->slot = NULL;
+    l->seen = NULL;
+}
+
+size_t agent_ledger_bytes(unsigned bits)
+{
+    return ((size_t)1 << bits) * (sizeof(agent_ledger_slot) + sizeof(agent_ledger_seen));
+}
+
+bool agent_ledger_launch(agent_ledger *l, const agent_launch *in)
+{
+    uint32_t total = 0;
+    for (unsigned k = 0; k < AGENT_LEDGER_KINDS; k++)
+        total += in->expect[k];
+    if (in->corr == 0 || (total == 0 && !in->unknowable))
+        return true;   /* nothing to keep */
+    agent_ledger_slot *s = &l->slot[in->corr & l->mask];
+    uint32_t q = atomic_load_explicit(&s->seq, RLX);
+    if ((q & 1) || !atomic_compare_exchange_strong_explicit(&s->seq, &q, q + 1,
+                                                            memory_order_acq_rel, RLX)) {
+        atomic_fetch_add_explicit(&l->busy, 1, RLX);
+        return false;
+    }
+    uint32_t old = atomic_load_explicit(&s->corr, RLX);
+    if (old && atomic_load_explicit(&s->closed, ACQ) != old &&
+        !atomic_load_explicit(&s->unknowable, RLX))
+        atomic_fetch_add_explicit(&l->overrun, 1, RLX);
+    atomic_store_explicit(&s->corr, in->corr, RLX);
+    atomic_store_explicit(&s->stream, in->stream, RLX);
+    atomic_store_explicit(&s->tid, in->tid, RLX);
+    atomic_store_explicit(&s->name_id, in->name_id, RLX);
+    atomic_store_explicit(&s->device, in->device, RLX);
+    atomic_store_explicit(&s->unknowable, in->unknowable, RLX);
+    atomic_store_explicit(&s->launch_ns, in->launch_ns, RLX);
+    for (unsigned k = 0; k < AGENT_LEDGER_KINDS; k++)
+        atomic_store_explicit(&s->expect[k], in->expect[k], RLX);
+    atomic_store_explicit(&s->seq, q + 2, REL);
+
+    atomic_fetch_add_explicit(&l->launches, 1, RLX);
+    if (in->unknowable)
+        atomic_fetch_add_explicit(&l->unknowable, 1, RLX);
+    else
+        for (unsigned k = 0; k < AGENT_LEDGER_KINDS; k++)
+            if (in->expect[k])
+                atomic_fetch_add_explicit(&l->expected[k], in->expect[k], RLX);
+    return true;
+}
+
+/* Read a slot's launch, never torn.  false: empty, or being rewritten. */
+static bool slot_read(const agent_ledger_slot *cs, agent_launch *out)
+{
+    agent_ledger_slot *s = (agent_ledger_slot *)cs;
+    for (int i = 0; i < READ_TRIES; i++) {
+        uint32_t q1 = atomic_load_explicit(&s->seq, ACQ);
+        if (q1 & 1)
+            continue;
+        out->corr = atomic_load_explicit(&s->corr, RLX);
+        out->stream = atomic_load_explicit(&s->stream, RLX);
+        out->tid = atomic_load_explicit(&s->tid, RLX);
+        out->name_id = atomic_load_explicit(&s->name_id, RLX);
+        out->device = atomic_load_explicit(&s->device, RLX);
+        out->unknowable = atomic_load_explicit(&s->unknowable, RLX);
+        out->launch_ns = atomic_load_explicit(&s->launch_ns, RLX);
+        for (unsigned k = 0; k < AGENT_LEDGER_KINDS; k++)
+            out->expect[k] = atomic_load_explicit(&s->expect[k], RLX);
+        atomic_thread_fence(ACQ);
+        if (atomic_load_explicit(&s->seq, RLX) == q1)
+            return out->corr != 0;
+    }
+    return false;
+}
+
+void agent_ledger_cancel(agent_ledger *l, uint32_t corr)
+{
+    agent_ledger_slot *s = &l->slot[corr & l->mask];
+    agent_launch in;
+    if (!corr || !slot_read(s, &in) || in.corr != corr)
+        return;   /* not kept (nothing expected, busy) or overwritten */
+    if (atomic_load_explicit(&s->closed, ACQ) == corr)
+        return;
+    atomic_store_explicit(&s->closed, corr, REL);
+    atomic_fetch_add_explicit(&l->cancelled, 1, RLX);
+    if (in.unknowable)
+        return;
+    for (unsigned k = 0; k < AGENT_LEDGER_KINDS; k++)
+        if (in.expect[k])
+            atomic_fetch_add_explicit(&l->cancelled_expect[k], in.expect[k], RLX);
+}
+
+/* The consumer's counts for the launch `corr` in slot i (reset when the
+ * slot now holds a launch it has not seen). */
+static agent_ledger_seen *seen_for(agent_ledger *l, uint32_t corr)
+{
+    agent_ledger_seen *e = &l->seen[corr & l->mask];
+    if (e->corr != corr) {
+        memset(e, 0, sizeof *e);
+        e->corr = corr;
+    }
+    return e;
+}
+
+static bool all_arrived(const agent_launch *in, const agent_ledger_seen *e)
+{
+    for (unsigned k = 0; k < AGENT_LEDGER_KINDS; k++)
+        if (e->arrived[k] < in->expect[k])
+            return false;
+    return true;
+}
+
+agent_ledger_match agent_ledger_arrive(agent_ledger *l, uint32_t corr, agent_ledger_kind kind)
+{
+    agent_ledger_slot *s = &l->slot[corr & l->mask];
+    agent_launch in;
+    unsigned k = (unsigned)kind;
+    if (k >= AGENT_LEDGER_KINDS)
+        return AGENT_LEDGER_ORPHAN;
+    if (!corr || !slot_read(s, &in) || in.corr != corr) {
+        l->orphan[k]++;
+        return AGENT_LEDGER_ORPHAN;
+    }
+    bool was_seen = l->seen[corr & l->mask].corr == corr;
+    if (!was_seen && atomic_load_explicit(&s->closed, ACQ) == corr) {
+        l->extra[k]++;   /* a cancelled launch: its call failed */
+        return AGENT_LEDGER_EXTRA;
+    }
+    agent_ledger_seen *e = seen_for(l, corr);
+    if (e->lost) {
+        if (e->arrived[k] < UINT16_MAX)
+            e->arrived[k]++;
+        l->late[k]++;
+        return AGENT_LEDGER_LATE;
+    }
+    if (!in.unknowable && e->arrived[k] >= in.expect[k]) {
+        l->extra[k]++;
+        return AGENT_LEDGER_EXTRA;
+    }
+    if (e->arrived[k] < UINT16_MAX)
+        e->arrived[k]++;
+    l->matched[k]++;
+    if (!in.unknowable && all_arrived(&in, e))
+        atomic_store_explicit(&s->closed, corr, REL);
+    return AGENT_LEDGER_MATCHED;
+}
+
+void agent_ledger_sweep(agent_ledger *l, uint64_t pending_before_ns, uint64_t lost_before_ns,
+                        agent_ledger_lost_fn fn, void *arg,
+                        uint64_t pending[AGENT_LEDGER_KINDS])
+{
+    for (uint32_t i = 0; i <= l->mask; i++) {
+        agent_ledger_slot *s = &l->slot[i];
+        agent_launch in;
+        if (!slot_read(s, &in) || atomic_load_explicit(&s->closed, ACQ) == in.corr)
+            continue;
+        agent_ledger_seen *e = &l->seen[i];
+        bool seen = e->corr == in.corr;
+        if (seen && e->lost)
+            continue;
+        if (in.unknowable) {
+            if (lost_before_ns == UINT64_MAX)   /* the end: judged by no one */
+                atomic_store_explicit(&s->closed, in.corr, REL);
+            continue;
+        }
+        uint32_t missing[AGENT_LEDGER_KINDS], total = 0;
+        for (unsigned k = 0; k < AGENT_LEDGER_KINDS; k++) {
+            uint32_t got = seen ? e->arrived[k] : 0;
+            missing[k] = in.expect[k] > got ? in.expect[k] - got : 0;
+            total += missing[k];
+        }
+        if (total == 0)
+            continue;
+        if (in.launch_ns < lost_before_ns) {
+            e = seen_for(l, in.corr);
+            e->lost = 1;
+            for (unsigned k = 0; k < AGENT_LEDGER_KINDS; k++)
+                l->lost[k] += missing[k];
+            atomic_store_explicit(&s->closed, in.corr, REL);
+            if (fn)
+                fn(&in, missing, arg);
+        } else if (pending && in.launch_ns < pending_before_ns) {
+            for (unsigned k = 0; k < AGENT_LEDGER_KINDS; k++)
+                pending[k] += missing[k];
+        }
+    }
+}
+
+void agent_ledger_totals_get(agent_ledger *l, agent_ledger_totals *t)
+{
+    memset(t, 0, sizeof *t);
+    t->launches = atomic_load_explicit(&l->launches, RLX);
+    t->cancelled = atomic_load_explicit(&l->cancelled, RLX);
+    t->overrun = atomic_load_explicit(&l->overrun, RLX);
+    t->busy = atomic_load_explicit(&l->busy, RLX);
+    t->unknowable = atomic_load_explicit(&l->unknowable, RLX);
+    for (unsigned k = 0; k < AGENT_LEDGER_KINDS; k++) {
+        uint64_t e = atomic_load_explicit(&l->expected[k], RLX);
+        uint64_t c = atomic_load_explicit(&l->cancelled_expect[k], RLX);
+        t->expected[k] = e > c ? e - c : 0;
+        t->matched[k] = l->matched[k];
+        t->extra[k] = l->extra[k];
+        t->late[k] = l->late[k];
+        t->orphan[k] = l->orphan[k];
+        t->lost[k] = l->lost[k];
+    }
+}
+
+uint64_t agent_ledger_unattributed(const agent_ledger_totals *t, agent_ledger_kind kind)
+{
+    unsigned k = (unsigned)kind;
+    if (k >= AGENT_LEDGER_KINDS || !t->overrun)
+        return 0;
+    uint64_t accounted = t->matched[k] + t->lost[k] + t->orphan[k];
+    return t->expected[k] > accounted ? t->expected[k] - accounted : 0;
+}

@@ -1,0 +1,368 @@
+/*
+ * test_agent_ledger.c - the launch ledger: matching, pending and lost
+ * launches, late records, cancelled calls, graphs, orphans, the window's
+ * bound, and launchers on several threads against one consumer (also built
+ * with ThreadSanitizer by tests/agent/tsan_queue.sh: needs only
+ * agent_ledger.c).
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "agent_ledger.h"
+
+#define K AGENT_LEDGER_KERNEL
+#define C AGENT_LEDGER_MEMCPY
+#define S AGENT_LEDGER_MEMSET
+
+/* What the sweeps reported lost, summed, and the last launch reported. */
+struct lost_log {
+    unsigned calls;
+    uint64_t missing[AGENT_LEDGER_KINDS];
+    uint64_t by_stream[8];
+    agent_launch last;
+};
+
+static void log_lost(const agent_launch *in, const uint32_t missing[AGENT_LEDGER_KINDS], void *arg)
+{
+    struct lost_log *g = arg;
+    g->calls++;
+    for (unsigned k = 0; k < AGENT_LEDGER_KINDS; k++) {
+        g->missing[k] += missing[k];
+        g->by_stream[in->stream % 8] += missing[k];
+    }
+    g->last = *in;
+}
+
+static agent_launch kernel(uint32_t corr, uint32_t stream, uint64_t ns)
+{
+    return (agent_launch){.corr = corr, .stream = stream, .tid = 77, .name_id = corr + 1000,
+                          .launch_ns = ns, .device = 1, .expect = {[K] = 1}};
+}
+
+static void test_bounds(void **state)
+{
+    agent_ledger l;
+    (void)state;
+    assert_int_equal(agent_ledger_init(&l, AGENT_LEDGER_BITS_MIN - 1), 22 /* EINVAL */);
+    assert_int_equal(agent_ledger_init(&l, AGENT_LEDGER_BITS_MAX + 1), 22);
+    assert_int_equal(agent_ledger_init(&l, AGENT_LEDGER_BITS_MIN), 0);
+    assert_true(agent_ledger_bytes(AGENT_LEDGER_BITS_DEFAULT) < (size_t)16 << 20);
+    agent_ledger_free(&l);
+    agent_ledger_free(&l);   /* twice is harmless */
+}
+
+/* Each launch's records arrive: matched, nothing lost or pending; a
+ * record beyond what was launched is extra. */
+static void test_matched(void **state)
+{
+    agent_ledger l;
+    agent_ledger_totals t;
+    struct lost_log g = {0};
+    uint64_t pending[AGENT_LEDGER_KINDS] = {0};
+    (void)state;
+    assert_int_equal(agent_ledger_init(&l, 8), 0);
+    for (uint32_t c = 1; c <= 100; c++) {
+        agent_launch in = kernel(c, c % 3, c);
+        assert_true(agent_ledger_launch(&l, &in));
+    }
+    for (uint32_t c = 100; c >= 1; c--)   /* any order */
+        assert_int_equal(agent_ledger_arrive(&l, c, K), AGENT_LEDGER_MATCHED);
+    assert_int_equal(agent_ledger_arrive(&l, 7, K), AGENT_LEDGER_EXTRA);
+    assert_int_equal(agent_ledger_arrive(&l, 8, C), AGENT_LEDGER_EXTRA);
+    agent_ledger_sweep(&l, UINT64_MAX, UINT64_MAX, log_lost, &g, pending);
+    assert_int_equal(g.calls, 0);
+    assert_int_equal(pending[K], 0);
+    agent_ledger_totals_get(&l, &t);
+    assert_int_equal(t.launches, 100);
+    assert_int_equal(t.expected[K], 100);
+    assert_int_equal(t.matched[K], 100);
+    assert_int_equal(t.extra[K], 1);
+    assert_int_equal(t.extra[C], 1);
+    assert_int_equal(t.lost[K] + t.orphan[K] + t.overrun + t.busy, 0);
+    assert_int_equal(agent_ledger_unattributed(&t, K), 0);
+    agent_ledger_free(&l);
+}
+
+/* A live sweep: old launches with records missing are lost (reported
+ * once, with their stream, thread, name and time), recent ones pending;
+ * the final sweep loses the rest; a record of a lost launch is LATE. */
+static void test_pending_lost_late(void **state)
+{
+    agent_ledger l;
+    agent_ledger_totals t;
+    struct lost_log g = {0};
+    uint64_t pending[AGENT_LEDGER_KINDS] = {0};
+    (void)state;
+    assert_int_equal(agent_ledger_init(&l, 8), 0);
+    for (uint32_t c = 1; c <= 30; c++) {
+        agent_launch in = kernel(c, c % 2, (uint64_t)c * 10);   /* 10 .. 300 */
+        assert_true(agent_ledger_launch(&l, &in));
+    }
+    for (uint32_t c = 1; c <= 30; c++)
+        if (c % 3)   /* every third record never comes */
+            assert_int_equal(agent_ledger_arrive(&l, c, K), AGENT_LEDGER_MATCHED);
+    /* lost: launched before 100 (3, 6, 9); pending: 100..199 (12 .. 18) */
+    agent_ledger_sweep(&l, 200, 100, log_lost, &g, pending);
+    assert_int_equal(g.calls, 3);
+    assert_int_equal(g.missing[K], 3);
+    assert_int_equal(g.last.corr, 9);
+    assert_int_equal(g.last.stream, 1);
+    assert_int_equal(g.last.tid, 77);
+    assert_int_equal(g.last.name_id, 1009);
+    assert_int_equal(g.last.device, 1);
+    assert_int_equal(g.last.launch_ns, 90);
+    assert_int_equal(pending[K], 3);
+    /* the same sweep again reports nothing new */
+    memset(pending, 0, sizeof pending);
+    agent_ledger_sweep(&l, 200, 100, log_lost, &g, pending);
+    assert_int_equal(g.calls, 3);
+    /* a record of a lost launch after all */
+    assert_int_equal(agent_ledger_arrive(&l, 6, K), AGENT_LEDGER_LATE);
+    /* the final sweep: 12 .. 30 step 3 (7 launches) */
+    agent_ledger_sweep(&l, UINT64_MAX, UINT64_MAX, log_lost, &g, NULL);
+    assert_int_equal(g.calls, 10);
+    assert_int_equal(g.missing[K], 10);
+    assert_int_equal(g.by_stream[0] + g.by_stream[1], 10);
+    assert_int_equal(g.by_stream[0], 5);   /* 6, 12, 18, 24, 30 */
+    agent_ledger_totals_get(&l, &t);
+    assert_int_equal(t.expected[K], 30);
+    assert_int_equal(t.matched[K], 20);
+    assert_int_equal(t.lost[K], 10);
+    assert_int_equal(t.late[K], 1);
+    /* lost - late: what never came */
+    assert_int_equal(t.lost[K] - t.late[K], 9);
+    agent_ledger_free(&l);
+}
+
+/* A graph launch expects records of several kinds under one id; what is
+ * missing is reported per kind.  A graph whose count is unknowable is
+ * matched but never lost. */
+static void test_graph(void **state)
+{
+    agent_ledger l;
+    agent_ledger_totals t;
+    struct lost_log g = {0};
+    (void)state;
+    assert_int_equal(agent_ledger_init(&l, 8), 0);
+    agent_launch gr = {.corr = 40, .stream = 3, .launch_ns = 5, .expect = {[K] = 50, [C] = 2, [S] = 1}};
+    assert_true(agent_ledger_launch(&l, &gr));
+    agent_launch dyn = {.corr = 41, .stream = 3, .launch_ns = 6, .unknowable = true};
+    assert_true(agent_ledger_launch(&l, &dyn));
+    for (int i = 0; i < 48; i++)
+        assert_int_equal(agent_ledger_arrive(&l, 40, K), AGENT_LEDGER_MATCHED);
+    assert_int_equal(agent_ledger_arrive(&l, 40, C), AGENT_LEDGER_MATCHED);
+    for (int i = 0; i < 9; i++)
+        assert_int_equal(agent_ledger_arrive(&l, 41, K), AGENT_LEDGER_MATCHED);
+    agent_ledger_sweep(&l, UINT64_MAX, UINT64_MAX, log_lost, &g, NULL);
+    assert_int_equal(g.calls, 1);
+    assert_int_equal(g.last.corr, 40);
+    assert_int_equal(g.missing[K], 2);
+    assert_int_equal(g.missing[C], 1);
+    assert_int_equal(g.missing[S], 1);
+    agent_ledger_totals_get(&l, &t);
+    assert_int_equal(t.unknowable, 1);
+    assert_int_equal(t.expected[K], 50);   /* the unknowable graph adds none */
+    assert_int_equal(t.matched[K], 48 + 9);
+    assert_int_equal(t.lost[K], 2);
+    agent_ledger_free(&l);
+}
+
+/* A failed call is taken back: nothing expected, nothing lost; a launch
+ * expecting nothing is not kept; corr 0 is never a launch. */
+static void test_cancel_and_orphans(void **state)
+{
+    agent_ledger l;
+    agent_ledger_totals t;
+    struct lost_log g = {0};
+    (void)state;
+    assert_int_equal(agent_ledger_init(&l, 8), 0);
+    agent_launch in = kernel(5, 0, 1);
+    assert_true(agent_ledger_launch(&l, &in));
+    agent_ledger_cancel(&l, 5);
+    agent_ledger_cancel(&l, 5);   /* twice: counted once */
+    agent_ledger_cancel(&l, 6);   /* never kept */
+    agent_launch none = {.corr = 6, .launch_ns = 1};
+    assert_true(agent_ledger_launch(&l, &none));
+    assert_int_equal(agent_ledger_arrive(&l, 5, K), AGENT_LEDGER_EXTRA);
+    assert_int_equal(agent_ledger_arrive(&l, 6, K), AGENT_LEDGER_ORPHAN);
+    assert_int_equal(agent_ledger_arrive(&l, 0, K), AGENT_LEDGER_ORPHAN);
+    assert_int_equal(agent_ledger_arrive(&l, 99, S), AGENT_LEDGER_ORPHAN);
+    agent_ledger_sweep(&l, UINT64_MAX, UINT64_MAX, log_lost, &g, NULL);
+    assert_int_equal(g.calls, 0);
+    agent_ledger_totals_get(&l, &t);
+    assert_int_equal(t.launches, 1);
+    assert_int_equal(t.cancelled, 1);
+    assert_int_equal(t.expected[K], 0);
+    assert_int_equal(t.orphan[K], 2);
+    assert_int_equal(t.orphan[S], 1);
+    agent_ledger_free(&l);
+}
+
+/* The window's bound: a launch overwriting an open one is counted; the
+ * overwritten launch's record is an orphan; what it never received is
+ * missing in total (unattributed), on no stream.  Overwriting a closed
+ * launch is no overrun. */
+static void test_overrun(void **state)
+{
+    agent_ledger l;
+    agent_ledger_totals t;
+    struct lost_log g = {0};
+    uint32_t n = 1u << AGENT_LEDGER_BITS_MIN;
+    (void)state;
+    assert_int_equal(agent_ledger_init(&l, AGENT_LEDGER_BITS_MIN), 0);
+    agent_launch a = kernel(1, 0, 1), b = kernel(2, 0, 1);
+    assert_true(agent_ledger_launch(&l, &a));
+    assert_true(agent_ledger_launch(&l, &b));
+    assert_int_equal(agent_ledger_arrive(&l, 2, K), AGENT_LEDGER_MATCHED);   /* b closed */
+    agent_launch a2 = kernel(1 + n, 0, 2), b2 = kernel(2 + n, 0, 2);
+    assert_true(agent_ledger_launch(&l, &a2));   /* a still open: overrun */
+    assert_true(agent_ledger_launch(&l, &b2));   /* b closed: fine */
+    agent_ledger_totals_get(&l, &t);
+    assert_int_equal(t.overrun, 1);
+    /* a's record never comes; a2's and b2's do */
+    assert_int_equal(agent_ledger_arrive(&l, 1 + n, K), AGENT_LEDGER_MATCHED);
+    assert_int_equal(agent_ledger_arrive(&l, 2 + n, K), AGENT_LEDGER_MATCHED);
+    agent_ledger_sweep(&l, UINT64_MAX, UINT64_MAX, log_lost, &g, NULL);
+    assert_int_equal(g.calls, 0);
+    agent_ledger_totals_get(&l, &t);
+    assert_int_equal(t.expected[K], 4);
+    assert_int_equal(t.matched[K], 3);
+    assert_int_equal(agent_ledger_unattributed(&t, K), 1);
+    /* had a's record come after it was overwritten: an orphan, 0 missing */
+    assert_int_equal(agent_ledger_arrive(&l, 1, K), AGENT_LEDGER_ORPHAN);
+    agent_ledger_totals_get(&l, &t);
+    assert_int_equal(agent_ledger_unattributed(&t, K), 0);
+    agent_ledger_free(&l);
+}
+
+/* ---- launchers on several threads, one consumer ------------------------ */
+
+#define LAUNCHERS 4
+#define PER_LAUNCHER 40000
+#define DROP_EVERY 7
+
+struct stress {
+    agent_ledger l;
+    _Atomic uint32_t next_corr;
+    /* each launcher publishes its launched ids in order */
+    uint32_t ids[LAUNCHERS][PER_LAUNCHER];
+    _Atomic uint32_t published[LAUNCHERS];
+    _Atomic uint32_t refused;   /* launches not kept (no asserts off the main thread) */
+};
+
+struct launcher_arg {
+    struct stress *s;
+    unsigned id;
+};
+
+static void *launcher(void *arg)
+{
+    struct launcher_arg *p = arg;
+    struct stress *s = p->s;
+    for (uint32_t i = 0; i < PER_LAUNCHER; i++) {
+        uint32_t corr = atomic_fetch_add(&s->next_corr, 1) + 1;
+        agent_launch in = kernel(corr, corr % 8, corr);
+        if (i % 50 == 0)   /* a memcpy now and then */
+            in.expect[C] = 1;
+        if (!agent_ledger_launch(&s->l, &in))
+            atomic_fetch_add(&s->refused, 1);
+        s->ids[p->id][i] = corr;
+        atomic_store_explicit(&s->published[p->id], i + 1, memory_order_release);
+    }
+    return NULL;
+}
+
+/* Every record that came is matched or late, every one that did not is
+ * lost exactly once, on its stream; nothing is orphaned or overrun. */
+static void test_threads(void **state)
+{
+    static struct stress s;
+    pthread_t th[LAUNCHERS];
+    struct launcher_arg args[LAUNCHERS];
+    uint32_t done[LAUNCHERS] = {0};
+    uint64_t delivered = 0, dropped = 0, sweeps = 0;
+    uint64_t dropped_by_stream[8] = {0};
+    struct lost_log g = {0};
+    (void)state;
+
+    memset(&s, 0, sizeof s);
+    assert_int_equal(agent_ledger_init(&s.l, 18), 0);   /* 262,144 ids: no wrap */
+    for (unsigned i = 0; i < LAUNCHERS; i++) {
+        args[i] = (struct launcher_arg){&s, i};
+        assert_int_equal(pthread_create(&th[i], NULL, launcher, &args[i]), 0);
+    }
+    for (unsigned all = 0; all < LAUNCHERS;) {
+        all = 0;
+        for (unsigned i = 0; i < LAUNCHERS; i++) {
+            uint32_t p = atomic_load_explicit(&s.published[i], memory_order_acquire);
+            for (; done[i] < p; done[i]++) {
+                uint32_t corr = s.ids[i][done[i]];
+                bool memcpy_too = done[i] % 50 == 0;
+                if (corr % DROP_EVERY == 0) {
+                    dropped += 1 + memcpy_too;
+                    dropped_by_stream[corr % 8] += 1 + memcpy_too;
+                    continue;
+                }
+                agent_ledger_match m = agent_ledger_arrive(&s.l, corr, K);
+                assert_true(m == AGENT_LEDGER_MATCHED || m == AGENT_LEDGER_LATE);
+                if (memcpy_too) {
+                    m = agent_ledger_arrive(&s.l, corr, C);
+                    assert_true(m == AGENT_LEDGER_MATCHED || m == AGENT_LEDGER_LATE);
+                }
+                delivered += 1 + memcpy_too;
+            }
+            all += done[i] == PER_LAUNCHER;
+        }
+        /* a live sweep now and then: launches 20,000 ids behind the newest
+         * are judged (some of another thread's may still be on their way:
+         * they come back as LATE) */
+        if (++sweeps % 64 == 0) {
+            uint32_t newest = atomic_load(&s.next_corr);
+            uint64_t pending[AGENT_LEDGER_KINDS] = {0};
+            agent_ledger_sweep(&s.l, newest, newest > 20000 ? newest - 20000 : 0, log_lost, &g,
+                               pending);
+        }
+    }
+    for (unsigned i = 0; i < LAUNCHERS; i++)
+        pthread_join(th[i], NULL);
+    agent_ledger_sweep(&s.l, UINT64_MAX, UINT64_MAX, log_lost, &g, NULL);
+
+    agent_ledger_totals t;
+    agent_ledger_totals_get(&s.l, &t);
+    uint64_t lost = t.lost[K] + t.lost[C], late = t.late[K] + t.late[C];
+    assert_int_equal(t.launches, LAUNCHERS * PER_LAUNCHER);
+    assert_int_equal(atomic_load(&s.refused), 0);
+    assert_int_equal(t.overrun + t.busy, 0);
+    assert_int_equal(t.orphan[K] + t.orphan[C] + t.extra[K] + t.extra[C], 0);
+    assert_int_equal(t.matched[K] + t.matched[C] + late, delivered);
+    assert_int_equal(lost - late, dropped);
+    assert_int_equal(t.expected[K] + t.expected[C], delivered + dropped);
+    if (late == 0)   /* nothing judged early: the per-stream figures are exact */
+        for (unsigned st = 0; st < 8; st++)
+            assert_int_equal(g.by_stream[st], dropped_by_stream[st]);
+    print_message("threads: %llu delivered, %llu dropped, %llu judged early (late)\n",
+                  (unsigned long long)delivered, (unsigned long long)dropped,
+                  (unsigned long long)late);
+    agent_ledger_free(&s.l);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bounds),
+        cmocka_unit_test(test_matched),
+        cmocka_unit_test(test_pending_lost_late),
+        cmocka_unit_test(test_graph),
+        cmocka_unit_test(test_cancel_and_orphans),
+        cmocka_unit_test(test_overrun),
+        cmocka_unit_test(test_threads),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
