@@ -12,7 +12,7 @@
 const cli_cmd *const cli_opts_commands[] = {
     &cli_cmd_top,     &cli_cmd_sessions, &cli_cmd_check, &cli_cmd_control,
     &cli_cmd_compare, &cli_cmd_ranges,   &cli_cmd_report,  &cli_cmd_export, &cli_cmd_demo,
-    &cli_cmd_baseline, NULL,
+    &cli_cmd_baseline, &cli_cmd_run, &cli_cmd_attach, NULL,
 };
 
 void cli_opts_begin(const cli_cmd *c, struct option lo[CLI_OPTS_MAX])

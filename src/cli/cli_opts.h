@@ -36,7 +36,7 @@ typedef struct cli_cmd {
 /* Each command's table, beside its parser in cmd_NAME.c. */
 extern const cli_cmd cli_cmd_top, cli_cmd_sessions, cli_cmd_check, cli_cmd_control,
     cli_cmd_compare, cli_cmd_ranges, cli_cmd_report, cli_cmd_export, cli_cmd_demo,
-    cli_cmd_baseline;
+    cli_cmd_baseline, cli_cmd_run, cli_cmd_attach;
 
 /* The commands with a table, NULL-terminated. */
 extern const cli_cmd *const cli_opts_commands[];

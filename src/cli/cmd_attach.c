@@ -42,10 +42,27 @@
 
 #include "cli_inject.h"
 #include "cupstore.h"
+#include "cli_opts.h"
 #include "cuptop.h"
 #include "model.h"
 
 extern char **environ;
+
+/* attach's own options (cli_opts.h), parsed from this table by hand
+ * (cmd_attach); every other option is one of cuptop run's table that
+ * cli_agent_option takes (--only-if and --capture-range* refused: they
+ * choose a process at its start). */
+const cli_cmd cli_cmd_attach = {
+    .name = "attach",
+    .shortopts = "h",
+    .column = 20,
+    .opts = (const cli_opt[]){
+        {"wait", "S", 'w', "wait up to S seconds for the session and its attach\n(default 30)\n",
+         NULL},
+        {"help", NULL, 'h', NULL, NULL},
+        {NULL, NULL, 0, NULL, NULL},
+    },
+};
 
 static void attach_usage(FILE *f)
 {
@@ -61,10 +78,10 @@ static void attach_usage(FILE *f)
             "  --device-buffer-size B, --device-buffer-pool-limit N, --flush-period MS,\n"
             "  --stop-timeout MS, --config FILE, --dormant, --devices LIST, --api MODE,\n"
             "  --api-include NAMES, --api-exclude NAMES, --on-detach finalize|keep,\n"
-            "  --count-only, --log  as for cuptop run (see cuptop run --help)\n"
-            "  --wait S          wait up to S seconds for the session and its attach\n"
-            "                    (default 30)\n\n"
-            "Needs the right to ptrace PID: the same user (and Yama ptrace_scope 0) or root.\n"
+            "  --count-only, --log  as for cuptop run (see cuptop run --help)\n");
+    cli_opts_help(&cli_cmd_attach, f);
+    fprintf(f,
+            "\nNeeds the right to ptrace PID: the same user (and Yama ptrace_scope 0) or root.\n"
             "Records before the attach were never in scope: check and report judge the\n"
             "attached span.  `cuptop control SESSION --detach` turns collection off and tears\n"
             "CUPTI down at the process's next CUDA call (unless --on-detach keep); the\n"
@@ -715,11 +732,12 @@ int cmd_attach(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         int rc = 0, took;
-        if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
+        const cli_opt *op = cli_opts_find(&cli_cmd_attach, o);
+        if (op && op->val == 'h') {
             attach_usage(stdout);
             return CUPTOP_EXIT_OK;
         }
-        if (!strcmp(o, "--wait")) {
+        if (op && op->val == 'w') {
             char *end;
             if (i + 1 >= argc)
                 return cli_usage_error(cmd, "--wait needs a value");

@@ -36,103 +36,148 @@
 #include <unistd.h>
 
 #include "agent_config.h"
+#include "cli_opts.h"
 #include "cupstore.h"
 #include "cuptop.h"
 #include "model.h"
 
+/* The options, in --help's order.  Values from RO_FIRST set one agent
+ * variable each (run_vars); the rest are cli_agent_option's or cmd_run's. */
+enum {
+    RO_STORE = 's', RO_LABEL = 'l', RO_JOB = 'J', RO_CONFIG = 'c', RO_DORMANT = 'd',
+    RO_COUNT_ONLY = 'n', RO_LOG = 'g', RO_HELP = 'h',
+    RO_FIRST = 256,
+    RO_KINDS = RO_FIRST, RO_POOL, RO_BUFFER_SIZE, RO_QUEUE, RO_DEVICE_BUFFER_SIZE,
+    RO_DEVICE_BUFFER_POOL_LIMIT, RO_FLUSH_PERIOD, RO_STOP_TIMEOUT, RO_DEVICES, RO_ONLY_IF,
+    RO_CAPTURE_RANGE, RO_CAPTURE_RANGE_END, RO_API, RO_API_INCLUDE, RO_API_EXCLUDE,
+    RO_ON_DETACH, RO_END
+};
+
+/* run's options (cli_opts.h): parsed from this table by hand (cmd_run:
+ * CMD and its arguments follow them; cli_agent_option, which cuptop
+ * attach shares) and its --help's options part.  A left column wider
+ * than the text's keeps its own spacing in shown. */
+const cli_cmd cli_cmd_run = {
+    .name = "run",
+    .shortopts = "h",
+    .column = 21,
+    .opts = (const cli_opt[]){
+        {"store", "DIR", RO_STORE,
+         "store directory (default $CUPTOP_STORE or ~/.local/state/cuptop)\n", NULL},
+        {"kinds", "LIST", RO_KINDS,
+         "activity kinds: kernel,memcpy,memset,runtime,driver,sync,\n"
+         "overhead,marker,other (records cuptop does not classify;\n"
+         "turns no CUPTI kind on), or all / none / default\n", NULL},
+        {"pool", "N", RO_POOL, "most buffers handed to CUPTI at once, 1..4096\n"
+                               "(default: grows with threads)\n", NULL},
+        {"buffer-size", "B", RO_BUFFER_SIZE,
+         "bytes per buffer, e.g. 4M (64K..256M, a multiple of 8)\n", NULL},
+        {"queue", "N", RO_QUEUE, "completed-buffer queue capacity, 1..1048576\n", NULL},
+        {"device-buffer-size", "B", RO_DEVICE_BUFFER_SIZE,
+         "CUPTI's device buffer size, 0..4G (0: CUPTI's)\n", "--device-buffer-size B      "},
+        {"device-buffer-pool-limit", "N", RO_DEVICE_BUFFER_POOL_LIMIT,
+         "CUPTI's device buffer count, 0..1048576\n", NULL},
+        {"flush-period", "MS", RO_FLUSH_PERIOD,
+         "periodic flush, 0..60000 ms (0: off; default 200)\n", NULL},
+        {"stop-timeout", "MS", RO_STOP_TIMEOUT,
+         "time limit of each stop step, 10..600000 ms (default 3000)\n", NULL},
+        {"label", "NAME", RO_LABEL, "workload label kept with the session (CUPTOP_LABEL;\n"
+                                    "at most 255 bytes), shown by sessions, report, export\n",
+         NULL},
+        {"job", "ID", RO_JOB,
+         "the job id every process of CMD shares (CUPTOP_JOB; default\n"
+         "CUPTOP_JOB if set, else a new job-YYYYmmddTHHMMSS-PID);\n"
+         "ranks come from RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID\n"
+         "or LOCAL_RANK (cuptop sessions/check/export --job)\n", NULL},
+        {"config", "FILE", RO_CONFIG, "key=value settings, checked like the options\n"
+                                      "(the environment wins)\n", NULL},
+        {"dormant", NULL, RO_DORMANT, "no CUPTI call until a request turns kinds on (from the\n"
+                                      "monitor or cuptop control --attach)\n", NULL},
+        {"devices", "LIST", RO_DEVICES, "collect the device kinds only on these devices (0,2 or\n"
+                                        "0-3); the others are reported out of scope\n", NULL},
+        {"only-if", "VAR=VALUE", RO_ONLY_IF,
+         "in a process where VAR is not VALUE the agent steps\n"
+         "aside before any CUPTI call (e.g. LOCAL_RANK=0)\n", NULL},
+        {"capture-range", "MODE", RO_CAPTURE_RANGE, "collect only between cudaProfilerStart\n"
+                                                    "and cudaProfilerStop\n",
+         "--capture-range cudaProfilerApi"},
+        {"capture-range", "MODE", RO_CAPTURE_RANGE,
+         "collect only while an NVTX range named\n"
+         "NAME is open (any domain; @DOMAIN: that domain only;\n"
+         "NAME@: the default domain; dormant outside it)\n",
+         "--capture-range nvtx:NAME[@DOMAIN]"},
+        {"capture-range-end", "stop|repeat|repeat:N", RO_CAPTURE_RANGE_END,
+         "after the first range, stop for\n"
+         "good (default), or collect every range (at most N)\n", NULL},
+        {"api", "all|gpu|none", RO_API,
+         "which runtime and driver API calls are recorded (default\n"
+         "gpu: those that launch, copy, set, synchronize, allocate\n"
+         "or free, create or destroy streams, events and graphs;\n"
+         "the others are muted per call id, which is not loss)\n", NULL},
+        {"api-include", "NAMES", RO_API_INCLUDE,
+         "also record these calls (function-name globs, comma\n"
+         "list: cudaGetDevice,cuCtx*)\n", NULL},
+        {"api-exclude", "NAMES", RO_API_EXCLUDE, "do not record these calls (applied last)\n",
+         NULL},
+        {"on-detach", "finalize|keep", RO_ON_DETACH,
+         "when every kind is turned off: tear CUPTI down\n"
+         "at the next CUDA call so the program runs as fast as\n"
+         "before the attach (default finalize), or keep CUPTI\n"
+         "initialised (keep)\n", NULL},
+        {"count-only", NULL, RO_COUNT_ONLY,
+         "parse and count records but store none (CUPTOP_SINK=null)\n", NULL},
+        {"log", NULL, RO_LOG, "agent messages on stderr\n", NULL},
+        {"help", NULL, RO_HELP, NULL, NULL},
+        {NULL, NULL, 0, NULL, NULL},
+    },
+};
+
 static void run_usage(FILE *f)
 {
-    fprintf(f,
-            "usage: cuptop run [OPTIONS] -- CMD [ARGS...]\n\n"
-            "Run CMD with the cuptop agent injected (CUDA_INJECTION64_PATH), NVTX routed\n"
-            "to it (NVTX_INJECTION64_PATH, unless already set) for the marker kind.\n\n"
-            "  --store DIR        store directory (default $CUPTOP_STORE or ~/.local/state/cuptop)\n"
-            "  --kinds LIST       activity kinds: kernel,memcpy,memset,runtime,driver,sync,\n"
-            "                     overhead,marker,other (records cuptop does not classify;\n"
-            "                     turns no CUPTI kind on), or all / none / default\n"
-            "  --pool N           most buffers handed to CUPTI at once, 1..4096\n"
-            "                     (default: grows with threads)\n"
-            "  --buffer-size B    bytes per buffer, e.g. 4M (64K..256M, a multiple of 8)\n"
-            "  --queue N          completed-buffer queue capacity, 1..1048576\n"
-            "  --device-buffer-size B        CUPTI's device buffer size, 0..4G (0: CUPTI's)\n"
-            "  --device-buffer-pool-limit N  CUPTI's device buffer count, 0..1048576\n"
-            "  --flush-period MS  periodic flush, 0..60000 ms (0: off; default 200)\n"
-            "  --stop-timeout MS  time limit of each stop step, 10..600000 ms (default 3000)\n"
-            "  --label NAME       workload label kept with the session (CUPTOP_LABEL;\n"
-            "                     at most 255 bytes), shown by sessions, report, export\n"
-            "  --job ID           the job id every process of CMD shares (CUPTOP_JOB; default\n"
-            "                     CUPTOP_JOB if set, else a new job-YYYYmmddTHHMMSS-PID);\n"
-            "                     ranks come from RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID\n"
-            "                     or LOCAL_RANK (cuptop sessions/check/export --job)\n"
-            "  --config FILE      key=value settings, checked like the options\n"
-            "                     (the environment wins)\n"
-            "  --dormant          no CUPTI call until a request turns kinds on (from the\n"
-            "                     monitor or cuptop control --attach)\n"
-            "  --devices LIST     collect the device kinds only on these devices (0,2 or\n"
-            "                     0-3); the others are reported out of scope\n"
-            "  --only-if VAR=VALUE  in a process where VAR is not VALUE the agent steps\n"
-            "                     aside before any CUPTI call (e.g. LOCAL_RANK=0)\n"
-            "  --capture-range cudaProfilerApi  collect only between cudaProfilerStart\n"
-            "                     and cudaProfilerStop\n"
-            "  --capture-range nvtx:NAME[@DOMAIN]  collect only while an NVTX range named\n"
-            "                     NAME is open (any domain; @DOMAIN: that domain only;\n"
-            "                     NAME@: the default domain; dormant outside it)\n"
-            "  --capture-range-end stop|repeat|repeat:N  after the first range, stop for\n"
-            "                     good (default), or collect every range (at most N)\n"
-            "  --api all|gpu|none which runtime and driver API calls are recorded (default\n"
-            "                     gpu: those that launch, copy, set, synchronize, allocate\n"
-            "                     or free, create or destroy streams, events and graphs;\n"
-            "                     the others are muted per call id, which is not loss)\n"
-            "  --api-include NAMES  also record these calls (function-name globs, comma\n"
-            "                     list: cudaGetDevice,cuCtx*)\n"
-            "  --api-exclude NAMES  do not record these calls (applied last)\n"
-            "  --on-detach finalize|keep  when every kind is turned off: tear CUPTI down\n"
-            "                     at the next CUDA call so the program runs as fast as\n"
-            "                     before the attach (default finalize), or keep CUPTI\n"
-            "                     initialised (keep)\n"
-            "  --count-only       parse and count records but store none (CUPTOP_SINK=null)\n"
-            "  --log              agent messages on stderr\n\n"
-            "The exit status is CMD's.  See man cuptop (ENVIRONMENT) for every CUPTOP_* variable.\n");
+    fputs("usage: cuptop run [OPTIONS] -- CMD [ARGS...]\n\n"
+          "Run CMD with the cuptop agent injected (CUDA_INJECTION64_PATH), NVTX routed\n"
+          "to it (NVTX_INJECTION64_PATH, unless already set) for the marker kind.\n\n",
+          f);
+    cli_opts_help(&cli_cmd_run, f);
+    fputs("\nThe exit status is CMD's.  See man cuptop (ENVIRONMENT) for every CUPTOP_* "
+          "variable.\n", f);
 }
 
-/* Options that set one agent variable.  The value is checked by the
+/* What each option from RO_FIRST sets.  The value is checked by the
  * agent's own parser (agent_config_set), so cuptop run refuses exactly
  * what the agent would refuse (and silently replace by its default). */
-typedef struct run_opt {
-    const char *opt, *var, *what;
-} run_opt;
+typedef struct run_var {
+    const char *var, *what;
+} run_var;
 
 #define API_GLOBS_WHAT "a comma list of function-name globs (letters, digits, _, *, ?, [...]), " \
                        "under 96 characters"
 
-static const run_opt run_opts[] = {
-    {"--kinds", "CUPTOP_KINDS", "a comma list of kernel, memcpy, memset, runtime, driver, "
-                                "sync, overhead, marker, other, or all, none, default"},
-    {"--pool", "CUPTOP_POOL", "a buffer count from 1 to 4096"},
-    {"--buffer-size", "CUPTOP_BUFFER_SIZE", "a size from 64K to 256M, a multiple of 8"},
-    {"--queue", "CUPTOP_QUEUE", "a queue capacity from 1 to 1048576"},
-    {"--device-buffer-size", "CUPTOP_DEVICE_BUFFER_SIZE", "a size from 0 to 4G"},
-    {"--device-buffer-pool-limit", "CUPTOP_DEVICE_BUFFER_POOL_LIMIT", "a count from 0 to 1048576"},
-    {"--flush-period", "CUPTOP_FLUSH_PERIOD_MS", "a period from 0 to 60000 ms"},
-    {"--stop-timeout", "CUPTOP_STOP_TIMEOUT_MS", "a timeout from 10 to 600000 ms"},
-    {"--devices", "CUPTOP_DEVICES", "a device list such as 0,2 or 0-3 (devices 0 to 15), or all"},
-    {"--only-if", "CUPTOP_ONLY_IF", "VAR=VALUE (a variable name, '=', the value it must have)"},
-    {"--capture-range", "CUPTOP_CAPTURE_RANGE",
-     "cudaProfilerApi, nvtx:NAME[@DOMAIN] (NAME 1 to 255 bytes) or none"},
-    {"--capture-range-end", "CUPTOP_CAPTURE_RANGE_END", "stop, repeat or repeat:N (N 1..1000000)"},
-    {"--api", "CUPTOP_API", "all, gpu or none"},
-    {"--api-include", "CUPTOP_API_INCLUDE", API_GLOBS_WHAT},
-    {"--api-exclude", "CUPTOP_API_EXCLUDE", API_GLOBS_WHAT},
-    {"--on-detach", "CUPTOP_ON_DETACH", "finalize or keep"},
+static const run_var run_vars[RO_END - RO_FIRST] = {
+    [RO_KINDS - RO_FIRST] = {"CUPTOP_KINDS", "a comma list of kernel, memcpy, memset, runtime, "
+                                             "driver, sync, overhead, marker, other, or all, "
+                                             "none, default"},
+    [RO_POOL - RO_FIRST] = {"CUPTOP_POOL", "a buffer count from 1 to 4096"},
+    [RO_BUFFER_SIZE - RO_FIRST] = {"CUPTOP_BUFFER_SIZE", "a size from 64K to 256M, a multiple of 8"},
+    [RO_QUEUE - RO_FIRST] = {"CUPTOP_QUEUE", "a queue capacity from 1 to 1048576"},
+    [RO_DEVICE_BUFFER_SIZE - RO_FIRST] = {"CUPTOP_DEVICE_BUFFER_SIZE", "a size from 0 to 4G"},
+    [RO_DEVICE_BUFFER_POOL_LIMIT - RO_FIRST] = {"CUPTOP_DEVICE_BUFFER_POOL_LIMIT",
+                                                "a count from 0 to 1048576"},
+    [RO_FLUSH_PERIOD - RO_FIRST] = {"CUPTOP_FLUSH_PERIOD_MS", "a period from 0 to 60000 ms"},
+    [RO_STOP_TIMEOUT - RO_FIRST] = {"CUPTOP_STOP_TIMEOUT_MS", "a timeout from 10 to 600000 ms"},
+    [RO_DEVICES - RO_FIRST] = {"CUPTOP_DEVICES",
+                               "a device list such as 0,2 or 0-3 (devices 0 to 15), or all"},
+    [RO_ONLY_IF - RO_FIRST] = {"CUPTOP_ONLY_IF",
+                               "VAR=VALUE (a variable name, '=', the value it must have)"},
+    [RO_CAPTURE_RANGE - RO_FIRST] = {"CUPTOP_CAPTURE_RANGE", "cudaProfilerApi, "
+                                     "nvtx:NAME[@DOMAIN] (NAME 1 to 255 bytes) or none"},
+    [RO_CAPTURE_RANGE_END - RO_FIRST] = {"CUPTOP_CAPTURE_RANGE_END",
+                                         "stop, repeat or repeat:N (N 1..1000000)"},
+    [RO_API - RO_FIRST] = {"CUPTOP_API", "all, gpu or none"},
+    [RO_API_INCLUDE - RO_FIRST] = {"CUPTOP_API_INCLUDE", API_GLOBS_WHAT},
+    [RO_API_EXCLUDE - RO_FIRST] = {"CUPTOP_API_EXCLUDE", API_GLOBS_WHAT},
+    [RO_ON_DETACH - RO_FIRST] = {"CUPTOP_ON_DETACH", "finalize or keep"},
 };
-
-static const run_opt *run_opt_find(const char *o)
-{
-    for (size_t i = 0; i < sizeof run_opts / sizeof run_opts[0]; i++)
-        if (!strcmp(o, run_opts[i].opt))
-            return &run_opts[i];
-    return NULL;
-}
 
 /* Would the agent take value v for var?  (Its parser warns when not.) */
 static bool run_agent_accepts(const char *var, const char *v)
@@ -389,21 +434,16 @@ int cli_agent_option(const char *cmd, int argc, char **argv, int *ip, int *rc)
     int i = *ip;
     const char *o = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(o, "--dormant")) {
-        setenv("CUPTOP_DORMANT", "1", 1);
-        return 1;
+    const cli_opt *op = cli_opts_find(&cli_cmd_run, o);
+    if (!op || op->val == RO_JOB || op->val == RO_HELP)
+        return 0;   /* cuptop run's own (attach: unknown) */
+    switch (op->val) {
+    case RO_DORMANT: setenv("CUPTOP_DORMANT", "1", 1); return 1;
+    case RO_COUNT_ONLY: setenv("CUPTOP_SINK", "null", 1); return 1;
+    case RO_LOG: setenv("CUPTOP_LOG", "1", 1); return 1;
+    default: break;
     }
-    if (!strcmp(o, "--count-only")) {
-        setenv("CUPTOP_SINK", "null", 1);
-        return 1;
-    }
-    if (!strcmp(o, "--log")) {
-        setenv("CUPTOP_LOG", "1", 1);
-        return 1;
-    }
-    const run_opt *ro = run_opt_find(o);
-    if (!ro && strcmp(o, "--label") && strcmp(o, "--store") && strcmp(o, "--config"))
-        return 0;
+    const run_var *ro = op->val >= RO_FIRST ? &run_vars[op->val - RO_FIRST] : NULL;
     if (!v) {
         *rc = cli_usage_error(cmd, "%s needs a value", o);
         return -1;
@@ -426,13 +466,13 @@ int cli_agent_option(const char *cmd, int argc, char **argv, int *ip, int *rc)
             cli_error(cmd, "%s %s wins over %s=%s from the environment", o, e1, ro->var, e2);
         }
         setenv(ro->var, v, 1);
-    } else if (!strcmp(o, "--label")) {
+    } else if (op->val == RO_LABEL) {
         if (!*v || strlen(v) > 255) {
             *rc = cli_usage_error(cmd, "--label: give 1 to 255 bytes");
             return -1;
         }
         setenv("CUPTOP_LABEL", v, 1);
-    } else if (!strcmp(o, "--store")) {
+    } else if (op->val == RO_STORE) {
         char *abs = run_abspath(v);
         if (!abs) {
             *rc = cli_usage_error(cmd, "--store: out of memory");
@@ -474,7 +514,8 @@ int cmd_run(int argc, char **argv)
             i++;
             break;
         }
-        if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
+        const cli_opt *op = cli_opts_find(&cli_cmd_run, o);
+        if (op && op->val == RO_HELP) {
             run_usage(stdout);
             return CUPTOP_EXIT_OK;
         }
@@ -482,7 +523,7 @@ int cmd_run(int argc, char **argv)
             return rc;
         if (took)
             continue;
-        if (!strcmp(o, "--job")) {   /* cuptop run only: the job of every process */
+        if (op && op->val == RO_JOB) {   /* cuptop run only: the job of every process */
             if (i + 1 >= argc)
                 return cli_usage_error(cmd, "--job needs a value");
             const char *v = argv[++i];
