@@ -232,13 +232,24 @@ static void print_json(const char *label, unsigned long runs, const char *const 
     cli_xout_end(&o);
 }
 
-int cmd_baseline(int argc, char **argv)
-{
-    const char *cmd = argv[0], *narrow = "kernel", *kinds = NULL, *label = NULL, *store = NULL;
-    unsigned long runs = 3;
-    bool json = false;
-    int i;
+/* baseline's command line. */
+struct bl_args {
+    const char *cmd, *narrow, *kinds, *label, *store;
+    unsigned long runs;
+    bool json;
+    char **args;                /* CMD [ARGS...]                          */
+    char deflabel[256];         /* the label when --label is not given    */
+};
 
+/* Parse the options: -1 to go on (a->args set), else the exit status (the
+ * misuse said on stderr, or --help printed). */
+static int bl_parse(int argc, char **argv, struct bl_args *a)
+{
+    int i;
+    memset(a, 0, sizeof *a);
+    a->cmd = argv[0];
+    a->narrow = "kernel";
+    a->runs = 3;
     for (i = 1; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(o, "--")) {
@@ -253,73 +264,64 @@ int cmd_baseline(int argc, char **argv)
         if (o[0] != '-')
             break;
         if (!op)
-            return cli_usage_error(cmd, "unknown option \"%s\"", o);
+            return cli_usage_error(a->cmd, "unknown option \"%s\"", o);
         if (op->arg && !v)
-            return cli_usage_error(cmd, "%s needs a value", o);
+            return cli_usage_error(a->cmd, "%s needs a value", o);
         i += op->arg != NULL;
         uint32_t mask;
         const char *bad;
         char *end;
         switch (op->val) {
-        case 'j': json = true; break;
+        case 'j': a->json = true; break;
         case 'r':
-            runs = strtoul(v, &end, 10);
-            if (*v == '-' || *end || runs < 1 || runs > 100)
-                return cli_usage_error(cmd, "--runs: give a count from 1 to 100");
+            a->runs = strtoul(v, &end, 10);
+            if (*v == '-' || *end || a->runs < 1 || a->runs > 100)
+                return cli_usage_error(a->cmd, "--runs: give a count from 1 to 100");
             break;
         case 'n':
         case 'k':
             if (!cli_run_accepts("CUPTOP_KINDS", v) ||
                 cupstore_kinds_parse(v, &mask, &bad) != 0 || !mask)
-                return cli_usage_error(cmd, "%s: \"%s\" is not a non-empty list of kinds", o, v);
-            *(op->val == 'n' ? &narrow : &kinds) = v;
+                return cli_usage_error(a->cmd, "%s: \"%s\" is not a non-empty list of kinds", o,
+                                       v);
+            *(op->val == 'n' ? &a->narrow : &a->kinds) = v;
             break;
         case 'l':
             if (!*v || strlen(v) > 255)
-                return cli_usage_error(cmd, "--label: give 1 to 255 bytes");
-            label = v;
+                return cli_usage_error(a->cmd, "--label: give 1 to 255 bytes");
+            a->label = v;
             break;
         default:   /* 's' */
-            store = v;
+            a->store = v;
             break;
         }
     }
     if (i >= argc)
-        return cli_usage_error(cmd, "no command given (cuptop baseline [OPTIONS] -- CMD [ARGS...])");
-    char **args = argv + i;
-
-    char *dir = cli_store_dir(cmd, store);
-    if (!dir)
-        return CUPTOP_EXIT_USAGE;
-    char deflabel[256];
-    if (!label) {
-        const char *base = strrchr(args[0], '/');
+        return cli_usage_error(a->cmd, "no command given (cuptop baseline [OPTIONS] -- CMD "
+                                       "[ARGS...])");
+    a->args = argv + i;
+    if (!a->label) {
+        const char *base = strrchr(a->args[0], '/');
         time_t t = time(NULL);
         struct tm tm;
         char stamp[32];
         gmtime_r(&t, &tm);
         strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%S", &tm);
-        snprintf(deflabel, sizeof deflabel, "baseline-%.200s-%s", base ? base + 1 : args[0],
-                 stamp);
-        label = deflabel;
+        snprintf(a->deflabel, sizeof a->deflabel, "baseline-%.200s-%s",
+                 base ? base + 1 : a->args[0], stamp);
+        a->label = a->deflabel;
     }
-    setenv("CUPTOP_STORE", dir, 1);
-    setenv("CUPTOP_LABEL", label, 1);
-    unsetenv("CUPTOP_DORMANT");
+    return -1;
+}
 
-    bl_run *r = calloc(runs * MODEL_BL_CONFIGS, sizeof *r);
-    double *walls = calloc(runs, sizeof *walls);
-    if (!r || !walls) {
-        free(r);
-        free(walls);
-        free(dir);
-        cli_error(cmd, "out of memory");
-        return CUPTOP_EXIT_USAGE;
-    }
+/* The warm-up, then the runs (r: runs x MODEL_BL_CONFIGS), each round in
+ * its rotated order.  false when CMD could not be run traced (said). */
+static bool bl_run_all(const struct bl_args *a, bl_run *r, bl_notes *notes)
+{
     /* --json: the workload's standard output to standard error, so that
      * the JSON on standard output parses */
     int saved_out = -1;
-    if (json) {
+    if (a->json) {
         fflush(stdout);
         saved_out = dup(STDOUT_FILENO);
         if (saved_out >= 0 && dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
@@ -327,14 +329,12 @@ int cmd_baseline(int argc, char **argv)
             saved_out = -1;
         }
     }
-    bl_notes notes;
-    memset(&notes, 0, sizeof notes);
     fprintf(stderr, "cuptop baseline: warm-up run (without the agent, not counted)\n");
-    notes.warm_status = bl_warmup(args, &notes.warm_wall);
+    notes->warm_status = bl_warmup(a->args, &notes->warm_wall);
     int failed = 0;
     /* round k runs the configurations from k mod 3 on: each comes first,
      * second and third equally often over every 3 rounds */
-    for (unsigned long k = 0; k < runs && !failed; k++)
+    for (unsigned long k = 0; k < a->runs && !failed; k++)
         for (unsigned j = 0; j < MODEL_BL_CONFIGS && !failed; j++) {
             int c = (int)((k + j) % MODEL_BL_CONFIGS);
             bl_run *x = &r[k * MODEL_BL_CONFIGS + (unsigned)c];
@@ -344,14 +344,14 @@ int cmd_baseline(int argc, char **argv)
             if (c == MODEL_BL_OFF)
                 setenv("CUPTOP_DORMANT", "1", 1);
             if (c == MODEL_BL_NARROW)
-                setenv("CUPTOP_KINDS", narrow, 1);
-            else if (kinds)
-                setenv("CUPTOP_KINDS", kinds, 1);
+                setenv("CUPTOP_KINDS", a->narrow, 1);
+            else if (a->kinds)
+                setenv("CUPTOP_KINDS", a->kinds, 1);
             else
                 unsetenv("CUPTOP_KINDS");
-            fprintf(stderr, "cuptop baseline: run %lu/%lu %s\n", k + 1, runs, cfg_name[c]);
+            fprintf(stderr, "cuptop baseline: run %lu/%lu %s\n", k + 1, a->runs, cfg_name[c]);
             double t0 = now_s();
-            x->status = cli_run_traced(cmd, args, &res);
+            x->status = cli_run_traced(a->cmd, a->args, &res);
             x->wall = now_s() - t0;
             snprintf(x->session, sizeof x->session, "%s", res.session);
             if (x->status < 0)
@@ -362,19 +362,19 @@ int cmd_baseline(int argc, char **argv)
         dup2(saved_out, STDOUT_FILENO);
         close(saved_out);
     }
-    if (failed) {
-        free(r);
-        free(walls);
-        free(dir);
-        return CUPTOP_EXIT_USAGE;
-    }
+    return !failed;
+}
 
-    model_bl_config cfg[MODEL_BL_CONFIGS];
-    memset(cfg, 0, sizeof cfg);
+/* Each configuration's figures from its runs and their sessions (walls:
+ * room for a->runs), and its ratio to collection off. */
+static void bl_configs(const struct bl_args *a, const char *dir, const bl_run *r, double *walls,
+                       model_bl_config cfg[MODEL_BL_CONFIGS])
+{
+    memset(cfg, 0, MODEL_BL_CONFIGS * sizeof *cfg);
     for (int c = 0; c < MODEL_BL_CONFIGS; c++) {
         model_bl_config *m = &cfg[c];
-        for (unsigned long k = 0; k < runs; k++) {
-            bl_run *x = &r[k * MODEL_BL_CONFIGS + (unsigned)c];
+        for (unsigned long k = 0; k < a->runs; k++) {
+            const bl_run *x = &r[k * MODEL_BL_CONFIGS + (unsigned)c];
             walls[k] = x->wall;
             m->runs++;
             if (x->status != 0)
@@ -384,7 +384,7 @@ int cmd_baseline(int argc, char **argv)
             model_summary s;
             char *cause = NULL;
             if (model_summarize_id(dir, x->session, 0, UINT64_MAX, &s, &cause) != 0) {
-                cli_error(cmd, "%s", cause ? cause : "cannot read a session");
+                cli_error(a->cmd, "%s", cause ? cause : "cannot read a session");
                 free(cause);
                 continue;
             }
@@ -394,24 +394,52 @@ int cmd_baseline(int argc, char **argv)
             m->lost += s.loss_total;
             model_summary_free(&s);
         }
-        model_bl_walls(m, walls, runs);
+        model_bl_walls(m, walls, a->runs);
     }
     for (int c = 0; c < MODEL_BL_CONFIGS; c++)
         cfg[c].ratio = cfg[MODEL_BL_OFF].wall_median_s > 0
                            ? cfg[c].wall_median_s / cfg[MODEL_BL_OFF].wall_median_s
                            : 0;
-    char text[600];
-    model_bl_conclusion conc = model_bl_conclude(cfg, text, sizeof text);
-    bl_judge_noise(cfg, runs, &notes);
+}
 
-    const char *kind_text[MODEL_BL_CONFIGS] = {"none (agent dormant)", narrow,
-                                               kinds ? kinds : "default"};
-    if (json)
-        print_json(label, runs, kind_text, cfg, r, &notes, conc, text);
-    else
-        print_text(label, runs, kind_text, cfg, r, &notes, conc, text);
+int cmd_baseline(int argc, char **argv)
+{
+    struct bl_args a;
+    int status = bl_parse(argc, argv, &a);
+    if (status >= 0)
+        return status;
+    char *dir = cli_store_dir(a.cmd, a.store);
+    if (!dir)
+        return CUPTOP_EXIT_USAGE;
+    setenv("CUPTOP_STORE", dir, 1);
+    setenv("CUPTOP_LABEL", a.label, 1);
+    unsetenv("CUPTOP_DORMANT");
+
+    bl_run *r = calloc(a.runs * MODEL_BL_CONFIGS, sizeof *r);
+    double *walls = calloc(a.runs, sizeof *walls);
+    bl_notes notes;
+    memset(&notes, 0, sizeof notes);
+    if (!r || !walls) {
+        cli_error(a.cmd, "out of memory");
+        status = CUPTOP_EXIT_USAGE;
+    } else if (!bl_run_all(&a, r, &notes)) {
+        status = CUPTOP_EXIT_USAGE;
+    } else {
+        model_bl_config cfg[MODEL_BL_CONFIGS];
+        bl_configs(&a, dir, r, walls, cfg);
+        char text[600];
+        model_bl_conclusion conc = model_bl_conclude(cfg, text, sizeof text);
+        bl_judge_noise(cfg, a.runs, &notes);
+        const char *kind_text[MODEL_BL_CONFIGS] = {"none (agent dormant)", a.narrow,
+                                                   a.kinds ? a.kinds : "default"};
+        if (a.json)
+            print_json(a.label, a.runs, kind_text, cfg, r, &notes, conc, text);
+        else
+            print_text(a.label, a.runs, kind_text, cfg, r, &notes, conc, text);
+        status = conc == MODEL_BL_USABLE ? CUPTOP_EXIT_OK : CUPTOP_EXIT_NO;
+    }
     free(r);
     free(walls);
     free(dir);
-    return conc == MODEL_BL_USABLE ? CUPTOP_EXIT_OK : CUPTOP_EXIT_NO;
+    return status;
 }
