@@ -71,13 +71,61 @@ static void sim_api_cb(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const ch
     sim_api_site(cb, ud, dom, cbid, &cd, CUPTI_API_EXIT);
 }
 
-void sim_api_domain_call(CUpti_CallbackId rt, CUpti_CallbackId drv)
+/* The parameters of op k's runtime and driver calls (only the stream is
+ * filled in: what a client reads there), for stream handle hs. */
+typedef union sim_rt_params {
+    cudaLaunchKernel_v7000_params kernel;
+    cudaMemcpyAsync_v3020_params memcpy;
+    cudaMemsetAsync_v3020_params memset;
+    cudaStreamSynchronize_v3020_params sync;
+} sim_rt_params;
+typedef union sim_drv_params {
+    cuLaunchKernel_params kernel;
+    cuMemcpyHtoDAsync_v2_params memcpy;
+    cuMemsetD8Async_params memset;
+    cuStreamSynchronize_params sync;
+} sim_drv_params;
+
+static void sim_op_params(unsigned k, CUstream hs, sim_rt_params *r, sim_drv_params *d)
 {
+    memset(r, 0, sizeof *r);
+    memset(d, 0, sizeof *d);
+    switch (k) {
+    case SIM_K_KERNEL:
+        r->kernel.stream = (cudaStream_t)hs;
+        d->kernel.hStream = hs;
+        break;
+    case SIM_K_MEMCPY:
+        r->memcpy.stream = (cudaStream_t)hs;
+        d->memcpy.hStream = hs;
+        break;
+    case SIM_K_MEMSET:
+        r->memset.stream = (cudaStream_t)hs;
+        d->memset.hStream = hs;
+        break;
+    case SIM_K_SYNC:
+        r->sync.stream = (cudaStream_t)hs;
+        d->sync.hStream = hs;
+        break;
+    default: break;
+    }
+}
+
+void sim_api_domain_call(unsigned k, struct CUctx_st *c, unsigned stream, uint32_t corr)
+{
+    CUpti_CallbackId rt, drv;
     void *urt = NULL, *udrv = NULL;
-    CUpti_CallbackFunc crt = rt ? sim_api_sub(NULL, &sim.sub.rt_domain, &urt) : NULL;
-    CUpti_CallbackFunc cdrv = drv ? sim_api_sub(NULL, &sim.sub.drv_domain, &udrv) : NULL;
+    sim_op_cbids(k, &rt, &drv);
+    CUpti_CallbackFunc crt = rt ? sim_api_sub(&sim.sub.rt_op[k], &sim.sub.rt_domain, &urt) : NULL;
+    CUpti_CallbackFunc cdrv = drv ? sim_api_sub(&sim.sub.drv_op[k], &sim.sub.drv_domain, &udrv)
+                                  : NULL;
     if (!crt && !cdrv)
         return;
+    sim_rt_params rp;
+    sim_drv_params dp;
+    cudaError_t rret = cudaSuccess;
+    CUresult dret = CUDA_SUCCESS;
+    sim_op_params(k, SIM_STREAM_HANDLE(stream), &rp, &dp);
     CUpti_CallbackData r, d;
     memset(&r, 0, sizeof r);
     memset(&d, 0, sizeof d);
@@ -85,6 +133,16 @@ void sim_api_domain_call(CUpti_CallbackId rt, CUpti_CallbackId drv)
                          ? sim_runtime_cbid_names[rt] : "";
     d.functionName = drv < sim_driver_cbid_names_count && sim_driver_cbid_names[drv]
                          ? sim_driver_cbid_names[drv] : "";
+    /* one correlation id for the runtime call and the driver call inside
+     * it, the one the op's records carry (as CUPTI 13 does: doc/benchmarks.md
+     * "GPU: session 9") */
+    r.correlationId = d.correlationId = corr;
+    r.context = d.context = (CUcontext)c;
+    r.contextUid = d.contextUid = c->id;
+    r.functionParams = &rp;
+    d.functionParams = &dp;
+    r.functionReturnValue = &rret;
+    d.functionReturnValue = &dret;
     /* the runtime call makes the driver call inside it */
     if (crt)
         sim_api_site(crt, urt, CUPTI_CB_DOMAIN_RUNTIME_API, rt, &r, CUPTI_API_ENTER);

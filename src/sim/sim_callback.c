@@ -116,6 +116,21 @@ SIM_EXPORT CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable,
         else if (cbid == (rt ? CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000
                              : CUPTI_DRIVER_TRACE_CBID_cuProfilerStop))
             atomic_store(rt ? &sim.sub.rt_stop : &sim.sub.drv_stop, enable != 0);
+        for (unsigned k = 0; k < SIM_KINDS; k++) {
+            CUpti_CallbackId r, d;
+            sim_op_cbids(k, &r, &d);
+            if (!cbid || cbid != (rt ? r : d))
+                continue;
+            _Atomic bool *on = rt ? &sim.sub.rt_op[k] : &sim.sub.drv_op[k];
+            pthread_mutex_lock(&sim.reg_lock);
+            if (atomic_exchange(on, enable != 0) != (enable != 0)) {
+                if (enable)
+                    atomic_fetch_add(&sim.api_domains, 1);
+                else
+                    atomic_fetch_sub(&sim.api_domains, 1);
+            }
+            pthread_mutex_unlock(&sim.reg_lock);
+        }
         return CUPTI_SUCCESS; /* other API callbacks never fire here */
     }
     if (domain != CUPTI_CB_DOMAIN_RESOURCE)

@@ -37,7 +37,7 @@ static const char *const sim_call_names[SIM_CALLS] = {
     "cuptiSubscribe", "cuptiSubscribe_v2", "cuptiUnsubscribe", "cuptiEnableDomain",
     "cuptiEnableCallback", "cuptiFinalize", "cuptiActivityPushExternalCorrelationId",
     "cuptiActivityPopExternalCorrelationId", "cuptiActivityEnableRuntimeApi",
-    "cuptiActivityEnableDriverApi", "cuptiNvtxInitialize2",
+    "cuptiActivityEnableDriverApi", "cuptiNvtxInitialize2", "cuptiGetStreamIdEx",
 };
 
 /* Count a call: relaxed atomics (a test reads them after the fact; the
@@ -342,6 +342,24 @@ SIM_EXPORT CUptiResult CUPTIAPI cuptiGetContextId(CUcontext context, uint32_t *c
     if (!c || !atomic_load(&c->live))
         return CUPTI_ERROR_INVALID_CONTEXT;
     *contextId = c->id;
+    return CUPTI_SUCCESS;
+}
+
+/* The records' stream id of a handle from an API callback's parameters
+ * (SIM_STREAM_HANDLE); the per-thread default stream is not simulated. */
+SIM_EXPORT CUptiResult CUPTIAPI cuptiGetStreamIdEx(CUcontext context, CUstream stream,
+                                                    uint8_t perThreadStream, uint32_t *streamId)
+{
+    sim_call(SIM_C_GetStreamIdEx);
+    struct CUctx_st *c = sim_ctx(context);
+    uintptr_t h = (uintptr_t)stream, base = (uintptr_t)SIM_STREAM_HANDLE(0);
+    if (!streamId || perThreadStream > 1)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    if (!c || !atomic_load(&c->live))
+        return CUPTI_ERROR_INVALID_CONTEXT;
+    if (h < base || h >= base + SIM_STREAM_MAX)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    *streamId = SIM_STREAM_ID(h - base);
     return CUPTI_SUCCESS;
 }
 

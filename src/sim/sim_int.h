@@ -132,7 +132,15 @@ struct CUpti_Subscriber_st {
      * (cuptiEnableDomain: every simulated API call, enter and exit) */
     _Atomic bool rt_start, rt_stop, drv_start, drv_stop;
     _Atomic bool rt_domain, drv_domain;
+    /* per-cbid enables of the calls behind each simulated op (the launch,
+     * copy, set and synchronize calls: sim_op_cbids), as a launch ledger
+     * enables them */
+    _Atomic bool rt_op[SIM_KINDS], drv_op[SIM_KINDS];
 };
+/* The CUstream handle the simulator passes in API callback parameters for
+ * stream s; cuptiGetStreamIdEx maps it to the records' stream id. */
+#define SIM_STREAM_HANDLE(s) ((CUstream)(uintptr_t)(0x5ea00u + (unsigned)(s)))
+#define SIM_STREAM_ID(s) (7u + (unsigned)(s))
 
 /** The CUPTI entry points the simulator exports, for the call log in the
  *  truth (every call counted, with its first and last CLOCK_REALTIME). */
@@ -146,7 +154,7 @@ enum sim_call {
     SIM_C_Subscribe, SIM_C_Subscribe_v2, SIM_C_Unsubscribe, SIM_C_EnableDomain,
     SIM_C_EnableCallback, SIM_C_Finalize, SIM_C_ActivityPushExternalCorrelationId,
     SIM_C_ActivityPopExternalCorrelationId, SIM_C_ActivityEnableRuntimeApi,
-    SIM_C_ActivityEnableDriverApi, SIM_C_NvtxInitialize2,
+    SIM_C_ActivityEnableDriverApi, SIM_C_NvtxInitialize2, SIM_C_GetStreamIdEx,
     SIM_CALLS
 };
 _Static_assert(SIM_CALLS <= CUPTOPSIM_CALLS, "CUPTOPSIM_CALLS too small");
@@ -197,7 +205,7 @@ typedef struct sim_state {
     _Atomic uint8_t api_on[2][SIM_CBID_MAX];
     _Atomic uint32_t api_on_count;
     _Atomic uint64_t api_calls[2][SIM_CBID_MAX], api_produced[2][SIM_CBID_MAX];
-    _Atomic uint32_t api_domains; /* whole API domains enabled (0..2)      */
+    _Atomic uint32_t api_domains; /* API domains and op cbids enabled      */
     _Atomic uint64_t api_cbs;     /* API-domain callbacks delivered        */
     /* cuptiFinalize: inside an API exit callback (as CUPTI recommends)
      * or elsewhere; a CUPTI call after it re-initialises */
@@ -249,7 +257,9 @@ void sim_api_set_all(unsigned dom, bool on);
 
 /* sim_app.c: the whole-domain API callbacks of one simulated call (its
  * runtime and driver call ids; 0: none), enter and exit */
-void sim_api_domain_call(CUpti_CallbackId rt, CUpti_CallbackId drv);
+void sim_api_domain_call(unsigned k, struct CUctx_st *c, unsigned stream, uint32_t corr);
+/** The runtime and driver call ids behind simulated op k (0: none). */
+void sim_op_cbids(unsigned k, CUpti_CallbackId *rt, CUpti_CallbackId *drv);
 static inline bool sim_api_recorded(unsigned dom, uint32_t cbid)
 {
     return cbid < SIM_CBID_MAX &&

@@ -181,6 +181,12 @@ static const struct {
     [SIM_K_DRIVER] = {0, CUPTI_DRIVER_TRACE_CBID_cuEventRecord},
 };
 
+void sim_op_cbids(unsigned k, CUpti_CallbackId *rt, CUpti_CallbackId *drv)
+{
+    *rt = k < SIM_KINDS ? sim_api_cbid[k].rt : 0;
+    *drv = k < SIM_KINDS ? sim_api_cbid[k].drv : 0;
+}
+
 static void sim_kernel(sim_thread *t, uint64_t *rng, struct CUctx_st *c, unsigned s,
                        uint64_t launch, uint32_t corr)
 {
@@ -205,7 +211,7 @@ static void sim_kernel(sim_thread *t, uint64_t *rng, struct CUctx_st *c, unsigne
     }
     r.deviceId = c->device + sim.cfg.device_base;
     r.contextId = c->id;
-    r.streamId = 7 + s;
+    r.streamId = SIM_STREAM_ID(s);
     r.gridX = (int32_t)(1 + sim_rand(rng) % 65535);
     r.gridY = (int32_t)(1 + sim_rand(rng) % 4);
     r.gridZ = 1;
@@ -251,7 +257,7 @@ static void sim_memcpy(sim_thread *t, uint64_t *rng, struct CUctx_st *c, unsigne
         sim_stream_slot(c, s, launch, 1000 + r.bytes / 25, &r.start, &r.end);
     r.deviceId = c->device + sim.cfg.device_base;
     r.contextId = c->id;
-    r.streamId = 7 + s;
+    r.streamId = SIM_STREAM_ID(s);
     r.correlationId = corr;
     r.runtimeCorrelationId = corr;
     r.channelID = s;
@@ -273,7 +279,7 @@ static void sim_memset(sim_thread *t, uint64_t *rng, struct CUctx_st *c, unsigne
         sim_stream_slot(c, s, launch, 1000 + r.bytes / 100, &r.start, &r.end);
     r.deviceId = c->device + sim.cfg.device_base;
     r.contextId = c->id;
-    r.streamId = 7 + s;
+    r.streamId = SIM_STREAM_ID(s);
     r.correlationId = corr;
     r.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
     r.channelID = s;
@@ -292,7 +298,7 @@ static void sim_sync(sim_thread *t, uint64_t *rng, struct CUctx_st *c, unsigned 
     r.end = r.start + 1000 + sim_rand(rng) % 20000;
     r.correlationId = corr;
     r.contextId = c->id;
-    r.streamId = 7 + s;
+    r.streamId = SIM_STREAM_ID(s);
     r.cudaEventId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
     r.cudaEventSyncId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
     sim_emit(t, c->device, SIM_K_SYNC, &r, sizeof r, false);
@@ -388,13 +394,20 @@ long sim_produce_op(sim_thread *t, uint64_t *rng, unsigned d, unsigned k)
     uint32_t en = atomic_load_explicit(&sim.enabled, memory_order_relaxed) |
                   atomic_load_explicit(&c->enabled, memory_order_relaxed);
     atomic_fetch_add_explicit(&sl->ops[k], 1, memory_order_relaxed);
-    if (atomic_load_explicit(&sim.api_domains, memory_order_relaxed))
-        sim_api_domain_call(sim_api_cbid[k].rt, sim_api_cbid[k].drv);   /* a client's callbacks */
-    if (!en && !atomic_load_explicit(&sim.api_on_count, memory_order_relaxed))
+    bool cbs = atomic_load_explicit(&sim.api_domains, memory_order_relaxed) != 0;
+    bool recs = en || atomic_load_explicit(&sim.api_on_count, memory_order_relaxed);
+    if (!cbs && !recs)
         return 0;
     long n = 0;
     unsigned s = (unsigned)(sim_rand(rng) % (sim.cfg.streams ? sim.cfg.streams : 1));
     uint32_t corr = atomic_fetch_add_explicit(&sim.corr, 1, memory_order_relaxed) + 1;
+    /* A client's callbacks, with the op's correlation id, context and
+     * stream, before its records exist (as on CUPTI: API enter comes
+     * before the work is issued). */
+    if (cbs)
+        sim_api_domain_call(k, c, s, corr);
+    if (!recs)
+        return 0;
     uint64_t api_dur = 2000 + sim_rand(rng) % 3000;
     bool gpu = k == SIM_K_KERNEL || k == SIM_K_MEMCPY || k == SIM_K_MEMSET || k == SIM_K_SYNC;
     bool api = gpu || k == SIM_K_RUNTIME || k == SIM_K_DRIVER;

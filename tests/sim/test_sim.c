@@ -47,6 +47,8 @@ static struct {
     FN(cuptiSubscribe_v2);
     FN(cuptiUnsubscribe);
     FN(cuptiEnableDomain);
+    FN(cuptiEnableCallback);
+    FN(cuptiGetStreamIdEx);
     FN(cuptiActivityEnableRuntimeApi);
     FN(cuptiActivityEnableDriverApi);
     cuptopsim_reset_fn reset;
@@ -81,6 +83,10 @@ static struct client {
     unsigned created[CUPTOPSIM_DEV_MAX], destroying[CUPTOPSIM_DEV_MAX];
     unsigned errors;
     void *ctx[CUPTOPSIM_DEV_MAX];    /* context of each device, once created */
+    uint32_t rec_stream[NCORR];      /* a GPU record's stream id + 1, by id  */
+    uint32_t cb_stream[NCORR];       /* the launch callback's stream id + 1  */
+    uint8_t cb_domains[NCORR];       /* bit 0 runtime, bit 1 driver          */
+    unsigned launch_cbs, launch_exits;
 } C = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* The callbacks run on the simulator's threads, where a cmocka assertion
@@ -215,6 +221,8 @@ static void walk(CUcontext ctx, uint8_t *buf, size_t valid)
         }
         if (corr < NCORR)
             C.corr[corr] |= (uint8_t)(1u << k);
+        if (gpu && corr < NCORR)
+            C.rec_stream[corr] = stream + 1;
         C.rec[dv][k]++;
     }
 }
@@ -239,6 +247,49 @@ static void CUPTIAPI buf_completed(CUcontext ctx, uint32_t stream, uint8_t *buf,
         C.completed[C.ncompleted++] = buf;
     if (mine && !seen)
         walk(ctx, buf, valid);
+    pthread_mutex_unlock(&C.lock);
+}
+
+/* A launch ledger's view: at API enter of the launch, copy and set calls,
+ * the correlation id and the stream id of the call's stream parameter. */
+static void CUPTIAPI launch_cb(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
+                               const void *data)
+{
+    const CUpti_CallbackData *cd = data;
+    CUstream hs = NULL;
+    uint32_t id = 0;
+    (void)ud;
+    if (dom == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel)
+        hs = ((const cuLaunchKernel_params *)cd->functionParams)->hStream;
+    else if (dom == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2)
+        hs = ((const cuMemcpyHtoDAsync_v2_params *)cd->functionParams)->hStream;
+    else if (dom == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async)
+        hs = ((const cuMemsetD8Async_params *)cd->functionParams)->hStream;
+    else if (dom == CUPTI_CB_DOMAIN_RUNTIME_API &&
+             cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000)
+        hs = (CUstream)((const cudaLaunchKernel_v7000_params *)cd->functionParams)->stream;
+    else
+        CHECK(!"a callback for a call id not enabled");
+    CHECK(cd->functionReturnValue != NULL);
+    pthread_mutex_lock(&C.lock);
+    if (cd->callbackSite == CUPTI_API_EXIT) {
+        C.launch_exits++;
+        pthread_mutex_unlock(&C.lock);
+        return;
+    }
+    C.launch_cbs++;
+    pthread_mutex_unlock(&C.lock);
+    CHECK(L.cuptiGetStreamIdEx(cd->context, hs, 0, &id) == CUPTI_SUCCESS);
+    pthread_mutex_lock(&C.lock);
+    uint32_t corr = cd->correlationId;
+    CHECK(corr > 0 && corr < NCORR);
+    CHECK(C.rec_stream[corr % NCORR] == 0);   /* no record before its launch */
+    if (corr < NCORR) {
+        if (C.cb_stream[corr])
+            CHECK(C.cb_stream[corr] == id + 1);   /* runtime and driver agree */
+        C.cb_stream[corr] = id + 1;
+        C.cb_domains[corr] |= dom == CUPTI_CB_DOMAIN_RUNTIME_API ? 1 : 2;
+    }
     pthread_mutex_unlock(&C.lock);
 }
 
@@ -286,6 +337,8 @@ static void bind(void)
     B(cuptiSubscribe_v2);
     B(cuptiUnsubscribe);
     B(cuptiEnableDomain);
+    B(cuptiEnableCallback);
+    B(cuptiGetStreamIdEx);
     B(cuptiActivityEnableRuntimeApi);
     B(cuptiActivityEnableDriverApi);
 #undef B
@@ -813,6 +866,72 @@ static void test_fault_burst(void **state)
     assert_int_equal(t.produced[0][0], 0); /* no client: nothing enabled */
 }
 
+static const CUpti_CallbackId launch_drv[] = {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+                                               CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2,
+                                               CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async};
+
+/* Callbacks on the launch, copy and set call ids carry what a launch
+ * ledger needs: the records' correlation id (the runtime call and the
+ * driver call inside it share it), a stream handle cuptiGetStreamIdEx
+ * maps to the records' stream id, before any record of the launch exists;
+ * only the enabled ids fire, and none once disabled. */
+static void test_launch_callbacks(void **state)
+{
+    CUpti_SubscriberHandle sub = NULL;
+    uint32_t id = 0;
+    (void)state;
+    setup_sim(NULL, "1", all_kinds, 8);
+    assert_int_equal(L.cuptiSubscribe_v2(&sub, launch_cb, NULL, NULL), CUPTI_SUCCESS);
+    for (size_t i = 0; i < sizeof launch_drv / sizeof *launch_drv; i++)
+        assert_int_equal(L.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, launch_drv[i]),
+                         CUPTI_SUCCESS);
+    assert_int_equal(L.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API,
+                                           CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000),
+                     CUPTI_SUCCESS);
+    assert_true(L.emit(0, 0, 200) > 0);   /* kernels */
+    assert_true(L.emit(0, 1, 50) > 0);    /* copies  */
+    assert_true(L.emit(0, 2, 30) > 0);    /* sets    */
+    assert_true(L.emit(0, 5, 20) > 0);    /* synchronizations: no callback enabled */
+    assert_int_equal(L.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
+    pthread_mutex_lock(&C.lock);
+    assert_int_equal(C.launch_cbs, 200 * 2 + 50 + 30);
+    assert_int_equal(C.launch_exits, C.launch_cbs);
+    unsigned matched = 0, streams = 0;
+    uint64_t seen_streams = 0;
+    for (unsigned c = 1; c < NCORR; c++) {
+        if (!(C.corr[c] & 7u))
+            continue;
+        assert_int_not_equal(C.cb_stream[c], 0);
+        assert_int_equal(C.cb_stream[c], C.rec_stream[c]);
+        assert_true(C.cb_domains[c] & 2u);
+        if (C.corr[c] & 1u)
+            assert_int_equal(C.cb_domains[c], 3);   /* a kernel: runtime and driver */
+        seen_streams |= UINT64_C(1) << ((C.rec_stream[c] - 1) & 63);
+        matched++;
+    }
+    for (unsigned b = 0; b < 64; b++)
+        streams += (seen_streams >> b) & 1u;
+    pthread_mutex_unlock(&C.lock);
+    assert_int_equal(matched, 280);
+    assert_true(streams > 1);
+    /* off again: no more callbacks */
+    for (size_t i = 0; i < sizeof launch_drv / sizeof *launch_drv; i++)
+        assert_int_equal(L.cuptiEnableCallback(0, sub, CUPTI_CB_DOMAIN_DRIVER_API, launch_drv[i]),
+                         CUPTI_SUCCESS);
+    assert_int_equal(L.cuptiEnableCallback(0, sub, CUPTI_CB_DOMAIN_RUNTIME_API,
+                                           CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000),
+                     CUPTI_SUCCESS);
+    assert_true(L.emit(0, 0, 10) > 0);
+    assert_int_equal(C.launch_cbs, 480);
+    /* what cuptiGetStreamIdEx refuses */
+    assert_int_equal(L.cuptiGetStreamIdEx(L.context(0), (CUstream)(uintptr_t)1, 0, &id),
+                     CUPTI_ERROR_INVALID_PARAMETER);
+    assert_int_equal(L.cuptiGetStreamIdEx(NULL, NULL, 0, &id), CUPTI_ERROR_INVALID_CONTEXT);
+    assert_int_equal(L.cuptiGetStreamIdEx(L.context(0), NULL, 0, NULL),
+                     CUPTI_ERROR_INVALID_PARAMETER);
+    assert_int_equal(L.cuptiUnsubscribe(sub), CUPTI_SUCCESS);
+}
+
 static void test_subscriber_and_resources(void **state)
 {
     CUpti_SubscriberHandle sub = NULL, sub2 = NULL;
@@ -978,6 +1097,7 @@ int main(void)
         cmocka_unit_test_teardown(test_fault_slow, check_client),
         cmocka_unit_test_teardown(test_fault_burst, check_client),
         cmocka_unit_test_teardown(test_subscriber_and_resources, check_client),
+        cmocka_unit_test_teardown(test_launch_callbacks, check_client),
         cmocka_unit_test_teardown(test_attributes, check_client),
         cmocka_unit_test_teardown(test_fork_child_fresh, check_client),
     };
