@@ -391,29 +391,11 @@ bool model_device_listed(const model_summary *s, unsigned d)
     return false;
 }
 
-int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_summary *out,
-                    char **cause)
+/* The session's own facts from its meta table: identity, job, window,
+ * capture range, attach, provenance, CUPTI's start error, the sink. */
+static int sum_meta(cupstore_txn *txn, model_summary *out)
 {
-    cupstore_txn *txn = NULL;
-    cupstore_final f;
-    sum_ctx *c;
     int rc;
-
-    if (cause)
-        *cause = NULL;
-    if (!out)
-        return CUPSTORE_EINVAL;
-    memset(out, 0, sizeof *out);
-    if (!env)
-        return CUPSTORE_EINVAL;
-    if (!(c = calloc(1, sizeof *c)))
-        return ENOMEM;
-    c->out = out;
-    snprintf(out->id, sizeof out->id, "%s", cupstore_env_id(env));
-    if ((rc = cupstore_txn_begin(env, false, &txn)) != 0) {
-        free(c);
-        return model_fail(cause, rc, out->id);
-    }
     out->pid = (int)model_meta_u64(txn, "pid");
     model_meta_copy(txn, "host", out->host, sizeof out->host);
     model_meta_identity(txn, out);
@@ -433,7 +415,7 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
     }
     out->start_ns = model_meta_u64(txn, "start_ns");
     if ((rc = model_meta_job(txn, out)) != 0)
-        goto out;
+        return rc;
     model_meta_window(txn, out);
     model_meta_capture(txn, out);
     out->attached_ns = model_meta_u64(txn, "attached_ns");   /* cuptop attach */
@@ -458,127 +440,73 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
             out->count_only = true;
         free(sink);
     }
+    return 0;
+}
 
-    if ((rc = model_seconds_scan(txn, from_s, to_s, second_row, c)) != 0)
-        goto out;
-
-    cupstore_health last;
-    bool have_last = false;
-    rc = cupstore_health_last(txn, &last);
-    if (rc == 0)
-        have_last = true;
-    else if (rc != CUPSTORE_ENOTFOUND)
-        goto out;
-    if (!out->start_ns && c->rows)
-        out->start_ns = c->first_second * 1000000000u;
-    out->heartbeat_ns = have_last ? last.heartbeat_ns : out->start_ns;
-    if (have_last && !out->heartbeat_ns)
-        out->heartbeat_ns = last.second * 1000000000u;
-    if (have_last && (last.flags & CUPSTORE_HF_COUNT_ONLY))
-        out->count_only = true;
-    if (c->rows) {
-        out->kinds_enabled = c->last.kinds_enabled;
-        out->epoch = c->last.epoch;
-    } else if (have_last) {
-        out->kinds_enabled = last.kinds_enabled;
-        out->epoch = last.epoch;
-    }
-    for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++)
-        out->records_total += out->records_by_kind[k];
-
-    bool have_final = false;
-    rc = cupstore_final_get(txn, &f);   /* or the one written aside */
-    if (rc == 0)
-        have_final = true;
-    else if (rc != CUPSTORE_ENOTFOUND)
-        goto out;
-    if (out->window && !out->window_end) {
-        /* a window that does not hold the session's end: nothing to judge
-         * beyond its seconds (its final status, if copied, is clipped) */
-        out->state = MODEL_STATE_ENDED;
-        out->end_ns = have_final ? f.end_ns : out->heartbeat_ns;
-    } else if (out->window && !have_final) {
-        out->state = MODEL_STATE_CRASHED;   /* the session had crashed */
-        out->end_ns = out->heartbeat_ns;
-    } else if (have_final) {
-        out->state = MODEL_STATE_ENDED;
-        out->end_ns = f.end_ns;
-        out->final_aside = f.aside != 0;
-        /* Tail loss the final status knows of but no row recorded. */
-        uint64_t end_s = f.end_ns / 1000000000u;
-        if (end_s >= from_s && end_s <= to_s && f.tail_lost > c->acc[CUPSTORE_LOSS_TAIL].count)
-            acc_add(&c->acc[CUPSTORE_LOSS_TAIL], end_s,
-                    f.tail_lost - c->acc[CUPSTORE_LOSS_TAIL].count,
-                    c->acc[CUPSTORE_LOSS_TAIL].seconds == 0);
-        if (end_s >= from_s && end_s <= to_s) {
-            /* The store refused the final status (and the rows before it):
-             * the losses the agent counted beyond the rows' sum, credited
-             * to the end, on device "none" (no row says which). */
-            bool any = false;
-            for (unsigned l = 0; f.aside && l < CUPSTORE_LOSS_MAX; l++)
-                any |= f.loss_total[l] != 0;
-            if (any && (rc = cupstore_health_scan(txn, 0, UINT64_MAX, health_all, c)) != 0)
-                goto out;
-            for (unsigned l = 0; any && l < CUPSTORE_LOSS_MAX; l++) {
-                uint64_t rows = c->all_loss[l];
-                if (l == CUPSTORE_LOSS_TAIL && f.tail_lost > rows)
-                    rows = f.tail_lost;   /* added just above */
-                if (f.loss_total[l] > rows) {
-                    acc_add(&c->acc[l], end_s, f.loss_total[l] - rows, c->acc[l].seconds == 0);
-                    out->loss_by_device[MODEL_DEVICE_NONE][l] += f.loss_total[l] - rows;
-                }
-            }
-            c->all_completed = c->all_consumed = 0;   /* judge_end sums them afresh */
-            memset(c->all_loss, 0, sizeof c->all_loss);
-            out->loss_bound[CUPSTORE_LOSS_TAIL] = f.tail_bound;
-            out->loss_bound[CUPSTORE_LOSS_CONFLICT] = f.conflict_bound;
-            out->buffers_unreturned = f.buffers_outstanding;
-            if (!f.flush_ok && f.buffers_outstanding) {
-                /* how full the held buffers were is not known (a buffer
-                 * CUPTI completed after the stop gave up is among them):
-                 * at most their capacity, in the smallest records */
-                uint64_t size = model_config_u64(txn, "buffer_size");
-                if (size && size < MODEL_DISCARD_BYTES)
-                    size = MODEL_DISCARD_BYTES;
-                uint64_t most = f.buffers_outstanding * (size / MODEL_RECORD_MIN_BYTES);
-                if (most && most < f.tail_bound)
-                    most = f.tail_bound;
-                out->loss_at_most[CUPSTORE_LOSS_TAIL] = most;
+/* An ended session's final status: its end, the tail loss it knows of
+ * beyond the rows, and (written aside, the store having refused it) the
+ * losses the agent counted beyond the rows' sum; bounds where the count is
+ * not known. */
+static int sum_final(cupstore_txn *txn, sum_ctx *c, const cupstore_final *f, uint64_t from_s,
+                     uint64_t to_s)
+{
+    model_summary *out = c->out;
+    int rc;
+    out->state = MODEL_STATE_ENDED;
+    out->end_ns = f->end_ns;
+    out->final_aside = f->aside != 0;
+    /* Tail loss the final status knows of but no row recorded. */
+    uint64_t end_s = f->end_ns / 1000000000u;
+    if (end_s >= from_s && end_s <= to_s && f->tail_lost > c->acc[CUPSTORE_LOSS_TAIL].count)
+        acc_add(&c->acc[CUPSTORE_LOSS_TAIL], end_s,
+                f->tail_lost - c->acc[CUPSTORE_LOSS_TAIL].count,
+                c->acc[CUPSTORE_LOSS_TAIL].seconds == 0);
+    if (end_s >= from_s && end_s <= to_s) {
+        /* The store refused the final status (and the rows before it):
+         * the losses the agent counted beyond the rows' sum, credited
+         * to the end, on device "none" (no row says which). */
+        bool any = false;
+        for (unsigned l = 0; f->aside && l < CUPSTORE_LOSS_MAX; l++)
+            any |= f->loss_total[l] != 0;
+        if (any && (rc = cupstore_health_scan(txn, 0, UINT64_MAX, health_all, c)) != 0)
+            return rc;
+        for (unsigned l = 0; any && l < CUPSTORE_LOSS_MAX; l++) {
+            uint64_t rows = c->all_loss[l];
+            if (l == CUPSTORE_LOSS_TAIL && f->tail_lost > rows)
+                rows = f->tail_lost;   /* added just above */
+            if (f->loss_total[l] > rows) {
+                acc_add(&c->acc[l], end_s, f->loss_total[l] - rows, c->acc[l].seconds == 0);
+                out->loss_by_device[MODEL_DEVICE_NONE][l] += f->loss_total[l] - rows;
             }
         }
-    } else {
-        uint64_t now = now_ns();
-        out->end_ns = out->heartbeat_ns;
-        bool stale = out->heartbeat_ns + (uint64_t)MODEL_STALE_SECONDS * 1000000000u < now;
-        model_proc p;
-        model_proc_find(out, &p);
-        out->state = model_liveness(!stale, &p);
-        out->proc_state = p.presence == MODEL_PROC_HERE ? p.state : '\0';
-        out->pid_here = p.presence == MODEL_PROC_HERE ? p.pid_here : 0;
-        out->not_visible = p.presence == MODEL_PROC_HIDDEN;
+        c->all_completed = c->all_consumed = 0;   /* judge_end sums them afresh */
+        memset(c->all_loss, 0, sizeof c->all_loss);
+        out->loss_bound[CUPSTORE_LOSS_TAIL] = f->tail_bound;
+        out->loss_bound[CUPSTORE_LOSS_CONFLICT] = f->conflict_bound;
+        out->buffers_unreturned = f->buffers_outstanding;
+        if (!f->flush_ok && f->buffers_outstanding) {
+            /* how full the held buffers were is not known (a buffer
+             * CUPTI completed after the stop gave up is among them):
+             * at most their capacity, in the smallest records */
+            uint64_t size = model_config_u64(txn, "buffer_size");
+            if (size && size < MODEL_DISCARD_BYTES)
+                size = MODEL_DISCARD_BYTES;
+            uint64_t most = f->buffers_outstanding * (size / MODEL_RECORD_MIN_BYTES);
+            if (most && most < f->tail_bound)
+                most = f->tail_bound;
+            out->loss_at_most[CUPSTORE_LOSS_TAIL] = most;
+        }
     }
+    return 0;
+}
 
-    /* No final status and not running: count what it stored after its
-     * last row, when the window reaches past that row. */
-    if (!have_final && !out->window && out->state != MODEL_STATE_RUNNING &&
-        (!have_last || to_s > last.second)) {
-        if ((rc = records_after_rows(txn, out)) != 0)
-            goto out;
-        out->records_total += out->records_after_rows;
-    }
-
-    /* Records per second: an ended (or dead) session's mean over its
-     * rows, since its last row is a partial second; a running session's
-     * last row, which is a whole second (the agent writes it after). */
-    if (c->rows && out->state == MODEL_STATE_RUNNING) {
-        for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++)
-            out->records_per_s += (double)c->last.records_by_kind[k];
-    } else if (c->rows) {
-        out->records_per_s = (double)out->records_total / (double)c->rows;
-        out->records_per_s_mean = true;
-    }
-
-    /* Loss classes, in class order. */
+/* One reason per loss class with a loss, in class order: the count (or
+ * that it is an estimate, a lower bound, or known only to exist: never
+ * "0 lost") and the seconds it fell in. */
+static int sum_loss_reasons(sum_ctx *c)
+{
+    model_summary *out = c->out;
+    int rc;
     for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++) {
         class_acc *a = &c->acc[l], *e = &c->est[l];
         char win[128], more[512] = "";
@@ -627,21 +555,105 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
                             a->count, more, win, cupstore_loss_describe(l));
         }
         if (rc)
-            goto out;
+            return rc;
     }
-    /* Final-status reasons apply when the window reaches the session end. */
+    return 0;
+}
+
+/* From the last health row (last: NULL when there is none) and the
+ * window's rows: the start when the meta has none, the heartbeat, the
+ * kinds and epoch now, the records in all. */
+static void sum_last_row(sum_ctx *c, const cupstore_health *last)
+{
+    model_summary *out = c->out;
+    if (!out->start_ns && c->rows)
+        out->start_ns = c->first_second * 1000000000u;
+    out->heartbeat_ns = last ? last->heartbeat_ns : out->start_ns;
+    if (last && !out->heartbeat_ns)
+        out->heartbeat_ns = last->second * 1000000000u;
+    if (last && (last->flags & CUPSTORE_HF_COUNT_ONLY))
+        out->count_only = true;
+    if (c->rows) {
+        out->kinds_enabled = c->last.kinds_enabled;
+        out->epoch = c->last.epoch;
+    } else if (last) {
+        out->kinds_enabled = last->kinds_enabled;
+        out->epoch = last->epoch;
+    }
+    for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++)
+        out->records_total += out->records_by_kind[k];
+}
+
+/* No final status, not a window: running, or dead (a stale heartbeat, the
+ * process gone or not what it was), from the heartbeat and /proc. */
+static void sum_alive(model_summary *out)
+{
+    uint64_t now = now_ns();
+    out->end_ns = out->heartbeat_ns;
+    bool stale = out->heartbeat_ns + (uint64_t)MODEL_STALE_SECONDS * 1000000000u < now;
+    model_proc p;
+    model_proc_find(out, &p);
+    out->state = model_liveness(!stale, &p);
+    out->proc_state = p.presence == MODEL_PROC_HERE ? p.state : '\0';
+    out->pid_here = p.presence == MODEL_PROC_HERE ? p.pid_here : 0;
+    out->not_visible = p.presence == MODEL_PROC_HIDDEN;
+}
+
+/* The session's state and end, from its final status (f; NULL: none) or
+ * its heartbeat. */
+static int sum_state(cupstore_txn *txn, sum_ctx *c, const cupstore_final *f, uint64_t from_s,
+                     uint64_t to_s)
+{
+    model_summary *out = c->out;
+    if (out->window && !out->window_end) {
+        /* a window that does not hold the session's end: nothing to judge
+         * beyond its seconds (its final status, if copied, is clipped) */
+        out->state = MODEL_STATE_ENDED;
+        out->end_ns = f ? f->end_ns : out->heartbeat_ns;
+    } else if (out->window && !f) {
+        out->state = MODEL_STATE_CRASHED;   /* the session had crashed */
+        out->end_ns = out->heartbeat_ns;
+    } else if (f) {
+        return sum_final(txn, c, f, from_s, to_s);
+    } else {
+        sum_alive(out);
+    }
+    return 0;
+}
+
+/* Records per second: an ended (or dead) session's mean over its rows,
+ * since its last row is a partial second; a running session's last row,
+ * which is a whole second (the agent writes it after). */
+static void sum_rate(sum_ctx *c)
+{
+    model_summary *out = c->out;
+    if (c->rows && out->state == MODEL_STATE_RUNNING) {
+        for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++)
+            out->records_per_s += (double)c->last.records_by_kind[k];
+    } else if (c->rows) {
+        out->records_per_s = (double)out->records_total / (double)c->rows;
+        out->records_per_s_mean = true;
+    }
+}
+
+/* The reasons after the loss classes: the agent stepped aside, the
+ * end's (when the window reaches the session's end; f: the final status,
+ * NULL when none), the notes kept; CUPTI's failure to start said first. */
+static int sum_end_reasons(cupstore_txn *txn, sum_ctx *c, uint64_t to_s, const cupstore_final *f)
+{
+    model_summary *out = c->out;
     uint64_t end_s = out->end_ns / 1000000000u;
     bool covers_end = to_s >= end_s || (c->rows && c->last_second >= end_s) || to_s == UINT64_MAX;
     if (out->window && !out->window_end)
         covers_end = false;
-    rc = 0;
+    int rc = 0;
     if (model_state_live(out->state) && c->any_disabled)
         rc = model_reason_add(out, MODEL_REASON_DISABLED, 1, c->last_second, c->last_second, 0,
                         "disabled: the agent stepped aside (see its notes)");
     if (rc == 0)
-        rc = judge_end(txn, c, covers_end, have_final, &f);
+        rc = judge_end(txn, c, covers_end, f != NULL, f);
     if (rc || (rc = cupstore_note_scan(txn, note_keep, out)) != 0)
-        goto out;
+        return rc;
     if (out->cupti_failed) {
         /* said first: nothing else matters much when nothing was traced */
         char why[200];
@@ -649,11 +661,76 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
         model_escape(why, sizeof why, out->cupti_error, strlen(out->cupti_error));
         if ((rc = model_reason_add(out, MODEL_REASON_CUPTI_START, 1, sec, sec, 0,
                              "CUPTI could not start: %s; nothing was traced", why)) != 0)
-            goto out;
+            return rc;
         model_reason first = out->reasons[out->nreasons - 1];
         memmove(out->reasons + 1, out->reasons, (out->nreasons - 1) * sizeof *out->reasons);
         out->reasons[0] = first;
     }
+    return 0;
+}
+
+int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_summary *out,
+                    char **cause)
+{
+    cupstore_txn *txn = NULL;
+    cupstore_final f;
+    sum_ctx *c;
+    int rc;
+
+    if (cause)
+        *cause = NULL;
+    if (!out)
+        return CUPSTORE_EINVAL;
+    memset(out, 0, sizeof *out);
+    if (!env)
+        return CUPSTORE_EINVAL;
+    if (!(c = calloc(1, sizeof *c)))
+        return ENOMEM;
+    c->out = out;
+    snprintf(out->id, sizeof out->id, "%s", cupstore_env_id(env));
+    if ((rc = cupstore_txn_begin(env, false, &txn)) != 0) {
+        free(c);
+        return model_fail(cause, rc, out->id);
+    }
+    if ((rc = sum_meta(txn, out)) != 0)
+        goto out;
+
+    if ((rc = model_seconds_scan(txn, from_s, to_s, second_row, c)) != 0)
+        goto out;
+
+    cupstore_health last;
+    bool have_last = false;
+    rc = cupstore_health_last(txn, &last);
+    if (rc == 0)
+        have_last = true;
+    else if (rc != CUPSTORE_ENOTFOUND)
+        goto out;
+    sum_last_row(c, have_last ? &last : NULL);
+
+    bool have_final = false;
+    rc = cupstore_final_get(txn, &f);   /* or the one written aside */
+    if (rc == 0)
+        have_final = true;
+    else if (rc != CUPSTORE_ENOTFOUND)
+        goto out;
+    if ((rc = sum_state(txn, c, have_final ? &f : NULL, from_s, to_s)) != 0)
+        goto out;
+
+    /* No final status and not running: count what it stored after its
+     * last row, when the window reaches past that row. */
+    if (!have_final && !out->window && out->state != MODEL_STATE_RUNNING &&
+        (!have_last || to_s > last.second)) {
+        if ((rc = records_after_rows(txn, out)) != 0)
+            goto out;
+        out->records_total += out->records_after_rows;
+    }
+
+    sum_rate(c);
+    /* Loss classes, in class order. */
+    if ((rc = sum_loss_reasons(c)) != 0)
+        goto out;
+    if ((rc = sum_end_reasons(txn, c, to_s, have_final ? &f : NULL)) != 0)
+        goto out;
     out->complete = out->nreasons == 0;
     out->seconds = c->rows;
 out:
