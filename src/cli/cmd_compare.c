@@ -106,41 +106,10 @@ static void text_name(const model_cmp_group *g, char *buf, size_t len)
         snprintf(buf, len, "(empty name)");
 }
 
-static void print_text(xout *o, const model_compare *c, size_t top)
+/* The key durations table: the top groups (all: top 0), B/A ratios. */
+static void text_durations(xout *o, const model_compare *c, size_t top)
 {
-    static const char *const ab[2] = {"A", "B"};
     char buf[512];
-    for (int s = 0; s < 2; s++)
-        xout_printf(o, "%s: %s (%s)\n", ab[s], c->side[s].what, c->side[s].verdict);
-    xout_puts(o, "\ncomparability\n");
-    for (size_t i = 0; i < c->ndiffs; i++) {
-        const model_cmp_diff *d = &c->diffs[i];
-        char a[400], b[400];
-        model_escape(a, sizeof a, d->a, strlen(d->a));
-        model_escape(b, sizeof b, d->b, strlen(d->b));
-        xout_printf(o, "  %-22s A: %s\n  %-22s B: %s%s\n", d->what, a, "", b,
-                    d->fatal ? "" : "   (noted, not against comparability)");
-    }
-    if (!c->ndiffs)
-        xout_puts(o, "  no difference in workload, kinds, configuration, versions or devices\n");
-    xout_printf(o, "verdict: %s\n", c->verdict);
-
-    xout_puts(o, "\nlosses\n");
-    for (int s = 0; s < 2; s++) {
-        const model_cmp_side *sd = &c->side[s];
-        xout_printf(o, "  %s: %" PRIu64 " records lost", ab[s], sd->loss_total);
-        for (unsigned k = 0; k < CUPSTORE_LOSS_MAX; k++)
-            if (sd->loss[k])
-                xout_printf(o, ", %s %" PRIu64, cupstore_loss_name(k), sd->loss[k]);
-        if (sd->lossy) {
-            model_escape(buf, sizeof buf, sd->reason, strlen(sd->reason));
-            xout_printf(o, "; INCOMPLETE: unusable for timing attribution (%s)", buf);
-        }
-        if (sd->running)
-            xout_puts(o, "; still running: figures so far");
-        xout_putc(o, '\n');
-    }
-
     xout_printf(o, "\nkey durations (us; B/A ratios; %zu of %zu, largest change in total first)\n",
                 top && top < c->ngroups ? top : c->ngroups, c->ngroups);
     xout_puts(o, "  count A    count B  total A ms total B ms  ratio     p50 A     p50 B  "
@@ -164,7 +133,13 @@ static void print_text(xout *o, const model_compare *c, size_t top)
     }
     if (!c->ngroups)
         xout_puts(o, "  (no kernel or memcpy records in either window)\n");
+}
 
+/* Event order per stream: agreement, and where the order first diverged. */
+static void text_order(xout *o, const model_compare *c)
+{
+    static const char *const ab[2] = {"A", "B"};
+    char buf[512];
     xout_printf(o, "\nevent order per stream (the first %" PRIu32 " kernels of each; "
                    "longest common subsequence / shorter)\n", c->order_window);
     for (size_t i = 0; i < c->nstreams; i++) {
@@ -201,6 +176,45 @@ static void print_text(xout *o, const model_compare *c, size_t top)
                     c->streams_untracked, MODEL_CMP_STREAMS);
     if (!c->nstreams)
         xout_puts(o, "  (no kernels with times in either window)\n");
+}
+
+static void print_text(xout *o, const model_compare *c, size_t top)
+{
+    static const char *const ab[2] = {"A", "B"};
+    char buf[512];
+    for (int s = 0; s < 2; s++)
+        xout_printf(o, "%s: %s (%s)\n", ab[s], c->side[s].what, c->side[s].verdict);
+    xout_puts(o, "\ncomparability\n");
+    for (size_t i = 0; i < c->ndiffs; i++) {
+        const model_cmp_diff *d = &c->diffs[i];
+        char a[400], b[400];
+        model_escape(a, sizeof a, d->a, strlen(d->a));
+        model_escape(b, sizeof b, d->b, strlen(d->b));
+        xout_printf(o, "  %-22s A: %s\n  %-22s B: %s%s\n", d->what, a, "", b,
+                    d->fatal ? "" : "   (noted, not against comparability)");
+    }
+    if (!c->ndiffs)
+        xout_puts(o, "  no difference in workload, kinds, configuration, versions or devices\n");
+    xout_printf(o, "verdict: %s\n", c->verdict);
+
+    xout_puts(o, "\nlosses\n");
+    for (int s = 0; s < 2; s++) {
+        const model_cmp_side *sd = &c->side[s];
+        xout_printf(o, "  %s: %" PRIu64 " records lost", ab[s], sd->loss_total);
+        for (unsigned k = 0; k < CUPSTORE_LOSS_MAX; k++)
+            if (sd->loss[k])
+                xout_printf(o, ", %s %" PRIu64, cupstore_loss_name(k), sd->loss[k]);
+        if (sd->lossy) {
+            model_escape(buf, sizeof buf, sd->reason, strlen(sd->reason));
+            xout_printf(o, "; INCOMPLETE: unusable for timing attribution (%s)", buf);
+        }
+        if (sd->running)
+            xout_puts(o, "; still running: figures so far");
+        xout_putc(o, '\n');
+    }
+
+    text_durations(o, c, top);
+    text_order(o, c);
     if (c->side[0].lossy || c->side[1].lossy)
         xout_puts(o, "\nnote: a lossy side has holes that look like idle time: its durations "
                      "and order are not evidence\n");
@@ -214,12 +228,9 @@ static void json_stat(xout *o, const model_cmp_stat *s)
                 s->count, s->total_ns, s->p50_ns, s->p90_ns, s->p99_ns, s->min_ns, s->max_ns);
 }
 
-static void print_json(xout *o, const model_compare *c, size_t top)
+/* The two sides' objects of the "sides" array. */
+static void json_sides(xout *o, const model_compare *c)
 {
-    xout_printf(o, "{\"comparable\":%s,\"verdict\":", c->comparable ? "true" : "false");
-    xout_json_str(o, c->verdict, strlen(c->verdict));
-    xout_printf(o, ",\"config_differs\":%s,\"exit_status\":%d,\"sides\":[",
-                c->config_differs ? "true" : "false", c->exit_status);
     for (int s = 0; s < 2; s++) {
         const model_cmp_side *sd = &c->side[s];
         char kinds[160];
@@ -242,6 +253,45 @@ static void print_json(xout *o, const model_compare *c, size_t top)
         xout_json_str(o, sd->reason, strlen(sd->reason));
         xout_putc(o, '}');
     }
+}
+
+/* The "order" array: one object per stream compared. */
+static void json_order(xout *o, const model_compare *c)
+{
+    for (size_t i = 0; i < c->nstreams; i++) {
+        const model_cmp_stream *st = &c->streams[i];
+        xout_printf(o, "%s{\"device\":%u,\"stream\":%" PRIu32 ",\"kernels\":[%" PRIu64 ",%" PRIu64
+                       "],\"compared\":[%" PRIu64 ",%" PRIu64 "],\"lcs\":%" PRIu64
+                       ",\"lcs_upper_bound\":%s,\"agreement\":%.6g,\"diverged\":%s",
+                    i ? "," : "", st->device, st->stream, st->kernels[0], st->kernels[1],
+                    st->compared[0], st->compared[1], st->lcs, st->lcs_bound ? "true" : "false",
+                    st->agreement, st->diverged ? "true" : "false");
+        if (st->diverged) {
+            xout_printf(o, ",\"diverge_index\":%" PRIu64 ",\"diverge\":[", st->diverge_index);
+            for (int s = 0; s < 2; s++) {
+                xout_puts(o, s ? "," : "");
+                if (st->diverge_group[s] < 0) {
+                    xout_puts(o, "null");
+                    continue;
+                }
+                const model_cmp_group *g = &c->groups[st->diverge_group[s]];
+                xout_printf(o, "{\"start_ns\":%" PRIu64 ",\"name\":", st->diverge_ns[s]);
+                xout_json_str(o, g->name, g->name_len);
+                xout_putc(o, '}');
+            }
+            xout_putc(o, ']');
+        }
+        xout_putc(o, '}');
+    }
+}
+
+static void print_json(xout *o, const model_compare *c, size_t top)
+{
+    xout_printf(o, "{\"comparable\":%s,\"verdict\":", c->comparable ? "true" : "false");
+    xout_json_str(o, c->verdict, strlen(c->verdict));
+    xout_printf(o, ",\"config_differs\":%s,\"exit_status\":%d,\"sides\":[",
+                c->config_differs ? "true" : "false", c->exit_status);
+    json_sides(o, c);
     xout_puts(o, "],\"differences\":[");
     for (size_t i = 0; i < c->ndiffs; i++) {
         const model_cmp_diff *d = &c->diffs[i];
@@ -273,31 +323,7 @@ static void print_json(xout *o, const model_compare *c, size_t top)
     xout_printf(o, "],\"durations_total\":%zu,\"order_window\":%" PRIu32 ",\"edit_cap\":%" PRIu32
                    ",\"streams_untracked\":%" PRIu64 ",\"order\":[",
                 c->ngroups, c->order_window, c->edit_cap, c->streams_untracked);
-    for (size_t i = 0; i < c->nstreams; i++) {
-        const model_cmp_stream *st = &c->streams[i];
-        xout_printf(o, "%s{\"device\":%u,\"stream\":%" PRIu32 ",\"kernels\":[%" PRIu64 ",%" PRIu64
-                       "],\"compared\":[%" PRIu64 ",%" PRIu64 "],\"lcs\":%" PRIu64
-                       ",\"lcs_upper_bound\":%s,\"agreement\":%.6g,\"diverged\":%s",
-                    i ? "," : "", st->device, st->stream, st->kernels[0], st->kernels[1],
-                    st->compared[0], st->compared[1], st->lcs, st->lcs_bound ? "true" : "false",
-                    st->agreement, st->diverged ? "true" : "false");
-        if (st->diverged) {
-            xout_printf(o, ",\"diverge_index\":%" PRIu64 ",\"diverge\":[", st->diverge_index);
-            for (int s = 0; s < 2; s++) {
-                xout_puts(o, s ? "," : "");
-                if (st->diverge_group[s] < 0) {
-                    xout_puts(o, "null");
-                    continue;
-                }
-                const model_cmp_group *g = &c->groups[st->diverge_group[s]];
-                xout_printf(o, "{\"start_ns\":%" PRIu64 ",\"name\":", st->diverge_ns[s]);
-                xout_json_str(o, g->name, g->name_len);
-                xout_putc(o, '}');
-            }
-            xout_putc(o, ']');
-        }
-        xout_putc(o, '}');
-    }
+    json_order(o, c);
     xout_puts(o, "]}\n");
 }
 

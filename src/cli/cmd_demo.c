@@ -289,10 +289,32 @@ static int demo_rm_store(const char *dir)
     return nftw(dir, demo_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* The live demo's store: --store's, prepared, or a fresh temporary one
+ * (never the user's default store: removed at exit).  NULL when neither
+ * can be had (said). */
+static char *demo_live_store(const char *cmd, const char *store_opt)
+{
+    char *store = NULL, tmpl[4096];
+    if (store_opt) {
+        if (cupstore_dir_resolve(store_opt, &store) || cupstore_dir_prepare(store)) {
+            cli_error(cmd, "cannot use the store %s", store ? store : store_opt);
+            free(store);
+            return NULL;
+        }
+        return store;
+    }
+    const char *t = getenv("TMPDIR");
+    snprintf(tmpl, sizeof tmpl, "%s/cuptop-demo.XXXXXX", t && *t ? t : "/tmp");
+    if (!mkdtemp(tmpl) || !(store = strdup(tmpl))) {
+        cli_error(cmd, "cannot create a temporary store: %s", strerror(errno));
+        return NULL;
+    }
+    return store;
+}
+
 static int demo_live(const char *cmd, const char *store_opt, bool ascii, bool mono)
 {
     char *agent, *sim, *app, *store = NULL, *cause = NULL;
-    char tmpl[4096];
     int rc;
 
     /* First: without a terminal nothing is started, nothing written. */
@@ -303,26 +325,11 @@ static int demo_live(const char *cmd, const char *store_opt, bool ascii, bool mo
     }
     if (!demo_locate(cmd, &agent, &sim, &app))
         return CUPTOP_EXIT_USAGE;
-    if (store_opt) {
-        if (cupstore_dir_resolve(store_opt, &store) || cupstore_dir_prepare(store)) {
-            cli_error(cmd, "cannot use the store %s", store ? store : store_opt);
-            free(store);
-            free(agent);
-            free(sim);
-            free(app);
-            return CUPTOP_EXIT_USAGE;
-        }
-    } else {
-        /* never the user's default store: a temporary one, removed at exit */
-        const char *t = getenv("TMPDIR");
-        snprintf(tmpl, sizeof tmpl, "%s/cuptop-demo.XXXXXX", t && *t ? t : "/tmp");
-        if (!mkdtemp(tmpl) || !(store = strdup(tmpl))) {
-            cli_error(cmd, "cannot create a temporary store: %s", strerror(errno));
-            free(agent);
-            free(sim);
-            free(app);
-            return CUPTOP_EXIT_USAGE;
-        }
+    if (!(store = demo_live_store(cmd, store_opt))) {
+        free(agent);
+        free(sim);
+        free(app);
+        return CUPTOP_EXIT_USAGE;
     }
     /* Said before the monitor takes the screen (it is back after it). */
     fprintf(stderr, "cuptop %s: store %s (%s)\n", cmd, store,

@@ -332,6 +332,41 @@ static void run_report_session(const char *path, char *id, size_t len)
         fclose(f);
 }
 
+/* Stop signals sent to cuptop run go on to the command (run_forward),
+ * except those ignored (nohup: the command inherits that). */
+static void run_forward_install(void)
+{
+    static const int fwd[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    for (size_t k = 0; k < sizeof fwd / sizeof *fwd; k++) {
+        struct sigaction sa, cur;
+        if (sigaction(fwd[k], NULL, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) &&
+            cur.sa_handler == SIG_IGN)
+            continue;   /* ignored (nohup): the command inherits that */
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = run_forward;
+        sa.sa_flags = SA_SIGINFO | SA_RESTART;
+        sigemptyset(&sa.sa_mask);
+        sigaction(fwd[k], &sa, NULL);
+    }
+}
+
+/* After the command: the first session the agents reported (into res,
+ * when given), and when none was created, one line saying why. */
+static void run_report_read(const char *cmd, const char *report, const char *prog0,
+                            cli_run_result *res)
+{
+    if (res)
+        run_report_session(report, res->session, sizeof res->session);
+    char *why = run_untraced_why(report);
+    if (why) {
+        char esc[900], prog[200];
+        model_escape(esc, sizeof esc, why, strlen(why));
+        model_escape(prog, sizeof prog, prog0, strlen(prog0));
+        cli_error(cmd, "nothing was traced: no session was created for %s (%s)", prog, esc);
+        free(why);
+    }
+}
+
 /* Fork, exec the command with the agent injected, wait; then, when no
  * session was created for it, say so and why (one line on stderr).  The
  * exit status is the command's: a death by signal is passed on as one,
@@ -339,7 +374,6 @@ static void run_report_session(const char *path, char *id, size_t len)
  * the first session created is copied into res->session. */
 static int run_command(const char *cmd, char **args, cli_run_result *res)
 {
-    static const int fwd[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
     char report[PATH_MAX];
     const char *t = getenv("TMPDIR");
     int pfd[2], st = 0, fd;
@@ -357,17 +391,7 @@ static int run_command(const char *cmd, char **args, cli_run_result *res)
             unlink(report);
         return 126;
     }
-    for (size_t k = 0; k < sizeof fwd / sizeof *fwd; k++) {
-        struct sigaction sa, cur;
-        if (sigaction(fwd[k], NULL, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) &&
-            cur.sa_handler == SIG_IGN)
-            continue;   /* ignored (nohup): the command inherits that */
-        memset(&sa, 0, sizeof sa);
-        sa.sa_sigaction = run_forward;
-        sa.sa_flags = SA_SIGINFO | SA_RESTART;
-        sigemptyset(&sa.sa_mask);
-        sigaction(fwd[k], &sa, NULL);
-    }
+    run_forward_install();
     pid_t pid = fork();
     if (pid == 0) {
         int e;
@@ -399,16 +423,7 @@ static int run_command(const char *cmd, char **args, cli_run_result *res)
     if (n == (ssize_t)sizeof e) {
         cli_error(cmd, "cannot run %s: %s", args[0], strerror(e));
     } else if (report[0]) {
-        if (res)
-            run_report_session(report, res->session, sizeof res->session);
-        char *why = run_untraced_why(report);
-        if (why) {
-            char esc[900], prog[200];
-            model_escape(esc, sizeof esc, why, strlen(why));
-            model_escape(prog, sizeof prog, args[0], strlen(args[0]));
-            cli_error(cmd, "nothing was traced: no session was created for %s (%s)", prog, esc);
-            free(why);
-        }
+        run_report_read(cmd, report, args[0], res);
     }
     if (report[0])
         unlink(report);
