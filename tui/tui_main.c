@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,6 +34,23 @@ static void tui_on_signal(int sig)
 static void tui_leave_lost_terminal(void)
 {
     (void)setsid();
+}
+
+/* newterm reads the terminal's size, then installs its SIGWINCH handler: a
+ * resize between the two is never signalled, and the monitor drew at the
+ * old size until the next one (rows past the bottom lost, the kind panel's
+ * suggestion with them: tests/model/starve_tmux.sh, issue 30).  Once the
+ * handler is in place, the size the terminal has now; every later change
+ * is signalled.  A size from LINES/COLUMNS is the person's: kept. */
+static void tui_sync_size(void)
+{
+    struct winsize ws;
+    if (getenv("LINES") || getenv("COLUMNS"))
+        return;
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) != 0 || !ws.ws_row || !ws.ws_col)
+        return;
+    if (is_term_resized(ws.ws_row, ws.ws_col))
+        resizeterm(ws.ws_row, ws.ws_col);
 }
 
 /* Restore the terminal before the guard prints its line and exits. */
@@ -81,6 +99,7 @@ int tui_main(const tui_opts *o, char **cause)
     curs_set(0);
     set_escdelay(25);
     tui_colors_init(t.mono);
+    tui_sync_size();
 
     t.screen = TUI_SCR_SESSIONS;
     if (t.cur >= 0)
