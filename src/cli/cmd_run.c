@@ -158,7 +158,8 @@ static const run_var run_vars[RO_END - RO_FIRST] = {
                                              "driver, sync, overhead, marker, other, or all, "
                                              "none, default"},
     [RO_POOL - RO_FIRST] = {"CUPTOP_POOL", "a buffer count from 1 to 4096"},
-    [RO_BUFFER_SIZE - RO_FIRST] = {"CUPTOP_BUFFER_SIZE", "a size from 64K to 256M, a multiple of 8"},
+    [RO_BUFFER_SIZE - RO_FIRST] = {"CUPTOP_BUFFER_SIZE",
+                                   "a size from 64K to 256M, a multiple of 8"},
     [RO_QUEUE - RO_FIRST] = {"CUPTOP_QUEUE", "a queue capacity from 1 to 1048576"},
     [RO_DEVICE_BUFFER_SIZE - RO_FIRST] = {"CUPTOP_DEVICE_BUFFER_SIZE", "a size from 0 to 4G"},
     [RO_DEVICE_BUFFER_POOL_LIMIT - RO_FIRST] = {"CUPTOP_DEVICE_BUFFER_POOL_LIMIT",

@@ -367,12 +367,124 @@ static bool has_reason(const model_summary *s, unsigned r)
     return false;
 }
 
+/* Another CUPTI client took buffers or records: run it separately. */
+static void advise_conflict(adv_list *l, const model_summary *s, const model_facts *f)
+{
+    model_advice *a;
+    uint64_t taken = s->loss_bound[CUPSTORE_LOSS_CONFLICT];
+    if (s->loss[CUPSTORE_LOSS_CONFLICT] || f->foreign || taken) {
+        if ((a = adv_new(l, MODEL_ADVICE_CONFLICT))) {
+            setf(a->brief, sizeof a->brief, "Another CUPTI client: run it separately");
+            setf(a->text, sizeof a->text, "Run the other CUPTI client (torch.profiler, Nsight, "
+                 "compute-sanitizer) separately from cuptop: only one can own the buffers.");
+            if (taken)
+                setf(a->evidence, sizeof a->evidence, "%" PRIu64 " buffers completed that the "
+                     "agent never handed out; %" PRIu64 " of its own never came back (at "
+                     "least %" PRIu64 " records, a lower bound); %" PRIu64 " records lost to "
+                     "the other client", f->foreign, s->buffers_unreturned, taken,
+                     s->loss[CUPSTORE_LOSS_CONFLICT]);
+            else
+                setf(a->evidence, sizeof a->evidence, "%" PRIu64 " buffers completed that the "
+                     "agent never handed out; %" PRIu64 " records lost to the other client",
+                     f->foreign, s->loss[CUPSTORE_LOSS_CONFLICT]);
+        }
+    }
+}
+
+/* The consumer fell behind: narrow the kinds; a slow store is named too. */
+static void advise_behind(adv_list *l, const model_summary *s, const model_facts *f)
+{
+    model_advice *a;
+    char because[240];
+    bool behind = s->loss[CUPSTORE_LOSS_QUEUE_OVERFLOW] ||
+                  has_reason(s, MODEL_REASON_UNCONSUMED) ||
+                  (f->loss_seconds && f->loss_q_full * 2 >= f->loss_seconds && f->loss_q_cap > 1);
+    if (behind) {
+        setf(because, sizeof because, "the consumer fell behind: the queue reached %u of %u "
+             "and %" PRIu64 " buffers completed against %" PRIu64 " consumed in the lossy "
+             "seconds (a bigger queue only moves the loss into memory)", f->loss_q_hw_max,
+             f->loss_q_cap, f->loss_completed, f->loss_consumed);
+        advise_narrow(l, s, f, because);
+        if (f->loss_commit_p99_max >= SLOW_COMMIT_NS &&
+            (a = adv_new(l, MODEL_ADVICE_FASTER_STORE))) {
+            setf(a->brief, sizeof a->brief, "Put the store on a faster local disk");
+            setf(a->text, sizeof a->text, "Put the store on a faster local disk "
+                 "(CUPTOP_STORE): its commits hold the consumer up.");
+            setf(a->evidence, sizeof a->evidence, "commit p99 reached %.0f ms in the lossy "
+                 "seconds", f->loss_commit_p99_max / 1e6);
+            setf(a->setting, sizeof a->setting, "CUPTOP_STORE");
+        }
+    }
+}
+
+/* Records with zero timestamps: CUPTI's device buffers ran out. */
+static void advise_zero_ts(adv_list *l, const model_summary *s, const model_facts *f)
+{
+    model_advice *a;
+    if (s->loss[CUPSTORE_LOSS_ZERO_TS] && (a = adv_new(l, MODEL_ADVICE_DEVICE_BUFFERS))) {
+        uint64_t now = f->device_buffer_size;
+        uint64_t want = now ? 2 * now : 32 * MIB;
+        char to[32], nowt[32] = "CUPTI's default";
+        size_text(want, to, sizeof to);
+        if (now)
+            size_text(now, nowt, sizeof nowt);
+        setf(a->setting, sizeof a->setting, "CUPTOP_DEVICE_BUFFER_SIZE");
+        setf(a->value, sizeof a->value, "%s", to);
+        setf(a->run_option, sizeof a->run_option, "--device-buffer-size %s", to);
+        setf(a->brief, sizeof a->brief, "Zero timestamps: raise the device buffer size to %s", to);
+        setf(a->text, sizeof a->text, "Raise CUPTI's device buffer size to %s (and its pool "
+             "limit, CUPTOP_DEVICE_BUFFER_POOL_LIMIT) in a rerun.", to);
+        setf(a->evidence, sizeof a->evidence, "%" PRIu64 " records came with zero timestamps: "
+             "CUPTI's device-side buffers ran out (device buffer size %s)",
+             s->loss[CUPSTORE_LOSS_ZERO_TS], nowt);
+    }
+}
+
+/* The tail was lost at stop: a longer stop timeout. */
+static void advise_tail(adv_list *l, const model_summary *s, const model_facts *f)
+{
+    model_advice *a;
+    uint64_t tail_bound = s->loss_bound[CUPSTORE_LOSS_TAIL];
+    bool tail = s->loss[CUPSTORE_LOSS_TAIL] || tail_bound || f->steps_timed_out;
+    if (tail && s->state == MODEL_STATE_ENDED && (a = adv_new(l, MODEL_ADVICE_STOP_TIMEOUT))) {
+        uint32_t now = f->stop_timeout_ms ? f->stop_timeout_ms : DEFAULT_STOP_TIMEOUT_MS;
+        uint32_t want = now >= 300000u ? 600000u : 2 * now;
+        setf(a->setting, sizeof a->setting, "CUPTOP_STOP_TIMEOUT_MS");
+        setf(a->value, sizeof a->value, "%u", want);
+        setf(a->run_option, sizeof a->run_option, "--stop-timeout %u", want);
+        setf(a->brief, sizeof a->brief, "Tail lost: a stop timeout of %u ms", want);
+        setf(a->text, sizeof a->text, "Give the stop protocol more time: stop timeout %u ms "
+             "instead of %u, so the last buffers are flushed and drained.", want, now);
+        uint64_t most = s->loss_at_most[CUPSTORE_LOSS_TAIL];
+        char upto[48] = "";
+        if (most)
+            setf(upto, sizeof upto, " (up to %" PRIu64 ")", most);
+        if (!tail_bound && s->buffers_unreturned && f->steps_timed_out)
+            /* nothing known of the held buffers but that they were out */
+            setf(a->evidence, sizeof a->evidence, "%u stop step%s timed out; %" PRIu64
+                 " records counted lost at stop and an unknown number more%s in the %" PRIu64
+                 " buffers CUPTI still held", f->steps_timed_out,
+                 f->steps_timed_out == 1 ? "" : "s", s->loss[CUPSTORE_LOSS_TAIL], upto,
+                 s->buffers_unreturned);
+        else if (tail_bound)
+            /* the flush did not finish: never "0 records lost at stop" */
+            setf(a->evidence, sizeof a->evidence, "%u stop step%s timed out; at least %" PRIu64
+                 " records lost at stop (a lower bound: %" PRIu64 " counted, %" PRIu64
+                 " more in the %" PRIu64 " buffers CUPTI still held%s)", f->steps_timed_out,
+                 f->steps_timed_out == 1 ? "" : "s", s->loss[CUPSTORE_LOSS_TAIL] + tail_bound,
+                 s->loss[CUPSTORE_LOSS_TAIL], tail_bound, s->buffers_unreturned, upto);
+        else
+            setf(a->evidence, sizeof a->evidence, "%u stop step%s timed out; %" PRIu64
+                 " records lost at stop", f->steps_timed_out,
+                 f->steps_timed_out == 1 ? "" : "s", s->loss[CUPSTORE_LOSS_TAIL]);
+    }
+}
+
 int model_advise(const model_summary *s, const model_facts *f, model_advice **out, size_t *n)
 {
     adv_list l = {NULL, 0, 0};
     const uint64_t *L = s->loss;
     model_advice *a;
-    char because[240];
 
     *out = NULL;
     *n = 0;
@@ -395,44 +507,10 @@ int model_advise(const model_summary *s, const model_facts *f, model_advice **ou
              "nothing after that; fix what they name and run again.");
         setf(a->evidence, sizeof a->evidence, "the session was disabled by the agent");
     }
-    uint64_t taken = s->loss_bound[CUPSTORE_LOSS_CONFLICT];
-    if (L[CUPSTORE_LOSS_CONFLICT] || f->foreign || taken) {
-        if ((a = adv_new(&l, MODEL_ADVICE_CONFLICT))) {
-            setf(a->brief, sizeof a->brief, "Another CUPTI client: run it separately");
-            setf(a->text, sizeof a->text, "Run the other CUPTI client (torch.profiler, Nsight, "
-                 "compute-sanitizer) separately from cuptop: only one can own the buffers.");
-            if (taken)
-                setf(a->evidence, sizeof a->evidence, "%" PRIu64 " buffers completed that the "
-                     "agent never handed out; %" PRIu64 " of its own never came back (at "
-                     "least %" PRIu64 " records, a lower bound); %" PRIu64 " records lost to "
-                     "the other client", f->foreign, s->buffers_unreturned, taken,
-                     L[CUPSTORE_LOSS_CONFLICT]);
-            else
-                setf(a->evidence, sizeof a->evidence, "%" PRIu64 " buffers completed that the "
-                     "agent never handed out; %" PRIu64 " records lost to the other client",
-                     f->foreign, L[CUPSTORE_LOSS_CONFLICT]);
-        }
-    }
+    advise_conflict(&l, s, f);
     if (lost_at_source(s))
         advise_source(&l, s, f);
-    bool behind = L[CUPSTORE_LOSS_QUEUE_OVERFLOW] || has_reason(s, MODEL_REASON_UNCONSUMED) ||
-                  (f->loss_seconds && f->loss_q_full * 2 >= f->loss_seconds && f->loss_q_cap > 1);
-    if (behind) {
-        setf(because, sizeof because, "the consumer fell behind: the queue reached %u of %u "
-             "and %" PRIu64 " buffers completed against %" PRIu64 " consumed in the lossy "
-             "seconds (a bigger queue only moves the loss into memory)", f->loss_q_hw_max,
-             f->loss_q_cap, f->loss_completed, f->loss_consumed);
-        advise_narrow(&l, s, f, because);
-        if (f->loss_commit_p99_max >= SLOW_COMMIT_NS &&
-            (a = adv_new(&l, MODEL_ADVICE_FASTER_STORE))) {
-            setf(a->brief, sizeof a->brief, "Put the store on a faster local disk");
-            setf(a->text, sizeof a->text, "Put the store on a faster local disk "
-                 "(CUPTOP_STORE): its commits hold the consumer up.");
-            setf(a->evidence, sizeof a->evidence, "commit p99 reached %.0f ms in the lossy "
-                 "seconds", f->loss_commit_p99_max / 1e6);
-            setf(a->setting, sizeof a->setting, "CUPTOP_STORE");
-        }
-    }
+    advise_behind(&l, s, f);
     if ((L[CUPSTORE_LOSS_STORE_REFUSED] || f->store_refused) &&
         (a = adv_new(&l, MODEL_ADVICE_FASTER_STORE))) {
         setf(a->brief, sizeof a->brief, "The store refuses writes: free disk space");
@@ -443,23 +521,7 @@ int model_advise(const model_summary *s, const model_facts *f, model_advice **ou
              f->store_refused, f->commit_p99_max / 1e6);
         setf(a->setting, sizeof a->setting, "CUPTOP_STORE");
     }
-    if (L[CUPSTORE_LOSS_ZERO_TS] && (a = adv_new(&l, MODEL_ADVICE_DEVICE_BUFFERS))) {
-        uint64_t now = f->device_buffer_size;
-        uint64_t want = now ? 2 * now : 32 * MIB;
-        char to[32], nowt[32] = "CUPTI's default";
-        size_text(want, to, sizeof to);
-        if (now)
-            size_text(now, nowt, sizeof nowt);
-        setf(a->setting, sizeof a->setting, "CUPTOP_DEVICE_BUFFER_SIZE");
-        setf(a->value, sizeof a->value, "%s", to);
-        setf(a->run_option, sizeof a->run_option, "--device-buffer-size %s", to);
-        setf(a->brief, sizeof a->brief, "Zero timestamps: raise the device buffer size to %s", to);
-        setf(a->text, sizeof a->text, "Raise CUPTI's device buffer size to %s (and its pool "
-             "limit, CUPTOP_DEVICE_BUFFER_POOL_LIMIT) in a rerun.", to);
-        setf(a->evidence, sizeof a->evidence, "%" PRIu64 " records came with zero timestamps: "
-             "CUPTI's device-side buffers ran out (device buffer size %s)",
-             L[CUPSTORE_LOSS_ZERO_TS], nowt);
-    }
+    advise_zero_ts(&l, s, f);
     if (L[CUPSTORE_LOSS_PARSE_ERROR] && (a = adv_new(&l, MODEL_ADVICE_PARSE))) {
         setf(a->brief, sizeof a->brief, "Unparsable records: check the CUPTI version");
         setf(a->text, sizeof a->text, "Check that the CUPTI loaded (cuptop report: its CUPTI "
@@ -481,40 +543,7 @@ int model_advise(const model_summary *s, const model_facts *f, model_advice **ou
              "tail of the trace is missing.");
         setf(a->evidence, sizeof a->evidence, "no final status and a stale heartbeat");
     }
-    uint64_t tail_bound = s->loss_bound[CUPSTORE_LOSS_TAIL];
-    bool tail = L[CUPSTORE_LOSS_TAIL] || tail_bound || f->steps_timed_out;
-    if (tail && s->state == MODEL_STATE_ENDED && (a = adv_new(&l, MODEL_ADVICE_STOP_TIMEOUT))) {
-        uint32_t now = f->stop_timeout_ms ? f->stop_timeout_ms : DEFAULT_STOP_TIMEOUT_MS;
-        uint32_t want = now >= 300000u ? 600000u : 2 * now;
-        setf(a->setting, sizeof a->setting, "CUPTOP_STOP_TIMEOUT_MS");
-        setf(a->value, sizeof a->value, "%u", want);
-        setf(a->run_option, sizeof a->run_option, "--stop-timeout %u", want);
-        setf(a->brief, sizeof a->brief, "Tail lost: a stop timeout of %u ms", want);
-        setf(a->text, sizeof a->text, "Give the stop protocol more time: stop timeout %u ms "
-             "instead of %u, so the last buffers are flushed and drained.", want, now);
-        uint64_t most = s->loss_at_most[CUPSTORE_LOSS_TAIL];
-        char upto[48] = "";
-        if (most)
-            setf(upto, sizeof upto, " (up to %" PRIu64 ")", most);
-        if (!tail_bound && s->buffers_unreturned && f->steps_timed_out)
-            /* nothing known of the held buffers but that they were out */
-            setf(a->evidence, sizeof a->evidence, "%u stop step%s timed out; %" PRIu64
-                 " records counted lost at stop and an unknown number more%s in the %" PRIu64
-                 " buffers CUPTI still held", f->steps_timed_out,
-                 f->steps_timed_out == 1 ? "" : "s", L[CUPSTORE_LOSS_TAIL], upto,
-                 s->buffers_unreturned);
-        else if (tail_bound)
-            /* the flush did not finish: never "0 records lost at stop" */
-            setf(a->evidence, sizeof a->evidence, "%u stop step%s timed out; at least %" PRIu64
-                 " records lost at stop (a lower bound: %" PRIu64 " counted, %" PRIu64
-                 " more in the %" PRIu64 " buffers CUPTI still held%s)", f->steps_timed_out,
-                 f->steps_timed_out == 1 ? "" : "s", L[CUPSTORE_LOSS_TAIL] + tail_bound,
-                 L[CUPSTORE_LOSS_TAIL], tail_bound, s->buffers_unreturned, upto);
-        else
-            setf(a->evidence, sizeof a->evidence, "%u stop step%s timed out; %" PRIu64
-                 " records lost at stop", f->steps_timed_out,
-                 f->steps_timed_out == 1 ? "" : "s", L[CUPSTORE_LOSS_TAIL]);
-    }
+    advise_tail(&l, s, f);
     if (l.rc) {
         free(l.v);
         return l.rc;
