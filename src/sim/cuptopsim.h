@@ -23,6 +23,8 @@
 
 #define CUPTOPSIM_KINDS 8       /* kernel memcpy memset runtime driver sync overhead marker */
 #define CUPTOPSIM_DEV_MAX 8
+#define CUPTOPSIM_STREAMS 64     /* streams per device (CUPTOPSIM_STREAMS env: up to this) */
+#define CUPTOPSIM_GPU_KINDS 3    /* kernel memcpy memset: the records a launch produces */
 #define CUPTOPSIM_CALLS 32      /* CUPTI entry points in the call log        */
 
 /** Ground truth snapshot, per device and simulated kind (same order as
@@ -58,6 +60,10 @@ typedef struct cuptopsim_truth {
     uint64_t finalize_in_api_exit; /* cuptiFinalize inside an API exit cb */
     uint64_t finalize_outside;     /* ... anywhere else                   */
     int subscribed;                /* a subscriber holds the slot now     */
+    /* records produced per device, GPU kind and stream (index: the
+     * records' streamId - 7), silent ones included: what a launch ledger
+     * must account for, stream by stream */
+    uint64_t produced_stream[CUPTOPSIM_DEV_MAX][CUPTOPSIM_GPU_KINDS][CUPTOPSIM_STREAMS];
 } cuptopsim_truth;
 
 /** Re-read the environment and clear every counter, buffer and context.

@@ -340,6 +340,7 @@ SIM_EXPORT int cuptopsim_reset(void)
     sim.attr[CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER] = 0;
     pthread_mutex_unlock(&sim.reg_lock);
 
+    sim_stream_counts_clear();
     pthread_mutex_lock(&sim.q_lock);
     memset(sim.delivered, 0, sizeof sim.delivered);
     memset(sim.zero_ts, 0, sizeof sim.zero_ts);

@@ -116,6 +116,7 @@ static void sim_after_fork_child(void)
         atomic_store(&c->reported, 0);
         atomic_store(&c->via_null, 0);
     }
+    sim_stream_counts_clear();
     memset(sim.delivered, 0, sizeof sim.delivered);
     memset(sim.zero_ts, 0, sizeof sim.zero_ts);
     memset(sim.invalid, 0, sizeof sim.invalid);

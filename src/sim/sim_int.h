@@ -35,6 +35,7 @@ enum sim_kind {
 #define SIM_DEV_MAX CUPTOPSIM_DEV_MAX
 #define SIM_KERNEL_NAMES 14u   /* kernel names the producer picks from (sim_produce.c) */
 #define SIM_STREAM_MAX 64
+_Static_assert(SIM_STREAM_MAX == CUPTOPSIM_STREAMS, "CUPTOPSIM_STREAMS in cuptopsim.h");
 #define SIM_THREAD_MAX 256
 #define SIM_CBID_MAX 1024             /* runtime and driver call ids       */
 
@@ -118,6 +119,8 @@ struct CUctx_st {
     _Atomic uint32_t enabled;     /* cuptiActivityEnableContext, sim kinds */
     _Atomic uint64_t pending_drops, reported, via_null;
     _Atomic uint64_t stream_end[SIM_STREAM_MAX]; /* GPU clock per stream  */
+    /* records produced per GPU kind (kernel, memcpy, memset) and stream */
+    _Atomic uint64_t produced_stream[CUPTOPSIM_GPU_KINDS][SIM_STREAM_MAX];
 };
 #define SIM_CTX_MAGIC 0x43747853u
 
@@ -260,6 +263,8 @@ void sim_api_set_all(unsigned dom, bool on);
 void sim_api_domain_call(unsigned k, struct CUctx_st *c, unsigned stream, uint32_t corr);
 /** The runtime and driver call ids behind simulated op k (0: none). */
 void sim_op_cbids(unsigned k, CUpti_CallbackId *rt, CUpti_CallbackId *drv);
+/** Clear every context's per-stream counts (reset, fork child). */
+void sim_stream_counts_clear(void);
 static inline bool sim_api_recorded(unsigned dom, uint32_t cbid)
 {
     return cbid < SIM_CBID_MAX &&

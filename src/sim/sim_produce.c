@@ -442,6 +442,8 @@ long sim_produce_op(sim_thread *t, uint64_t *rng, unsigned d, unsigned k)
 #undef SIM_AT
     if (!(en & (1u << k)) || k == SIM_K_RUNTIME || k == SIM_K_DRIVER)
         return n;
+    if (k == SIM_K_KERNEL || k == SIM_K_MEMCPY || k == SIM_K_MEMSET)
+        atomic_fetch_add_explicit(&c->produced_stream[k][s], 1, memory_order_relaxed);
     switch (k) {
     case SIM_K_KERNEL: sim_kernel(t, rng, c, s, t0, corr); break;
     case SIM_K_MEMCPY: sim_memcpy(t, rng, c, s, t0, corr); break;

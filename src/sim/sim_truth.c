@@ -51,6 +51,11 @@ void sim_truth_collect(cuptopsim_truth *t)
         if (th == &sim.shared)
             break;
     }
+    for (unsigned d = 0; d < SIM_DEV_MAX; d++)
+        for (unsigned k = 0; k < CUPTOPSIM_GPU_KINDS; k++)
+            for (unsigned s = 0; s < SIM_STREAM_MAX; s++)
+                t->produced_stream[d][k][s] =
+                    atomic_load_explicit(&sim.ctx[d].produced_stream[k][s], memory_order_relaxed);
     for (unsigned d = 0; d < SIM_DEV_MAX; d++) {
         for (unsigned k = 0; k < SIM_KINDS; k++) {
             t->held[d][k] += sim.queued[d][k];
@@ -189,6 +194,14 @@ SIM_EXPORT int cuptopsim_truth_write(const char *path, int final, const char *ex
                      d + sim.cfg.device_base, (unsigned long long)t.reported_via_null[d],
                      d + sim.cfg.device_base,
                      (unsigned long long)t.unreported_dropped[d]);
+    static const char *const gpu_kind[CUPTOPSIM_GPU_KINDS] = {"kernel", "memcpy", "memset"};
+    for (unsigned d = 0; d < t.devices; d++)
+        for (unsigned k = 0; k < CUPTOPSIM_GPU_KINDS; k++)
+            for (unsigned s = 0; s < SIM_STREAM_MAX; s++)
+                if (t.produced_stream[d][k][s])
+                    sim_out_line(&o, "produced_stream %u %s %u %llu\n", d + sim.cfg.device_base,
+                                 gpu_kind[k], SIM_STREAM_ID(s),
+                                 (unsigned long long)t.produced_stream[d][k][s]);
     for (unsigned d = 0; d < t.devices; d++)
         sim_out_line(&o, "dumped_contexts %u %llu\ndumped_devices %u %llu\n",
                      d + sim.cfg.device_base, (unsigned long long)t.dumped_contexts[d],
@@ -234,4 +247,12 @@ SIM_EXPORT int cuptopsim_truth_write(const char *path, int final, const char *ex
     if (err)
         unlink(tmp);
     return err;
+}
+
+void sim_stream_counts_clear(void)
+{
+    for (unsigned d = 0; d < SIM_DEV_MAX; d++)
+        for (unsigned k = 0; k < CUPTOPSIM_GPU_KINDS; k++)
+            for (unsigned s = 0; s < SIM_STREAM_MAX; s++)
+                atomic_store_explicit(&sim.ctx[d].produced_stream[k][s], 0, memory_order_relaxed);
 }

@@ -86,6 +86,7 @@ static struct client {
     uint32_t rec_stream[NCORR];      /* a GPU record's stream id + 1, by id  */
     uint32_t cb_stream[NCORR];       /* the launch callback's stream id + 1  */
     uint8_t cb_domains[NCORR];       /* bit 0 runtime, bit 1 driver          */
+    uint64_t per_stream[CUPTOPSIM_GPU_KINDS][CUPTOPSIM_STREAMS];   /* records received */
     unsigned launch_cbs, launch_exits;
 } C = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -223,6 +224,8 @@ static void walk(CUcontext ctx, uint8_t *buf, size_t valid)
             C.corr[corr] |= (uint8_t)(1u << k);
         if (gpu && corr < NCORR)
             C.rec_stream[corr] = stream + 1;
+        if (gpu && stream >= 7 && stream - 7 < CUPTOPSIM_STREAMS)
+            C.per_stream[k][stream - 7]++;
         C.rec[dv][k]++;
     }
 }
@@ -425,6 +428,12 @@ static void assert_sums(const cuptopsim_truth *t)
             dropped += t->dropped[d][k];
         }
         assert_int_equal(dropped, t->reported_dropped[d] + t->unreported_dropped[d]);
+        for (unsigned k = 0; k < CUPTOPSIM_GPU_KINDS; k++) {   /* streams sum to the kind */
+            uint64_t by_stream = 0;
+            for (unsigned s = 0; s < CUPTOPSIM_STREAMS; s++)
+                by_stream += t->produced_stream[d][k][s];
+            assert_int_equal(by_stream, t->produced[d][k]);
+        }
     }
 }
 
@@ -914,6 +923,13 @@ static void test_launch_callbacks(void **state)
     pthread_mutex_unlock(&C.lock);
     assert_int_equal(matched, 280);
     assert_true(streams > 1);
+    /* the truth's per-stream production is what arrived, stream by stream */
+    cuptopsim_truth t;
+    L.truth_get(&t);
+    assert_sums(&t);
+    for (unsigned k = 0; k < CUPTOPSIM_GPU_KINDS; k++)
+        for (unsigned s = 0; s < CUPTOPSIM_STREAMS; s++)
+            assert_int_equal(t.produced_stream[0][k][s], C.per_stream[k][s]);
     /* off again: no more callbacks */
     for (size_t i = 0; i < sizeof launch_drv / sizeof *launch_drv; i++)
         assert_int_equal(L.cuptiEnableCallback(0, sub, CUPTI_CB_DOMAIN_DRIVER_API, launch_drv[i]),
