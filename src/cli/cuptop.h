@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cli_opts.h"
 #include "export.h"
 #include "model.h"
 
@@ -25,6 +26,14 @@ int cmd_export(int argc, char **argv);    /* src/cli/cmd_export.c           */
 int cmd_control(int argc, char **argv);   /* src/cli/cmd_control.c          */
 int cmd_compare(int argc, char **argv);   /* src/cli/cmd_compare.c          */
 int cmd_baseline(int argc, char **argv);  /* src/cli/cmd_baseline.c         */
+
+/* Each command's option table (cli_opts.h), beside its parser in
+ * cmd_NAME.c (the exporter's: exporter.h). */
+extern const cli_cmd cli_cmd_top, cli_cmd_sessions, cli_cmd_check, cli_cmd_control,
+    cli_cmd_compare, cli_cmd_ranges, cli_cmd_report, cli_cmd_export, cli_cmd_demo,
+    cli_cmd_baseline, cli_cmd_run, cli_cmd_attach;
+/* The commands with a table, NULL-terminated (main.c). */
+extern const cli_cmd *const cli_opts_commands[];
 
 /* One traced run for `cuptop baseline` (src/cli/cmd_run.c). */
 typedef struct cli_run_result {

@@ -12,6 +12,15 @@
 #include "export.h"
 #include "exporter.h"
 
+/* The commands whose options are declared in a table (cli_opts.h):
+ * tests/cli/test_cli_opts.sh checks each against --help and the man page. */
+const cli_cmd *const cli_opts_commands[] = {
+    &cli_cmd_top,     &cli_cmd_sessions, &cli_cmd_check, &cli_cmd_control,
+    &cli_cmd_compare, &cli_cmd_ranges,   &cli_cmd_report,  &cli_cmd_export, &cli_cmd_demo,
+    &cli_cmd_baseline, &cli_cmd_run, &cli_cmd_attach, &cli_cmd_exporter,
+    NULL,
+};
+
 struct subcommand {
     const char *name;
     int (*fn)(int, char **);

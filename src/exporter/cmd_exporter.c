@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli_opts.h"
 #include "cupstore.h"
 #include "exporter.h"
 #include "exporter_http.h"
@@ -29,32 +30,60 @@
 #define EXIT_FAIL CUPTOP_EXIT_NO
 #define EXIT_USAGE CUPTOP_EXIT_USAGE
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+enum { O_LISTEN = 256, O_STORE, O_RETENTION, O_MAX_SESSIONS, O_TIMEOUT, O_MAX_CONN,
+       O_TEXTFILE, O_INTERVAL, O_ONCE, O_VERBOSE };
+
+/* The exporter's options (cli_opts.h): parsed and --help's options part
+ * made from this table; --interval and --once are said with --textfile. */
+const cli_cmd cli_cmd_exporter = {
+    .name = "exporter",
+    .shortopts = "+h",
+    .column = 23,
+    .opts = (const cli_opt[]){
+        {"listen", "ADDR:PORT", O_LISTEN,
+         "address to serve on (default " EXPORTER_DEFAULT_ADDR ":" STR(EXPORTER_DEFAULT_PORT)
+         "; [::1]:PORT for IPv6;\nport 0 picks a free one, printed at start)\n", NULL},
+        {"store", "DIR", O_STORE,
+         "a store to export (repeatable; default: the default store)\n", NULL},
+        {"retention", "SECONDS", O_RETENTION, "export ended and crashed sessions this long "
+                                              "(default " STR(EXPORTER_DEFAULT_RETENTION_S) ")\n",
+         NULL},
+        {"max-sessions", "N", O_MAX_SESSIONS,
+         "sessions per scrape, running first (default " STR(EXPORTER_DEFAULT_MAX_SESSIONS)
+         "); the rest\nare counted in cuptop_exporter_sessions_omitted\n", NULL},
+        {"timeout", "SECONDS", O_TIMEOUT,
+         "close a connection idle this long (default " STR(EXPORTER_DEFAULT_TIMEOUT_S) ")\n",
+         NULL},
+        {"max-connections", "N", O_MAX_CONN,
+         "connections at once (default " STR(EXPORTER_DEFAULT_MAX_CONNECTIONS) ")\n", NULL},
+        {"textfile", "PATH", O_TEXTFILE,
+         "instead of serving, write the exposition to PATH (atomically)\n"
+         "every --interval seconds (default " STR(EXPORTER_DEFAULT_INTERVAL_S)
+         "), for node_exporter's\ntextfile collector; --once writes it once and exits\n", NULL},
+        {"interval", "SECONDS", O_INTERVAL, NULL, NULL},
+        {"once", NULL, O_ONCE, NULL, NULL},
+        {"verbose", NULL, O_VERBOSE, "print libmicrohttpd's messages\n", NULL},
+        {"help", NULL, 'h', NULL, NULL},
+        {NULL, NULL, 0, NULL, NULL},
+    },
+};
+
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: cuptop exporter [--listen ADDR:PORT] [--store DIR]... [--retention SECONDS]\n"
-            "                       [--max-sessions N] [--timeout SECONDS] [--max-connections N]\n"
-            "       cuptop exporter --textfile PATH [--interval SECONDS] [--once] [--store DIR]...\n\n"
-            "Serve the live health of every session in the stores as Prometheus metrics:\n"
-            "GET /metrics, text format 0.0.4 (OpenMetrics when the scraper asks for it).\n"
-            "The stores are only read, in short transactions per scrape.\n\n"
-            "  --listen ADDR:PORT   address to serve on (default %s:%d; [::1]:PORT for IPv6;\n"
-            "                       port 0 picks a free one, printed at start)\n"
-            "  --store DIR          a store to export (repeatable; default: the default store)\n"
-            "  --retention SECONDS  export ended and crashed sessions this long (default %d)\n"
-            "  --max-sessions N     sessions per scrape, running first (default %d); the rest\n"
-            "                       are counted in cuptop_exporter_sessions_omitted\n"
-            "  --timeout SECONDS    close a connection idle this long (default %d)\n"
-            "  --max-connections N  connections at once (default %d)\n"
-            "  --textfile PATH      instead of serving, write the exposition to PATH (atomically)\n"
-            "                       every --interval seconds (default %d), for node_exporter's\n"
-            "                       textfile collector; --once writes it once and exits\n"
-            "  --verbose            print libmicrohttpd's messages\n"
-            "Runs until SIGINT or SIGTERM.  Exit status: 0, 1 when a textfile cannot be\n"
-            "written, 2 on a usage error or when the address cannot be bound.\n",
-            EXPORTER_DEFAULT_ADDR, EXPORTER_DEFAULT_PORT, EXPORTER_DEFAULT_RETENTION_S,
-            EXPORTER_DEFAULT_MAX_SESSIONS, EXPORTER_DEFAULT_TIMEOUT_S,
-            EXPORTER_DEFAULT_MAX_CONNECTIONS, EXPORTER_DEFAULT_INTERVAL_S);
+    fputs("usage: cuptop exporter [--listen ADDR:PORT] [--store DIR]... [--retention SECONDS]\n"
+          "                       [--max-sessions N] [--timeout SECONDS] [--max-connections N]\n"
+          "       cuptop exporter --textfile PATH [--interval SECONDS] [--once] [--store DIR]...\n\n"
+          "Serve the live health of every session in the stores as Prometheus metrics:\n"
+          "GET /metrics, text format 0.0.4 (OpenMetrics when the scraper asks for it).\n"
+          "The stores are only read, in short transactions per scrape.\n\n",
+          f);
+    cli_opts_help(&cli_cmd_exporter, f);
+    fputs("Runs until SIGINT or SIGTERM.  Exit status: 0, 1 when a textfile cannot be\n"
+          "written, 2 on a usage error or when the address cannot be bound.\n",
+          f);
 }
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -205,9 +234,6 @@ static int run_textfile(exporter *e, const char *path, unsigned interval, bool o
     }
 }
 
-enum { O_LISTEN = 256, O_STORE, O_RETENTION, O_MAX_SESSIONS, O_TIMEOUT, O_MAX_CONN,
-       O_TEXTFILE, O_INTERVAL, O_ONCE, O_VERBOSE };
-
 /* The exporter's command line; stores: the --store values (argc + 1
  * slots, caller frees). */
 struct exporter_args {
@@ -256,24 +282,10 @@ static const char *exporter_option(int c, struct exporter_args *a)
  * misuse said on stderr, or --help printed). */
 static int exporter_parse(int argc, char **argv, struct exporter_args *a)
 {
-    static const struct option longopts[] = {
-        {"listen", required_argument, NULL, O_LISTEN},
-        {"store", required_argument, NULL, O_STORE},
-        {"retention", required_argument, NULL, O_RETENTION},
-        {"max-sessions", required_argument, NULL, O_MAX_SESSIONS},
-        {"timeout", required_argument, NULL, O_TIMEOUT},
-        {"max-connections", required_argument, NULL, O_MAX_CONN},
-        {"textfile", required_argument, NULL, O_TEXTFILE},
-        {"interval", required_argument, NULL, O_INTERVAL},
-        {"once", no_argument, NULL, O_ONCE},
-        {"verbose", no_argument, NULL, O_VERBOSE},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
+    struct option longopts[CLI_OPTS_MAX];
     int c;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+    cli_opts_begin(&cli_cmd_exporter, longopts);
+    while ((c = getopt_long(argc, argv, cli_cmd_exporter.shortopts, longopts, NULL)) != -1) {
         if (c == 'h') {
             usage(stdout);
             return EXIT_OK;

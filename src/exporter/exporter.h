@@ -33,6 +33,7 @@
 #define EXPORTER_DEFAULT_INTERVAL_S 15       /* textfile mode               */
 
 typedef struct exporter exporter;
+struct cli_cmd;
 
 typedef struct exporter_opts {
     const char *const *stores;   /* store directories (resolved)           */
@@ -66,5 +67,7 @@ const char *exporter_content_type(bool openmetrics);
 
 /** The `cuptop exporter` subcommand (argv[0] = "exporter"). */
 int cmd_exporter(int argc, char **argv);
+/** Its options (cli_opts.h), from which it parses and prints --help. */
+extern const struct cli_cmd cli_cmd_exporter;
 
 #endif /* CUPTOP_EXPORTER_H */

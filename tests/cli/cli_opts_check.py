@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """cli_opts_check.py SRCDIR CUPTOP - every option of every command's table
-(src/cli/cmd_*.c, `const cli_cmd cli_cmd_NAME = {...}`, cli_opts.h) is in
+(src/cli/cmd_*.c and src/exporter/cmd_exporter.c, `const cli_cmd
+cli_cmd_NAME = {...}`, src/cli_opts/cli_opts.h) is in
 that command's --help and in its section of the man page (doc/cuptop.1),
 and every table is listed in cli_opts_commands.  Prints each miss; exit 1
 if any, 0 otherwise."""
@@ -15,13 +16,14 @@ TABLE = re.compile(r'^const cli_cmd cli_cmd_(\w+) = \{\n(.*?)^\};', re.S | re.M)
 OPT = re.compile(r'^\s*\{"([a-z][a-z0-9-]*)", ', re.M)
 
 tables = {}
-for path in sorted(glob.glob(os.path.join(src, "src/cli/*.c"))):
+for path in sorted(glob.glob(os.path.join(src, "src/cli/*.c")) +
+                   glob.glob(os.path.join(src, "src/exporter/*.c"))):
     for m in TABLE.finditer(open(path, encoding="utf-8").read()):
         name = re.search(r'\.name = "([^"]+)"', m.group(2)).group(1)
         tables[m.group(1)] = (name, OPT.findall(m.group(2)), path)
 
 listed = re.findall(r'&cli_cmd_(\w+)',
-                    open(os.path.join(src, "src/cli/cli_opts.c"), encoding="utf-8").read())
+                    open(os.path.join(src, "src/cli/main.c"), encoding="utf-8").read())
 man = open(os.path.join(src, "doc/cuptop.1"), encoding="utf-8").read()
 bad = 0
 checked = 0

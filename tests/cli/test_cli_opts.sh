@@ -1,6 +1,6 @@
 #!/bin/sh
 # test_cli_opts.sh - each command's options are declared once, in its table
-# (src/cli/cli_opts.h): every option of every table is in the command's
+# (src/cli_opts/cli_opts.h): every option of every table is in the command's
 # --help and in its section of the man page (tests/cli/cli_opts_check.py).
 set -u
 : "${top_builddir:?run through make check}" "${top_srcdir:?run through make check}"

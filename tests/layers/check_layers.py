@@ -3,6 +3,7 @@
 
     store <- model <- {export, agent_config} <- tui, exporter <- cli
     agent -> store, agent_config        sim, cli -> sim_args
+    exporter, cli -> cli_opts
 
 1. Includes: every `#include "X"` in a layered directory must name a header
    of its own directory or the public header of a layer below it (never a
@@ -40,6 +41,7 @@ DIRS = {
     "src/agent": ("agent", set()),
     "src/sim": ("sim", {"cuptopsim.h"}),
     "src/sim_args": ("sim_args", {"sim_args.h"}),
+    "src/cli_opts": ("cli_opts", {"cli_opts.h"}),
 }
 
 # layer -> the layers it may use (itself included)
@@ -49,11 +51,13 @@ BELOW = {
     "export": {"store", "model", "export"},
     "agent_config": {"store", "agent_config"},
     "tui": {"store", "model", "export", "tui"},
-    "exporter": {"store", "model", "export", "exporter"},
-    "cli": {"store", "model", "export", "agent_config", "tui", "exporter", "sim_args", "cli"},
+    "exporter": {"store", "model", "export", "cli_opts", "exporter"},
+    "cli": {"store", "model", "export", "agent_config", "tui", "exporter", "sim_args", "cli_opts",
+            "cli"},
     "agent": {"store", "agent_config", "agent"},
     "sim": {"sim", "sim_args"},
     "sim_args": {"sim_args"},
+    "cli_opts": {"cli_opts"},
 }
 
 # Libraries (in the build tree) and the layer each belongs to; a program's
@@ -67,6 +71,7 @@ LIBS = {
     "libcuptoptui.a": "tui",
     "libcuptopexporter.a": "exporter",
     "libsimargs.a": "sim_args",
+    "libcliopts.a": "cli_opts",
 }
 PROGRAMS = {"cuptop": "cli"}
 AGENT_SO = "libcuptop-agent.so"

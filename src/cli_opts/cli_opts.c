@@ -1,6 +1,6 @@
 /*
  * cli_opts.c - getopt_long tables and --help made from a command's option
- * table (cli_opts.h), and the list of the commands that have one.
+ * table (cli_opts.h).
  */
 #include "config.h"
 
@@ -8,12 +8,6 @@
 #include <string.h>
 
 #include "cli_opts.h"
-
-const cli_cmd *const cli_opts_commands[] = {
-    &cli_cmd_top,     &cli_cmd_sessions, &cli_cmd_check, &cli_cmd_control,
-    &cli_cmd_compare, &cli_cmd_ranges,   &cli_cmd_report,  &cli_cmd_export, &cli_cmd_demo,
-    &cli_cmd_baseline, &cli_cmd_run, &cli_cmd_attach, NULL,
-};
 
 void cli_opts_begin(const cli_cmd *c, struct option lo[CLI_OPTS_MAX])
 {

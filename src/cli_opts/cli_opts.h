@@ -2,9 +2,11 @@
  * cli_opts.h - a command's options declared once, as tmux's command table
  * does: each option's name, argument and help text in one table, from
  * which the command's getopt_long table and the options part of its --help
- * are made.  cli_opts_commands lists every command that has a table, so
- * that tests/cli/test_cli_opts.sh can check each option against --help and
- * the man page (doc/cuptop.1).
+ * are made.  Each command's table sits beside its parser (src/cli/cmd_*.c,
+ * src/exporter/cmd_exporter.c); cli_opts_commands (cuptop.h) lists them,
+ * so that tests/cli/test_cli_opts.sh can check each option against --help
+ * and the man page (doc/cuptop.1).  Depends on nothing of the project
+ * (the CLI and the exporter use it).
  */
 #ifndef CUPTOP_CLI_OPTS_H
 #define CUPTOP_CLI_OPTS_H
@@ -32,14 +34,6 @@ typedef struct cli_cmd {
     int column;             /* the column --help's texts start at            */
     const cli_opt *opts;
 } cli_cmd;
-
-/* Each command's table, beside its parser in cmd_NAME.c. */
-extern const cli_cmd cli_cmd_top, cli_cmd_sessions, cli_cmd_check, cli_cmd_control,
-    cli_cmd_compare, cli_cmd_ranges, cli_cmd_report, cli_cmd_export, cli_cmd_demo,
-    cli_cmd_baseline, cli_cmd_run, cli_cmd_attach;
-
-/* The commands with a table, NULL-terminated. */
-extern const cli_cmd *const cli_opts_commands[];
 
 /** Fill lo (CLI_OPTS_MAX entries) with c's getopt_long table and reset
  *  getopt (optind 1, opterr 0: the command says what was wrong). */
