@@ -402,20 +402,18 @@ static int id_cmp(const void *a, const void *b)
     return strcmp(x->id, y->id);
 }
 
-int exporter_scrape(exporter *e, bool openmetrics, char **text, size_t *len)
+/* List every store's sessions into e's entries (new ones added), forget
+ * those no longer listed (deleted, or their store unreadable: counted in
+ * self), sort.  0 or ENOMEM. */
+static int scrape_list(exporter *e, exp_self *self)
 {
-    uint64_t t0 = now_ns(CLOCK_MONOTONIC), now = now_ns(CLOCK_REALTIME);
-    uint64_t keep_ns = e->retention_s * 1000000000u;
-    exp_self self = {.version = PACKAGE_VERSION, .max_sessions = e->max_sessions,
-                     .retention_s = e->retention_s, .now_ns = now};
-
     for (size_t i = 0; i < e->n; i++)
         e->e[i].seen = false;
     for (size_t st = 0; st < e->nstores; st++) {
         char **ids = NULL;
         size_t n = 0;
         if (cupstore_dir_sessions(e->stores[st], &ids, &n) != 0) {
-            self.stores_unreadable++;
+            self->stores_unreadable++;
             e->read_errors++;
             /* its sessions are not listed: keep nothing of them */
             continue;
@@ -443,22 +441,27 @@ int exporter_scrape(exporter *e, bool openmetrics, char **text, size_t *len)
     if (e->n)
         qsort(e->e, e->n, sizeof *e->e, entry_cmp);
     e->sorted = e->n;
+    return 0;
+}
 
-    exp_sess **cand = calloc(e->n ? e->n : 1, sizeof *cand);
-    if (!cand)
-        return ENOMEM;
+/* The sessions that may be exported, into cand (room for e->n): each not
+ * final read again (a damaged one counted and left out), those ended or
+ * crashed longer than the retention ago expired.  @return how many. */
+static size_t scrape_candidates(exporter *e, exp_self *self, exp_sess **cand)
+{
+    uint64_t now = self->now_ns, keep_ns = e->retention_s * 1000000000u;
     size_t nc = 0;
     for (size_t i = 0; i < e->n; i++) {
         entry *en = &e->e[i];
         if (en->expired) {
-            self.expired++;
+            self->expired++;
             continue;
         }
         if (!en->final) {
             int rc = session_read_guarded(e, en);
             if (rc) {
                 /* damaged, newer or not a session: counted; the rest go on */
-                self.unreadable++;
+                self->unreadable++;
                 e->read_errors++;
                 entry_close(en);
                 en->have = false;
@@ -471,11 +474,27 @@ int exporter_scrape(exporter *e, bool openmetrics, char **text, size_t *len)
         if (over && now > over && now - over > keep_ns) {
             en->expired = true;
             entry_close(en);
-            self.expired++;
+            self->expired++;
             continue;
         }
         cand[nc++] = &en->snap;
     }
+    return nc;
+}
+
+int exporter_scrape(exporter *e, bool openmetrics, char **text, size_t *len)
+{
+    uint64_t t0 = now_ns(CLOCK_MONOTONIC), now = now_ns(CLOCK_REALTIME);
+    exp_self self = {.version = PACKAGE_VERSION, .max_sessions = e->max_sessions,
+                     .retention_s = e->retention_s, .now_ns = now};
+
+    if (scrape_list(e, &self) != 0)
+        return ENOMEM;
+
+    exp_sess **cand = calloc(e->n ? e->n : 1, sizeof *cand);
+    if (!cand)
+        return ENOMEM;
+    size_t nc = scrape_candidates(e, &self, cand);
     qsort(cand, nc, sizeof *cand, pick_cmp);
     size_t take = nc < e->max_sessions ? nc : e->max_sessions;
     exp_sess *out = malloc((take ? take : 1) * sizeof *out);
