@@ -510,6 +510,77 @@ static void ctx_free(cmp_ctx *c)
     free(c->buf);
 }
 
+/* Each side's records in its window (on_record), into c's groups and
+ * streams.  0, or an error with *cause said where it has words. */
+static int cmp_scan(cmp_ctx *c, cupstore_env *env[2], model_compare *out, char **cause)
+{
+    int rc = 0;
+    for (int s = 0; s < 2 && !rc; s++) {
+        c->side = s;
+        c->sd = &out->side[s];
+        memset(c->memcpy_group, 0, sizeof c->memcpy_group);
+        c->name_map_cap = 0;
+        free(c->name_map);
+        c->name_map = NULL;
+        if ((rc = cupstore_txn_begin(env[s], false, &c->txn)) != 0)
+            break;
+        rc = cupstore_record_scan(c->txn, out->side[s].from_ns, out->side[s].to_ns, on_record, c);
+        cupstore_txn_abort(c->txn);
+        if (c->err)
+            rc = c->err;
+        if (rc && cause && !*cause && asprintf(cause, "session %s: reading its records: %s",
+                                               out->side[s].id, model_strerror(rc)) < 0)
+            *cause = NULL;
+    }
+    return rc;
+}
+
+/* The duration groups, from c's histograms (their names handed over). */
+static int cmp_groups(cmp_ctx *c, model_compare *out)
+{
+    out->groups = calloc(c->ng ? c->ng : 1, sizeof *out->groups);
+    if (!out->groups)
+        return ENOMEM;
+    for (size_t i = 0; i < c->ng; i++) {
+        model_cmp_group *g = &out->groups[i];
+        g->kind = c->g[i].kind;
+        g->name = c->g[i].name;
+        g->name_len = c->g[i].len;
+        g->id = (uint32_t)i;
+        c->g[i].name = NULL;
+        for (int s = 0; s < 2; s++) {
+            const hist *h = &c->g[i].h[s];
+            g->s[s] = (model_cmp_stat){.count = h->count, .total_ns = h->total,
+                                       .p50_ns = hist_pct(h, 0.50), .p90_ns = hist_pct(h, 0.90),
+                                       .p99_ns = hist_pct(h, 0.99), .min_ns = h->min,
+                                       .max_ns = h->max};
+        }
+        g->change_ns = g->s[1].total_ns > g->s[0].total_ns ? g->s[1].total_ns - g->s[0].total_ns
+                                                           : g->s[0].total_ns - g->s[1].total_ns;
+    }
+    return 0;
+}
+
+/* The groups sorted by their change in total, largest first; the
+ * streams' divergence points follow their groups to the new places. */
+static int cmp_sort_groups(size_t ng, model_compare *out)
+{
+    if (out->ngroups)
+        qsort(out->groups, out->ngroups, sizeof *out->groups, by_change);
+    /* the streams name groups by their index before sorting */
+    uint32_t *inv = malloc((ng ? ng : 1) * sizeof *inv);
+    if (!inv)
+        return ENOMEM;
+    for (size_t i = 0; i < ng; i++)
+        inv[out->groups[i].id] = (uint32_t)i;
+    for (size_t i = 0; i < out->nstreams; i++)
+        for (int s = 0; s < 2; s++)
+            if (out->streams[i].diverge_group[s] >= 0)
+                out->streams[i].diverge_group[s] = inv[out->streams[i].diverge_group[s]];
+    free(inv);
+    return 0;
+}
+
 int model_compare_run(const model_compare_opts *o, const char *a, const char *b,
                       model_compare *out, char **cause)
 {
@@ -543,66 +614,17 @@ int model_compare_run(const model_compare_opts *o, const char *a, const char *b,
         goto done;
     if ((rc = model_cmp_comparable(out, facts)) != 0)
         goto done;
-    for (int s = 0; s < 2 && !rc; s++) {
-        c.side = s;
-        c.sd = &out->side[s];
-        memset(c.memcpy_group, 0, sizeof c.memcpy_group);
-        c.name_map_cap = 0;
-        free(c.name_map);
-        c.name_map = NULL;
-        if ((rc = cupstore_txn_begin(env[s], false, &c.txn)) != 0)
-            break;
-        rc = cupstore_record_scan(c.txn, out->side[s].from_ns, out->side[s].to_ns, on_record, &c);
-        cupstore_txn_abort(c.txn);
-        if (c.err)
-            rc = c.err;
-        if (rc && cause && !*cause && asprintf(cause, "session %s: reading its records: %s",
-                                               out->side[s].id, model_strerror(rc)) < 0)
-            *cause = NULL;
-    }
+    rc = cmp_scan(&c, env, out, cause);
     if (rc)
         goto done;
-    out->groups = calloc(c.ng ? c.ng : 1, sizeof *out->groups);
-    if (!out->groups) {
-        rc = ENOMEM;
+    if ((rc = cmp_groups(&c, out)) != 0)
         goto done;
-    }
-    for (size_t i = 0; i < c.ng; i++) {
-        model_cmp_group *g = &out->groups[i];
-        g->kind = c.g[i].kind;
-        g->name = c.g[i].name;
-        g->name_len = c.g[i].len;
-        g->id = (uint32_t)i;
-        c.g[i].name = NULL;
-        for (int s = 0; s < 2; s++) {
-            const hist *h = &c.g[i].h[s];
-            g->s[s] = (model_cmp_stat){.count = h->count, .total_ns = h->total,
-                                       .p50_ns = hist_pct(h, 0.50), .p90_ns = hist_pct(h, 0.90),
-                                       .p99_ns = hist_pct(h, 0.99), .min_ns = h->min,
-                                       .max_ns = h->max};
-        }
-        g->change_ns = g->s[1].total_ns > g->s[0].total_ns ? g->s[1].total_ns - g->s[0].total_ns
-                                                           : g->s[0].total_ns - g->s[1].total_ns;
-    }
     out->ngroups = c.ng;
     out->streams_untracked = c.untracked;
     if ((rc = order_finish(&c, out)) != 0)
         goto done;
-    if (out->ngroups)
-        qsort(out->groups, out->ngroups, sizeof *out->groups, by_change);
-    /* the streams name groups by their index before sorting */
-    uint32_t *inv = malloc((c.ng ? c.ng : 1) * sizeof *inv);
-    if (!inv) {
-        rc = ENOMEM;
+    if ((rc = cmp_sort_groups(c.ng, out)) != 0)
         goto done;
-    }
-    for (size_t i = 0; i < c.ng; i++)
-        inv[out->groups[i].id] = (uint32_t)i;
-    for (size_t i = 0; i < out->nstreams; i++)
-        for (int s = 0; s < 2; s++)
-            if (out->streams[i].diverge_group[s] >= 0)
-                out->streams[i].diverge_group[s] = inv[out->streams[i].diverge_group[s]];
-    free(inv);
     out->exit_status = out->comparable && !out->side[0].lossy && !out->side[1].lossy
                            ? CUPTOP_EXIT_OK
                            : CUPTOP_EXIT_NO;

@@ -199,6 +199,44 @@ static void what_set(model_cmp_side *sd, const char *fmt, ...)
     va_end(ap);
 }
 
+/* The side's name for people: "epoch N of ID", "mark ..." and so on. */
+static void side_what(model_cmp_side *sd, uint64_t range_nth, bool range_open)
+{
+    switch (sd->op.kind) {
+    case MODEL_OP_EPOCH:
+        what_set(sd, "epoch %" PRIu32 " of %s", sd->op.epoch, sd->id);
+        break;
+    case MODEL_OP_MARK: {
+        char esc[100];
+        model_escape(esc, sizeof esc, sd->op.name, strlen(sd->op.name));
+        what_set(sd, "mark \"%s\" of %s", esc, sd->id);
+        break;
+    }
+    case MODEL_OP_RANGE: {
+        char esc[100];
+        model_escape(esc, sizeof esc, sd->op.name, strlen(sd->op.name));
+        what_set(sd, "range \"%s\" #%" PRIu64 "%s of %s%s", esc,
+                 range_nth, sd->op.slowest ? " (slowest)" : "", sd->id,
+                 range_open ? " (open: to the session's last time)" : "");
+        break;
+    }
+    default:
+        what_set(sd, "session %s", sd->id);
+    }
+}
+
+/* The side's verdict and losses, from its window's summary. */
+static void side_verdict(model_cmp_side *sd, const model_summary *sum)
+{
+    sd->lossy = !sum->complete && !sum->skipped[0];
+    sd->running = model_state_live(sum->state);   /* stopped: still live */
+    snprintf(sd->verdict, sizeof sd->verdict, "%s", model_verdict_name(sum));
+    memcpy(sd->loss, sum->loss, sizeof sd->loss);
+    sd->loss_total = sum->loss_total;
+    if (sum->nreasons)
+        snprintf(sd->reason, sizeof sd->reason, "%s", sum->reasons[0].text);
+}
+
 int model_cmp_side_open(const model_compare_opts *o, const char *arg, model_cmp_side *sd,
                         model_summary *sum, cupstore_env **envp, char **cause)
 {
@@ -272,34 +310,8 @@ int model_cmp_side_open(const model_compare_opts *o, const char *arg, model_cmp_
     /* to the end (an open range, a whole session, an epoch still open):
      * the session's last time, its end or its last heartbeat */
     sd->end_ns = (range_open || sd->to_ns == UINT64_MAX) && sum->end_ns ? sum->end_ns : sd->to_ns;
-    switch (sd->op.kind) {
-    case MODEL_OP_EPOCH:
-        what_set(sd, "epoch %" PRIu32 " of %s", sd->op.epoch, sd->id);
-        break;
-    case MODEL_OP_MARK: {
-        char esc[100];
-        model_escape(esc, sizeof esc, sd->op.name, strlen(sd->op.name));
-        what_set(sd, "mark \"%s\" of %s", esc, sd->id);
-        break;
-    }
-    case MODEL_OP_RANGE: {
-        char esc[100];
-        model_escape(esc, sizeof esc, sd->op.name, strlen(sd->op.name));
-        what_set(sd, "range \"%s\" #%" PRIu64 "%s of %s%s", esc,
-                 range_nth, sd->op.slowest ? " (slowest)" : "", sd->id,
-                 range_open ? " (open: to the session's last time)" : "");
-        break;
-    }
-    default:
-        what_set(sd, "session %s", sd->id);
-    }
-    sd->lossy = !sum->complete && !sum->skipped[0];
-    sd->running = model_state_live(sum->state);   /* stopped: still live */
-    snprintf(sd->verdict, sizeof sd->verdict, "%s", model_verdict_name(sum));
-    memcpy(sd->loss, sum->loss, sizeof sd->loss);
-    sd->loss_total = sum->loss_total;
-    if (sum->nreasons)
-        snprintf(sd->reason, sizeof sd->reason, "%s", sum->reasons[0].text);
+    side_what(sd, range_nth, range_open);
+    side_verdict(sd, sum);
     return 0;
 }
 
