@@ -150,49 +150,68 @@ static bool wanted(const model_ranges_opts *o, const model_range_name *e)
     return true;
 }
 
+/* The distinct keys of the rows, in an open-addressing table at most half
+ * full: slot_group[h] is the group of keys[h] (SIZE_MAX: a free slot),
+ * groups numbered as their keys first appear.  The caller frees both. */
+struct key_table {
+    uint64_t *keys;
+    size_t *slot_group;
+    size_t cap, ng;
+};
+
+/* Fill t from l's rows, row_group[i]: row i's group; the table is rebuilt
+ * four times larger until it is at most half full.  0 or ENOMEM. */
+static int key_table_fill(struct key_table *t, const struct load *l, uint32_t *row_group)
+{
+    for (size_t cap = 64;; cap *= 4) {
+        free(t->keys);
+        free(t->slot_group);
+        t->keys = malloc(cap * sizeof *t->keys);
+        t->slot_group = malloc(cap * sizeof *t->slot_group);
+        if (!t->keys || !t->slot_group)
+            return ENOMEM;
+        for (size_t i = 0; i < cap; i++)
+            t->slot_group[i] = SIZE_MAX;
+        t->cap = cap;
+        t->ng = 0;
+        bool full = false;
+        for (size_t i = 0; i < l->n && !full; i++) {
+            uint64_t k = l->key[i];
+            size_t h = (size_t)((k * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
+            while (t->slot_group[h] != SIZE_MAX && t->keys[h] != k)
+                h = (h + 1) & (cap - 1);
+            if (t->slot_group[h] == SIZE_MAX) {
+                if (2 * (t->ng + 1) > cap) {
+                    full = true;
+                    break;
+                }
+                t->keys[h] = k;
+                t->slot_group[h] = t->ng++;
+            }
+            row_group[i] = (uint32_t)t->slot_group[h];
+        }
+        if (!full)
+            return 0;
+    }
+}
+
 /* Order the row indexes by (key, start, id) into idx: rows are grouped by
  * key with a small hash table (few distinct names), stably, so each group
  * keeps marker-id order, which is nearly always start order already; a
  * group is sorted only when it is not.  Linear for the usual table. */
 static int group_rows(const struct load *l, size_t *idx, size_t *ngroups)
 {
-    size_t cap = 64, ng = 0;
-    uint64_t *keys = NULL;
-    size_t *slot_group = NULL, *count = NULL, *pos = NULL;
+    struct key_table kt = {NULL, NULL, 0, 0};
+    size_t *count = NULL, *pos = NULL;
     uint32_t *row_group = malloc((l->n ? l->n : 1) * sizeof *row_group);
     int rc = ENOMEM;
     if (!row_group)
         return ENOMEM;
-    for (;;) { /* (re)build the table until it is at most half full */
-        free(keys);
-        free(slot_group);
-        keys = malloc(cap * sizeof *keys);
-        slot_group = malloc(cap * sizeof *slot_group);
-        if (!keys || !slot_group)
-            goto out;
-        for (size_t i = 0; i < cap; i++)
-            slot_group[i] = SIZE_MAX;
-        ng = 0;
-        bool full = false;
-        for (size_t i = 0; i < l->n && !full; i++) {
-            uint64_t k = l->key[i];
-            size_t h = (size_t)((k * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
-            while (slot_group[h] != SIZE_MAX && keys[h] != k)
-                h = (h + 1) & (cap - 1);
-            if (slot_group[h] == SIZE_MAX) {
-                if (2 * (ng + 1) > cap) {
-                    full = true;
-                    break;
-                }
-                keys[h] = k;
-                slot_group[h] = ng++;
-            }
-            row_group[i] = (uint32_t)slot_group[h];
-        }
-        if (!full)
-            break;
-        cap *= 4;
-    }
+    if (key_table_fill(&kt, l, row_group) != 0)
+        goto out;
+    size_t cap = kt.cap, ng = kt.ng;
+    const uint64_t *keys = kt.keys;
+    const size_t *slot_group = kt.slot_group;
     /* groups in key order, as the callers expect */
     size_t *order = malloc((ng ? ng : 1) * sizeof *order), *rank = malloc((ng ? ng : 1) * sizeof *rank);
     uint64_t *gkey = malloc((ng ? ng : 1) * sizeof *gkey);
@@ -211,9 +230,9 @@ static int group_rows(const struct load *l, size_t *idx, size_t *ngroups)
         order[g] = g;
     for (size_t a = 1; a < ng; a++) /* insertion sort: few groups */
         for (size_t b = a; b > 0 && gkey[order[b - 1]] > gkey[order[b]]; b--) {
-            size_t t = order[b];
+            size_t swap = order[b];
             order[b] = order[b - 1];
-            order[b - 1] = t;
+            order[b - 1] = swap;
         }
     for (size_t g = 0; g < ng; g++)
         rank[order[g]] = g;
@@ -242,8 +261,8 @@ static int group_rows(const struct load *l, size_t *idx, size_t *ngroups)
     *ngroups = ng;
     rc = 0;
 out:
-    free(keys);
-    free(slot_group);
+    free(kt.keys);
+    free(kt.slot_group);
     free(count);
     free(pos);
     free(row_group);
@@ -300,6 +319,46 @@ static void name_free(model_range_name *e)
     free(e->by_time);
 }
 
+/* One name per group of rows (idx: the rows in key order) that passes the
+ * filter, with its statistics, into m->names; the rows of no range
+ * (key 0) counted as unbalanced ends.  0 or an error (m->nnames covers
+ * every name to free). */
+static int load_names(cupstore_txn *txn, const model_ranges_opts *opts, const struct load *l,
+                      const size_t *idx, model_ranges *m)
+{
+    int rc;
+    for (size_t i = 0; i < l->n;) {
+        size_t j = i;
+        while (j < l->n && l->key[idx[j]] == l->key[idx[i]])
+            j++;
+        uint64_t key = l->key[idx[i]];
+        if (key == 0) { /* unbalanced ends (and colour/payload rows whose marker never came) */
+            for (size_t q = i; q < j; q++)
+                m->unbalanced += (m->inst[idx[q]].flags & CUPSTORE_RANGE_END) != 0;
+            i = j;
+            continue;
+        }
+        model_range_name *e = &m->names[m->nnames];
+        if ((rc = name_copy(txn, (uint32_t)(key >> 32), &e->name, &e->name_len)) != 0 ||
+            (rc = name_copy(txn, (uint32_t)key, &e->domain, &e->domain_len)) != 0) {
+            m->nnames++;
+            return rc;
+        }
+        if (!wanted(opts, e)) {
+            name_free(e);
+            memset(e, 0, sizeof *e);
+            i = j;
+            continue;
+        }
+        rc = group_stats(m, e, idx + i, j - i, 0);
+        m->nnames++;
+        if (rc)
+            return rc;
+        i = j;
+    }
+    return 0;
+}
+
 int model_ranges_load(cupstore_txn *txn, const model_ranges_opts *opts, model_ranges **out)
 {
     struct load l = {0};
@@ -339,35 +398,8 @@ int model_ranges_load(cupstore_txn *txn, const model_ranges_opts *opts, model_ra
         rc = ENOMEM;
         goto fail;
     }
-    for (size_t i = 0; i < l.n;) {
-        size_t j = i;
-        while (j < l.n && l.key[idx[j]] == l.key[idx[i]])
-            j++;
-        uint64_t key = l.key[idx[i]];
-        if (key == 0) { /* unbalanced ends (and colour/payload rows whose marker never came) */
-            for (size_t q = i; q < j; q++)
-                m->unbalanced += (m->inst[idx[q]].flags & CUPSTORE_RANGE_END) != 0;
-            i = j;
-            continue;
-        }
-        model_range_name *e = &m->names[m->nnames];
-        if ((rc = name_copy(txn, (uint32_t)(key >> 32), &e->name, &e->name_len)) != 0 ||
-            (rc = name_copy(txn, (uint32_t)key, &e->domain, &e->domain_len)) != 0) {
-            m->nnames++;
-            goto fail;
-        }
-        if (!wanted(opts, e)) {
-            name_free(e);
-            memset(e, 0, sizeof *e);
-            i = j;
-            continue;
-        }
-        rc = group_stats(m, e, idx + i, j - i, 0);
-        m->nnames++;
-        if (rc)
-            goto fail;
-        i = j;
-    }
+    if ((rc = load_names(txn, opts, &l, idx, m)) != 0)
+        goto fail;
     sort_l = NULL;
     if (m->nnames)
         qsort(m->names, m->nnames, sizeof *m->names, name_cmp);
