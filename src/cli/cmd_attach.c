@@ -491,6 +491,55 @@ static void attach_read_report(const char *path, struct attach_report *r)
     fclose(f);
 }
 
+/* Wait for the agent's report in the file report: -1 when its session
+ * and control generation are in *r, else the exit status (said: an
+ * error, CUDA never loaded, the process gone, the time up; the time up
+ * while the agent still waits for CUDA is no failure). */
+static int attach_await(const char *cmd, const char *report, pid_t pid, double wait_s,
+                        uint64_t deadline, struct attach_report *r)
+{
+    bool said_waiting = false;
+    for (;;) {
+        attach_read_report(report, r);
+        if (r->error[0]) {
+            cli_error(cmd, "the agent was loaded into process %d but: %s", (int)pid, r->error);
+            return CUPTOP_EXIT_NO;
+        }
+        if (r->session[0] && r->gen >= 0)
+            return -1;
+        if (r->waiting && !said_waiting) {
+            printf("process %d has not loaded CUDA yet (is it a CUDA program?): the agent is "
+                   "loaded and waits up to %u s for it; its session starts then, else it "
+                   "gives up and stays loaded, idle (cuptop sessions lists the wait)\n",
+                   (int)pid, r->wait_bound);
+            fflush(stdout);
+            said_waiting = true;
+        }
+        if (r->gave_up) {
+            cli_error(cmd, "process %d did not load CUDA within %u s: the agent gave up and "
+                           "stays loaded, idle", (int)pid, r->wait_bound);
+            return CUPTOP_EXIT_NO;
+        }
+        if (cli_pid_gone((int)pid)) {
+            cli_error(cmd, "process %d ended before the agent %s", (int)pid,
+                      r->session[0] ? "acknowledged the attach" : "started its session");
+            return CUPTOP_EXIT_NO;
+        }
+        if (attach_mono_ms() >= deadline) {
+            if (r->waiting && !r->session[0]) {
+                printf("process %d: still no CUDA after %g s; the agent goes on waiting (up "
+                       "to %u s from the attach)\n", (int)pid, wait_s, r->wait_bound);
+                return CUPTOP_EXIT_OK;
+            }
+            cli_error(cmd, "the agent in process %d did not report its session within %g s",
+                      (int)pid, wait_s);
+            return CUPTOP_EXIT_NO;
+        }
+        struct timespec nap = {0, 20000000};
+        nanosleep(&nap, NULL);
+    }
+}
+
 /* The agent is mapped in pid and started there: a session of it is in
  * dir, an earlier attach is pending, or another cuptop attach is loading
  * it.  Mapped without any of these, it may be there for NVTX only
@@ -512,6 +561,9 @@ static bool attach_agent_started(const char *dir, pid_t pid)
     return found;
 }
 
+/* Load the agent into pid and see its session attached.  long: the
+ * attach's steps in their order (inject, another injector first, the
+ * agent's answer, its report, the acknowledgement), each ending at out. */
 static int attach_inject(const char *cmd, const char *dir, pid_t pid, double wait_s)
 {
     char report[PATH_MAX];
@@ -568,47 +620,9 @@ static int attach_inject(const char *cmd, const char *dir, pid_t pid, double wai
     /* The agent reports: [waiting cuda] session ID, request GEN | error WHY */
     uint64_t deadline = attach_mono_ms() + (uint64_t)(wait_s * 1000);
     struct attach_report r;
-    bool said_waiting = false;
-    for (;;) {
-        attach_read_report(report, &r);
-        if (r.error[0]) {
-            cli_error(cmd, "the agent was loaded into process %d but: %s", (int)pid, r.error);
-            goto out;
-        }
-        if (r.session[0] && r.gen >= 0)
-            break;
-        if (r.waiting && !said_waiting) {
-            printf("process %d has not loaded CUDA yet (is it a CUDA program?): the agent is "
-                   "loaded and waits up to %u s for it; its session starts then, else it "
-                   "gives up and stays loaded, idle (cuptop sessions lists the wait)\n",
-                   (int)pid, r.wait_bound);
-            fflush(stdout);
-            said_waiting = true;
-        }
-        if (r.gave_up) {
-            cli_error(cmd, "process %d did not load CUDA within %u s: the agent gave up and "
-                           "stays loaded, idle", (int)pid, r.wait_bound);
-            goto out;
-        }
-        if (cli_pid_gone((int)pid)) {
-            cli_error(cmd, "process %d ended before the agent %s", (int)pid,
-                      r.session[0] ? "acknowledged the attach" : "started its session");
-            goto out;
-        }
-        if (attach_mono_ms() >= deadline) {
-            if (r.waiting && !r.session[0]) {
-                printf("process %d: still no CUDA after %g s; the agent goes on waiting (up "
-                       "to %u s from the attach)\n", (int)pid, wait_s, r.wait_bound);
-                status = CUPTOP_EXIT_OK;
-            } else {
-                cli_error(cmd, "the agent in process %d did not report its session within %g s",
-                          (int)pid, wait_s);
-            }
-            goto out;
-        }
-        struct timespec nap = {0, 20000000};
-        nanosleep(&nap, NULL);
-    }
+    if ((status = attach_await(cmd, report, pid, wait_s, deadline, &r)) >= 0)
+        goto out;
+    status = CUPTOP_EXIT_NO;
     printf("process %d: agent loaded, session %s (store %s)\n", (int)pid, r.session, dir);
     fflush(stdout);
     if (r.gen == 0) {   /* --dormant, or no kinds */
