@@ -378,6 +378,29 @@ static uint64_t inj_block_u64(inj *j, unsigned off)
     return v;
 }
 
+/* The load did not finish in time (a lock the stopped thread's own
+ * program holds?): take the thread back, stopped, its signals kept for
+ * the detach.  -1 with the cause. */
+static int inj_timed_out(inj *j)
+{
+    int st;
+    (void)ptrace(PTRACE_INTERRUPT, j->tid, NULL, NULL);
+    for (;;) {
+        if (inj_wait(j, &st, inj_now_ms() + 2000) != 0)
+            return inj_fail(j, "dlopen", "the load did not finish and the thread "
+                            "cannot be stopped again");
+        if ((st >> 16) == PTRACE_EVENT_STOP)
+            break;
+        inj_keep_signal(j, WSTOPSIG(st));   /* delivered at the detach */
+        (void)ptrace(PTRACE_CONT, j->tid, NULL, NULL);
+        (void)ptrace(PTRACE_INTERRUPT, j->tid, NULL, NULL);
+    }
+    j->stopped = true;
+    return inj_fail(j, "dlopen", "the load did not finish in %d s (the thread may wait "
+                    "for a lock its own program holds); it was taken back",
+                    INJ_CALL_TIMEOUT_MS / 1000);
+}
+
 /* Start the trampoline and see it through: 0 with j->res[] read, the
  * thread stopped and j->taken (its own registers put back by us) or
  * j->left (it left on its own: nothing more to put back); -1 with a cause
@@ -450,24 +473,8 @@ static int inj_run(inj *j)
             j->stopped = j->seized = false;
             return inj_fail(j, "dlopen", "the thread is gone: %s", strerror(errno));
         }
-        if (inj_now_ms() >= deadline) {
-            /* a lock the stopped thread's own program holds?  Take it back. */
-            (void)ptrace(PTRACE_INTERRUPT, j->tid, NULL, NULL);
-            for (;;) {
-                if (inj_wait(j, &st, inj_now_ms() + 2000) != 0)
-                    return inj_fail(j, "dlopen", "the load did not finish and the thread "
-                                    "cannot be stopped again");
-                if ((st >> 16) == PTRACE_EVENT_STOP)
-                    break;
-                inj_keep_signal(j, WSTOPSIG(st));   /* delivered at the detach */
-                (void)ptrace(PTRACE_CONT, j->tid, NULL, NULL);
-                (void)ptrace(PTRACE_INTERRUPT, j->tid, NULL, NULL);
-            }
-            j->stopped = true;
-            return inj_fail(j, "dlopen", "the load did not finish in %d s (the thread may wait "
-                            "for a lock its own program holds); it was taken back",
-                            INJ_CALL_TIMEOUT_MS / 1000);
-        }
+        if (inj_now_ms() >= deadline)
+            return inj_timed_out(j);
         struct timespec ts = {0, 500000L};
         nanosleep(&ts, NULL);
     }
@@ -567,16 +574,138 @@ static char *inj_eperm(pid_t pid)
     return r < 0 ? NULL : s;
 }
 
+/* Step "symbols", before anything is stopped: the right to read pid's
+ * maps (that of tracing it; -2 when refused), the loader's entry points
+ * (fn) and a code cave for the trampoline (j->cave).  0, or -1 / -2 with
+ * j->cause. */
+static int inj_symbols(inj *j, uint64_t fn[3])
+{
+    char mp[64], why[600];
+    snprintf(mp, sizeof mp, "/proc/%d/maps", (int)j->pid);
+    FILE *probe = fopen(mp, "re");   /* opening needs the right to trace */
+    if (probe)
+        fclose(probe);
+    else if (errno == EACCES || errno == EPERM) {
+        j->cause = inj_eperm(j->pid);   /* another uid: the same rule as ptrace */
+        return -2;
+    }
+    if (cli_inject_dl_syms(j->pid, fn, why, sizeof why))
+        return inj_fail(j, "symbols", "%s", why);
+    if (INJ_TRAMP_LEN > sizeof j->cave_bytes ||
+        cli_inject_find_cave(j->pid, INJ_TRAMP_LEN, &j->cave))
+        return inj_fail(j, "symbols", "no room for the loader's %zu bytes of code after any "
+                        "executable segment of process %d's libraries", INJ_TRAMP_LEN,
+                        (int)j->pid);
+    return 0;
+}
+
+/* Step "save": open the target's memory (mem_path), keep the thread's
+ * registers, the stack below its red zone that the trampoline's block of
+ * need bytes will take, and the code padding the trampoline will
+ * overwrite; *img: a zeroed image of that stack (caller frees).  0, or -1
+ * (said in j->cause). */
+static int inj_save(inj *j, const char *mem_path, size_t need, unsigned char **img)
+{
+    if ((j->mem = open(mem_path, O_RDWR | O_CLOEXEC)) < 0)
+        return inj_fail(j, "save", "cannot open %s: %s", mem_path, strerror(errno));
+    if (ptrace(PTRACE_GETREGS, j->tid, NULL, &j->regs) ||
+        ptrace(PTRACE_GETFPREGS, j->tid, NULL, &j->fp))
+        return inj_fail(j, "save", "cannot read the registers: %s", strerror(errno));
+    j->hi = (j->regs.rsp - 128) & ~(uint64_t)63;
+    j->block = (j->hi - need) & ~(uint64_t)63;
+    j->lo = j->block;
+    j->bytes = malloc((size_t)(j->hi - j->lo));
+    *img = calloc(1, (size_t)(j->hi - j->lo));
+    if (!j->bytes || !*img || inj_mem(j, false, j->lo, j->bytes, (size_t)(j->hi - j->lo))) {
+        free(j->bytes);
+        free(*img);
+        j->bytes = NULL;
+        return inj_fail(j, "save", "cannot read the thread's stack at %#llx-%#llx (rsp %#llx): %s",
+                        (unsigned long long)j->lo, (unsigned long long)j->hi,
+                        (unsigned long long)j->regs.rsp, strerror(errno));
+    }
+    if (inj_mem(j, false, j->cave, j->cave_bytes, INJ_TRAMP_LEN)) {
+        free(j->bytes);
+        free(*img);
+        j->bytes = NULL;
+        return inj_fail(j, "save", "cannot read the code padding at %#llx: %s",
+                        (unsigned long long)j->cave, strerror(errno));
+    }
+    j->saved = true;
+    inj_hook(j, "saved");
+    return 0;
+}
+
+/* The trampoline's block in img (the stack's image, [j->lo, j->hi)): the
+ * loader's entry points (fn), the strings str (library, entry, argument),
+ * its FP area (xsz: XSAVE's size, 0 without it) and the registers to
+ * resume with; code: the trampoline, returning to where the thread was. */
+static void inj_image(const inj *j, const uint64_t fn[3], const char *const str[3], size_t xsz,
+                      unsigned char *img, unsigned char *code)
+{
+    const char *lib = str[0], *entry = str[1], *arg = str[2];
+    size_t l1 = strlen(lib) + 1, l2 = strlen(entry) + 1, l3 = strlen(arg) + 1;
+    size_t fsz = xsz ? (xsz + 63) & ~(size_t)63 : 512;
+    uint64_t a_lib = j->block + TB_STR, a_entry = a_lib + l1, a_arg = a_entry + l2;
+    struct user_regs_struct back;
+    inj_resume_regs(&j->regs, &back);
+    uint64_t fields[][2] = {
+        {TB_DLOPEN, fn[0]}, {TB_DLSYM, fn[1]}, {TB_DLERROR, fn[2]}, {TB_LIB, a_lib},
+        {TB_ENTRY, a_entry}, {TB_ARG, a_arg}, {TB_SPINS, INJ_SPINS}, {TB_XSAVE, xsz != 0},
+        {TB_FPSIZE, fsz},
+        {TB_REGS + 0 * 8, back.rax}, {TB_REGS + 1 * 8, back.rcx}, {TB_REGS + 2 * 8, back.rdx},
+        {TB_REGS + 3 * 8, back.rsi}, {TB_REGS + 4 * 8, back.rdi}, {TB_REGS + 5 * 8, back.rbp},
+        {TB_REGS + 6 * 8, back.r8}, {TB_REGS + 7 * 8, back.r9}, {TB_REGS + 8 * 8, back.r10},
+        {TB_REGS + 9 * 8, back.r11}, {TB_REGS + 10 * 8, back.r12},
+        {TB_REGS + 11 * 8, back.r13}, {TB_REGS + 12 * 8, back.r14},
+        {TB_REGS + 13 * 8, back.r15}, {TB_REGS + 14 * 8, back.eflags},
+        {TB_REGS + 15 * 8, back.rbx}, {TB_REGS + 16 * 8, back.rsp}};
+    for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
+        memcpy(img + fields[i][0], &fields[i][1], 8);
+    memcpy(img + (a_lib - j->lo), lib, l1);
+    memcpy(img + (a_entry - j->lo), entry, l2);
+    memcpy(img + (a_arg - j->lo), arg, l3);
+    memcpy(code, cli_inj_tramp, INJ_TRAMP_LEN);
+    memcpy(code + (cli_inj_tramp_rip - cli_inj_tramp), &back.rip, 8);
+}
+
+/* Steps "dlopen" and "dlsym": start the thread in the trampoline, let it
+ * load lib and find entry, and take it back (inj_run; its results in
+ * j->res).  0, or -1 (said in j->cause). */
+static int inj_call(inj *j, const char *lib, const char *entry)
+{
+    struct user_regs_struct r = j->regs;
+    r.rip = j->cave;
+    r.rbx = j->block;
+    r.rsp = j->block - 64;            /* 16-byte aligned: a call's entry */
+    r.rax = 0;
+    r.orig_rax = (uint64_t)-1;        /* no system call restart into it */
+    r.eflags &= ~(uint64_t)0x400;     /* DF clear, as the ABI wants     */
+    if (ptrace(PTRACE_SETREGS, j->tid, NULL, &r))
+        return inj_fail(j, "dlopen", "cannot set the registers: %s", strerror(errno));
+    if (inj_run(j))
+        return -1;
+    if (!j->res[0]) {
+        char msg[512] = "no reason given";
+        if (!j->res[3] || inj_mem(j, false, j->res[3], msg, sizeof msg - 1))
+            snprintf(msg, sizeof msg, "no reason given");
+        msg[sizeof msg - 1] = '\0';
+        return inj_fail(j, "dlopen", "%s did not load: %s", lib, msg);
+    }
+    if (!j->res[1])
+        return inj_fail(j, "dlsym", "%s has no %s (an older agent?)", lib, entry);
+    return 0;
+}
+
 int cli_inject(pid_t pid, const char *lib, const char *entry, const char *arg, int *result,
                char **cause)
 {
     static const int held[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-    static const char *const libc_names[] = {"libc", NULL}, *const libdl_names[] = {"libdl", NULL};
     inj j = {.pid = pid, .mem = -1, .die_at = getenv("CUPTOP_INJECT_DIE_AT"),
              .pause_at = getenv("CUPTOP_INJECT_PAUSE_AT")};
     sigset_t hold, old;
-    char mp[64], libc[4096], why[600];
-    uint64_t base = 0, fn[3] = {0, 0, 0}, ret = 0;
+    char mp[64];
+    uint64_t fn[3] = {0, 0, 0}, ret = 0;
     int rc = -1;
 
     *cause = NULL;
@@ -585,52 +714,8 @@ int cli_inject(pid_t pid, const char *lib, const char *entry, const char *arg, i
         sigaddset(&hold, held[i]);
     sigprocmask(SIG_BLOCK, &hold, &old);
 
-    /* symbols first: nothing stopped yet */
-    static const char *const want[] = {"dlopen", "dlsym", "dlerror"};
-    static const char *const old_want[] = {"__libc_dlopen_mode", "__libc_dlsym", "dlerror"};
-    snprintf(mp, sizeof mp, "/proc/%d/maps", (int)pid);
-    FILE *probe = fopen(mp, "re");   /* opening needs the right to trace */
-    if (probe)
-        fclose(probe);
-    else if (errno == EACCES || errno == EPERM) {
-        j.cause = inj_eperm(pid);   /* another uid: the same rule as ptrace */
-        rc = -2;
+    if ((rc = inj_symbols(&j, fn)) != 0)   /* first: nothing stopped yet */
         goto out;
-    }
-    if (cli_inject_find_lib(pid, libc_names, libc, sizeof libc, &base)) {
-        inj_fail(&j, "symbols", "no libc mapped in process %d (a static program?)", (int)pid);
-        goto out;
-    }
-    if (cli_inject_elf_syms(pid, libc, want, fn, 3, why, sizeof why)) {
-        inj_fail(&j, "symbols", "%s", why);
-        goto out;
-    }
-    uint64_t libc_base = base;
-    bool dl_err = true;   /* dlerror comes from the same library as dlopen */
-    if (!fn[0] || !fn[1]) {
-        /* glibc < 2.34: libdl, if loaded, else libc's private entry points */
-        char dl[4096];
-        uint64_t dbase = 0, dfn[3] = {0, 0, 0};
-        if (cli_inject_find_lib(pid, libdl_names, dl, sizeof dl, &dbase) == 0 &&
-            cli_inject_elf_syms(pid, dl, want, dfn, 3, why, sizeof why) == 0 && dfn[0] && dfn[1]) {
-            memcpy(fn, dfn, sizeof fn);
-            base = dbase;
-        } else if ((dl_err = false, fn[0] = fn[1] = 0, 0) ||
-                   cli_inject_elf_syms(pid, libc, old_want, fn, 2, why, sizeof why) || !fn[0] ||
-                   !fn[1]) {
-            inj_fail(&j, "symbols", "no dlopen/dlsym in %s", libc);
-            goto out;
-        }
-    }
-    for (int i = 0; i < 3; i++)
-        if (fn[i])
-            fn[i] += i == 2 && !dl_err ? libc_base : base;
-
-    if (INJ_TRAMP_LEN > sizeof j.cave_bytes || cli_inject_find_cave(pid, INJ_TRAMP_LEN, &j.cave)) {
-        inj_fail(&j, "symbols", "no room for the loader's %zu bytes of code after any "
-                 "executable segment of process %d's libraries", INJ_TRAMP_LEN, (int)pid);
-        goto out;
-    }
     snprintf(mp, sizeof mp, "/proc/%d/mem", (int)pid);
     j.tid = inj_pick_thread(pid);
     rc = inj_seize_stop(&j);
@@ -641,65 +726,15 @@ int cli_inject(pid_t pid, const char *lib, const char *entry, const char *arg, i
     if (rc)
         goto out;
     rc = -1;
-    if ((j.mem = open(mp, O_RDWR | O_CLOEXEC)) < 0) {
-        inj_fail(&j, "save", "cannot open %s: %s", mp, strerror(errno));
-        goto out;
-    }
-    if (ptrace(PTRACE_GETREGS, j.tid, NULL, &j.regs) ||
-        ptrace(PTRACE_GETFPREGS, j.tid, NULL, &j.fp)) {
-        inj_fail(&j, "save", "cannot read the registers: %s", strerror(errno));
-        goto out;
-    }
     /* The block below the red zone: [fields, regs][lib][entry][arg], the
      * trampoline's stack (its FP area first) below it. */
     size_t l1 = strlen(lib) + 1, l2 = strlen(entry) + 1, l3 = strlen(arg) + 1;
-    size_t xsz = inj_xsave_size(), fsz = xsz ? (xsz + 63) & ~(size_t)63 : 512;
-    size_t need = TB_STR + l1 + l2 + l3;
-    j.hi = (j.regs.rsp - 128) & ~(uint64_t)63;
-    j.block = (j.hi - need) & ~(uint64_t)63;
-    j.lo = j.block;
-    j.bytes = malloc((size_t)(j.hi - j.lo));
-    unsigned char *img = calloc(1, (size_t)(j.hi - j.lo));
-    if (!j.bytes || !img || inj_mem(&j, false, j.lo, j.bytes, (size_t)(j.hi - j.lo))) {
-        free(j.bytes);
-        free(img);
-        j.bytes = NULL;
-        inj_fail(&j, "save", "cannot read the thread's stack at %#llx-%#llx (rsp %#llx): %s",
-                 (unsigned long long)j.lo, (unsigned long long)j.hi,
-                 (unsigned long long)j.regs.rsp, strerror(errno));
+    size_t xsz = inj_xsave_size();
+    unsigned char *img = NULL;
+    if (inj_save(&j, mp, TB_STR + l1 + l2 + l3, &img) != 0)
         goto out;
-    }
-    if (inj_mem(&j, false, j.cave, j.cave_bytes, INJ_TRAMP_LEN)) {
-        free(j.bytes);
-        free(img);
-        j.bytes = NULL;
-        inj_fail(&j, "save", "cannot read the code padding at %#llx: %s",
-                 (unsigned long long)j.cave, strerror(errno));
-        goto out;
-    }
-    j.saved = true;
-    inj_hook(&j, "saved");
-    uint64_t a_lib = j.block + TB_STR, a_entry = a_lib + l1, a_arg = a_entry + l2;
-    struct user_regs_struct back, r;
-    inj_resume_regs(&j.regs, &back);
-    uint64_t fields[][2] = {
-        {TB_DLOPEN, fn[0]}, {TB_DLSYM, fn[1]}, {TB_DLERROR, fn[2]}, {TB_LIB, a_lib},
-        {TB_ENTRY, a_entry}, {TB_ARG, a_arg}, {TB_SPINS, INJ_SPINS}, {TB_XSAVE, xsz != 0}, {TB_FPSIZE, fsz},
-        {TB_REGS + 0 * 8, back.rax}, {TB_REGS + 1 * 8, back.rcx}, {TB_REGS + 2 * 8, back.rdx},
-        {TB_REGS + 3 * 8, back.rsi}, {TB_REGS + 4 * 8, back.rdi}, {TB_REGS + 5 * 8, back.rbp},
-        {TB_REGS + 6 * 8, back.r8}, {TB_REGS + 7 * 8, back.r9}, {TB_REGS + 8 * 8, back.r10},
-        {TB_REGS + 9 * 8, back.r11}, {TB_REGS + 10 * 8, back.r12},
-        {TB_REGS + 11 * 8, back.r13}, {TB_REGS + 12 * 8, back.r14},
-        {TB_REGS + 13 * 8, back.r15}, {TB_REGS + 14 * 8, back.eflags},
-        {TB_REGS + 15 * 8, back.rbx}, {TB_REGS + 16 * 8, back.rsp}};
-    for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
-        memcpy(img + fields[i][0], &fields[i][1], 8);
-    memcpy(img + (a_lib - j.lo), lib, l1);
-    memcpy(img + (a_entry - j.lo), entry, l2);
-    memcpy(img + (a_arg - j.lo), arg, l3);
     unsigned char code[sizeof j.cave_bytes];
-    memcpy(code, cli_inj_tramp, INJ_TRAMP_LEN);
-    memcpy(code + (cli_inj_tramp_rip - cli_inj_tramp), &back.rip, 8);
+    inj_image(&j, fn, (const char *const[3]){lib, entry, arg}, xsz, img, code);
     int wr = inj_mem(&j, true, j.lo, img, (size_t)(j.hi - j.lo));
     free(img);
     if (wr) {
@@ -713,33 +748,9 @@ int cli_inject(pid_t pid, const char *lib, const char *entry, const char *arg, i
         goto out;
     }
     inj_hook(&j, "written");
-    r = j.regs;
-    r.rip = j.cave;
-    r.rbx = j.block;
-    r.rsp = j.block - 64;             /* 16-byte aligned: a call's entry */
-    r.rax = 0;
-    r.orig_rax = (uint64_t)-1;        /* no system call restart into it */
-    r.eflags &= ~(uint64_t)0x400;     /* DF clear, as the ABI wants     */
-    if (ptrace(PTRACE_SETREGS, j.tid, NULL, &r)) {
-        inj_fail(&j, "dlopen", "cannot set the registers: %s", strerror(errno));
+    if (inj_call(&j, lib, entry) != 0)
         goto out;
-    }
-    if (inj_run(&j))
-        goto out;
-    uint64_t handle = j.res[0], f = j.res[1];
     ret = j.res[2];
-    if (!handle) {
-        char msg[512] = "no reason given";
-        if (!j.res[3] || inj_mem(&j, false, j.res[3], msg, sizeof msg - 1))
-            snprintf(msg, sizeof msg, "no reason given");
-        msg[sizeof msg - 1] = '\0';
-        inj_fail(&j, "dlopen", "%s did not load: %s", lib, msg);
-        goto out;
-    }
-    if (!f) {
-        inj_fail(&j, "dlsym", "%s has no %s (an older agent?)", lib, entry);
-        goto out;
-    }
     inj_hook(&j, "called");
     *result = (int)(uint32_t)ret;
     rc = 0;

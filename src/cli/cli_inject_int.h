@@ -25,4 +25,9 @@ int cli_inject_elf_syms(pid_t pid, const char *path, const char *const *names, u
  * padding after a segment's end): its address.  0 found, -1 not. */
 int cli_inject_find_cave(pid_t pid, size_t len, uint64_t *out);
 
+/* dlopen, dlsym and dlerror of process pid (fn[0..2], absolute; dlerror
+ * 0 when absent), from libc, libdl or libc's private entry points.  0, or
+ * -1 with why set. */
+int cli_inject_dl_syms(pid_t pid, uint64_t fn[3], char *why, size_t wlen);
+
 #endif /* CLI_INJECT_INT_H */

@@ -206,6 +206,45 @@ int cli_inject_find_cave(pid_t pid, size_t len, uint64_t *out)
     return found;
 }
 
+/* dlopen, dlsym and dlerror as process pid has them, absolute: libc's
+ * (glibc >= 2.34); before that libdl's if it is loaded, else libc's
+ * private __libc_dlopen_mode and __libc_dlsym (and its dlerror). */
+int cli_inject_dl_syms(pid_t pid, uint64_t fn[3], char *why, size_t wlen)
+{
+    static const char *const libc_names[] = {"libc", NULL}, *const libdl_names[] = {"libdl", NULL};
+    static const char *const want[] = {"dlopen", "dlsym", "dlerror"};
+    static const char *const old_want[] = {"__libc_dlopen_mode", "__libc_dlsym", "dlerror"};
+    char libc[4096];
+    uint64_t base = 0;
+    if (cli_inject_find_lib(pid, libc_names, libc, sizeof libc, &base)) {
+        snprintf(why, wlen, "no libc mapped in process %d (a static program?)", (int)pid);
+        return -1;
+    }
+    if (cli_inject_elf_syms(pid, libc, want, fn, 3, why, wlen))
+        return -1;
+    uint64_t libc_base = base;
+    bool dl_err = true;   /* dlerror comes from the same library as dlopen */
+    if (!fn[0] || !fn[1]) {
+        /* glibc < 2.34: libdl, if loaded, else libc's private entry points */
+        char dl[4096];
+        uint64_t dbase = 0, dfn[3] = {0, 0, 0};
+        if (cli_inject_find_lib(pid, libdl_names, dl, sizeof dl, &dbase) == 0 &&
+            cli_inject_elf_syms(pid, dl, want, dfn, 3, why, wlen) == 0 && dfn[0] && dfn[1]) {
+            memcpy(fn, dfn, sizeof dfn);
+            base = dbase;
+        } else if ((dl_err = false, fn[0] = fn[1] = 0, 0) ||
+                   cli_inject_elf_syms(pid, libc, old_want, fn, 2, why, wlen) || !fn[0] ||
+                   !fn[1]) {
+            snprintf(why, wlen, "no dlopen/dlsym in %s", libc);
+            return -1;
+        }
+    }
+    for (int i = 0; i < 3; i++)
+        if (fn[i])
+            fn[i] += i == 2 && !dl_err ? libc_base : base;
+    return 0;
+}
+
 /* The thread waits in the trampoline (state 1, stopped inside its wait
  * loop): take it back with the registers saved at the stop. */
 
