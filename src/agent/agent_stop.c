@@ -689,13 +689,15 @@ static void atfork_parent(void)
     pthread_mutex_unlock(&a->ctx_lock);
     /* A child's session starts from CUPTI's callbacks (its first context,
      * its first buffer request): without a subscription (another client
-     * holds it) a child that uses CUDA gets none, and its work would be
-     * missing with nothing said.  Once per process. */
+     * holds it) only the buffer request is left, so a child whose CUPTI
+     * asks for no buffer gets none, and its work would be missing with
+     * nothing said.  Once per process. */
     if (atomic_load(&a->state) == AGENT_RUNNING && !a->attach.callbacks &&
         !atomic_exchange(&said, 1))
         agent_note(a, 2, "the process forked while the agent has no CUPTI callbacks (another "
-                   "client holds the subscription): a child's CUDA work is not traced (no "
-                   "session of its own)");
+                   "client holds the subscription): a child's CUDA work is traced only if "
+                   "its CUPTI asks the agent for a buffer (a session of its own then); its "
+                   "contexts are not seen");
 }
 
 static void atfork_child(void)
