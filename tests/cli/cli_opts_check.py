@@ -40,6 +40,12 @@ if not tables:
 for var in sorted(set(tables) ^ set(listed)):
     miss("cli_cmd_%s: %s" % (var, "not in cli_opts_commands" if var in tables
                              else "listed, but no table found"))
+# cuptop attach also takes cuptop run's agent options (cli_agent_option),
+# all of run's table but these, which attach refuses or run keeps to itself
+if "attach" in tables and "run" in tables:
+    run_only = {"job", "only-if", "capture-range", "capture-range-end", "help"}
+    name, opts, path = tables["attach"]
+    tables["attach"] = (name, opts + [o for o in tables["run"][1] if o not in run_only], path)
 for var, (name, opts, path) in sorted(tables.items()):
     if not opts:
         miss("%s: an empty table" % path)
