@@ -980,6 +980,27 @@ def oracle_session(cs, sid, truth_path, crashed_end, end=None):
         else:
             cs.eq(name, got, want)
 
+    # The truth file is rewritten at the end of each forced flush.  A
+    # process that dies right after its stop (abort, a signal, _exit) while
+    # the final flush is still delivering (the agent gave up waiting:
+    # flush_ok 0) keeps the truth of before that flush, or of after it:
+    # what the agent got from the flush may be in no truth (the agent then
+    # accounts for more than the truth delivered), and what the flush
+    # delivered after the agent stopped waiting is in the truth but only in
+    # the agent's bound (at most).  So there: truth delivered <= accounted
+    # + at most, and accounted <= produced (the producers had stopped).
+    # Seen on 16 loaded cores with a slow store (9101030362).
+    stale = (final and dump.get("final.flush_ok") == "0" and end not in ("return", "exit")
+             and truth.get("final") != "1")
+
+    def accounted(name, got, want, produced):
+        if stale:
+            cs.check(name + ":flush-gave-up", want <= got + at_most and got <= produced,
+                     f"delivered {want} <= accounted {got} + at most {at_most}; "
+                     f"accounted <= produced {produced}")
+        else:
+            eq_or_within(name, got, want)
+
     if have_truth:
         after = ["records", "loss.store_refused", "loss.queue_overflow", "loss.tail",
                  "loss.declined"]
@@ -987,7 +1008,7 @@ def oracle_session(cs, sid, truth_path, crashed_end, end=None):
             want = t("delivered", k) - t("invalid", k)
             got = sum(agent(k, None, a) for a in after)
             if final and not crashed_end:
-                eq_or_within(f"truth:accounted:{k}{walked}", got, want)
+                accounted(f"truth:accounted:{k}{walked}", got, want, t("produced", k))
             else:
                 cs.check(f"truth:accounted-bound:{k}", got <= want, f"{got} <= {want}")
             if k in ("kernel", "memcpy", "memset"):
@@ -995,7 +1016,7 @@ def oracle_session(cs, sid, truth_path, crashed_end, end=None):
                     w = t("delivered", k, dv) - t("invalid", k, dv)
                     g = sum(agent(k, dv, a) for a in after)
                     if final and not crashed_end:
-                        eq_or_within(f"truth:accounted:{k}:dev{walked}", g, w)
+                        accounted(f"truth:accounted:{k}:dev{walked}", g, w, t("produced", k, dv))
             if t("foreign", k) and final and not crashed_end:
                 # without a final status the counts are the last health
                 # row's: a foreign buffer completed after it (or counted by
