@@ -168,13 +168,15 @@ int tui_getch(tui *t, WINDOW *w, int ms)
         return TUI_KEY_GONE;
     }
     /* ERR: the time ran out, or the terminal is gone.  An ERR well before
-     * the time ran out with input "readable" is end of file. */
+     * the time ran out with input "readable" is end of file -- when it
+     * comes twice in a row: once may be a signal that cut the wait short
+     * just as a key arrived (the key is then read next time). */
     uint64_t waited_ms = (tui_clock_ns(CLOCK_MONOTONIC) - start) / 1000000u;
     bool early = ms != 0 && (ms < 0 || waited_ms + 5 < (uint64_t)ms);
     t->early_errs = early ? t->early_errs + 1 : 0;
     /* Whatever the terminal says: a getch that keeps failing at once is
      * one that will never give a key (and would spin the CPU). */
-    if (terminal_gone(early) || t->early_errs > 200) {
+    if (terminal_gone(t->early_errs >= 2) || t->early_errs > 200) {
         t->lost = true;
         t->quit = true;
         return TUI_KEY_GONE;
