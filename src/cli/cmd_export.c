@@ -249,16 +249,38 @@ static int export_ranges(const struct export_args *a, cupstore_env *env, const c
     return status;
 }
 
-/* Session start/end seconds, for relative --from/--to. */
+static int latest_start(const cupstore_record *r, void *arg)
+{
+    uint64_t *last = arg;
+    if (r->start_ns > *last)
+        *last = r->start_ns;
+    return 0;
+}
+
+/* Session start/end seconds, for relative --from/--to.  The end reaches
+ * the last record stored: a GPU timestamp may lie past the session's end
+ * (work queued ahead of the host's clock, a skew between the clocks), and
+ * "--to end" means the whole session, never fewer records than it holds. */
 static int session_bounds(cupstore_env *env, uint64_t *start_s, uint64_t *end_s, char **cause)
 {
     model_summary s;
+    cupstore_txn *txn = NULL;
     int rc = model_summarize(env, 0, UINT64_MAX, &s, cause);
     if (rc)
         return rc;
     *start_s = s.start_ns / NS;
-    *end_s = s.end_ns / NS;
+    uint64_t last = s.end_ns;
     model_summary_free(&s);
+    if ((rc = cupstore_txn_begin(env, false, &txn)) == 0) {
+        rc = cupstore_record_scan(txn, last, UINT64_MAX, latest_start, &last);
+        cupstore_txn_abort(txn);
+    }
+    if (rc) {
+        if (cause && asprintf(cause, "%s", model_strerror(rc)) < 0)
+            *cause = NULL;
+        return rc;
+    }
+    *end_s = last / NS;
     return 0;
 }
 

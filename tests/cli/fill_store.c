@@ -23,6 +23,9 @@
  *                             5 s kernel among them; its final status
  *                             claims CLAIMED records stored (default N:
  *                             more simulates records lost from the store)
+ *   fill_store --late DIR N   the --shuffled session with every record 2 s
+ *                             later: GPU timestamps past the session's end
+ *                             (its final status at T0+1)
  *   fill_store --config DIR TEXT [BUFFER_SIZE]  the CUPTI-drops session
  *                             (20250101T120100-2000) with TEXT as its free-text
  *                             "config" row and, when given, BUFFER_SIZE as its
@@ -516,7 +519,7 @@ static uint64_t xorshift(uint64_t *r)
     return *r;
 }
 
-static void fill_shuffled(const char *dir, uint64_t total, uint64_t claimed)
+static void fill_shuffled(const char *dir, uint64_t total, uint64_t claimed, uint64_t late)
 {
     cupstore_env *env;
     cupstore_txn *txn;
@@ -543,7 +546,7 @@ static void fill_shuffled(const char *dir, uint64_t total, uint64_t claimed)
             r->stream = 1 + (uint32_t)(x % 8);
             r->correlation = (uint32_t)(done + i + 1);
             r->name_id = 1;
-            r->start_ns = T0 * NS + (x >> 20) % (NS - 200000);
+            r->start_ns = T0 * NS + late + (x >> 20) % (NS - 200000);
             r->end_ns = r->start_ns + (x >> 8) % 100000;
             switch ((x >> 56) % 128) {
             case 0: /* a tie: the same start and end as the one before */
@@ -589,7 +592,13 @@ int main(int argc, char **argv)
     if ((argc == 4 || argc == 5) && strcmp(argv[1], "--shuffled") == 0) {
         uint64_t n = strtoull(argv[3], NULL, 10);
         CK(cupstore_dir_prepare(argv[2]));
-        fill_shuffled(argv[2], n, argc == 5 ? strtoull(argv[4], NULL, 10) : n);
+        fill_shuffled(argv[2], n, argc == 5 ? strtoull(argv[4], NULL, 10) : n, 0);
+        return 0;
+    }
+    if (argc == 4 && strcmp(argv[1], "--late") == 0) {
+        uint64_t n = strtoull(argv[3], NULL, 10);
+        CK(cupstore_dir_prepare(argv[2]));
+        fill_shuffled(argv[2], n, n, 2 * NS);
         return 0;
     }
     if ((argc == 4 || argc == 5) && strcmp(argv[1], "--config") == 0) {
@@ -679,7 +688,7 @@ int main(int argc, char **argv)
     }
     if (argc != 2) {
         fprintf(stderr, "usage: fill_store DIR | --running DIR | --count-only DIR | --invisible DIR "
-                        "| --bench DIR N | --shuffled DIR N [CLAIMED] | --config DIR TEXT "
+                        "| --bench DIR N | --shuffled DIR N [CLAIMED] | --late DIR N | --config DIR TEXT "
                         "[BUFFER_SIZE] | --ranges DIR N\n");
         return 2;
     }

@@ -1105,14 +1105,18 @@ def oracle_session(cs, sid, truth_path, crashed_end, end=None):
         cs.eq("verdict:complete-means-no-loss", agent_lost, 0)
         cs.check("verdict:complete-means-truth-lossless" + silent, not have_truth or truth_lost == 0,
                  f"truth says {truth_lost} lost or flawed")
-        cs.check("verdict:complete-not-crashed", not crashed_end, f"end {c['end']}")
+        cs.check("verdict:complete-not-crashed", not crashed_end,
+                 f"end {end}, state {sess.get('state')}, final "
+                 f"{dump.get('final.exit_path', dump.get('final'))}, dump rc "
+                 f"{dump_p.returncode}, app rc {cs.app_rc}")
     else:
         should_complete = (have_truth and truth_lost == 0 and agent_lost == 0 and not crashed_end
                            and c["store"] != "slowstop" and final)
         cs.check("verdict:lossless-is-complete", not should_complete,
                  f"{verdict} reasons {sess.get('reasons')}")
     if crashed_end:
-        cs.check("verdict:crash-is-incomplete", not complete, verdict)
+        cs.check("verdict:crash-is-incomplete", not complete,
+                 f"{verdict} (state {sess.get('state')}, reasons {sess.get('reasons')})")
 
     # ---- sessions --json against the dump
     for k in KINDS:
