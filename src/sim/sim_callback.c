@@ -73,6 +73,21 @@ SIM_EXPORT CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle subscrib
     return CUPTI_SUCCESS;
 }
 
+/* Turn an API-domain enable (a whole domain, or one operation's call id)
+ * on or off, keeping the count of those on (sim.api_domains: a producer
+ * calls no callback while it is 0). */
+static void sim_api_switch(_Atomic bool *on, uint32_t enable)
+{
+    pthread_mutex_lock(&sim.reg_lock);
+    if (atomic_exchange(on, enable != 0) != (enable != 0)) {
+        if (enable)
+            atomic_fetch_add(&sim.api_domains, 1);
+        else
+            atomic_fetch_sub(&sim.api_domains, 1);
+    }
+    pthread_mutex_unlock(&sim.reg_lock);
+}
+
 SIM_EXPORT CUptiResult CUPTIAPI cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle subscriber,
                                                   CUpti_CallbackDomain domain)
 {
@@ -82,14 +97,7 @@ SIM_EXPORT CUptiResult CUPTIAPI cuptiEnableDomain(uint32_t enable, CUpti_Subscri
     if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
         _Atomic bool *on = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? &sim.sub.rt_domain
                                                                  : &sim.sub.drv_domain;
-        pthread_mutex_lock(&sim.reg_lock);
-        if (atomic_exchange(on, enable != 0) != (enable != 0)) {
-            if (enable)
-                atomic_fetch_add(&sim.api_domains, 1);
-            else
-                atomic_fetch_sub(&sim.api_domains, 1);
-        }
-        pthread_mutex_unlock(&sim.reg_lock);
+        sim_api_switch(on, enable);
         return CUPTI_SUCCESS;
     }
     if (domain != CUPTI_CB_DOMAIN_RESOURCE)
@@ -121,15 +129,7 @@ SIM_EXPORT CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable,
             sim_op_cbids(k, &r, &d);
             if (!cbid || cbid != (rt ? r : d))
                 continue;
-            _Atomic bool *on = rt ? &sim.sub.rt_op[k] : &sim.sub.drv_op[k];
-            pthread_mutex_lock(&sim.reg_lock);
-            if (atomic_exchange(on, enable != 0) != (enable != 0)) {
-                if (enable)
-                    atomic_fetch_add(&sim.api_domains, 1);
-                else
-                    atomic_fetch_sub(&sim.api_domains, 1);
-            }
-            pthread_mutex_unlock(&sim.reg_lock);
+            sim_api_switch(rt ? &sim.sub.rt_op[k] : &sim.sub.drv_op[k], enable);
         }
         return CUPTI_SUCCESS; /* other API callbacks never fire here */
     }
