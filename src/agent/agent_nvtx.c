@@ -313,19 +313,28 @@ static const char *nv_dom_name(nvtxDomainHandle_t h)
 
 /* A push: enter the capture range first when it matches (so the range's
  * own START is recorded); then note whether CUPTI will see it (slot i's
- * handler is in). */
-static void nv_push_seen(const char *m, nvtxDomainHandle_t h, size_t i)
+ * handler is in) and return that handler, read once: the push is
+ * forwarded exactly when it is noted as seen (CUPTI's handlers can come
+ * in between two reads - another thread's first NVTX call hands the table
+ * over - and a push forwarded but noted unseen had its pop kept from
+ * CUPTI: a range open in CUPTI's records and made again by the agent;
+ * found by the truth matrix, seed 9101031457). */
+static NvtxFunctionPointer nv_push_seen(const char *m, nvtxDomainHandle_t h, size_t i)
 {
     bool hit = agent_nvtx_track_match(m, h, nv_dom_name(h));
     if (hit)
         agent_scope_nvtx(&agent_g, true);
-    agent_nvtx_track_pushed(h, hit, !NV_NEXT(i), m);
+    NvtxFunctionPointer f = NV_NEXT(i);
+    agent_nvtx_track_pushed(h, hit, !f, m);
+    return f;
 }
 
 /* The same for an Ex push: its message is read only when needed. */
-static void nv_push_seen_at(const nvtxEventAttributes_t *at, nvtxDomainHandle_t h, size_t i)
+static NvtxFunctionPointer nv_push_seen_at(const nvtxEventAttributes_t *at,
+                                           nvtxDomainHandle_t h, size_t i)
 {
-    nv_push_seen(agent_nvtx_track_capturing() || !NV_NEXT(i) ? nv_attr_name(at) : NULL, h, i);
+    return nv_push_seen(agent_nvtx_track_capturing() || !NV_NEXT(i) ? nv_attr_name(at) : NULL,
+                        h, i);
 }
 
 /* A pop: forward it to CUPTI's handler (slot i) unless CUPTI never saw
@@ -349,16 +358,14 @@ static int nv_pop_seen(nvtxDomainHandle_t h, size_t i)
 /* ---- the wrappers ------------------------------------------------------ */
 static int NVTX_API nv_push_a(const char *m)
 {
-    nv_push_seen(m, NULL, NV_PUSH_A);
-    NvtxFunctionPointer f = NV_NEXT(NV_PUSH_A);
+    NvtxFunctionPointer f = nv_push_seen(m, NULL, NV_PUSH_A);
     return f ? ((nv_push_a_fn)f)(m) : NV_NOTRACK;
 }
 
 static int NVTX_API nv_push_ex(const nvtxEventAttributes_t *at)
 {
     nvtxEventAttributes_t tmp;
-    nv_push_seen_at(at, NULL, NV_PUSH_EX);
-    NvtxFunctionPointer f = NV_NEXT(NV_PUSH_EX);
+    NvtxFunctionPointer f = nv_push_seen_at(at, NULL, NV_PUSH_EX);
     return f ? ((nv_attr_int_fn)f)(nv_xattr(at, &tmp)) : NV_NOTRACK;
 }
 
@@ -407,8 +414,7 @@ static void NVTX_API nv_dend(nvtxDomainHandle_t h, nvtxRangeId_t id)
 static int NVTX_API nv_dpush(nvtxDomainHandle_t h, const nvtxEventAttributes_t *at)
 {
     nvtxEventAttributes_t tmp;
-    nv_push_seen_at(at, h, NV_DPUSH);
-    NvtxFunctionPointer f = NV_NEXT(NV_DPUSH);
+    NvtxFunctionPointer f = nv_push_seen_at(at, h, NV_DPUSH);
     return f ? ((nv_dattr_int_fn)f)(nv_dom_real(h), nv_xattr(at, &tmp)) : NV_NOTRACK;
 }
 
