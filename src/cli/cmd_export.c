@@ -284,24 +284,6 @@ static int session_bounds(cupstore_env *env, uint64_t *start_s, uint64_t *end_s,
     return 0;
 }
 
-/* The job's first start and last end, seconds. */
-static int job_bounds(const char *dir, const char *job, uint64_t *start_s, uint64_t *end_s,
-                      char **cause)
-{
-    model_job j;
-    size_t unreadable;
-    int rc = model_job_read(dir, job, 0, UINT64_MAX, &j, &unreadable, NULL, NULL);
-    if (rc) {
-        if (asprintf(cause, "%s", rc == CUPSTORE_ENOTFOUND ? "no session of that job in the store"
-                                                           : model_strerror(rc)) < 0)
-            *cause = NULL;
-        return rc;
-    }
-    *start_s = j.start_ns / NS;
-    *end_s = j.end_ns / NS;
-    model_job_free(&j);
-    return 0;
-}
 
 /* Parse and check the options: -1 to go on, else the exit status (the
  * misuse said on stderr, or --help printed). */
@@ -386,10 +368,9 @@ static int export_parse(int argc, char **argv, struct export_args *a)
 }
 
 /* The window of --from/--to in o (unix seconds, relative to the bounds of
- * the session open in env, or of the job); 0, or the exit status of a
- * usage error (said). */
-static int export_window(const struct export_args *a, cupstore_env *env, const char *dir,
-                         export_opts *o)
+ * the session open in env, or of the job read in o->job_read); 0, or the
+ * exit status of a usage error (said). */
+static int export_window(const struct export_args *a, cupstore_env *env, export_opts *o)
 {
     char *cause = NULL;
     if (o->job && !a->from) {
@@ -400,8 +381,10 @@ static int export_window(const struct export_args *a, cupstore_env *env, const c
     if (o->mark)
         return 0;
     uint64_t start_s, end_s, f, t;
-    if (o->job ? job_bounds(dir, o->job, &start_s, &end_s, &cause) != 0
-               : session_bounds(env, &start_s, &end_s, &cause) != 0) {
+    if (o->job_read) {   /* the job's first start and last end */
+        start_s = o->job_read->start_ns / NS;
+        end_s = o->job_read->end_ns / NS;
+    } else if (session_bounds(env, &start_s, &end_s, &cause) != 0) {
         cli_error(a->cmd, "%s", cause ? cause : "cannot open the session");
         free(cause);
         return CUPTOP_EXIT_USAGE;
@@ -436,7 +419,7 @@ static int export_on_session(cupstore_env *env, void *arg, char **cause)
         return 0;
     }
     a->o.env = env;
-    if ((e->status = export_window(a, env, e->dir, &a->o)) == 0)
+    if ((e->status = export_window(a, env, &a->o)) == 0)
         e->status = run_export(a->cmd, &a->o);
     return 0;
 }
@@ -452,8 +435,20 @@ int cmd_export(int argc, char **argv)
         return CUPTOP_EXIT_USAGE;
     a.o.store_dir = dir;
     if (a.o.job) {
-        if ((status = export_window(&a, NULL, dir, &a.o)) == 0)
-            status = run_export(a.cmd, &a.o);
+        /* the job read once, its sessions open: its bounds for the window,
+         * then the export takes it over */
+        model_job j;
+        char *cause = NULL;
+        if (export_job_read(dir, &a.o, &j, &cause) != 0) {
+            cli_error(a.cmd, "%s", cause ? cause : "cannot read the job");
+            status = CUPTOP_EXIT_USAGE;
+        } else {
+            a.o.job_read = &j;
+            if ((status = export_window(&a, NULL, &a.o)) == 0)
+                status = run_export(a.cmd, &a.o);
+            model_job_free(&j);
+        }
+        free(cause);
     } else {
         struct export_on e = {.a = &a, .dir = dir};
         char *cause = NULL;

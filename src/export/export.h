@@ -40,6 +40,10 @@ typedef struct export_opts {
     const char *job;         /* or every process of this job (chrome or
                                 perfetto;
                                 session is then ignored, mark refused)     */
+    struct model_job *job_read; /* the job read once by the caller
+                                (export_job_read: its sessions open),
+                                taken over by the export; NULL: it reads
+                                the job itself                             */
 } export_opts;
 
 /** Progress: records done so far (total may be 0 when unknown).  Return
@@ -56,6 +60,14 @@ typedef int (*export_progress_fn)(uint64_t done, uint64_t total, void *arg);
  *          was cancelled, 2 bad arguments, session, mark or store. */
 int export_run(const export_opts *o, export_progress_fn progress, void *arg,
                char **cause);
+
+/** Read job o->job from store dir once, its sessions kept open, for
+ *  export_opts.job_read (a caller that needs the job's bounds first opens
+ *  no session twice).  On failure cause says why (the same words
+ *  export_run would); release out with model_job_free.
+ *  @return 0 or -1. */
+int export_job_read(const char *dir, const export_opts *o, struct model_job *out,
+                    char **cause);
 
 /** The signature of export_run, for front ends that take it as an option. */
 typedef int (*export_run_fn)(const export_opts *o, export_progress_fn progress, void *arg,

@@ -47,21 +47,18 @@ void export_job_close(export_ctx *x)
     export_job *jb = x->job;
     if (!jb)
         return;
-    for (size_t i = 0; i < jb->n; i++) {
+    for (size_t i = 0; i < jb->n; i++)
         name_cache_free(&jb->procs[i].names);
-        if (jb->procs[i].env)
-            cupstore_env_close(jb->procs[i].env);
-    }
     free(jb->procs);
-    model_job_free(&jb->j);   /* owns the summaries the contexts point at */
+    /* owns the summaries the contexts point at, and their open sessions */
+    model_job_free(&jb->j);
     free(jb);
     x->job = NULL;
 }
 
-int export_job_open(export_ctx *x, const char *dir, char **cause)
+/* What --job refuses whatever the store holds. */
+static int job_refused(const export_opts *o, char **cause)
 {
-    const export_opts *o = x->o;
-    size_t unreadable = 0;
     if (strcmp(o->format, "chrome") != 0 && strcmp(o->format, "perfetto") != 0) {
         job_cause(cause, "--job writes one trace: use --format chrome or perfetto");
         return -1;
@@ -70,17 +67,48 @@ int export_job_open(export_ctx *x, const char *dir, char **cause)
         job_cause(cause, "--job exports whole processes or a --from/--to window, not a mark");
         return -1;
     }
-    if (!(x->job = calloc(1, sizeof *x->job)))
-        return job_cause(cause, "out of memory"), -1;
-    export_job *jb = x->job;
-    uint64_t from_s = o->from_ns / NS, to_s = o->to_ns / NS;
-    int rc = model_job_read(dir, o->job, from_s, to_s, &jb->j, &unreadable, job_unreadable,
-                            cause);
+    return 0;
+}
+
+int export_job_read(const char *dir, const export_opts *o, model_job *out, char **cause)
+{
+    size_t unreadable = 0;
+    memset(out, 0, sizeof *out);
+    if (job_refused(o, cause))
+        return -1;
+    int rc = model_job_read_open(dir, o->job, 0, UINT64_MAX, out, &unreadable, job_unreadable,
+                                 cause);
     if (rc == CUPSTORE_ENOTFOUND && !unreadable) {
         job_cause(cause, "no session of job %s in %s", o->job, dir);
         return -1;
     }
     if (rc || unreadable) {
+        job_cause(cause, "cannot read the store %s: %s", dir, model_strerror(rc));
+        model_job_free(out);
+        return -1;
+    }
+    return 0;
+}
+
+int export_job_open(export_ctx *x, const char *dir, char **cause)
+{
+    const export_opts *o = x->o;
+    if (job_refused(o, cause))
+        return -1;
+    if (!(x->job = calloc(1, sizeof *x->job)))
+        return job_cause(cause, "out of memory"), -1;
+    export_job *jb = x->job;
+    uint64_t from_s = o->from_ns / NS, to_s = o->to_ns / NS;
+    int rc;
+    if (o->job_read) {   /* read by the caller, sessions open: taken over */
+        jb->j = *o->job_read;
+        memset(o->job_read, 0, sizeof *o->job_read);
+    } else if (export_job_read(dir, o, &jb->j, cause) != 0) {
+        return -1;
+    }
+    /* the processes over the window, on the sessions read once */
+    if ((o->from_ns || o->to_ns != UINT64_MAX) &&
+        (rc = model_job_resummarize(&jb->j, from_s, to_s, cause)) != 0) {
         job_cause(cause, "cannot read the store %s: %s", dir, model_strerror(rc));
         return -1;
     }
@@ -135,8 +163,9 @@ int export_job_open(export_ctx *x, const char *dir, char **cause)
         for (size_t k = 0; k < i; k++)
             if (jb->procs[k].group == m->group)
                 m->group = 2000000000u + i;
-        if ((rc = cupstore_session_open(&m->env, dir, s->id, CUPSTORE_RDONLY)) != 0) {
-            job_cause(cause, "session %s in %s: %s", s->id, dir, model_strerror(rc));
+        if (!(m->env = model_job_env(j, s->id))) {   /* borrowed: j closes it */
+            job_cause(cause, "session %s in %s: %s", s->id, dir,
+                      model_strerror(CUPSTORE_ENOTFOUND));
             return -1;
         }
     }

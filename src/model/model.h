@@ -606,6 +606,12 @@ typedef struct model_job {
     bool duplicate_rank;        /* two processes name the same rank        */
     uint64_t loss[CUPSTORE_LOSS_MAX], loss_total, records_total;
     uint64_t start_ns, end_ns;
+    /* model_job_read_open: the job's sessions, kept open (model_job_env) */
+    struct model_job_open {
+        char id[96];
+        cupstore_env *env;
+    } *open;
+    size_t nopen;
 } model_job;
 
 /** A process that looks like a job's launcher (torchrun, mpirun, a
@@ -636,6 +642,22 @@ typedef void (*model_job_error_fn)(const char *id, int rc, char *cause, void *ar
  *          a store that cannot be listed. */
 int model_job_read(const char *dir, const char *job, uint64_t from_s, uint64_t to_s,
                    model_job *out, size_t *unreadable, model_job_error_fn err, void *arg);
+
+/** As model_job_read, and the job's sessions stay open for the caller (a
+ *  command that reads each of them again opens none twice):
+ *  model_job_env gives each; model_job_free closes them. */
+int model_job_read_open(const char *dir, const char *job, uint64_t from_s, uint64_t to_s,
+                        model_job *out, size_t *unreadable, model_job_error_fn err, void *arg);
+
+/** The open session of process `id` of a job read by model_job_read_open
+ *  (owned by the job), or NULL. */
+cupstore_env *model_job_env(const model_job *j, const char *id);
+
+/** Summarise every process of a job read by model_job_read_open again, over
+ *  [from_s, to_s], on its open session (guarded), and judge the job again.
+ *  @return 0, or the code of the first session that cannot be read (cause:
+ *          malloc'ed, naming it). */
+int model_job_resummarize(model_job *j, uint64_t from_s, uint64_t to_s, char **cause);
 
 /* ---- A live session, summarised incrementally ------------------------- */
 

@@ -114,6 +114,9 @@ void model_job_free(model_job *j)
     for (size_t i = 0; i < j->n; i++)
         model_summary_free(&j->procs[i]);
     free(j->procs);
+    for (size_t i = 0; i < j->nopen; i++)
+        cupstore_env_close(j->open[i].env);
+    free(j->open);
     memset(j, 0, sizeof *j);
 }
 
@@ -151,6 +154,7 @@ struct job_one {
     model_summary *sum;         /* filled when of the job                */
     bool member;
     char *cause;
+    cupstore_env **keep;        /* non-NULL: a member's session stays open */
 };
 
 static int job_one_read(void *arg)
@@ -166,12 +170,80 @@ static int job_one_read(void *arg)
         a->member = true;
         e = model_summarize(env, a->from_s, a->to_s, a->sum, &a->cause);
     }
-    cupstore_env_close(env);
+    if (e == 0 && a->member && a->keep)
+        *a->keep = env;
+    else
+        cupstore_env_close(env);
     return e;
 }
 
-int model_job_read(const char *dir, const char *job, uint64_t from_s, uint64_t to_s,
-                   model_job *out, size_t *unreadable, model_job_error_fn err, void *arg)
+/* Keep a member's open session in the job (by id: the judgement sorts the
+ * summaries). */
+static int job_keep(model_job *j, const char *id, cupstore_env *env)
+{
+    struct model_job_open *p = realloc(j->open, (j->nopen + 1) * sizeof *p);
+    if (!p) {
+        cupstore_env_close(env);
+        return ENOMEM;
+    }
+    j->open = p;
+    snprintf(p[j->nopen].id, sizeof p[j->nopen].id, "%s", id);
+    p[j->nopen++].env = env;
+    return 0;
+}
+
+cupstore_env *model_job_env(const model_job *j, const char *id)
+{
+    for (size_t i = 0; i < j->nopen; i++)
+        if (!strcmp(j->open[i].id, id))
+            return j->open[i].env;
+    return NULL;
+}
+
+struct job_resum {
+    cupstore_env *env;
+    uint64_t from_s, to_s;
+    model_summary sum;
+    char *cause;
+};
+
+static int job_resum_read(void *arg)
+{
+    struct job_resum *a = arg;
+    return model_summarize(a->env, a->from_s, a->to_s, &a->sum, &a->cause);
+}
+
+int model_job_resummarize(model_job *j, uint64_t from_s, uint64_t to_s, char **cause)
+{
+    for (size_t i = 0; i < j->n; i++) {
+        struct job_resum a = {.env = model_job_env(j, j->procs[i].id), .from_s = from_s,
+                              .to_s = to_s};
+        int e = a.env ? cupstore_guarded(job_resum_read, &a) : CUPSTORE_ENOTFOUND;
+        if (e) {
+            if (e == CUPSTORE_EFAULT)
+                a.cause = NULL;   /* what the faulted read held is lost */
+            if (cause && a.cause) {
+                *cause = a.cause;   /* "session ID: ..." */
+                a.cause = NULL;
+            } else if (cause && asprintf(cause, "session %s: %s", j->procs[i].id,
+                                         e == CUPSTORE_EFAULT ? model_fault_text()
+                                                              : model_strerror(e)) < 0) {
+                *cause = NULL;
+            }
+            free(a.cause);
+            return e;
+        }
+        free(a.cause);
+        model_summary_free(&j->procs[i]);
+        j->procs[i] = a.sum;
+    }
+    model_job_judge(j);
+    return 0;
+}
+
+static int job_read(const char *dir, const char *job, uint64_t from_s, uint64_t to_s,
+                    bool keep, model_job *out, size_t *unreadable, model_job_error_fn err,
+                    void *arg)
 {
     char **ids = NULL;
     size_t n = 0, cap = 0;
@@ -192,12 +264,17 @@ int model_job_read(const char *dir, const char *job, uint64_t from_s, uint64_t t
             out->procs = p;
             cap = nc;
         }
+        cupstore_env *kept = NULL;
         struct job_one a = {.dir = dir, .id = ids[i], .job = job, .from_s = from_s,
-                            .to_s = to_s, .sum = &out->procs[out->n]};
+                            .to_s = to_s, .sum = &out->procs[out->n],
+                            .keep = keep ? &kept : NULL};
         memset(a.sum, 0, sizeof *a.sum);
         int e = cupstore_guarded(job_one_read, &a);
-        if (e == 0 && a.member)
+        if (e == 0 && a.member) {
             out->n++;
+            if (kept && (rc = job_keep(out, ids[i], kept)) != 0)
+                break;
+        }
         if (e == CUPSTORE_EFAULT) {
             /* what the faulted reads held is lost (cupstore_guarded) */
             memset(a.sum, 0, sizeof *a.sum);
@@ -232,4 +309,16 @@ int model_job_read(const char *dir, const char *job, uint64_t from_s, uint64_t t
     }
     model_job_judge(out);
     return 0;
+}
+
+int model_job_read(const char *dir, const char *job, uint64_t from_s, uint64_t to_s,
+                   model_job *out, size_t *unreadable, model_job_error_fn err, void *arg)
+{
+    return job_read(dir, job, from_s, to_s, false, out, unreadable, err, arg);
+}
+
+int model_job_read_open(const char *dir, const char *job, uint64_t from_s, uint64_t to_s,
+                        model_job *out, size_t *unreadable, model_job_error_fn err, void *arg)
+{
+    return job_read(dir, job, from_s, to_s, true, out, unreadable, err, arg);
 }

@@ -53,6 +53,22 @@ check "check --job: the job's verdict" "$?" 0
 
 "$b/cuptop" export --store "$tmp/a" --job "$job" --format chrome -o "$tmp/a.trace.json"
 check "export --job" "$?" 0
+# each session opened once (issue 30 item 3): its lock.mdb (one open per
+# LMDB environment) once, for the whole job as for a --from/--to window
+# (the job's bounds read first)
+if command -v strace >/dev/null 2>&1 && strace -f -o /dev/null true 2>/dev/null; then
+    for how in "" "--from +0 --to end"; do
+        # shellcheck disable=SC2086
+        strace -f -e trace=openat,open -o "$tmp/opens.trace" "$b/cuptop" export --store "$tmp/a" \
+            --job "$job" $how --format chrome -o "$tmp/once.json" --force >/dev/null 2>&1
+        check "export --job $how under strace" "$?" 0
+        check "export --job $how: every session opened once" \
+            "$(grep -o "$tmp/a/[^/\"]*/lock.mdb\"" "$tmp/opens.trace" | sort | uniq -c |
+               awk '$1 != 1' | wc -l | tr -d ' '):$(grep -c "/lock.mdb\"" "$tmp/opens.trace")" "0:3"
+    done
+else
+    echo "strace not usable here: the opened-once check of export --job did not run"
+fi
 python3 - "$tmp/a.trace.json" "$tmp/a.json" <<'EOF'
 import collections, json, sys
 t = json.load(open(sys.argv[1]))
