@@ -343,6 +343,18 @@ static int judge_end(cupstore_txn *txn, sum_ctx *c, bool covers_end, bool have_f
         model_liveness_text(s, why, sizeof why);
         return model_reason_add(s, MODEL_REASON_NOT_RESPONDING, 1, sec, sec, 0, "%s", why);
     }
+    if (!have_final && s->pid <= 0) {
+        /* health rows but no process written down (the agent writes its
+         * pid and identity after its threads start): killed while it was
+         * starting, or starting now; its liveness cannot be checked, so
+         * never COMPLETE (found by the truth matrix: kill -9 in that
+         * window, seed 9101030705) */
+        uint64_t sec = s->heartbeat_ns / 1000000000u;
+        return model_reason_add(s, MODEL_REASON_NO_FINAL, 1, sec, sec, 0,
+                          "no final status and no process recorded: the process died "
+                          "while the agent was starting (or is starting now); whether "
+                          "it is alive cannot be checked");
+    }
     if (!have_final)
         return 0; /* running: judged on what has happened so far */
 
