@@ -297,7 +297,7 @@ if command -v strace >/dev/null 2>&1 && strace -f -o /dev/null true 2>/dev/null;
         [ "$n" = 1 ] || fail "export $how opened the session $n times, not once"
     done
 else
-    echo "strace not usable here: the opened-once check did not run"
+    skip_part "the opened-once check: strace not usable here"
 fi
 
 finish

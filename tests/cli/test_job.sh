@@ -17,6 +17,7 @@ command -v python3 >/dev/null || { echo "no python3: skipped"; exit 77; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuptop-job-test.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 fail=0
+. "${top_srcdir:-.}/tests/skip_part.sh"
 check() { if [ "$2" = "$3" ]; then echo "ok   $1"; else echo "FAIL $1: got '$2' want '$3'"; fail=1; fi; }
 export CUPTOP_CUPTI_LIBRARY=$b/libcuptop-simcupti.so CUPTOPSIM_SEED=7
 unset CUPTOP_JOB RANK LOCAL_RANK OMPI_COMM_WORLD_RANK SLURM_PROCID WORLD_SIZE
@@ -69,7 +70,7 @@ if command -v strace >/dev/null 2>&1 && strace -f -o /dev/null true 2>/dev/null;
                awk '$1 != 1' | wc -l | tr -d ' '):$(grep -c "/lock.mdb\"" "$tmp/opens.trace")" "0:3"
     done
 else
-    echo "strace not usable here: the opened-once check of export --job did not run"
+    skip_part "the opened-once check of export --job: strace not usable here"
 fi
 python3 - "$tmp/a.trace.json" "$tmp/a.json" <<'EOF'
 import collections, json, sys
@@ -227,4 +228,5 @@ for c in sessions check export run; do
     "$b/cuptop" $c --help | grep -q -- "--job"
     check "cuptop $c --help documents --job" "$?" 0
 done
+parts_summary
 exit $fail
