@@ -345,7 +345,10 @@ static void test_running(void **state)
 {
     fx *f = *state;
     judged j;
+    char pid[16];
     uint64_t now = (uint64_t)time(NULL);
+    snprintf(pid, sizeof pid, "%d", (int)getpid());
+    meta(f, "pid", pid);   /* the agent writes its process down as it starts */
     rows(f, now - 5, 5, row_now, &now);
     judge(f, &j);
     assert_int_equal(j.s.state, MODEL_STATE_RUNNING);
@@ -353,6 +356,27 @@ static void test_running(void **state)
     assert_false(j.s.records_per_s_mean);         /* running: the last full second */
     assert_true(j.s.records_per_s > 3603.0 && j.s.records_per_s < 3605.0);
     assert_int_equal(j.n, 0);
+    judged_free(&j);
+}
+
+/* Health rows, a fresh heartbeat, but no process written down: killed
+ * while the agent was starting (or starting now).  Its liveness cannot be
+ * checked: never COMPLETE (the truth matrix's kill -9, seed 9101030705). */
+static void test_running_no_pid(void **state)
+{
+    fx *f = *state;
+    judged j;
+    uint64_t now = (uint64_t)time(NULL);
+    rows(f, now - 5, 5, row_now, &now);
+    judge(f, &j);
+    assert_false(j.s.complete);
+    assert_true(has_reason(&j.s, MODEL_REASON_NO_FINAL));
+    const char *t = NULL;
+    for (size_t i = 0; i < j.s.nreasons; i++)
+        if (j.s.reasons[i].reason == MODEL_REASON_NO_FINAL)
+            t = j.s.reasons[i].text;
+    assert_non_null(t);
+    assert_non_null(strstr(t, "no process recorded"));
     judged_free(&j);
 }
 
@@ -1247,6 +1271,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_crashed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_crashed_before_heartbeat, setup, teardown),
         cmocka_unit_test_setup_teardown(test_running, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_running_no_pid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flush_failed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_disabled, setup, teardown),
         cmocka_unit_test_setup_teardown(test_verify, setup, teardown),
