@@ -169,6 +169,16 @@ static void judged_free(judged *j)
     model_summary_free(&j->s);
 }
 
+/* The text of the last reason r, or NULL. */
+static const char *reason_text(const model_summary *s, unsigned r)
+{
+    const char *t = NULL;
+    for (size_t i = 0; i < s->nreasons; i++)
+        if (s->reasons[i].reason == r)
+            t = s->reasons[i].text;
+    return t;
+}
+
 static bool has_reason(const model_summary *s, unsigned r)
 {
     for (size_t i = 0; i < s->nreasons; i++)
@@ -324,10 +334,7 @@ static void test_crashed_before_heartbeat(void **state)
     judge(f, &j);
     assert_int_equal(j.s.state, MODEL_STATE_CRASHED);
     assert_true(has_reason(&j.s, MODEL_REASON_NO_FINAL));
-    const char *t = NULL;
-    for (size_t i = 0; i < j.s.nreasons; i++)
-        if (j.s.reasons[i].reason == MODEL_REASON_NO_FINAL)
-            t = j.s.reasons[i].text;
+    const char *t = reason_text(&j.s, MODEL_REASON_NO_FINAL);
     assert_non_null(t);
     assert_null(strstr(t, "1970"));
     assert_non_null(strstr(t, "no heartbeat"));
@@ -371,10 +378,7 @@ static void test_running_no_pid(void **state)
     judge(f, &j);
     assert_false(j.s.complete);
     assert_true(has_reason(&j.s, MODEL_REASON_NO_FINAL));
-    const char *t = NULL;
-    for (size_t i = 0; i < j.s.nreasons; i++)
-        if (j.s.reasons[i].reason == MODEL_REASON_NO_FINAL)
-            t = j.s.reasons[i].text;
+    const char *t = reason_text(&j.s, MODEL_REASON_NO_FINAL);
     assert_non_null(t);
     assert_non_null(strstr(t, "no process recorded"));
     judged_free(&j);
