@@ -49,7 +49,10 @@ const cli_cmd cli_cmd_check = {
          "a JSON array of verdicts (--job: one object for the job);\n"
          "each verdict's \"advice\" lists the model's recommendations\n"
          "([] when COMPLETE)\n", NULL},
-        {"store", "DIR", 's', NULL, NULL},
+        {"store", "DIR", 's',
+         "the store (default $CUPTOP_STORE); again for more stores,\n"
+         "or a directory of stores gathered from many hosts: a job\n"
+         "spread over them is judged as one\n", NULL},
         {"to", "T", 't', NULL, NULL},
         {"help", NULL, 'h', NULL, NULL},
         {NULL, NULL, 0, NULL, NULL},
@@ -58,9 +61,9 @@ const cli_cmd cli_cmd_check = {
 
 static void usage(FILE *f)
 {
-    fputs("usage: cuptop check [--store DIR] (SESSION... | --all)\n"
+    fputs("usage: cuptop check [--store DIR]... (SESSION... | --all)\n"
           "                    [--from T --to T | --verify] [--json]\n"
-          "       cuptop check [--store DIR] --job JOB [--json]\n\n"
+          "       cuptop check [--store DIR]... --job JOB [--json]\n\n"
           "Judge sessions: COMPLETE only if every buffer CUPTI completed was consumed,\n"
           "every loss counter is zero, the stop protocol ran to the end and the final\n"
           "flush succeeded.  Each reason is listed with its loss class, count and the\n"
@@ -115,8 +118,13 @@ static void print_verdict(const model_summary *s, const char *window, uint64_t f
                           uint64_t to_s, const model_advice *first)
 {
     const char *v = model_verdict_name(s);
-    char id[4 * sizeof s->id];
+    char id[4 * sizeof s->id + 200];
     model_escape(id, sizeof id, s->id, strlen(s->id));
+    size_t n = strlen(id);
+    if (s->store && n < sizeof id - 4) {   /* several stores: ids are unique within one */
+        memcpy(id + n, " in ", 5);
+        model_escape(id + n + 4, sizeof id - n - 4, s->store, strlen(s->store));
+    }
     if (s->state == MODEL_STATE_RUNNING)
         printf("%s: %s so far (running; judged on what has happened so far)%s\n", id, v,
                window);
@@ -233,10 +241,10 @@ static int check_job_json(const char *cmd, const model_job *j, size_t unreadable
     xout_printf(&o, ",\"state\":\"%s\",\"verdict\":\"%s\",\"complete\":%s,"
                     "\"processes\":%zu,\"incomplete\":%zu,\"crashed\":%zu,"
                     "\"running\":%zu,\"stalled\":%zu,\"skipped\":%zu,\"launchers\":%zu,"
-                    "\"unreadable_sessions\":%zu,\"world_size\":",
+                    "\"unreadable_sessions\":%zu,\"stores\":%zu,\"world_size\":",
                 model_state_name(j->state), j->complete ? "COMPLETE" : "INCOMPLETE",
                 j->complete ? "true" : "false", j->n, j->incomplete, j->crashed, j->running,
-                j->stalled, j->skipped, j->launchers, unreadable);
+                j->stalled, j->skipped, j->launchers, unreadable, j->nstores);
     if (j->world_size)
         xout_printf(&o, "%d", j->world_size);
     else
@@ -257,20 +265,45 @@ static int check_job_json(const char *cmd, const model_job *j, size_t unreadable
     return CUPTOP_EXIT_OK;
 }
 
+/* The stores of several that hold no process of job j (gathered from
+ * hosts the job did not run on, or the wrong stores): one note. */
+static void check_job_idle_stores(const model_job *j, const model_stores *ss)
+{
+    size_t idle = 0;
+    for (size_t i = 0; ss->several && i < ss->n; i++) {
+        size_t k = 0;
+        while (k < j->n && j->procs[k].store != ss->v[i].label)
+            k++;
+        if (k < j->n)
+            continue;
+        char st[256];
+        model_escape(st, sizeof st, ss->v[i].label, strlen(ss->v[i].label));
+        if (idle++ < 4)
+            printf("  note: the store %s holds no session of the job\n", st);
+    }
+    if (idle > 4)
+        printf("  note: %zu more stores hold no session of the job\n", idle - 4);
+}
+
 /* check --job as text: each process' verdict by rank, then the job's. */
-static void check_job_text(const model_job *j, size_t unreadable)
+static void check_job_text(const model_job *j, const model_stores *ss, size_t unreadable)
 {
     char id[4 * sizeof j->id];
     model_escape(id, sizeof id, j->id, strlen(j->id));
     printf("job %s: %zu process%s\n", id, j->n, j->n == 1 ? "" : "es");
     for (size_t i = 0; i < j->n; i++) {
         const model_summary *s = &j->procs[i];
+        char where[sizeof s->host * 4 + 4] = "";
+        if (s->store) {   /* several stores: the host of each (its store: below) */
+            memcpy(where, " on ", 5);
+            model_escape(where + 4, sizeof where - 4, s->host, strlen(s->host));
+        }
         if (s->rank >= 0)
-            printf("rank %d (pid %d) ", s->rank, s->pid);
+            printf("rank %d (pid %d%s) ", s->rank, s->pid, where);
         else if (s->job_launcher)
-            printf("launcher (pid %d) ", s->pid);
+            printf("launcher (pid %d%s) ", s->pid, where);
         else
-            printf("no rank (pid %d) ", s->pid);
+            printf("no rank (pid %d%s) ", s->pid, where);
         print_verdict(s, "", 0, UINT64_MAX, NULL);
     }
     printf("job %s: %s", id, j->complete ? "COMPLETE" : "INCOMPLETE");
@@ -295,17 +328,33 @@ static void check_job_text(const model_job *j, size_t unreadable)
                j->missing, j->world_size, j->first_missing);
     if (j->duplicate_rank)
         printf("  note: two processes name the same rank (several launches in one job?)\n");
-    if (unreadable)
+    if (unreadable && ss->several)
+        printf("  note: %zu store%s or session%s could not be read and may hold processes "
+               "of the job\n", unreadable, unreadable == 1 ? "" : "s",
+               unreadable == 1 ? "" : "s");
+    else if (unreadable)
         printf("  note: %zu session%s of the store could not be read and may belong to "
                "the job\n", unreadable, unreadable == 1 ? "" : "s");
+    check_job_idle_stores(j, ss);
 }
 
-/* check --job: each process' verdict by rank, then the job's. */
-static int check_job(const char *cmd, const char *dir, const char *jobid, bool json)
+/* check --job: each process' verdict by rank, then the job's, over one
+ * store or several (bad: stores of several already named and left out). */
+static int check_job(const char *cmd, const model_stores *ss, size_t bad, const char *jobid,
+                     bool json)
 {
     model_job j;
     size_t unreadable = 0;
-    int rc = model_job_read(dir, jobid, 0, UINT64_MAX, &j, &unreadable, job_error, (void *)cmd);
+    const char *dir = ss->v[0].dir;
+    int rc = ss->several ? model_job_read_stores(ss, jobid, 0, UINT64_MAX, false, &j,
+                                                 &unreadable, job_error, (void *)cmd)
+                         : model_job_read(dir, jobid, 0, UINT64_MAX, &j, &unreadable,
+                                          job_error, (void *)cmd);
+    unreadable += bad;
+    if (rc == CUPSTORE_ENOTFOUND && ss->several) {
+        cli_error(cmd, "no session of job %s in any of the %zu stores", jobid, ss->n);
+        return CUPTOP_EXIT_USAGE;
+    }
     if (rc == CUPSTORE_ENOTFOUND) {
         cli_error(cmd, "no session of job %s in %s", jobid, dir);
         return CUPTOP_EXIT_USAGE;
@@ -314,7 +363,7 @@ static int check_job(const char *cmd, const char *dir, const char *jobid, bool j
         return cli_store_error(cmd, dir, rc);
     int status = json ? check_job_json(cmd, &j, unreadable) : CUPTOP_EXIT_OK;
     if (!json)
-        check_job_text(&j, unreadable);
+        check_job_text(&j, ss, unreadable);
     if (status == CUPTOP_EXIT_OK)
         status = unreadable ? CUPTOP_EXIT_USAGE : j.complete ? CUPTOP_EXIT_OK : CUPTOP_EXIT_NO;
     model_job_free(&j);
@@ -387,8 +436,18 @@ static int check_read(cupstore_env *env, void *arg, char **cause)
 
 /* check's command line. */
 struct check_args {
-    const char *cmd, *store, *from, *to, *job;
+    const char *cmd, *from, *to, *job;
+    cli_stores stores;
     bool all, json, verify;
+};
+
+/* The sessions check judges: each id with its store (borrowed from the
+ * command's model_stores; label NULL when one store is read, dir NULL
+ * when the id could not be placed: said already). */
+struct check_targets {
+    char **ids;
+    const char **dirs, **labels;
+    size_t n;
 };
 
 /* Parse and check the options: -1 to go on, else the exit status (the
@@ -403,7 +462,10 @@ static int check_parse(int argc, char **argv, struct check_args *a)
     cli_opts_begin(&cli_cmd_check, longopts);
     while ((c = getopt_long(argc, argv, cli_cmd_check.shortopts, longopts, NULL)) != -1) {
         switch (c) {
-        case 's': a->store = optarg; break;
+        case 's':
+            if (cli_stores_arg(a->cmd, &a->stores, optarg) >= 0)
+                return CUPTOP_EXIT_USAGE;
+            break;
         case 'a': a->all = true; break;
         case 'f': a->from = optarg; break;
         case 't': a->to = optarg; break;
@@ -436,26 +498,109 @@ static int check_parse(int argc, char **argv, struct check_args *a)
     return -1;
 }
 
-/* The sessions to judge: those named after the options, or every one of
- * the store dir (--all).  -1 to go on (*ids: caller frees), else the exit
- * status. */
-static int check_ids(const struct check_args *a, const char *dir, int argc, char **argv,
-                     char ***ids, size_t *n)
+/* Room for n more targets in t.  0 or ENOMEM. */
+static int targets_grow(struct check_targets *t, size_t n)
 {
-    if (a->all) {
-        int rc = cupstore_dir_sessions(dir, ids, n);
-        if (rc)
-            return cli_store_error(a->cmd, dir, rc);
-        if (!*n) {
-            cli_error(a->cmd, "no sessions in %s", dir);
+    char **ids = realloc(t->ids, (t->n + n + 1) * sizeof *ids);
+    if (ids)
+        t->ids = ids;
+    const char **d = ids ? realloc(t->dirs, (t->n + n + 1) * sizeof *d) : NULL;
+    if (d)
+        t->dirs = d;
+    const char **l = d ? realloc(t->labels, (t->n + n + 1) * sizeof *l) : NULL;
+    if (l)
+        t->labels = l;
+    return l ? 0 : ENOMEM;
+}
+
+static void targets_free(struct check_targets *t)
+{
+    cupstore_ids_free(t->ids, t->n);
+    free(t->dirs);
+    free(t->labels);
+    memset(t, 0, sizeof *t);
+}
+
+/* Every session of every store (--all); a store that cannot be listed is
+ * named (*any_error) and the others judged.  -1 to go on, else the exit
+ * status. */
+static int check_all(const struct check_args *a, const model_stores *ss,
+                     struct check_targets *t, bool *any_error)
+{
+    for (size_t i = 0; i < ss->n; i++) {
+        char **ids = NULL;
+        size_t n = 0;
+        int rc = cupstore_dir_sessions(ss->v[i].dir, &ids, &n);
+        if (rc && !ss->several)
+            return cli_store_error(a->cmd, ss->v[i].dir, rc);
+        if (rc) {
+            cli_store_error(a->cmd, ss->v[i].dir, rc);
+            *any_error = true;
+            continue;
+        }
+        if (targets_grow(t, n) != 0) {
+            cupstore_ids_free(ids, n);
+            cli_error(a->cmd, "out of memory");
             return CUPTOP_EXIT_USAGE;
         }
-        return -1;
+        for (size_t k = 0; k < n; k++, t->n++) {
+            t->ids[t->n] = ids[k];
+            t->dirs[t->n] = ss->v[i].dir;
+            t->labels[t->n] = ss->several ? ss->v[i].label : NULL;
+        }
+        free(ids);   /* the strings are t's now */
     }
-    *n = (size_t)(argc - optind);
-    *ids = calloc(*n, sizeof **ids);
-    for (size_t i = 0; *ids && i < *n; i++)
-        (*ids)[i] = strdup(argv[optind + (int)i]);
+    if (!t->n && !*any_error) {
+        cli_error(a->cmd, "no sessions in %s", ss->several ? "any of the stores" : ss->v[0].dir);
+        return CUPTOP_EXIT_USAGE;
+    }
+    return -1;
+}
+
+/* The store of session id among several: the one that holds it; NULL
+ * (said, *any_error) when none or more than one does. */
+static const model_store *check_place(const char *cmd, const model_stores *ss, const char *id,
+                                      bool *any_error)
+{
+    size_t ix = 0, found = 0;
+    int rc = model_stores_find(ss, id, &ix, &found);
+    if (rc == 0)
+        return &ss->v[ix];
+    if (found > 1)
+        cli_error(cmd, "session %s is in %zu of the stores: name one store with --store", id,
+                  found);
+    else if (rc == CUPSTORE_ENOTFOUND)
+        cli_error(cmd, "session %s: in none of the %zu stores", id, ss->n);
+    else
+        cli_error(cmd, "session %s: %s", id, model_strerror(rc));
+    *any_error = true;
+    return NULL;
+}
+
+/* The sessions to judge: those named after the options, or every one of
+ * the stores (--all).  -1 to go on (t: caller frees), else the exit
+ * status. */
+static int check_ids(const struct check_args *a, const model_stores *ss, int argc,
+                     char **argv, struct check_targets *t, bool *any_error)
+{
+    if (a->all)
+        return check_all(a, ss, t, any_error);
+    size_t n = (size_t)(argc - optind);
+    if (targets_grow(t, n) != 0) {
+        cli_error(a->cmd, "out of memory");
+        return CUPTOP_EXIT_USAGE;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *id = argv[optind + (int)i];
+        const model_store *st = ss->several ? check_place(a->cmd, ss, id, any_error)
+                                            : &ss->v[0];
+        if (!(t->ids[t->n] = strdup(id))) {
+            cli_error(a->cmd, "out of memory");
+            return CUPTOP_EXIT_USAGE;
+        }
+        t->dirs[t->n] = st ? st->dir : NULL;
+        t->labels[t->n++] = st && ss->several ? st->label : NULL;
+    }
     return -1;
 }
 
@@ -467,22 +612,25 @@ struct check_outcome {
 
 /* Judge every session into items (each opened once): -1 to go on, else
  * the exit status of a usage error (a bad or inverted window). */
-static int check_judge(const struct check_args *a, const char *dir, char **ids,
-                       struct check_item *items, size_t n, struct check_outcome *out)
+static int check_judge(const struct check_args *a, const struct check_targets *t,
+                       struct check_item *items, struct check_outcome *out)
 {
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < t->n; i++) {
         struct check_item *it = &items[i];
         struct check_read r = {.it = it, .from = a->from, .to = a->to, .verify = a->verify};
         char *cause = NULL;
         it->t = UINT64_MAX;
-        int rc = model_session_read(dir, ids[i], check_read, &r, &cause);
+        if (!t->dirs[i])   /* in no store, or in several: said */
+            continue;
+        int rc = model_session_read(t->dirs[i], t->ids[i], check_read, &r, &cause);
         if (rc == CUPSTORE_EFAULT)   /* what the read had allocated is lost */
             memset(it, 0, sizeof *it);
         if (rc) {
-            cli_model_error(a->cmd, ids[i], rc, cause);
+            cli_model_error(a->cmd, t->ids[i], rc, cause);
             out->any_error = true;
             continue;
         }
+        it->s.store = it->whole.store = t->labels[i];
         if (r.bad_time)
             return cli_usage_error(a->cmd, "bad time '%s'", r.bad_time);
         if (r.inverted)
@@ -492,7 +640,7 @@ static int check_judge(const struct check_args *a, const char *dir, char **ids,
             if (r.adv_why)   /* "ID: what failed" */
                 cli_error(a->cmd, "no advice: %s", r.adv_why);
             else
-                cli_error(a->cmd, "no advice for %s: %s", ids[i], model_strerror(r.adv_rc));
+                cli_error(a->cmd, "no advice for %s: %s", t->ids[i], model_strerror(r.adv_rc));
             free(r.adv_why);
         }
         if (it->no_data)
@@ -569,47 +717,51 @@ static void check_items_free(struct check_item *items, size_t n)
     free(items);
 }
 
-int cmd_check(int argc, char **argv)
+/* Sessions (or --all) over the stores: judge every one first, print
+ * after: when the window holds no data in any of them, that is one usage
+ * error and nothing on stdout. */
+static int check_sessions(const struct check_args *a, const model_stores *ss, size_t bad,
+                          int argc, char **argv)
 {
-    struct check_args a;
-    int status = check_parse(argc, argv, &a);
-    if (status >= 0)
-        return status;
-    char *dir = cli_store_dir(a.cmd, a.store);
-    if (!dir)
-        return CUPTOP_EXIT_USAGE;
-    if (a.job) {
-        status = check_job(a.cmd, dir, a.job, a.json);
-        free(dir);
-        return status;
-    }
-    char **ids = NULL;
-    size_t n = 0;
+    struct check_targets t = {0};
     struct check_item *items = NULL;
-    struct check_outcome out = {0};
-    if ((status = check_ids(&a, dir, argc, argv, &ids, &n)) >= 0)
+    struct check_outcome out = {.any_error = bad > 0};
+    int status;
+    if ((status = check_ids(a, ss, argc, argv, &t, &out.any_error)) >= 0)
         goto done;
-    /* Judge every session first, print after: when the window holds no data
-     * in any of them, that is one usage error and nothing on stdout. */
-    items = ids ? calloc(n ? n : 1, sizeof *items) : NULL;
-    out.any_error = !items;
-    if (items && (status = check_judge(&a, dir, ids, items, n, &out)) >= 0)
+    items = calloc(t.n ? t.n : 1, sizeof *items);
+    out.any_error |= !items;
+    if (items && (status = check_judge(a, &t, items, &out)) >= 0)
         goto done;
     if (!out.any_error && !out.judged) {
-        cli_error(a.cmd, "the window holds no data in %s",
-                  a.all ? "any session of the store"
-                        : n == 1 ? "the session" : "any session named");
+        cli_error(a->cmd, "the window holds no data in %s",
+                  a->all ? "any session of the store"
+                         : t.n == 1 ? "the session" : "any session named");
         status = CUPTOP_EXIT_USAGE;
         goto done;
     }
-    if (items && !check_print(&a, items, n))
+    if (items && !check_print(a, items, t.n))
         out.any_error = true;
     status = out.any_error        ? CUPTOP_EXIT_USAGE
              : out.any_incomplete ? CUPTOP_EXIT_NO
                                   : CUPTOP_EXIT_OK;
 done:
-    check_items_free(items, n);
-    cupstore_ids_free(ids, n);
-    free(dir);
+    check_items_free(items, t.n);
+    targets_free(&t);
+    return status;
+}
+
+int cmd_check(int argc, char **argv)
+{
+    struct check_args a;
+    model_stores ss;
+    size_t bad;
+    int status = check_parse(argc, argv, &a);
+    if (status < 0 && (status = cli_stores_open(a.cmd, &a.stores, &ss, &bad)) == 0) {
+        status = a.job ? check_job(a.cmd, &ss, bad, a.job, a.json)
+                       : check_sessions(&a, &ss, bad, argc, argv);
+        model_stores_free(&ss);
+    }
+    cli_stores_free(&a.stores);
     return status;
 }

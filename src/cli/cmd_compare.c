@@ -38,7 +38,11 @@ const cli_cmd cli_cmd_compare = {
         {"edit-cap", "N", 'e',
          "most insertions+deletions searched (default 4096); beyond\n"
          "it the agreement is an upper bound\n", NULL},
-        {"store", "DIR", 's', NULL, NULL},
+        {"store", "DIR", 's',
+         "the store (default $CUPTOP_STORE); again for more stores,\n"
+         "or a directory of stores: A and B are each looked up in\n"
+         "all of them (with two --store, a session in both is read\n"
+         "from the first for A and from the second for B)\n", NULL},
         {"help", NULL, 'h', NULL, NULL},
         {NULL, NULL, 0, NULL, NULL},
     },
@@ -46,7 +50,7 @@ const cli_cmd cli_cmd_compare = {
 
 static void usage(FILE *f)
 {
-    fputs("usage: cuptop compare [--store DIR] [--json] [--top N] [--mangled]\n"
+    fputs("usage: cuptop compare [--store DIR]... [--json] [--top N] [--mangled]\n"
           "                      [--order-window N] [--edit-cap N] A B\n\n"
           "Set two windows of traced work side by side.  A and B are each a session\n"
           "(ID or unique prefix), an epoch of one (ID@EPOCH), a mark (ID:MARK) or an\n"
@@ -178,12 +182,18 @@ static void text_order(xout *o, const model_compare *c)
         xout_puts(o, "  (no kernels with times in either window)\n");
 }
 
-static void print_text(xout *o, const model_compare *c, size_t top)
+static void print_text(xout *o, const model_compare *c, size_t top, const char *const st[2])
 {
     static const char *const ab[2] = {"A", "B"};
     char buf[512];
-    for (int s = 0; s < 2; s++)
-        xout_printf(o, "%s: %s (%s)\n", ab[s], c->side[s].what, c->side[s].verdict);
+    for (int s = 0; s < 2; s++) {
+        xout_printf(o, "%s: %s (%s)", ab[s], c->side[s].what, c->side[s].verdict);
+        if (st[s]) {   /* several stores: where each side was read */
+            model_escape(buf, sizeof buf, st[s], strlen(st[s]));
+            xout_printf(o, " in %s", buf);
+        }
+        xout_putc(o, '\n');
+    }
     xout_puts(o, "\ncomparability\n");
     for (size_t i = 0; i < c->ndiffs; i++) {
         const model_cmp_diff *d = &c->diffs[i];
@@ -229,7 +239,7 @@ static void json_stat(xout *o, const model_cmp_stat *s)
 }
 
 /* The two sides' objects of the "sides" array. */
-static void json_sides(xout *o, const model_compare *c)
+static void json_sides(xout *o, const model_compare *c, const char *const st[2])
 {
     for (int s = 0; s < 2; s++) {
         const model_cmp_side *sd = &c->side[s];
@@ -237,6 +247,10 @@ static void json_sides(xout *o, const model_compare *c)
         cupstore_kinds_format(sd->kinds, kinds, sizeof kinds);
         xout_puts(o, s ? ",{\"id\":" : "{\"id\":");
         xout_json_str(o, sd->id, strlen(sd->id));
+        if (st[s]) {
+            xout_puts(o, ",\"store\":");
+            xout_json_str(o, st[s], strlen(st[s]));
+        }
         xout_puts(o, ",\"what\":");
         xout_json_str(o, sd->what, strlen(sd->what));
         xout_printf(o, ",\"from_ns\":%" PRIu64 ",\"to_ns\":%" PRIu64 ",\"open\":%s,\"kinds\":\"%s\""
@@ -285,13 +299,13 @@ static void json_order(xout *o, const model_compare *c)
     }
 }
 
-static void print_json(xout *o, const model_compare *c, size_t top)
+static void print_json(xout *o, const model_compare *c, size_t top, const char *const st[2])
 {
     xout_printf(o, "{\"comparable\":%s,\"verdict\":", c->comparable ? "true" : "false");
     xout_json_str(o, c->verdict, strlen(c->verdict));
     xout_printf(o, ",\"config_differs\":%s,\"exit_status\":%d,\"sides\":[",
                 c->config_differs ? "true" : "false", c->exit_status);
-    json_sides(o, c);
+    json_sides(o, c, st);
     xout_puts(o, "],\"differences\":[");
     for (size_t i = 0; i < c->ndiffs; i++) {
         const model_cmp_diff *d = &c->diffs[i];
@@ -341,73 +355,136 @@ static bool parse_count(const char *s, unsigned long max, unsigned long *v)
     return !*end && *v <= max;
 }
 
-int cmd_compare(int argc, char **argv)
+/* compare's command line. */
+struct compare_args {
+    const char *cmd;
+    cli_stores stores;
+    bool json, mangled;
+    unsigned long top, window, cap;
+};
+
+/* Parse and check the options and operands: -1 to go on, else the exit
+ * status (the misuse said on stderr, or --help printed). */
+static int compare_parse(int argc, char **argv, struct compare_args *a)
 {
     struct option longopts[CLI_OPTS_MAX];
-    const char *cmd = argv[0], *store = NULL;
-    bool json = false, mangled = false;
-    unsigned long top = 20, window = 0, cap = 0;
     int c;
-
+    memset(a, 0, sizeof *a);
+    a->cmd = argv[0];
+    a->top = 20;
     cli_opts_begin(&cli_cmd_compare, longopts);
     while ((c = getopt_long(argc, argv, cli_cmd_compare.shortopts, longopts, NULL)) != -1) {
         switch (c) {
-        case 's': store = optarg; break;
-        case 'j': json = true; break;
-        case 'm': mangled = true; break;
+        case 's':
+            if (cli_stores_arg(a->cmd, &a->stores, optarg) >= 0)
+                return CUPTOP_EXIT_USAGE;
+            break;
+        case 'j': a->json = true; break;
+        case 'm': a->mangled = true; break;
         case 'n':
-            if (!parse_count(optarg, 1000000, &top))
-                return cli_usage_error(cmd, "--top: give a count from 0 (all) to 1000000");
+            if (!parse_count(optarg, 1000000, &a->top))
+                return cli_usage_error(a->cmd, "--top: give a count from 0 (all) to 1000000");
             break;
         case 'w':
-            if (!parse_count(optarg, 100000000, &window) || !window)
-                return cli_usage_error(cmd, "--order-window: give a count from 1 to 100000000");
+            if (!parse_count(optarg, 100000000, &a->window) || !a->window)
+                return cli_usage_error(a->cmd, "--order-window: give a count from 1 to "
+                                               "100000000");
             break;
         case 'e':
-            if (!parse_count(optarg, 10000000, &cap) || !cap)
-                return cli_usage_error(cmd, "--edit-cap: give a count from 1 to 10000000");
+            if (!parse_count(optarg, 10000000, &a->cap) || !a->cap)
+                return cli_usage_error(a->cmd, "--edit-cap: give a count from 1 to 10000000");
             break;
         case 'h': usage(stdout); return CUPTOP_EXIT_OK;
-        default: return cli_bad_option(cmd, argv);
+        default: return cli_bad_option(a->cmd, argv);
         }
     }
     if (argc - optind != 2)
-        return cli_usage_error(cmd, "give two operands: A B (SESSION, SESSION@EPOCH, "
-                                    "SESSION:MARK or SESSION/range:NAME#N)");
+        return cli_usage_error(a->cmd, "give two operands: A B (SESSION, SESSION@EPOCH, "
+                                       "SESSION:MARK or SESSION/range:NAME#N)");
     for (int i = 0; i < 2; i++) {
         model_operand op;
         char *cause = NULL;
         if (model_operand_parse(argv[optind + i], &op, &cause) != 0) {
-            int rc = cli_usage_error(cmd, "%s", cause ? cause : "bad operand");
+            int rc = cli_usage_error(a->cmd, "%s", cause ? cause : "bad operand");
             free(cause);
             return rc;
         }
     }
-    char *dir = cli_store_dir(cmd, store);
-    if (!dir)
-        return CUPTOP_EXIT_USAGE;
-    model_compare_opts mo = {.store_dir = dir, .name_fn = mangled ? NULL : demangle,
-                             .order_window = (uint32_t)window, .edit_cap = (uint32_t)cap};
+    return -1;
+}
+
+/* The store of side s (operand arg) among several: the one holding its
+ * session; with exactly two stores and the session in both, the first for
+ * A and the second for B.  NULL when none can be chosen (said). */
+static const model_store *compare_place(const char *cmd, const model_stores *ss, int s,
+                                        const char *arg)
+{
+    model_operand op;
+    size_t ix = 0, found = 0;
+    if (model_operand_parse(arg, &op, NULL) != 0)
+        return NULL;   /* parsed once already */
+    int rc = model_stores_find(ss, op.session, &ix, &found);
+    if (rc == 0)
+        return &ss->v[ix];
+    if (found > 1 && ss->n == 2)
+        return &ss->v[s];
+    if (found > 1)
+        cli_error(cmd, "session %s is in %zu of the stores: name the stores of A and B "
+                       "(two --store)", op.session, found);
+    else if (rc == CUPSTORE_ENOTFOUND)
+        cli_error(cmd, "session %s: in none of the %zu stores", op.session, ss->n);
+    else
+        cli_error(cmd, "session %s: %s", op.session, model_strerror(rc));
+    return NULL;
+}
+
+/* Compare and print, A and B read from the stores. */
+static int compare_stores(const struct compare_args *a, const model_stores *ss, char **ab)
+{
+    model_compare_opts mo = {.store_dir = ss->v[0].dir,
+                             .name_fn = a->mangled ? NULL : demangle,
+                             .order_window = (uint32_t)a->window, .edit_cap = (uint32_t)a->cap};
+    const char *st[2] = {NULL, NULL};
+    for (int s = 0; ss->several && s < 2; s++) {
+        const model_store *where = compare_place(a->cmd, ss, s, ab[s]);
+        if (!where)
+            return CUPTOP_EXIT_USAGE;
+        mo.side_dir[s] = where->dir;
+        st[s] = where->label;
+    }
     model_compare r;
     char *cause = NULL;
-    int rc = model_compare_run(&mo, argv[optind], argv[optind + 1], &r, &cause);
-    free(dir);
+    int rc = model_compare_run(&mo, ab[0], ab[1], &r, &cause);
     if (rc) {
-        cli_error(cmd, "%s", cause ? cause : model_strerror(rc));
+        cli_error(a->cmd, "%s", cause ? cause : model_strerror(rc));
         free(cause);
         return CUPTOP_EXIT_USAGE;
     }
     xout o;
     int status = r.exit_status;
-    if (cli_xout_begin(cmd, &o) != 0) {
+    if (cli_xout_begin(a->cmd, &o) != 0) {
         model_compare_free(&r);
         return CUPTOP_EXIT_USAGE;
     }
-    if (json)
-        print_json(&o, &r, top);
+    if (a->json)
+        print_json(&o, &r, a->top, st);
     else
-        print_text(&o, &r, top);
+        print_text(&o, &r, a->top, st);
     cli_xout_end(&o);
     model_compare_free(&r);
+    return status;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    struct compare_args a;
+    model_stores ss;
+    size_t bad;
+    int status = compare_parse(argc, argv, &a);
+    if (status < 0 && (status = cli_stores_open(a.cmd, &a.stores, &ss, &bad)) == 0) {
+        status = compare_stores(&a, &ss, argv + optind);
+        model_stores_free(&ss);
+    }
+    cli_stores_free(&a.stores);
     return status;
 }

@@ -76,11 +76,11 @@ const cli_cmd cli_cmd_export = {
 
 static void usage(FILE *f)
 {
-    fputs("usage: cuptop export [--store DIR] SESSION (--from T --to T | --mark NAME |\n"
+    fputs("usage: cuptop export [--store DIR]... SESSION (--from T --to T | --mark NAME |\n"
           "                     --range NAME (--slowest | --nth N | --all))\n"
           "                     --format chrome|perfetto|jsonl|csv|store -o PATH [--force]\n"
           "                     [--mangled]\n"
-          "       cuptop export [--store DIR] --job JOB [--from T --to T]\n"
+          "       cuptop export [--store DIR]... --job JOB [--from T --to T]\n"
           "                     --format chrome|perfetto\n"
           "                     -o PATH [--force] [--mangled]\n\n"
           "Write a window of a session:\n"
@@ -106,7 +106,10 @@ static void usage(FILE *f)
           "streams, threads and health counters, on one clock (CUPTI timestamps are\n"
           "wall-clock ns); the job's verdict and losses, and each rank's, are in\n"
           "otherData.  Without --from/--to the whole job; T relative to its first\n"
-          "start and last end.\n"
+          "start and last end.  --store again, or a directory of stores gathered\n"
+          "from many hosts: the job's processes in all of them, one group per host and\n"
+          "rank, \"rank N on HOST (pid P)\"; a store that cannot be read writes no trace.\n"
+          "With several stores SESSION is looked up in each (it must be in one).\n"
           "C++ kernel names are demangled (the raw name stays beside: jsonl \"mangled\",\n"
           "chrome args.mangled); --mangled keeps them as CUPTI gave them.\n"
           "Exit status: 0 written, 1 writing failed or cancelled, 2 usage error,\n"
@@ -164,7 +167,8 @@ static void range_file(char *buf, size_t len, const char *dir, const model_range
 
 /* export's command line. */
 struct export_args {
-    const char *cmd, *store, *from, *to, *nth, *range;
+    const char *cmd, *from, *to, *nth, *range;
+    cli_stores stores;
     bool slowest, all;
     uint64_t nth_n;             /* --nth N                                  */
     export_opts o;
@@ -297,7 +301,10 @@ static int export_parse(int argc, char **argv, struct export_args *a)
     cli_opts_begin(&cli_cmd_export, longopts);
     while ((c = getopt_long(argc, argv, cli_cmd_export.shortopts, longopts, NULL)) != -1) {
         switch (c) {
-        case 's': a->store = optarg; break;
+        case 's':
+            if (cli_stores_arg(a->cmd, &a->stores, optarg) >= 0)
+                return CUPTOP_EXIT_USAGE;
+            break;
         case 'f': a->from = optarg; break;
         case 't': a->to = optarg; break;
         case 'm': a->o.mark = optarg; break;
@@ -424,41 +431,82 @@ static int export_on_session(cupstore_env *env, void *arg, char **cause)
     return 0;
 }
 
+/* export --job: the job read once, its sessions open: its bounds for the
+ * window, then the export takes it over. */
+static int export_job_cmd(struct export_args *a)
+{
+    model_job j;
+    char *cause = NULL;
+    int status;
+    if (export_job_read(a->o.store_dir, &a->o, &j, &cause) != 0) {
+        cli_error(a->cmd, "%s", cause ? cause : "cannot read the job");
+        status = CUPTOP_EXIT_USAGE;
+    } else {
+        a->o.job_read = &j;
+        if ((status = export_window(a, NULL, &a->o)) == 0)
+            status = run_export(a->cmd, &a->o);
+        model_job_free(&j);
+    }
+    free(cause);
+    return status;
+}
+
+/* export SESSION of store dir, opened once. */
+static int export_session_cmd(struct export_args *a, const char *dir)
+{
+    struct export_on e = {.a = a, .dir = dir};
+    char *cause = NULL;
+    if (model_session_read(dir, a->o.session, export_on_session, &e, &cause) != 0) {
+        cli_error(a->cmd, "%s", cause ? cause : "cannot open the session");
+        e.status = CUPTOP_EXIT_USAGE;
+    }
+    free(cause);
+    return e.status;
+}
+
+/* The export over the stores: a job over all of them (a store that cannot
+ * be read may hold a rank: no trace), a session from the one holding it. */
+static int export_stores(struct export_args *a, const model_stores *ss, size_t bad)
+{
+    a->o.store_dir = ss->v[0].dir;
+    if (a->o.job && bad) {
+        cli_error(a->cmd, "%zu store%s could not be read and may hold processes of the job, "
+                          "so no trace was written", bad, bad == 1 ? "" : "s");
+        return CUPTOP_EXIT_USAGE;
+    }
+    if (a->o.job) {
+        a->o.stores = ss->several ? ss : NULL;
+        return export_job_cmd(a);
+    }
+    if (!ss->several)
+        return export_session_cmd(a, ss->v[0].dir);
+    size_t ix = 0, found = 0;
+    int rc = model_stores_find(ss, a->o.session, &ix, &found);
+    if (found > 1)
+        return cli_usage_error(a->cmd, "session %s is in %zu of the stores: name one store "
+                                       "with --store", a->o.session, found);
+    if (rc == CUPSTORE_ENOTFOUND) {
+        cli_error(a->cmd, "session %s: in none of the %zu stores", a->o.session, ss->n);
+        return CUPTOP_EXIT_USAGE;
+    }
+    if (rc) {
+        cli_error(a->cmd, "session %s: %s", a->o.session, model_strerror(rc));
+        return CUPTOP_EXIT_USAGE;
+    }
+    a->o.store_dir = ss->v[ix].dir;
+    return export_session_cmd(a, ss->v[ix].dir);
+}
+
 int cmd_export(int argc, char **argv)
 {
     struct export_args a;
+    model_stores ss;
+    size_t bad;
     int status = export_parse(argc, argv, &a);
-    if (status >= 0)
-        return status;
-    char *dir = cli_store_dir(a.cmd, a.store);
-    if (!dir)
-        return CUPTOP_EXIT_USAGE;
-    a.o.store_dir = dir;
-    if (a.o.job) {
-        /* the job read once, its sessions open: its bounds for the window,
-         * then the export takes it over */
-        model_job j;
-        char *cause = NULL;
-        if (export_job_read(dir, &a.o, &j, &cause) != 0) {
-            cli_error(a.cmd, "%s", cause ? cause : "cannot read the job");
-            status = CUPTOP_EXIT_USAGE;
-        } else {
-            a.o.job_read = &j;
-            if ((status = export_window(&a, NULL, &a.o)) == 0)
-                status = run_export(a.cmd, &a.o);
-            model_job_free(&j);
-        }
-        free(cause);
-    } else {
-        struct export_on e = {.a = &a, .dir = dir};
-        char *cause = NULL;
-        if (model_session_read(dir, a.o.session, export_on_session, &e, &cause) != 0) {
-            cli_error(a.cmd, "%s", cause ? cause : "cannot open the session");
-            e.status = CUPTOP_EXIT_USAGE;
-        }
-        free(cause);
-        status = e.status;
+    if (status < 0 && (status = cli_stores_open(a.cmd, &a.stores, &ss, &bad)) == 0) {
+        status = export_stores(&a, &ss, bad);
+        model_stores_free(&ss);
     }
-    free(dir);
+    cli_stores_free(&a.stores);
     return status;
 }

@@ -47,7 +47,10 @@ const cli_cmd cli_cmd_sessions = {
          "only the sessions of job JOB (the processes of one cuptop run;\n"
          "JOB \"-\" in the listing: the session is a job of its own, its\n"
          "id the session's)\n", NULL},
-        {"store", "DIR", 's', NULL, NULL},
+        {"store", "DIR", 's',
+         "the store to list (default $CUPTOP_STORE, then\n"
+         "~/.local/state/cuptop); again for more stores, or a\n"
+         "directory of stores gathered from many hosts (HOST/ each)\n", NULL},
         {"json", NULL, 'j', NULL, NULL},
         {"help", NULL, 'h', NULL, NULL},
         {NULL, NULL, 0, NULL, NULL},
@@ -56,14 +59,16 @@ const cli_cmd cli_cmd_sessions = {
 
 static void usage(FILE *f)
 {
-    fputs("usage: cuptop sessions [--store DIR] [--job JOB] [--json]\n\n"
+    fputs("usage: cuptop sessions [--store DIR]... [--job JOB] [--json]\n\n"
           "List the sessions in a store, oldest first: id, pid, state, start (UTC),\n"
           "duration, records, losses, verdict, job, rank and command.  --json prints a\n"
           "JSON array with records per kind and device, every loss class (also per\n"
-          "device), the job and rank, the reasons and the agent's notes.\n",
+          "device), the job and rank, the reasons and the agent's notes.  Several\n"
+          "stores (--store again, or a directory of stores) are listed store by store,\n"
+          "each session with its store (a STORE column; \"store\" in JSON).\n",
           f);
     cli_opts_help(&cli_cmd_sessions, f);
-    fputs("Exit status: 0, or 2 when the store (or a session in it) cannot be read, or\n"
+    fputs("Exit status: 0, or 2 when a store (or a session in one) cannot be read, or\n"
           "no session belongs to JOB.\n",
           f);
 }
@@ -200,6 +205,10 @@ void sessions_json_fields(xout *o, const model_summary *s)
 {
     xout_puts(o, "{\"id\":");
     xout_json_str(o, s->id, strlen(s->id));
+    if (s->store) {   /* several stores: ids are unique within one only */
+        xout_puts(o, ",\"store\":");
+        xout_json_str(o, s->store, strlen(s->store));
+    }
     xout_printf(o, ",\"pid\":%d,\"host\":", s->pid);
     xout_json_str(o, s->host, strlen(s->host));
     xout_puts(o, ",\"command\":");
@@ -259,8 +268,13 @@ static void fmt_count(uint64_t v, char *buf, size_t len)
         snprintf(buf, len, "%" PRIu64, v);
 }
 
-static void print_line(const model_summary *s)
+static void print_line(const model_summary *s, int store_w)
 {
+    if (s->store) {
+        char st[128];
+        model_escape(st, sizeof st, s->store, strlen(s->store));
+        printf("%-*s ", store_w, st);
+    }
     char start[32], dur[24], rec[24], loss[24], cmd[120];
     model_format_second(s->start_ns / 1000000000u, start, sizeof start);
     fmt_duration(s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0, dur, sizeof dur);
@@ -279,8 +293,10 @@ static void print_line(const model_summary *s)
 
 /* sessions' command line. */
 struct sessions_args {
-    const char *cmd, *store, *job;
+    const char *cmd, *job;
+    cli_stores stores;
     bool json;
+    int store_w;                /* several stores: the STORE column's width */
 };
 
 /* Parse and check the options: -1 to go on, else the exit status (the
@@ -295,7 +311,10 @@ static int sessions_parse(int argc, char **argv, struct sessions_args *a)
     cli_opts_begin(&cli_cmd_sessions, longopts);
     while ((c = getopt_long(argc, argv, cli_cmd_sessions.shortopts, longopts, NULL)) != -1) {
         switch (c) {
-        case 's': a->store = optarg; break;
+        case 's':
+            if (cli_stores_arg(a->cmd, &a->stores, optarg) >= 0)
+                return CUPTOP_EXIT_USAGE;
+            break;
         case 'j': a->json = true; break;
         case 'J': a->job = optarg; break;
         case 'h': usage(stdout); return CUPTOP_EXIT_OK;
@@ -312,8 +331,8 @@ static int sessions_parse(int argc, char **argv, struct sessions_args *a)
 
 /* One line (or JSON object) per session of ids (those of --job only), o
  * with --json; *written counts them.  The exit status so far. */
-static int sessions_list(const struct sessions_args *a, const char *dir, char **ids, size_t n,
-                         xout *o, size_t *written)
+static int sessions_list(const struct sessions_args *a, const char *dir, const char *store,
+                         char **ids, size_t n, xout *o, size_t *written)
 {
     int status = CUPTOP_EXIT_OK;
     for (size_t i = 0; i < n; i++) {
@@ -321,7 +340,12 @@ static int sessions_list(const struct sessions_args *a, const char *dir, char **
         char *cause = NULL;
         int rc = model_summarize_id(dir, ids[i], 0, UINT64_MAX, &s, &cause);
         if (rc) {
-            cli_model_error(a->cmd, ids[i], rc, cause);
+            if (store && cause)   /* "session ID in DIR: ..." names the store */
+                cli_error(a->cmd, "%s", cause);
+            else
+                cli_model_error(a->cmd, ids[i], rc, cause);
+            if (store)
+                free(cause);
             status = CUPTOP_EXIT_USAGE;
             continue;
         }
@@ -329,15 +353,18 @@ static int sessions_list(const struct sessions_args *a, const char *dir, char **
             model_summary_free(&s);
             continue;
         }
+        s.store = store;
         if (a->json) {
             xout_puts(o, *written ? ",\n" : "\n");
             sessions_json(o, &s);
         } else {
+            if (!*written && store)
+                printf("%-*s ", a->store_w, "STORE");
             if (!*written)
                 printf("%-24s %7s %-8s %-20s %7s %8s %8s %-10s %-25s %4s %s\n", "SESSION",
                        "PID", "STATE", "START (UTC)", "LENGTH", "RECORDS", "LOST", "VERDICT",
                        "JOB", "RANK", "COMMAND");
-            print_line(&s);
+            print_line(&s, a->store_w);
         }
         ++*written;
         model_summary_free(&s);
@@ -345,48 +372,96 @@ static int sessions_list(const struct sessions_args *a, const char *dir, char **
     return status;
 }
 
-int cmd_sessions(int argc, char **argv)
+/* The sessions of one store, as ever: the store named in its errors. */
+static int sessions_one(const struct sessions_args *a, const char *dir)
 {
-    struct sessions_args a;
-    int status = sessions_parse(argc, argv, &a);
-    if (status >= 0)
-        return status;
-    char *dir = cli_store_dir(a.cmd, a.store);
     char **ids = NULL;
     size_t n = 0;
-    if (!dir)
-        return CUPTOP_EXIT_USAGE;
     int rc = cupstore_dir_sessions(dir, &ids, &n);
-    if (rc) {
-        rc = cli_store_error(a.cmd, dir, rc);
-        free(dir);
-        return rc;
-    }
+    if (rc)
+        return cli_store_error(a->cmd, dir, rc);
     xout o;
-    if (a.json) {
-        if (cli_xout_begin(a.cmd, &o) != 0) {
+    if (a->json) {
+        if (cli_xout_begin(a->cmd, &o) != 0) {
             cupstore_ids_free(ids, n);
-            free(dir);
             return CUPTOP_EXIT_USAGE;
         }
         xout_putc(&o, '[');
-    } else if (!n && !a.job) {
+    } else if (!n && !a->job) {
         printf("no sessions in %s\n", dir);
     }
     size_t written = 0;
-    status = sessions_list(&a, dir, ids, n, a.json ? &o : NULL, &written);
-    if (a.json) {
+    int status = sessions_list(a, dir, NULL, ids, n, a->json ? &o : NULL, &written);
+    if (a->json) {
         xout_puts(&o, "\n]\n");
         if (cli_xout_end(&o) != 0)
             status = CUPTOP_EXIT_USAGE;
     }
-    if (!a.json && !a.job)
+    if (!a->json && !a->job)
         (void)cli_pending_print(dir);   /* attached, waiting for CUDA: no session yet */
-    if (a.job && !written && status == CUPTOP_EXIT_OK) {
-        cli_error(a.cmd, "no session of job %s in %s", a.job, dir);
+    if (a->job && !written && status == CUPTOP_EXIT_OK) {
+        cli_error(a->cmd, "no session of job %s in %s", a->job, dir);
         status = CUPTOP_EXIT_USAGE;
     }
     cupstore_ids_free(ids, n);
-    free(dir);
+    return status;
+}
+
+/* The sessions of several stores, store by store, each with its store; a
+ * store that cannot be listed is named and the others are listed (bad:
+ * those cli_stores_open left out). */
+static int sessions_several(struct sessions_args *a, const model_stores *ss, size_t bad)
+{
+    int status = bad ? CUPTOP_EXIT_USAGE : CUPTOP_EXIT_OK;
+    size_t written = 0;
+    xout o;
+    a->store_w = 5;
+    for (size_t i = 0; i < ss->n; i++) {
+        int w = (int)strlen(ss->v[i].label);
+        if (w > a->store_w)
+            a->store_w = w < 40 ? w : 40;
+    }
+    if (a->json) {
+        if (cli_xout_begin(a->cmd, &o) != 0)
+            return CUPTOP_EXIT_USAGE;
+        xout_putc(&o, '[');
+    }
+    for (size_t i = 0; i < ss->n; i++) {
+        char **ids = NULL;
+        size_t n = 0;
+        int rc = cupstore_dir_sessions(ss->v[i].dir, &ids, &n);
+        if (rc) {
+            status = cli_store_error(a->cmd, ss->v[i].dir, rc);
+            continue;
+        }
+        rc = sessions_list(a, ss->v[i].dir, ss->v[i].label, ids, n, a->json ? &o : NULL,
+                           &written);
+        if (rc != CUPTOP_EXIT_OK)
+            status = rc;
+        cupstore_ids_free(ids, n);
+    }
+    if (a->json) {
+        xout_puts(&o, "\n]\n");
+        if (cli_xout_end(&o) != 0)
+            status = CUPTOP_EXIT_USAGE;
+    }
+    if (a->job && !written && status == CUPTOP_EXIT_OK) {
+        cli_error(a->cmd, "no session of job %s in any of the %zu stores", a->job, ss->n);
+        status = CUPTOP_EXIT_USAGE;
+    }
+    return status;
+}
+
+int cmd_sessions(int argc, char **argv)
+{
+    struct sessions_args a;
+    model_stores ss;
+    size_t bad;
+    int status = sessions_parse(argc, argv, &a);
+    if (status < 0 && (status = cli_stores_open(a.cmd, &a.stores, &ss, &bad)) == 0) {
+        status = ss.several ? sessions_several(&a, &ss, bad) : sessions_one(&a, ss.v[0].dir);
+        model_stores_free(&ss);
+    }
+    cli_stores_free(&a.stores);
     return status;
 }

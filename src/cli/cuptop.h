@@ -116,6 +116,23 @@ static inline const char *cli_open_error(int rc)
 {
     return model_strerror(rc);
 }
+/** --store, given once or more (cli_stores.c): the arguments as given. */
+typedef struct cli_stores {
+    const char **arg;           /* malloc'ed array of borrowed strings     */
+    size_t n;
+} cli_stores;
+/** Add one --store argument.  @return -1, or CUPTOP_EXIT_USAGE (said). */
+int cli_stores_arg(const char *cmd, cli_stores *s, const char *dir);
+void cli_stores_free(cli_stores *s);
+/** The stores s names (none: $CUPTOP_STORE, then the default), each a
+ *  store or a directory of stores (model_stores_add).  One store is left
+ *  as it is (out->several false: the command reads out->v[0].dir as
+ *  before, and says itself why it cannot be read); of several, those that
+ *  cannot be read or hold no session are named on stderr and dropped
+ *  (*bad counts them).  @return 0, or CUPTOP_EXIT_USAGE (said: none can
+ *  be read, out of memory).  Release out with model_stores_free. */
+int cli_stores_open(const char *cmd, const cli_stores *s, model_stores *out, size_t *bad);
+
 /** Open session id of the store dir (cupstore_session_open with flags);
  *  on failure print "session ID in DIR: WHY" for cmd.
  *  @return 0, or CUPTOP_EXIT_USAGE (*env untouched). */

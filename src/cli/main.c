@@ -172,6 +172,11 @@ static const struct subcommand *global_store(int *argcp, char ***argvp)
             sub = &subcommands[i];
     if (!sub)
         return NULL;
+    /* A --store among ARGS wins: the global one is dropped, not added to
+     * it (sessions, check, export and compare read every --store given). */
+    bool own = false;
+    for (int i = rest + 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        own |= strcmp(argv[i], "--store") == 0 || strncmp(argv[i], "--store=", 8) == 0;
     /* Held in a static so that a subcommand which exits from inside
      * (its --help) leaves it reachable; dispatch frees it otherwise. */
     static char **nv;
@@ -180,8 +185,10 @@ static const struct subcommand *global_store(int *argcp, char ***argvp)
         return NULL;
     int n = 0;
     nv[n++] = argv[rest];
-    nv[n++] = (char *)"--store";
-    nv[n++] = (char *)dir;
+    if (!own) {
+        nv[n++] = (char *)"--store";
+        nv[n++] = (char *)dir;
+    }
     for (int i = rest + 1; i < argc; i++)
         nv[n++] = argv[i];
     nv[n] = NULL;

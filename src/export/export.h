@@ -44,6 +44,9 @@ typedef struct export_opts {
                                 (export_job_read: its sessions open),
                                 taken over by the export; NULL: it reads
                                 the job itself                             */
+    const struct model_stores *stores; /* --job over several stores (every
+                                one of them; store_dir is then only the
+                                first, for messages); NULL: store_dir     */
 } export_opts;
 
 /** Progress: records done so far (total may be 0 when unknown).  Return
@@ -61,7 +64,7 @@ typedef int (*export_progress_fn)(uint64_t done, uint64_t total, void *arg);
 int export_run(const export_opts *o, export_progress_fn progress, void *arg,
                char **cause);
 
-/** Read job o->job from store dir once, its sessions kept open, for
+/** Read job o->job from store dir (or every store of o->stores) once, its sessions kept open, for
  *  export_opts.job_read (a caller that needs the job's bounds first opens
  *  no session twice).  On failure cause says why (the same words
  *  export_run would); release out with model_job_free.

@@ -576,13 +576,7 @@ int export_chrome(export_ctx *x, xout *o)
             const model_summary *s = &m->sum;
             c->group = m->group;
             c->group_sort = s->rank >= 0 ? (uint64_t)s->rank : 1000000u + i;
-            if (s->rank >= 0)
-                snprintf(c->group_name, sizeof c->group_name, "rank %d (pid %d)", s->rank,
-                         s->pid);
-            else if (s->job_launcher)   /* model_job_judge: the job's launcher */
-                snprintf(c->group_name, sizeof c->group_name, "launcher (pid %d)", s->pid);
-            else
-                snprintf(c->group_name, sizeof c->group_name, "no rank (pid %d)", s->pid);
+            export_job_group_name(x->job, i, c->group_name, sizeof c->group_name);
             rc = chrome_session(c, m);
             if (m->cancelled)
                 x->cancelled = true;

@@ -125,6 +125,10 @@ int export_sort_flush(export_sort *s, cupstore_record_fn emit, void *arg);
 int export_job_open(export_ctx *x, const char *dir, char **cause);
 /** Release x->job (nothing when NULL). */
 void export_job_close(export_ctx *x);
+/** The process group's name of process i of a job: "rank N (pid P)",
+ *  "launcher (pid P)" or "no rank (pid P)", and the host after the rank
+ *  when the job was read from several stores (a group per host and rank). */
+void export_job_group_name(const export_job *jb, size_t i, char *buf, size_t len);
 
 /* Writers: 0, or an errno / cupstore code (the caller words the message). */
 /* Kineto's category for a kind ("kernel", "gpu_memcpy", "cuda_runtime"...;

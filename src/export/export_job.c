@@ -70,14 +70,35 @@ static int job_refused(const export_opts *o, char **cause)
     return 0;
 }
 
+void export_job_group_name(const export_job *jb, size_t i, char *buf, size_t len)
+{
+    const model_summary *s = &jb->procs[i].sum;
+    char host[80] = "";
+    if (jb->j.nstores > 1)   /* the stores of several hosts: say which */
+        snprintf(host, sizeof host, " on %.60s", s->host[0] ? s->host : "?");
+    if (s->rank >= 0)
+        snprintf(buf, len, "rank %d%s (pid %d)", s->rank, host, s->pid);
+    else if (s->job_launcher)   /* model_job_judge: the job's launcher */
+        snprintf(buf, len, "launcher%s (pid %d)", host, s->pid);
+    else
+        snprintf(buf, len, "no rank%s (pid %d)", host, s->pid);
+}
+
 int export_job_read(const char *dir, const export_opts *o, model_job *out, char **cause)
 {
     size_t unreadable = 0;
     memset(out, 0, sizeof *out);
     if (job_refused(o, cause))
         return -1;
-    int rc = model_job_read_open(dir, o->job, 0, UINT64_MAX, out, &unreadable, job_unreadable,
-                                 cause);
+    int rc = o->stores ? model_job_read_stores(o->stores, o->job, 0, UINT64_MAX, true, out,
+                                               &unreadable, job_unreadable, cause)
+                       : model_job_read_open(dir, o->job, 0, UINT64_MAX, out, &unreadable,
+                                             job_unreadable, cause);
+    if (rc == CUPSTORE_ENOTFOUND && !unreadable && o->stores) {
+        job_cause(cause, "no session of job %s in any of the %zu stores", o->job,
+                  o->stores->n);
+        return -1;
+    }
     if (rc == CUPSTORE_ENOTFOUND && !unreadable) {
         job_cause(cause, "no session of job %s in %s", o->job, dir);
         return -1;
@@ -163,8 +184,8 @@ int export_job_open(export_ctx *x, const char *dir, char **cause)
         for (size_t k = 0; k < i; k++)
             if (jb->procs[k].group == m->group)
                 m->group = 2000000000u + i;
-        if (!(m->env = model_job_env(j, s->id))) {   /* borrowed: j closes it */
-            job_cause(cause, "session %s in %s: %s", s->id, dir,
+        if (!(m->env = model_job_env(j, s))) {   /* borrowed: j closes it */
+            job_cause(cause, "session %s in %s: %s", s->id, s->store ? s->store : dir,
                       model_strerror(CUPSTORE_ENOTFOUND));
             return -1;
         }

@@ -466,13 +466,7 @@ int export_perfetto(export_ctx *x, xout *o)
             f->group = m->group;
             f->group_sort = s->rank >= 0 ? (uint64_t)s->rank : 1000000u + i;
             f->flow_base = (uint64_t)(i + 1) << 32;
-            if (s->rank >= 0)
-                snprintf(f->group_name, sizeof f->group_name, "rank %d (pid %d)", s->rank,
-                         s->pid);
-            else if (s->job_launcher)   /* model_job_judge: the job's launcher */
-                snprintf(f->group_name, sizeof f->group_name, "launcher (pid %d)", s->pid);
-            else
-                snprintf(f->group_name, sizeof f->group_name, "no rank (pid %d)", s->pid);
+            export_job_group_name(x->job, i, f->group_name, sizeof f->group_name);
             memset(f->flows, 0, FLOW_SLOTS * sizeof *f->flows);
             rc = perfetto_session(f, m);
             if (m->cancelled)

@@ -197,6 +197,10 @@ typedef struct model_summary {
                                        (model_job_launcher_like, in a job
                                        with ranks); false elsewhere        */
     int world_size;                 /* with the rank's source; 0 unknown  */
+    /* The store it was read from when several are read as one (its label,
+     * borrowed from the model_stores that outlives the summary); NULL when
+     * one store is read.  Session ids are unique within a store only. */
+    const char *store;
     /* Exact losses per device and class, from the loss rows; slot
      * MODEL_DEVICE_NONE holds those of no device (CUPSTORE_DEVICE_NONE). */
     uint64_t loss_by_device[CUPSTORE_DEVICE_MAX + 1][CUPSTORE_LOSS_MAX];
@@ -583,6 +587,44 @@ int model_advise_read(cupstore_env *env, uint64_t from_s, uint64_t to_s,
 int model_judge(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_summary *s,
                 model_facts *f, model_advice **advice, size_t *nadvice, char **cause);
 
+/* ---- Several stores read as one (model_stores.c) ------------------------ */
+
+/** One store of a set: a directory of sessions. */
+typedef struct model_store {
+    char *dir;                  /* its path                                */
+    char *label;                /* how outputs name it (its path)          */
+    int err;                    /* 0, or why it cannot be listed (a
+                                   cupstore code or errno): named, left out */
+    size_t nsessions;           /* sessions listed when it was added       */
+    bool have_id;               /* dev and ino are known                   */
+    unsigned long dev, ino;     /* read once however it was reached        */
+} model_store;
+
+/** The stores a command reads: several --store, or directories of stores
+ *  gathered from many hosts.  Zero-initialise; model_stores_free. */
+typedef struct model_stores {
+    model_store *v;
+    size_t n;
+    bool several;               /* more than one store was named, or a
+                                   directory of stores: outputs name the
+                                   store of each session                   */
+} model_stores;
+
+/** Add path to ss: the store itself when it holds sessions or cannot be
+ *  listed (err set); when it holds none, each subdirectory that does (a
+ *  directory of stores gathered from many hosts, HOST/ each), sorted by
+ *  name; when none does, path itself (an empty store).  A directory
+ *  already in ss is not added again.  @return 0 or ENOMEM. */
+int model_stores_add(model_stores *ss, const char *path);
+void model_stores_free(model_stores *ss);
+
+/** The one store of ss holding session id (or a unique prefix of one).
+ *  @param[out] ix      its index (when found in exactly one)
+ *  @param[out] nfound  how many stores hold it
+ *  @return 0, CUPSTORE_ENOTFOUND, CUPSTORE_EINVAL (in several stores, or
+ *          ambiguous within one), or ENOMEM. */
+int model_stores_find(const model_stores *ss, const char *id, size_t *ix, size_t *nfound);
+
 /* ---- Jobs: the processes of one `cuptop run` (model_job.c) -------------- */
 
 /** A job: its processes' summaries and the verdict over all of them.
@@ -609,9 +651,11 @@ typedef struct model_job {
     /* model_job_read_open: the job's sessions, kept open (model_job_env) */
     struct model_job_open {
         char id[96];
+        const char *store;      /* the summary's store (NULL: one store)  */
         cupstore_env *env;
     } *open;
     size_t nopen;
+    size_t nstores;             /* stores read (model_job_read_stores)     */
 } model_job;
 
 /** A process that looks like a job's launcher (torchrun, mpirun, a
@@ -649,9 +693,18 @@ int model_job_read(const char *dir, const char *job, uint64_t from_s, uint64_t t
 int model_job_read_open(const char *dir, const char *job, uint64_t from_s, uint64_t to_s,
                         model_job *out, size_t *unreadable, model_job_error_fn err, void *arg);
 
-/** The open session of process `id` of a job read by model_job_read_open
+/** model_job_read and model_job_read_open (keep) over every store of ss:
+ *  a store that cannot be listed (or a session in one that cannot be read)
+ *  counts in unreadable and err is called for it (id: its directory), and
+ *  the others are read.  Each summary's store is its store's label when
+ *  ss->several.  @return as model_job_read (ENOTFOUND: in no store). */
+int model_job_read_stores(const model_stores *ss, const char *job, uint64_t from_s,
+                          uint64_t to_s, bool keep, model_job *out, size_t *unreadable,
+                          model_job_error_fn err, void *arg);
+
+/** The open session of process s of a job read by model_job_read_open
  *  (owned by the job), or NULL. */
-cupstore_env *model_job_env(const model_job *j, const char *id);
+cupstore_env *model_job_env(const model_job *j, const model_summary *s);
 
 /** Summarise every process of a job read by model_job_read_open again, over
  *  [from_s, to_s], on its open session (guarded), and judge the job again.

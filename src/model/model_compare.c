@@ -606,7 +606,8 @@ int model_compare_run(const model_compare_opts *o, const char *a, const char *b,
         goto done;
     }
     for (int s = 0; s < 2 && !rc; s++) {
-        rc = model_cmp_side_open(o, args[s], &out->side[s], &sum[s], &env[s], cause);
+        rc = model_cmp_side_open(o->side_dir[s] ? o->side_dir[s] : o->store_dir, args[s],
+                                 &out->side[s], &sum[s], &env[s], cause);
         if (!rc)
             rc = model_cmp_facts_read(env[s], &sum[s], out->side[s].kinds, &facts[s]);
     }

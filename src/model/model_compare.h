@@ -74,6 +74,8 @@ typedef size_t (*model_name_fn)(const char *s, size_t n, char *out, size_t cap);
 
 typedef struct model_compare_opts {
     const char *store_dir;      /* NULL: the default store                  */
+    const char *side_dir[2];    /* the store of A and of B when they differ
+                                   (several stores); NULL: store_dir       */
     model_name_fn name_fn;      /* NULL: names as stored                    */
     uint32_t order_window;      /* 0: MODEL_CMP_ORDER_WINDOW                */
     uint32_t edit_cap;          /* 0: MODEL_CMP_EDIT_CAP                    */

@@ -18,10 +18,10 @@ typedef struct kv_list {
     size_t n, cap;
 } kv_list;
 
-/* Parse arg, open its session read-only into *envp (caller closes it),
+/* Parse arg, open its session read-only from store dir into *envp (caller closes it),
  * summarize it into *sum (caller frees it) and fill sd.  On failure *cause
  * says why (caller frees). */
-int model_cmp_side_open(const model_compare_opts *o, const char *arg, model_cmp_side *sd,
+int model_cmp_side_open(const char *dir, const char *arg, model_cmp_side *sd,
                         model_summary *sum, cupstore_env **envp, char **cause);
 
 /* The facts of one side, in key order within each part; l is the

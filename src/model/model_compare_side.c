@@ -237,13 +237,13 @@ static void side_verdict(model_cmp_side *sd, const model_summary *sum)
         snprintf(sd->reason, sizeof sd->reason, "%s", sum->reasons[0].text);
 }
 
-int model_cmp_side_open(const model_compare_opts *o, const char *arg, model_cmp_side *sd,
+int model_cmp_side_open(const char *dir, const char *arg, model_cmp_side *sd,
                         model_summary *sum, cupstore_env **envp, char **cause)
 {
     int rc = model_operand_parse(arg, &sd->op, cause);
     if (rc)
         return rc;
-    rc = cupstore_session_open(envp, o->store_dir, sd->op.session, CUPSTORE_RDONLY);
+    rc = cupstore_session_open(envp, dir, sd->op.session, CUPSTORE_RDONLY);
     if (rc)
         return side_fail(cause, rc, "session %s: %s", sd->op.session, model_strerror(rc));
     snprintf(sd->id, sizeof sd->id, "%s", cupstore_env_id(*envp));

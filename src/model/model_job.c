@@ -150,6 +150,7 @@ int model_session_job(cupstore_env *env, char *job, size_t len, bool *own)
  * so its summary (guarded: a damaged session stays one). */
 struct job_one {
     const char *dir, *id, *job;
+    const char *store;          /* the summary's store label (or NULL)   */
     uint64_t from_s, to_s;
     model_summary *sum;         /* filled when of the job                */
     bool member;
@@ -169,6 +170,7 @@ static int job_one_read(void *arg)
     if ((e = model_session_job(env, jid, sizeof jid, &own)) == 0 && strcmp(jid, a->job) == 0) {
         a->member = true;
         e = model_summarize(env, a->from_s, a->to_s, a->sum, &a->cause);
+        a->sum->store = a->store;
     }
     if (e == 0 && a->member && a->keep)
         *a->keep = env;
@@ -179,7 +181,7 @@ static int job_one_read(void *arg)
 
 /* Keep a member's open session in the job (by id: the judgement sorts the
  * summaries). */
-static int job_keep(model_job *j, const char *id, cupstore_env *env)
+static int job_keep(model_job *j, const char *id, const char *store, cupstore_env *env)
 {
     struct model_job_open *p = realloc(j->open, (j->nopen + 1) * sizeof *p);
     if (!p) {
@@ -188,14 +190,15 @@ static int job_keep(model_job *j, const char *id, cupstore_env *env)
     }
     j->open = p;
     snprintf(p[j->nopen].id, sizeof p[j->nopen].id, "%s", id);
+    p[j->nopen].store = store;
     p[j->nopen++].env = env;
     return 0;
 }
 
-cupstore_env *model_job_env(const model_job *j, const char *id)
+cupstore_env *model_job_env(const model_job *j, const model_summary *s)
 {
     for (size_t i = 0; i < j->nopen; i++)
-        if (!strcmp(j->open[i].id, id))
+        if (!strcmp(j->open[i].id, s->id) && j->open[i].store == s->store)
             return j->open[i].env;
     return NULL;
 }
@@ -216,7 +219,7 @@ static int job_resum_read(void *arg)
 int model_job_resummarize(model_job *j, uint64_t from_s, uint64_t to_s, char **cause)
 {
     for (size_t i = 0; i < j->n; i++) {
-        struct job_resum a = {.env = model_job_env(j, j->procs[i].id), .from_s = from_s,
+        struct job_resum a = {.env = model_job_env(j, &j->procs[i]), .from_s = from_s,
                               .to_s = to_s};
         int e = a.env ? cupstore_guarded(job_resum_read, &a) : CUPSTORE_ENOTFOUND;
         if (e) {
@@ -234,6 +237,7 @@ int model_job_resummarize(model_job *j, uint64_t from_s, uint64_t to_s, char **c
             return e;
         }
         free(a.cause);
+        a.sum.store = j->procs[i].store;
         model_summary_free(&j->procs[i]);
         j->procs[i] = a.sum;
     }
@@ -241,74 +245,136 @@ int model_job_resummarize(model_job *j, uint64_t from_s, uint64_t to_s, char **c
     return 0;
 }
 
-static int job_read(const char *dir, const char *job, uint64_t from_s, uint64_t to_s,
-                    bool keep, model_job *out, size_t *unreadable, model_job_error_fn err,
-                    void *arg)
+/* How a job is being read: what each store's sessions are judged on. */
+struct job_reading {
+    const char *job;
+    uint64_t from_s, to_s;
+    bool keep;
+    size_t cap;                 /* of out->procs                          */
+    size_t *unreadable;
+    model_job_error_fn err;
+    void *arg;
+};
+
+/* Name one session of store dir that cannot be read (e: its code). */
+static void job_unreadable(const struct job_reading *r, const char *dir, const char *id,
+                           int e, char *cause)
+{
+    ++*r->unreadable;
+    if (!r->err) {
+        free(cause);
+        return;
+    }
+    if (!cause && asprintf(&cause, "session %s in %s: %s", id, dir,
+                           e == CUPSTORE_EFAULT ? model_fault_text() : model_strerror(e)) < 0)
+        cause = NULL;
+    r->err(id, e, cause, r->arg);
+}
+
+/* Add the job's sessions of store dir (label: the summaries' store) to
+ * out.  0, ENOMEM, or the code of a store that cannot be listed. */
+static int job_read_dir(struct job_reading *r, const char *dir, const char *label,
+                        model_job *out)
 {
     char **ids = NULL;
-    size_t n = 0, cap = 0;
-    memset(out, 0, sizeof *out);
-    *unreadable = 0;
-    snprintf(out->id, sizeof out->id, "%s", job);
+    size_t n = 0;
     int rc = cupstore_dir_sessions(dir, &ids, &n);
     if (rc)
         return rc;
     for (size_t i = 0; i < n && rc == 0; i++) {
-        if (out->n == cap) {
-            size_t nc = cap ? cap * 2 : 8;
+        if (out->n == r->cap) {
+            size_t nc = r->cap ? r->cap * 2 : 8;
             model_summary *p = realloc(out->procs, nc * sizeof *p);
             if (!p) {
                 rc = ENOMEM;
                 break;
             }
             out->procs = p;
-            cap = nc;
+            r->cap = nc;
         }
         cupstore_env *kept = NULL;
-        struct job_one a = {.dir = dir, .id = ids[i], .job = job, .from_s = from_s,
-                            .to_s = to_s, .sum = &out->procs[out->n],
-                            .keep = keep ? &kept : NULL};
+        struct job_one a = {.dir = dir, .id = ids[i], .job = r->job, .store = label,
+                            .from_s = r->from_s, .to_s = r->to_s, .sum = &out->procs[out->n],
+                            .keep = r->keep ? &kept : NULL};
         memset(a.sum, 0, sizeof *a.sum);
         int e = cupstore_guarded(job_one_read, &a);
         if (e == 0 && a.member) {
             out->n++;
-            if (kept && (rc = job_keep(out, ids[i], kept)) != 0)
+            if (kept && (rc = job_keep(out, ids[i], label, kept)) != 0)
                 break;
         }
         if (e == CUPSTORE_EFAULT) {
             /* what the faulted reads held is lost (cupstore_guarded) */
             memset(a.sum, 0, sizeof *a.sum);
             a.cause = NULL;
-            if (asprintf(&a.cause, "session %s in %s: %s", ids[i], dir, model_fault_text()) < 0)
-                a.cause = NULL;
         }
         if (e == ENOMEM && !a.member) {
             rc = ENOMEM;
             break;
         }
-        if (e) {
-            ++*unreadable;
-            if (err) {
-                if (!a.cause && asprintf(&a.cause, "session %s in %s: %s", ids[i], dir,
-                                         model_strerror(e)) < 0)
-                    a.cause = NULL;
-                err(ids[i], e, a.cause, arg);
-            } else {
-                free(a.cause);
-            }
-        }
+        if (e)
+            job_unreadable(r, dir, ids[i], e, a.cause);
     }
     cupstore_ids_free(ids, n);
+    return rc;
+}
+
+/* The end of a reading: judged, or freed on failure or when empty. */
+static int job_read_end(model_job *out, int rc)
+{
+    if (rc == 0 && !out->n)
+        rc = CUPSTORE_ENOTFOUND;
     if (rc) {
         model_job_free(out);
         return rc;
     }
-    if (!out->n) {
-        model_job_free(out);
-        return CUPSTORE_ENOTFOUND;
-    }
     model_job_judge(out);
     return 0;
+}
+
+static int job_read(const char *dir, const char *job, uint64_t from_s, uint64_t to_s,
+                    bool keep, model_job *out, size_t *unreadable, model_job_error_fn err,
+                    void *arg)
+{
+    struct job_reading r = {.job = job, .from_s = from_s, .to_s = to_s, .keep = keep,
+                            .unreadable = unreadable, .err = err, .arg = arg};
+    memset(out, 0, sizeof *out);
+    *unreadable = 0;
+    snprintf(out->id, sizeof out->id, "%s", job);
+    out->nstores = 1;
+    return job_read_end(out, job_read_dir(&r, dir, NULL, out));
+}
+
+int model_job_read_stores(const model_stores *ss, const char *job, uint64_t from_s,
+                          uint64_t to_s, bool keep, model_job *out, size_t *unreadable,
+                          model_job_error_fn err, void *arg)
+{
+    struct job_reading r = {.job = job, .from_s = from_s, .to_s = to_s, .keep = keep,
+                            .unreadable = unreadable, .err = err, .arg = arg};
+    int rc = 0;
+    memset(out, 0, sizeof *out);
+    *unreadable = 0;
+    snprintf(out->id, sizeof out->id, "%s", job);
+    out->nstores = ss->n;
+    for (size_t i = 0; i < ss->n && rc != ENOMEM; i++) {
+        const model_store *st = &ss->v[i];
+        int e = st->err ? st->err
+                        : job_read_dir(&r, st->dir, ss->several ? st->label : NULL, out);
+        if (e == ENOMEM) {
+            rc = e;
+        } else if (e) {   /* named, and the other stores are read */
+            char *cause = NULL;
+            ++*unreadable;
+            if (asprintf(&cause, "cannot read the store %s: %s", st->dir,
+                         e == ENOENT ? "no such directory" : model_strerror(e)) < 0)
+                cause = NULL;
+            if (err)
+                err(st->dir, e, cause, arg);
+            else
+                free(cause);
+        }
+    }
+    return job_read_end(out, rc);
 }
 
 int model_job_read(const char *dir, const char *job, uint64_t from_s, uint64_t to_s,
