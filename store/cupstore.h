@@ -533,6 +533,12 @@ typedef struct cupstore_epoch {
     uint32_t api_muted[2];  /* call ids muted: [0] runtime, [1] driver     */
     char api_policy[CUPSTORE_API_POLICY_MAX]; /* "gpu", "gpu include=A
                                exclude=B*": mode and globs, as applied     */
+    /* periodic windows (--capture-range every:P/W; 0 in older stores) */
+    uint64_t sched_ns;      /* the wall-clock boundary this epoch was due to
+                               start at (a window's open or close); start_ns
+                               - sched_ns is how late it came              */
+    uint32_t period_ms;     /* the schedule it belongs to: every period_ms */
+    uint32_t window_ms;     /* ... for window_ms (0: not a window epoch)   */
 } cupstore_epoch;
 /** Epoch flags. */
 enum {
@@ -581,8 +587,14 @@ typedef struct cupstore_control {
     uint32_t api_set;
     char api_include[CUPSTORE_API_GLOBS_MAX];
     char api_exclude[CUPSTORE_API_GLOBS_MAX];
+    /* periodic windows: every_set 0 keeps the schedule, CUPSTORE_CTL_EVERY_ON
+     * sets every every_period_ms for every_window_ms, CUPSTORE_CTL_EVERY_OFF
+     * ends it (collect whenever kinds are on) */
+    uint32_t every_set;
+    uint32_t every_period_ms, every_window_ms;
 } cupstore_control;
 enum { CUPSTORE_CTL_API_INCLUDE = 1u << 0, CUPSTORE_CTL_API_EXCLUDE = 1u << 1 };
+enum { CUPSTORE_CTL_EVERY_ON = 1, CUPSTORE_CTL_EVERY_OFF = 2 };
 /** Front end: write the request *req (kinds, pool, API policy fields;
  *  gen and the times are assigned here).
  *  @param[out] gen  the generation assigned (may be NULL). */

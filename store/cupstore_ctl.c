@@ -64,6 +64,9 @@ static const cupstore_tlv_field epoch_fields[] = {
     F(cupstore_epoch, 21, U32, 2, api_muted),
     {.id = 22, .type = CUPSTORE_TLV_STR, .count = CUPSTORE_API_POLICY_MAX,
      .offset = offsetof(cupstore_epoch, api_policy)},
+    F(cupstore_epoch, 23, U64, 1, sched_ns),
+    F(cupstore_epoch, 24, U32, 1, period_ms),
+    F(cupstore_epoch, 25, U32, 1, window_ms),
 };
 
 const char *cupstore_api_mode_name(uint32_t mode)
@@ -147,6 +150,9 @@ static const cupstore_tlv_field control_fields[] = {
      .offset = offsetof(cupstore_control, api_include)},
     {.id = 23, .type = CUPSTORE_TLV_STR, .count = CUPSTORE_API_GLOBS_MAX,
      .offset = offsetof(cupstore_control, api_exclude)},
+    F(cupstore_control, 24, U32, 1, every_set),
+    F(cupstore_control, 25, U32, 1, every_period_ms),
+    F(cupstore_control, 26, U32, 1, every_window_ms),
 };
 
 static int control_from(const MDB_val *k, const MDB_val *v, cupstore_control *c)
@@ -176,7 +182,9 @@ int cupstore_control_put(cupstore_txn *txn, const cupstore_control *req, uint64_
 {
     cupstore_control c;
     uint8_t key[8];
-    if (!req || req->api_mode > CUPSTORE_API_NONE)
+    if (!req || req->api_mode > CUPSTORE_API_NONE || req->every_set > CUPSTORE_CTL_EVERY_OFF ||
+        (req->every_set == CUPSTORE_CTL_EVERY_ON &&
+         !(req->every_window_ms && req->every_window_ms < req->every_period_ms)))
         return CUPSTORE_EINVAL;
     int rc = cupstore_txn_writable(txn);
     if (rc)

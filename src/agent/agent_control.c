@@ -19,6 +19,7 @@ struct ctl_change {
     uint32_t kinds_before;
     uint32_t pool_before, pool_applied;
     bool attached_now;                /* this request attached to CUPTI   */
+    bool every;                       /* it changed the periodic windows  */
     int32_t result;                   /* 0, or the first error            */
     char api_from[CUPSTORE_API_POLICY_MAX], api_to[CUPSTORE_API_POLICY_MAX];
 };
@@ -111,6 +112,32 @@ static void control_kinds(agent *a, uint32_t want, struct ctl_change *x)
         control_detach(a);
 }
 
+/* Periodic windows on, changed or off (before the kinds: from none, the
+ * request's kinds become the windows' kinds; off, they apply at once). */
+static void control_every(agent *a, struct ctl_change *x)
+{
+    const cupstore_control *c = x->c;
+    bool on = c->every_set == CUPSTORE_CTL_EVERY_ON;
+    if (!c->every_set)
+        return;
+    if (on && !(c->every_window_ms >= AGENT_EVERY_WINDOW_MIN_MS &&
+                c->every_window_ms < c->every_period_ms &&
+                c->every_period_ms <= AGENT_EVERY_PERIOD_MAX_MS)) {
+        x->result = -1;
+        agent_note(a, 1, "control: periodic windows %u ms every %u ms refused (want %u ms <= "
+                   "window < period <= 24 h)", c->every_window_ms, c->every_period_ms,
+                   AGENT_EVERY_WINDOW_MIN_MS);
+        return;
+    }
+    if (agent_scope_every(a, on ? c->every_period_ms : 0, on ? c->every_window_ms : 0)) {
+        x->result = -1;
+        agent_note(a, 1, "control: periodic windows refused: this session's capture range "
+                   "(cudaProfilerApi or nvtx:) stays");
+        return;
+    }
+    x->every = true;
+}
+
 /* The API record policy: applied to the API kinds on now, and to those a
  * later request turns on. */
 static void control_api(agent *a, struct ctl_change *x)
@@ -142,15 +169,22 @@ static void control_pool(agent *a, const cupstore_control *c)
 static void control_note(agent *a, const struct ctl_change *x)
 {
     char from[128], to[128], pool[64] = "";
-    char api[2 * CUPSTORE_API_POLICY_MAX + 32] = "";
+    char api[2 * CUPSTORE_API_POLICY_MAX + 32] = "", every[64] = "";
     cupstore_kinds_format(x->kinds_before, from, sizeof from);
     cupstore_kinds_format((uint32_t)atomic_load(&a->kinds), to, sizeof to);
     if (x->c->pool)
         snprintf(pool, sizeof pool, ", buffer pool %u -> %u", x->pool_before, x->pool_applied);
     if (x->api_to[0])
         snprintf(api, sizeof api, ", API records %s -> %s", x->api_from, x->api_to);
-    agent_note(a, 0, "control generation %llu applied: kinds %s -> %s%s%s (epoch %u)%s",
-               (unsigned long long)x->c->gen, from, to, pool, api, agent_epoch_id(a),
+    if (x->every && x->c->every_set == CUPSTORE_CTL_EVERY_ON) {
+        char ev[40];
+        agent_config_every_format(x->c->every_period_ms, x->c->every_window_ms, ev, sizeof ev);
+        snprintf(every, sizeof every, ", capture range every:%s", ev);
+    } else if (x->every) {
+        snprintf(every, sizeof every, ", capture range none (periodic windows off)");
+    }
+    agent_note(a, 0, "control generation %llu applied: kinds %s -> %s%s%s%s (epoch %u)%s",
+               (unsigned long long)x->c->gen, from, to, pool, api, every, agent_epoch_id(a),
                x->result ? " with errors" : "");
 }
 
@@ -173,6 +207,7 @@ void agent_control_poll(agent *a)
     struct ctl_arg ack = {.a = a, .c = &c};
     agent_epoch_fill(a, &ack.old);   /* as it was: the request changes the API policy */
     x.pool_before = a->pool_ready ? atomic_load(&a->pool.limit) : 0;
+    control_every(a, &x);
     control_kinds(a, c.kinds & ((1u << CUPSTORE_KIND_MAX) - 1), &x);
     control_api(a, &x);
     control_pool(a, &c);

@@ -40,6 +40,9 @@ void agent_epoch_begin(agent *a)
     a->epoch.ctl_gen = 0;
     a->epoch.flags = epoch_flags_now(a);
     a->epoch.pre_written = agent_attach_pre_contexts(a);
+    a->epoch.sched_ns = 0;
+    a->epoch.period_ms = a->cfg.capture == AGENT_CAPTURE_EVERY ? a->cfg.capture_period_ms : 0;
+    a->epoch.window_ms = a->cfg.capture == AGENT_CAPTURE_EVERY ? a->cfg.capture_window_ms : 0;
 }
 
 void agent_epoch_open(agent *a, uint64_t now, uint64_t ctl_gen, bool attached_now)
@@ -49,6 +52,9 @@ void agent_epoch_open(agent *a, uint64_t now, uint64_t ctl_gen, bool attached_no
     a->epoch.kinds = (uint32_t)atomic_load(&a->kinds);
     a->epoch.ctl_gen = ctl_gen;
     a->epoch.flags = epoch_flags_now(a);
+    a->epoch.sched_ns = 0;   /* a request: no boundary; the schedule, if any, goes on */
+    a->epoch.period_ms = a->cfg.capture == AGENT_CAPTURE_EVERY ? a->cfg.capture_period_ms : 0;
+    a->epoch.window_ms = a->cfg.capture == AGENT_CAPTURE_EVERY ? a->cfg.capture_window_ms : 0;
     agent_epoch_set_attach(a, attached_now);
     /* contexts learned at the attach belong to the epochs it covers; a
      * fresh attach starts from none (agent_epoch_refresh adds them) */
@@ -70,6 +76,9 @@ void agent_epoch_open_range(agent *a, const agent_range_ev *ev)
         a->epoch.flags |= CUPSTORE_EPOCH_NO_CALLBACKS;
     agent_epoch_set_attach(a, ev->attach);
     a->epoch.pre_written = ev->kinds ? agent_attach_pre_contexts(a) : 0;
+    a->epoch.sched_ns = ev->sched_ns;
+    a->epoch.period_ms = ev->period_ms;
+    a->epoch.window_ms = ev->window_ms;
 }
 
 static int put_epoch(cupstore_txn *txn, void *arg)
@@ -111,7 +120,9 @@ void agent_epoch_fill(agent *a, cupstore_epoch *e)
                           .start_ns = a->epoch.start_ns, .ctl_gen = a->epoch.ctl_gen,
                           .flags = f, .attach_ns = a->epoch.attach_ns,
                           .attach_cost_ns = a->epoch.attach_cost_ns,
-                          .devices = a->cfg.devices, .pre_contexts = pre};
+                          .devices = a->cfg.devices, .pre_contexts = pre,
+                          .sched_ns = a->epoch.sched_ns, .period_ms = a->epoch.period_ms,
+                          .window_ms = a->epoch.window_ms};
     agent_api_epoch_fill(a, e);
 }
 

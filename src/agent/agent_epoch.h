@@ -33,6 +33,8 @@ typedef struct agent_epoch_state {
     uint32_t flags;                   /* CUPSTORE_EPOCH_* of the open one */
     uint32_t pre_written;             /* pre-attach contexts it was told  */
     uint64_t attach_ns, attach_cost_ns; /* the attach that opened it      */
+    uint64_t sched_ns;                /* periodic window: the boundary due */
+    uint32_t period_ms, window_ms;    /* ... of the schedule (0: none)    */
 } agent_epoch_state;
 
 struct agent;

@@ -15,8 +15,8 @@
  *
  * Threads: CUPTI's callback threads (bufferRequested on every CUDA-calling
  * thread, bufferCompleted on CUPTI's worker), the consumer, the health
- * thread (1 Hz rows, control polling every 200 ms), the stop thread
- * (signals), and a short-lived flush watchdog thread during stop.  Locks,
+ * thread (1 Hz rows, control polling every 200 ms), the window thread
+ * (periodic capture windows, agent_window.h), the stop thread (signals), and a short-lived flush watchdog thread during stop.  Locks,
  * outermost first: stop_lock (agent_stop.h), range_lock (agent_scope.h),
  * ctx_lock (the contexts), the pool's and the reserve's own.
  */
@@ -37,6 +37,7 @@
 #include "agent_cupti.h"
 #include "agent_epoch.h"
 #include "agent_health.h"
+#include "agent_window.h"
 #include "agent_fd.h"
 #include "agent_guard.h"
 #include "agent_hist.h"
@@ -209,6 +210,7 @@ typedef struct agent {
     agent_control_state ctl;          /* control generations (agent_control.h) */
     agent_consumer_state consumer;    /* consumer thread (agent_consumer.h) */
     agent_health_state health;        /* health thread (agent_health.h)   */
+    agent_window_state window;        /* periodic windows (agent_window.h) */
     agent_stop_state stop;            /* stop protocol (agent_stop.h)     */
     _Atomic int store_faulted;        /* the store's mapping faulted: storing
                                          ended (agent_guard.c)            */

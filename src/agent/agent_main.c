@@ -24,6 +24,7 @@ agent agent_g = {
     .health = AGENT_HEALTH_INIT,
     .stop = AGENT_STOP_INIT,
     .scope = AGENT_SCOPE_INIT,
+    .window = AGENT_WINDOW_INIT,
     .reserve = {.fd = -1, .aside_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER},
 };
 
@@ -617,7 +618,7 @@ int agent_session_start(agent *a)
         }
         agent_epoch_set_attach(a, true);
     }
-    if (agent_consumer_start(a) || agent_health_start(a)) {
+    if (agent_consumer_start(a) || agent_health_start(a) || agent_window_start(a)) {
         agent_health_begin_session(a, NULL);
         agent_detach(a, "cannot start the agent's threads");
         agent_stop_unlock(a);

@@ -45,7 +45,18 @@ int agent_scope_watch(agent *a, char *why, size_t len)
     a->scope.ranges = 0;
     a->scope.nvtx_open = 0;
     a->scope.ev_head = a->scope.ev_tail = a->scope.ev_lost = 0;
+    a->scope.period_ms = a->cfg.capture == AGENT_CAPTURE_EVERY ? a->cfg.capture_period_ms : 0;
+    a->scope.window_ms = a->cfg.capture == AGENT_CAPTURE_EVERY ? a->cfg.capture_window_ms : 0;
     pthread_mutex_unlock(&a->scope.lock);
+    if (a->cfg.capture == AGENT_CAPTURE_EVERY) {
+        /* windows: the window thread opens them (agent_window.c); nothing
+         * of CUPTI is watched or attached until the first */
+        char ev[40];
+        agent_config_every_format(a->scope.period_ms, a->scope.window_ms, ev, sizeof ev);
+        agent_note(a, 0, "capture range every:%s: windows aligned to the wall clock; nothing "
+                   "of CUPTI is attached until the first window", ev);
+        return 0;
+    }
     if (a->cfg.capture == AGENT_CAPTURE_NVTX) {
         /* NVTX: the agent's own wrappers in the NVTX table see the range
          * (agent_nvtx.c): no CUPTI call, libcupti not even loaded */
@@ -79,23 +90,26 @@ int agent_scope_watch(agent *a, char *why, size_t len)
 }
 
 /* Record a transition; scope.lock held.  A full ring counts it lost. */
-static void scope_event(agent *a, uint32_t kinds, bool attach)
+static void scope_event(agent *a, uint64_t ns, uint32_t kinds, bool attach, uint64_t sched_ns)
 {
     if (a->scope.ev_head - a->scope.ev_tail >= AGENT_RANGE_EVS) {
         a->scope.ev_lost++;
         return;
     }
     agent_range_ev *e = &a->scope.ev[a->scope.ev_head % AGENT_RANGE_EVS];
-    e->ns = agent_real_ns();
+    e->ns = ns;
     e->kinds = kinds;
     e->attach = attach;
+    e->sched_ns = sched_ns;
+    e->period_ms = a->scope.period_ms;
+    e->window_ms = a->scope.window_ms;
     a->scope.ev_head++;
 }
 
 /* Enter (start) or leave the capture range; scope.lock held.  Entering
  * attaches CUPTI at the first range; leaving the last range (stop, or
  * repeat:N reached) marks the capture done (the health thread detaches). */
-static void scope_transition(agent *a, bool start)
+static void scope_transition(agent *a, bool start, uint64_t sched_ns)
 {
     if (atomic_load(&a->state) != AGENT_RUNNING || a->scope.done || a->scope.in_range == start)
         return;
@@ -107,17 +121,21 @@ static void scope_transition(agent *a, bool start)
             a->scope.ev_lost = UINT32_MAX;
             return;
         }
+        /* the epoch starts as the kinds go on (after the attach): no
+         * record of it can start before its start */
+        uint64_t ns = agent_real_ns();
         (void)agent_apply_kinds(a, a->scope.kinds);
         a->scope.in_range = true;
         a->scope.ranges++;
-        scope_event(a, (uint32_t)atomic_load(&a->kinds), first);
+        scope_event(a, ns, (uint32_t)atomic_load(&a->kinds), first, sched_ns);
     } else {
         (void)agent_apply_kinds(a, 0);
         a->scope.in_range = false;
-        if (!a->cfg.capture_repeat ||
-            (a->cfg.capture_max && a->scope.ranges >= a->cfg.capture_max))
+        if (a->cfg.capture != AGENT_CAPTURE_EVERY &&   /* windows: until the stop */
+            (!a->cfg.capture_repeat ||
+             (a->cfg.capture_max && a->scope.ranges >= a->cfg.capture_max)))
             a->scope.done = true;
-        scope_event(a, 0, false);
+        scope_event(a, agent_real_ns(), 0, false, sched_ns);   /* after: none start after it */
     }
 }
 
@@ -140,8 +158,64 @@ void agent_scope_api(agent *a, CUpti_CallbackDomain domain, CUpti_CallbackId cbi
     if (cd->callbackSite != (start ? CUPTI_API_EXIT : CUPTI_API_ENTER))
         return;
     pthread_mutex_lock(&a->scope.lock);
-    scope_transition(a, start);
+    scope_transition(a, start, 0);
     pthread_mutex_unlock(&a->scope.lock);
+}
+
+void agent_scope_window(agent *a, bool open, uint64_t sched_ns, uint32_t period_ms,
+                        uint32_t window_ms)
+{
+    pthread_mutex_lock(&a->scope.lock);
+    if (a->cfg.capture == AGENT_CAPTURE_EVERY && a->scope.period_ms == period_ms &&
+        a->scope.window_ms == window_ms)
+        scope_transition(a, open, sched_ns);
+    pthread_mutex_unlock(&a->scope.lock);
+}
+
+/* The schedule changes under range_lock: a window open closes (unscheduled:
+ * sched_ns 0), and from none every kind goes off until the first window.
+ * @return -1 for a capture range of another mode. */
+static int scope_every_change(agent *a, uint32_t period_ms, uint32_t window_ms)
+{
+    int rc = 0;
+    pthread_mutex_lock(&a->scope.lock);
+    if (a->cfg.capture == AGENT_CAPTURE_PROFILER || a->cfg.capture == AGENT_CAPTURE_NVTX) {
+        rc = -1;
+    } else if (a->cfg.capture == AGENT_CAPTURE_EVERY) {
+        scope_transition(a, false, 0);   /* no-op outside a window */
+    } else if (period_ms) {
+        a->scope.kinds = (uint32_t)atomic_load(&a->kinds);
+        a->scope.in_range = a->scope.done = false;
+        (void)agent_apply_kinds(a, 0);
+        a->cfg.capture = AGENT_CAPTURE_EVERY;
+        a->scope.period_ms = period_ms;
+        a->scope.window_ms = window_ms;
+        scope_event(a, agent_real_ns(), 0, false, 0);   /* out of scope until the first window */
+    }
+    if (rc == 0) {
+        a->scope.period_ms = period_ms;
+        a->scope.window_ms = window_ms;
+    }
+    pthread_mutex_unlock(&a->scope.lock);
+    return rc;
+}
+
+int agent_scope_every(agent *a, uint32_t period_ms, uint32_t window_ms)
+{
+    if (scope_every_change(a, period_ms, window_ms))
+        return -1;
+    agent_scope_poll(a);   /* the transitions as epochs, before the request's */
+    if (!period_ms) {
+        pthread_mutex_lock(&a->scope.lock);
+        if (a->cfg.capture == AGENT_CAPTURE_EVERY)
+            a->cfg.capture = AGENT_CAPTURE_NONE;   /* the request's kinds apply as they are */
+        pthread_mutex_unlock(&a->scope.lock);
+    } else {
+        a->cfg.capture_period_ms = period_ms;
+        a->cfg.capture_window_ms = window_ms;
+    }
+    agent_window_set(a, period_ms, window_ms);
+    return 0;
 }
 
 void agent_scope_nvtx(agent *a, bool start)
@@ -153,7 +227,7 @@ void agent_scope_nvtx(agent *a, bool start)
      * threads) opens and closes the capture range */
     uint32_t *open = &a->scope.nvtx_open;
     if (start ? (*open)++ == 0 : (*open > 0 && --*open == 0))
-        scope_transition(a, start);
+        scope_transition(a, start, 0);
     pthread_mutex_unlock(&a->scope.lock);
 }
 
@@ -218,8 +292,12 @@ void agent_scope_poll(agent *a)
         agent_epoch_open_range(a, &ev);
         agent_epoch_fill(a, &e[1]);
         (void)agent_store_put(a, put_two, e, AGENT_PUT_TRIES);
-        agent_note(a, 0, "capture range %s (epoch %u)", ev.kinds ? "entered" : "left",
-                   agent_epoch_id(a));
+        if (!ev.window_ms)
+            agent_note(a, 0, "capture range %s (epoch %u)", ev.kinds ? "entered" : "left",
+                       agent_epoch_id(a));
+        else if (ev.attach)
+            agent_note(a, 0, "periodic window: CUPTI attached at the first window in %.1f ms "
+                       "(epoch %u)", (double)agent_attach_cost_ns(a) / 1e6, agent_epoch_id(a));
     }
 }
 

@@ -35,6 +35,8 @@ typedef struct agent_range_ev {
     uint64_t ns;                      /* CLOCK_REALTIME of the call       */
     uint32_t kinds;                   /* on from then (0: out of range)   */
     bool attach;                      /* the first attach happened here   */
+    uint64_t sched_ns;                /* a window's boundary (0: a range) */
+    uint32_t period_ms, window_ms;    /* ... of the schedule every:P/W    */
 } agent_range_ev;
 
 #define AGENT_RANGE_EVS 64
@@ -49,6 +51,7 @@ typedef struct agent_scope_state {
     uint32_t ranges;                  /* ranges entered                   */
     uint32_t kinds;                   /* kinds on inside a range          */
     uint32_t nvtx_open;               /* nvtx:NAME ranges open            */
+    uint32_t period_ms, window_ms;    /* every:P/W in force (0: none)     */
     agent_range_ev ev[AGENT_RANGE_EVS];
     uint32_t ev_head, ev_tail;        /* ring of ev                       */
     uint32_t ev_lost;                 /* transitions the ring had no room
@@ -73,6 +76,19 @@ void agent_scope_api(struct agent *a, CUpti_CallbackDomain domain, CUpti_Callbac
 /** nvtx:NAME capture: a matching NVTX range was opened (start) or closed,
  *  on the application thread (agent_nvtx.c). */
 void agent_scope_nvtx(struct agent *a, bool start);
+/** The window thread: open (or close) the window due at sched_ns of the
+ *  schedule every period_ms/window_ms; refused when that schedule is no
+ *  longer in force (a control request replaced it meanwhile). */
+void agent_scope_window(struct agent *a, bool open, uint64_t sched_ns, uint32_t period_ms,
+                        uint32_t window_ms);
+/** A control request's schedule (health thread): every period_ms for
+ *  window_ms, or none (period_ms 0: collect whenever kinds are on).  A
+ *  window open now closes (an epoch of its own); from none, every kind
+ *  goes off until the first window.  Writes the pending transitions as
+ *  epochs, then starts the new schedule (agent_window_set).
+ *  @return 0, or -1 when the session's capture range is not every: or
+ *  none (cudaProfilerApi, nvtx: keep theirs). */
+int agent_scope_every(struct agent *a, uint32_t period_ms, uint32_t window_ms);
 /** Health thread (and the stop, alone): turn the range transitions into
  *  epochs; detach for good after the last range. */
 void agent_scope_poll(struct agent *a);

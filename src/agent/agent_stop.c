@@ -201,6 +201,8 @@ static void stop_protocol(agent *a, int exit_path, int detail)
 
     /* 1. disable kinds: no new records */
     t0 = agent_mono_ns();
+    if (agent_window_stop(a, tmo))   /* no window opens or closes any more */
+        agent_log(a, 1, "the window thread did not end in time");
     rc = agent_scope_stop(a);   /* and no range opens any more */
     step_record(&x.steps[x.nsteps++], CUPSTORE_STEP_DISABLE, t0, rc, false, a);
     ok &= rc == 0;
@@ -728,6 +730,7 @@ static void atfork_child(void)
     pthread_mutex_init(&a->reserve.lock, NULL);
     agent_reserve_close(a);   /* the parent's data.mdb: not ours */
     agent_health_forked(a);
+    agent_window_forked(a);
     agent_consumer_forked(a);
     a->stop.up = false;
     a->abandoned_env = a->env;

@@ -234,8 +234,16 @@ bool agent_config_set(agent_config *c, const char *key, const char *value)
                     "default domain only)");
             }
         }
+        else if (!strncmp(value, "every:", 6)) {
+            char why[120];
+            if (agent_config_parse_every(value + 6, &c->capture_period_ms,
+                                         &c->capture_window_ms, why, sizeof why) == 0)
+                c->capture = AGENT_CAPTURE_EVERY;
+            else
+                BAD(why);
+        }
         else
-            BAD("not cudaProfilerApi, nvtx:NAME or none");
+            BAD("not cudaProfilerApi, nvtx:NAME, every:PERIOD/WINDOW or none");
     } else if (!strcmp(k, "CAPTURE_RANGE_END")) {
         char *end;
         if (!strcmp(value, "stop")) {
@@ -279,6 +287,73 @@ static const char *const config_keys[] = {
     "CUPTI_LIBRARY", "STOP_TIMEOUT_MS", "MAP_MAX", "DEVICES", "ONLY_IF", "CAPTURE_RANGE",
     "CAPTURE_RANGE_END", "API", "API_INCLUDE", "API_EXCLUDE", "ON_DETACH",
 };
+
+/* One duration of a schedule: digits and a unit (ms, s, m, h); *end is
+ * left after it.  -1 when malformed or above a day. */
+static int every_duration(const char *s, const char **end, uint64_t *ms)
+{
+    static const struct {
+        const char *unit;
+        uint64_t ms;
+    } units[] = {{"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}};
+    uint64_t v = 0;
+    const char *p = s;
+    while (isdigit((unsigned char)*p) && v <= AGENT_EVERY_PERIOD_MAX_MS)
+        v = v * 10 + (uint64_t)(*p++ - '0');
+    if (p == s || isdigit((unsigned char)*p))
+        return -1;
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        size_t n = strlen(units[i].unit);
+        if (!strncmp(p, units[i].unit, n) && !isalpha((unsigned char)p[n])) {
+            *ms = v * units[i].ms;
+            *end = p + n;
+            return *ms > AGENT_EVERY_PERIOD_MAX_MS ? -1 : 0;
+        }
+    }
+    return -1;
+}
+
+int agent_config_parse_every(const char *spec, uint32_t *period_ms, uint32_t *window_ms,
+                             char *why, size_t len)
+{
+    uint64_t p, w;
+    const char *e;
+    if (every_duration(spec, &e, &p) || *e != '/' || every_duration(e + 1, &e, &w) || *e) {
+        snprintf(why, len, "every:PERIOD/WINDOW wants two durations with a unit (ms, s, m, h), "
+                           "such as every:60s/5s, each at most 24h");
+        return -1;
+    }
+    if (w < AGENT_EVERY_WINDOW_MIN_MS || w >= p) {
+        snprintf(why, len, "every:PERIOD/WINDOW wants %ums <= WINDOW < PERIOD (PERIOD %llums, "
+                           "WINDOW %llums)", AGENT_EVERY_WINDOW_MIN_MS,
+                 (unsigned long long)p, (unsigned long long)w);
+        return -1;
+    }
+    *period_ms = (uint32_t)p;
+    *window_ms = (uint32_t)w;
+    return 0;
+}
+
+/* A duration in the largest unit that divides it. */
+static void every_unit(uint32_t ms, char *buf, size_t len)
+{
+    if (ms % 3600000u == 0)
+        snprintf(buf, len, "%uh", ms / 3600000u);
+    else if (ms % 60000u == 0)
+        snprintf(buf, len, "%um", ms / 60000u);
+    else if (ms % 1000u == 0)
+        snprintf(buf, len, "%us", ms / 1000u);
+    else
+        snprintf(buf, len, "%ums", ms);
+}
+
+void agent_config_every_format(uint32_t period_ms, uint32_t window_ms, char *buf, size_t len)
+{
+    char p[16], w[16];
+    every_unit(period_ms, p, sizeof p);
+    every_unit(window_ms, w, sizeof w);
+    snprintf(buf, len, "%s/%s", p, w);
+}
 
 uint32_t agent_config_parse_api_mode(const char *s)
 {
@@ -557,6 +632,11 @@ void agent_config_format(const agent_config *c, char *buf, size_t len)
         snprintf(cap, sizeof cap, "cudaProfilerApi");
     else if (c->capture == AGENT_CAPTURE_NVTX)
         snprintf(cap, sizeof cap, "nvtx:%s", c->capture_name);
+    else if (c->capture == AGENT_CAPTURE_EVERY) {
+        char ev[40];
+        agent_config_every_format(c->capture_period_ms, c->capture_window_ms, ev, sizeof ev);
+        snprintf(cap, sizeof cap, "every:%s", ev);
+    }
     if (c->capture_repeat && c->capture_max)
         snprintf(end, sizeof end, "repeat:%u", c->capture_max);
     else if (c->capture_repeat)

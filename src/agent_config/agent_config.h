@@ -36,7 +36,15 @@ typedef enum agent_capture {
     AGENT_CAPTURE_PROFILER,        /* only between cudaProfilerStart/Stop  */
     AGENT_CAPTURE_NVTX,            /* only while an NVTX range of capture_name
                                       is open (nvtx:NAME)                  */
+    AGENT_CAPTURE_EVERY,           /* periodic windows every:PERIOD/WINDOW,
+                                      aligned to multiples of PERIOD on the
+                                      wall clock                           */
 } agent_capture;
+
+/* every:PERIOD/WINDOW bounds: a window shorter than 100 ms is mostly the
+ * open and close themselves; a period longer than a day has no use. */
+#define AGENT_EVERY_WINDOW_MIN_MS 100u
+#define AGENT_EVERY_PERIOD_MAX_MS (24u * 3600u * 1000u)
 
 typedef struct agent_config {
     char store[PATH_MAX];          /* CUPTOP_STORE ("" = store default)    */
@@ -68,6 +76,8 @@ typedef struct agent_config {
     char api_include[CUPSTORE_API_GLOBS_MAX]; /* CUPTOP_API_INCLUDE globs  */
     char api_exclude[CUPSTORE_API_GLOBS_MAX]; /* CUPTOP_API_EXCLUDE globs  */
     char capture_name[256];        /* nvtx:NAME: the range name            */
+    uint32_t capture_period_ms;    /* every:PERIOD/WINDOW                  */
+    uint32_t capture_window_ms;
     unsigned nwarn;
     char warn[AGENT_CONFIG_WARN_MAX][200];
 } agent_config;
@@ -107,6 +117,16 @@ int agent_config_parse_devices(const char *s, uint32_t *mask);
  * bytes each; *domain_given says whether an '@' was there.  0, or -1 for
  * an empty NAME or a part too long. */
 int agent_config_nvtx_range(const char *spec, char *name, char *domain, bool *domain_given);
+
+/** Parse a periodic-window schedule "PERIOD/WINDOW" (the text after
+ *  "every:"), each a whole number with a unit ms, s, m or h ("60s/5s",
+ *  "1s/300ms").  WINDOW_MIN <= WINDOW < PERIOD <= PERIOD_MAX.
+ *  @return 0, or -1 with the reason in why. */
+int agent_config_parse_every(const char *spec, uint32_t *period_ms, uint32_t *window_ms,
+                             char *why, size_t len);
+
+/** The schedule as text, "60s/5s" (largest unit that divides it). */
+void agent_config_every_format(uint32_t period_ms, uint32_t window_ms, char *buf, size_t len);
 
 /** Parse an API record policy mode ("all", "gpu", "none").
  *  @return CUPSTORE_API_ALL/GPU/NONE, or 0 when it is none of them. */

@@ -53,6 +53,12 @@ const cli_cmd cli_cmd_control = {
          "recorded in addition, or not recorded; each replaces the\n"
          "session's list ('' empties it)\n",
          "--api-include NAMES, --api-exclude NAMES"},
+        {"capture-range", "every:P/W|none", 'C',
+         "periodic windows from now on: collect for W at every\n"
+         "multiple of P on the wall clock (every:60s/5s; units ms s m\n"
+         "h), or none: collect all the time again (without --kinds:\n"
+         "the kinds the session started with)\n",
+         "--capture-range every:PERIOD/WINDOW|none"},
         {"wait", "SECONDS", 'w',
          "wait up to S seconds for the agent to apply it (default 5;\n"
          "0: only write the request)\n",
@@ -68,7 +74,8 @@ static void usage(FILE *f)
 {
     fputs("usage: cuptop control [--store DIR] SESSION [--kinds LIST | --attach | --detach]\n"
           "                      [--pool N] [--api all|gpu|none] [--api-include NAMES]\n"
-          "                      [--api-exclude NAMES] [--wait SECONDS]\n\n"
+          "                      [--api-exclude NAMES] [--capture-range every:P/W|none]\n"
+          "                      [--wait SECONDS]\n\n"
           "Ask the agent of a running session to change what it collects, now:\n",
           f);
     cli_opts_help(&cli_cmd_control, f);
@@ -169,6 +176,9 @@ static bool same_request(const cupstore_control *a, const cupstore_control *b)
     if ((a->api_set & CUPSTORE_CTL_API_EXCLUDE) &&
         (!(b->api_set & CUPSTORE_CTL_API_EXCLUDE) || strcmp(a->api_exclude, b->api_exclude)))
         return false;
+    if (a->every_set && (a->every_set != b->every_set || a->every_period_ms != b->every_period_ms ||
+                         a->every_window_ms != b->every_window_ms))
+        return false;
     return true;
 }
 
@@ -208,6 +218,30 @@ static int bad_len(const char *bad, const char *list)
 {
     size_t n = strcspn(bad ? bad : list, ",");
     return n > 64 ? 64 : (int)n;
+}
+
+/* --capture-range every:P/W or none, into the request (a usage error
+ * said here: -1). */
+static int parse_every(const char *cmd, const char *s, cupstore_control *req)
+{
+    char why[160];
+    if (!strcmp(s, "none")) {
+        req->every_set = CUPSTORE_CTL_EVERY_OFF;
+        return 0;
+    }
+    if (strncmp(s, "every:", 6) != 0) {
+        cli_usage_error(cmd, "--capture-range takes every:PERIOD/WINDOW or none at runtime, not "
+                             "'%.60s' (cudaProfilerApi and nvtx: ranges are set at the start, "
+                             "cuptop run --capture-range)", s);
+        return -1;
+    }
+    if (agent_config_parse_every(s + 6, &req->every_period_ms, &req->every_window_ms, why,
+                                 sizeof why) != 0) {
+        cli_usage_error(cmd, "--capture-range: %s", why);
+        return -1;
+    }
+    req->every_set = CUPSTORE_CTL_EVERY_ON;
+    return 0;
 }
 
 static int parse_pool(const char *s, uint32_t *pool)
@@ -328,6 +362,13 @@ static int control_session(const char *cmd, cupstore_env *env, const uint32_t *k
                (req->api_set & CUPSTORE_CTL_API_INCLUDE) ? req->api_include : "",
                (req->api_set & CUPSTORE_CTL_API_EXCLUDE) ? " exclude=" : "",
                (req->api_set & CUPSTORE_CTL_API_EXCLUDE) ? req->api_exclude : "");
+    if (req->every_set == CUPSTORE_CTL_EVERY_ON) {
+        char ev[40];
+        agent_config_every_format(req->every_period_ms, req->every_window_ms, ev, sizeof ev);
+        printf(", capture range every:%s", ev);
+    } else if (req->every_set == CUPSTORE_CTL_EVERY_OFF) {
+        printf(", capture range none");
+    }
     printf("\n");
     fflush(stdout);
     if (wait_s == 0.0)
@@ -453,6 +494,10 @@ int cmd_control(int argc, char **argv)
                      optarg);
             req.api_set |= c == 'I' ? CUPSTORE_CTL_API_INCLUDE : CUPSTORE_CTL_API_EXCLUDE;
             break;
+        case 'C':
+            if (parse_every(cmd, optarg, &req) != 0)
+                return CUPTOP_EXIT_USAGE;
+            break;
         case 'h': usage(stdout); return CUPTOP_EXIT_OK;
         default:
             return cli_bad_option(cmd, argv);
@@ -462,9 +507,12 @@ int cmd_control(int argc, char **argv)
         return cli_one_session(cmd, argc, argv);
     if (attach + detach + (kinds != NULL) > 1)
         return cli_usage_error(cmd, "--kinds, --attach and --detach exclude each other");
-    if (!kinds && !pool && !attach && !detach && !req.api_mode && !req.api_set)
+    if (!kinds && !pool && !attach && !detach && !req.api_mode && !req.api_set && !req.every_set)
         return cli_usage_error(cmd, "nothing to change: give --kinds LIST, --attach, --detach, "
-                                    "--pool N and/or --api MODE");
+                                    "--pool N, --api MODE and/or --capture-range every:P/W|none");
+    if (detach && req.every_set)
+        return cli_usage_error(cmd, "--detach turns every kind off: no window would collect; "
+                                    "give --capture-range without it");
     if (detach)
         kinds = "none";
     uint32_t mask = 0;
@@ -480,10 +528,11 @@ int cmd_control(int argc, char **argv)
     int rc = cli_store_session_open(cmd, store, argv[optind], 0, &env);
     if (rc)
         return rc;
-    if (attach)
+    if (attach || (req.every_set && !kinds))   /* between windows no kind is on now */
         mask = configured_kinds(env);
     req.pool = pool;
-    int status = control_session(cmd, env, kinds || attach ? &mask : NULL, &req, wait_s);
+    int status = control_session(cmd, env, kinds || attach || req.every_set ? &mask : NULL, &req,
+                                 wait_s);
     cupstore_env_close(env);
     return status;
 }

@@ -289,6 +289,14 @@ static void report_epochs(const model_summary *s, const model_facts *r)
                e->pool_limit, e->known ? (e->kinds ? kinds : "none (dormant)") : "?",
                (int)i == base ? "  (baseline)" : "");
     }
+    model_windows w;
+    if (model_windows_judge(r, &w)) {   /* periodic windows: the model's sentence */
+        char line[400];
+        model_windows_line(&w, line, sizeof line);
+        printf("  windows: ");
+        print_safe_str(line);
+        putchar('\n');
+    }
     /* what each epoch's scope was (lazy attach, device scope): the model's words */
     for (size_t i = 0; i < r->nepochs; i++) {
         char lines[8][200];

@@ -6,7 +6,7 @@
  *              [--flush-period MS] [--stop-timeout MS] [--config FILE] [--label NAME]
  *              [--job ID]
  *              [--dormant] [--devices LIST] [--only-if VAR=VALUE]
- *              [--capture-range cudaProfilerApi|nvtx:NAME[@DOMAIN]]
+ *              [--capture-range cudaProfilerApi|nvtx:NAME[@DOMAIN]|every:P/W]
  *              [--capture-range-end stop|repeat[:N]]
  *              [--api all|gpu|none] [--api-include NAMES] [--api-exclude NAMES]
  *              [--on-detach finalize|keep] [--count-only] [--log] -- CMD [ARGS...]
@@ -106,6 +106,11 @@ const cli_cmd cli_cmd_run = {
          "NAME is open (any domain; @DOMAIN: that domain only;\n"
          "NAME@: the default domain; dormant outside it)\n",
          "--capture-range nvtx:NAME[@DOMAIN]"},
+        {"capture-range", "MODE", RO_CAPTURE_RANGE,
+         "collect for WINDOW at every multiple of\n"
+         "PERIOD on the wall clock (every:60s/5s; units ms s m h;\n"
+         "100ms <= WINDOW < PERIOD <= 24h); dormant in between\n",
+         "--capture-range every:PERIOD/WINDOW"},
         {"capture-range-end", "stop|repeat|repeat:N", RO_CAPTURE_RANGE_END,
          "after the first range, stop for\n"
          "good (default), or collect every range (at most N)\n", NULL},
@@ -171,7 +176,9 @@ static const run_var run_vars[RO_END - RO_FIRST] = {
     [RO_ONLY_IF - RO_FIRST] = {"CUPTOP_ONLY_IF",
                                "VAR=VALUE (a variable name, '=', the value it must have)"},
     [RO_CAPTURE_RANGE - RO_FIRST] = {"CUPTOP_CAPTURE_RANGE", "cudaProfilerApi, "
-                                     "nvtx:NAME[@DOMAIN] (NAME 1 to 255 bytes) or none"},
+                                     "nvtx:NAME[@DOMAIN] (NAME 1 to 255 bytes), "
+                                     "every:PERIOD/WINDOW (units ms, s, m, h; 100ms <= WINDOW "
+                                     "< PERIOD <= 24h) or none"},
     [RO_CAPTURE_RANGE_END - RO_FIRST] = {"CUPTOP_CAPTURE_RANGE_END",
                                          "stop, repeat or repeat:N (N 1..1000000)"},
     [RO_API - RO_FIRST] = {"CUPTOP_API", "all, gpu or none"},

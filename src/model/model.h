@@ -488,6 +488,33 @@ typedef struct model_facts {
     size_t nepochs;
 } model_facts;
 
+/* Periodic capture windows (--capture-range every:P/W), judged over the
+ * session's epochs: how many, how late their edges came, which were cut
+ * short (a session that ends inside a window is judged as far as it went;
+ * a control request that ends the schedule closes one early). */
+typedef struct model_windows {
+    uint32_t n;                 /* window epochs (in scope)                */
+    uint32_t period_ms, window_ms; /* the last window's schedule           */
+    uint32_t timed;             /* windows opened at a boundary (sched_ns) */
+    double open_late_ms;        /* the latest open after its boundary      */
+    uint32_t closes;            /* closes at a boundary (the next epoch's)  */
+    double close_late_ms;       /* the latest close after its boundary     */
+    uint32_t cut_short;         /* ended before their close boundary       */
+    uint32_t lossy;             /* windows with a loss                     */
+} model_windows;
+
+/** Judge the windows of r's epochs.  @return out->n (0: no windows). */
+uint32_t model_windows_judge(const model_facts *r, model_windows *out);
+
+/** The sentence `cuptop report` prints about the windows: "4 periodic
+ *  windows every:1s/300ms, opened at most 1.2 ms and closed at most 0.8
+ *  ms after their boundary (wall clock); ...; the time between them was
+ *  out of scope".  Empty when w->n is 0. */
+void model_windows_line(const model_windows *w, char *buf, size_t len);
+
+/** "1s/300ms": a schedule in the largest unit that divides each part. */
+void model_every_format(uint32_t period_ms, uint32_t window_ms, char *buf, size_t len);
+
 /** Read the facts of session env over [from_s, to_s] (0, UINT64_MAX: all).
  *  @param[out] out    release with model_facts_free.
  *  @param[out] cause  on error, a malloc'ed message (caller frees).

@@ -28,13 +28,55 @@ static const char *capture_words(const char *capture)
                                                      : "cudaProfilerStart to cudaProfilerStop";
 }
 
+/* A duration in the largest unit that divides it. */
+static void every_unit(uint32_t ms, char *buf, size_t len)
+{
+    if (ms && ms % 3600000u == 0)
+        snprintf(buf, len, "%uh", ms / 3600000u);
+    else if (ms && ms % 60000u == 0)
+        snprintf(buf, len, "%um", ms / 60000u);
+    else if (ms && ms % 1000u == 0)
+        snprintf(buf, len, "%us", ms / 1000u);
+    else
+        snprintf(buf, len, "%ums", ms);
+}
+
+void model_every_format(uint32_t period_ms, uint32_t window_ms, char *buf, size_t len)
+{
+    char p[16], w[16];
+    every_unit(period_ms, p, sizeof p);
+    every_unit(window_ms, w, sizeof w);
+    snprintf(buf, len, "%s/%s", p, w);
+}
+
+/* The sentence of a periodic window's epoch (e->window_ms set). */
+static void window_words(const cupstore_epoch *e, char *buf, size_t len)
+{
+    char ev[40], at[32];
+    model_every_format(e->period_ms, e->window_ms, ev, sizeof ev);
+    if (e->flags & CUPSTORE_EPOCH_OUT_OF_SCOPE) {
+        snprintf(buf, len, "out of scope (between periodic windows every:%s); its time is "
+                 "neither loss nor evidence", ev);
+    } else if (e->sched_ns) {
+        uint64_t s = e->sched_ns / 1000000000u;
+        model_format_second(s, at, sizeof at);
+        snprintf(buf, len, "in scope: a periodic window (every:%s, due %.19s.%03uZ, opened %.1f ms "
+                 "after its boundary)", ev, at, (unsigned)(e->sched_ns % 1000000000u / 1000000u),
+                 e->start_ns >= e->sched_ns ? (double)(e->start_ns - e->sched_ns) / 1e6 : 0.0);
+    } else {
+        snprintf(buf, len, "in scope: a periodic window (every:%s)", ev);
+    }
+}
+
 size_t model_scope_lines(const cupstore_epoch *e, const char *capture, char (*lines)[200],
                          size_t max)
 {
     size_t n = 0;
 #define LINE(...) (n < max ? (void)snprintf(lines[n++], sizeof lines[0], __VA_ARGS__) : (void)0)
     bool cap = e->flags & CUPSTORE_EPOCH_CAPTURE;
-    if ((e->flags & CUPSTORE_EPOCH_OUT_OF_SCOPE) && cap)
+    if (e->window_ms && n < max)
+        window_words(e, lines[n++], sizeof lines[0]);
+    else if ((e->flags & CUPSTORE_EPOCH_OUT_OF_SCOPE) && cap)
         LINE("out of scope (outside the capture range%s%s); its time is neither loss nor "
              "evidence", capture && !strncmp(capture, "nvtx:", 5) ? " " : "",
              capture && !strncmp(capture, "nvtx:", 5) ? capture : "");
@@ -45,7 +87,8 @@ size_t model_scope_lines(const cupstore_epoch *e, const char *capture, char (*li
         LINE("in scope: a capture range (%s)", capture_words(capture));
     if (e->attach_ns)
         LINE("CUPTI attached %s (attach took %.1f ms)",
-             cap                                     ? "at the first capture range"
+             e->window_ms                            ? "at this window"
+             : cap                                   ? "at the first capture range"
              : e->flags & CUPSTORE_EPOCH_LATE_ATTACH ? "late, by a control request"
                                                      : "at the start",
              (double)e->attach_cost_ns / 1e6);
@@ -126,4 +169,63 @@ void model_scope_brief(uint32_t health_flags, const cupstore_epoch *open, const 
             snprintf(out->api, sizeof out->api, "API %.100s, %u call ids muted", open->api_policy,
                      open->api_muted[0] + open->api_muted[1]);
     }
+}
+
+/* How late an edge came after its boundary, in ms (never negative). */
+static double late_ms(uint64_t at, uint64_t due)
+{
+    return at > due ? (double)(at - due) / 1e6 : 0.0;
+}
+
+uint32_t model_windows_judge(const model_facts *r, model_windows *out)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < r->nepochs; i++) {
+        const model_epoch_stat *s = &r->epochs[i];
+        const cupstore_epoch *e = &s->row;
+        if (!s->known || !e->window_ms || (e->flags & CUPSTORE_EPOCH_OUT_OF_SCOPE))
+            continue;
+        out->n++;
+        out->period_ms = e->period_ms;
+        out->window_ms = e->window_ms;
+        out->lossy += s->losses > 0;
+        if (!e->sched_ns)
+            continue;
+        uint64_t close = e->sched_ns + (uint64_t)e->window_ms * 1000000u;
+        out->timed++;
+        double l = late_ms(e->start_ns, e->sched_ns);
+        if (l > out->open_late_ms)
+            out->open_late_ms = l;
+        /* the close: the next epoch starts at it when it was on time */
+        const cupstore_epoch *nx = i + 1 < r->nepochs && r->epochs[i + 1].known
+                                       ? &r->epochs[i + 1].row : NULL;
+        if (nx && nx->sched_ns == close) {
+            out->closes++;
+            if ((l = late_ms(nx->start_ns, close)) > out->close_late_ms)
+                out->close_late_ms = l;
+        } else if (e->end_ns && e->end_ns < close) {
+            out->cut_short++;   /* the session ended (or a request closed it) first */
+        }
+    }
+    return out->n;
+}
+
+void model_windows_line(const model_windows *w, char *buf, size_t len)
+{
+    char ev[40], cut[120] = "", loss[80] = "";
+    if (!w->n) {
+        if (len)
+            buf[0] = '\0';
+        return;
+    }
+    model_every_format(w->period_ms, w->window_ms, ev, sizeof ev);
+    if (w->cut_short)
+        snprintf(cut, sizeof cut, "; %u ended before its close (judged as far as it went)",
+                 w->cut_short);
+    if (w->lossy)
+        snprintf(loss, sizeof loss, "; %u with a loss", w->lossy);
+    snprintf(buf, len, "%u periodic window%s every:%s, opened at most %.1f ms and closed at "
+             "most %.1f ms after their boundary (wall clock)%s%s; the time between them was "
+             "out of scope", w->n, w->n == 1 ? "" : "s", ev, w->open_late_ms, w->close_late_ms,
+             cut, loss);
 }

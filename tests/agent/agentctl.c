@@ -61,7 +61,12 @@ struct dump {
     uint32_t max_queue_hw, max_pool_hw;
     uint32_t req_p50, req_p99, req_max, cmp_p50, cmp_p99, cmp_max, commit_p99;
     uint64_t last_ctl_applied;
+    /* the epochs' spans (the first EPOCHS_MAX), and the records whose start
+     * falls in each (periodic windows: nothing outside a window) */
+    unsigned nep;
+    uint64_t ep_start[64], ep_end[64], ep_rec[64], rec_outside;
 };
+#define EPOCHS_MAX 64
 
 static unsigned dslot(unsigned d)
 {
@@ -94,6 +99,26 @@ static int on_rec(const cupstore_record *r, void *arg)
         d->truncated++;
     if (r->name_id)
         d->named++;
+    if (r->start_ns && !(r->flags & CUPSTORE_RF_ZERO_TS)) {
+        unsigned i = 0;
+        while (i < d->nep && !(r->start_ns >= d->ep_start[i] &&
+                               (!d->ep_end[i] || r->start_ns < d->ep_end[i])))
+            i++;
+        if (i < d->nep)
+            d->ep_rec[i]++;
+        else
+            d->rec_outside++;
+    }
+    return 0;
+}
+
+static int on_epoch_span(const cupstore_epoch *e, void *arg)
+{
+    struct dump *d = arg;
+    if (d->nep < EPOCHS_MAX) {
+        d->ep_start[d->nep] = e->start_ns;
+        d->ep_end[d->nep++] = e->end_ns;
+    }
     return 0;
 }
 
@@ -168,6 +193,10 @@ static int on_epoch(const cupstore_epoch *e, void *arg)
            "devices:%#x\n", e->id, k, (unsigned long long)e->attach_ns,
            (unsigned long long)e->attach_cost_ns, e->pre_contexts, e->devices);
     printf("epoch.%u.start_ns=%llu\n", e->id, (unsigned long long)e->start_ns);
+    printf("epoch.%u.end_ns=%llu\n", e->id, (unsigned long long)e->end_ns);
+    if (e->window_ms)
+        printf("epoch.%u.window=sched_ns:%llu period_ms:%u window_ms:%u\n", e->id,
+               (unsigned long long)e->sched_ns, e->period_ms, e->window_ms);
     return 0;
 }
 
@@ -228,12 +257,16 @@ static int dump(const char *store, const char *id)
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
         print_meta(txn, keys[i]);
     memset(&d, 0, sizeof d);
+    cupstore_epoch_scan(txn, on_epoch_span, &d);
     cupstore_record_scan(txn, 0, UINT64_MAX, on_rec, &d);
     cupstore_loss_scan(txn, 0, UINT64_MAX, on_loss, &d);
     cupstore_health_scan(txn, 0, UINT64_MAX, on_health, &d);
     printf("records.total=%llu\nrecords.zero_ts=%llu\nrecords.truncated=%llu\nrecords.named=%llu\n",
            (unsigned long long)d.total, (unsigned long long)d.zero_ts,
            (unsigned long long)d.truncated, (unsigned long long)d.named);
+    for (unsigned i = 0; i < d.nep; i++)
+        printf("records.epoch.%u=%llu\n", i + 1, (unsigned long long)d.ep_rec[i]);
+    printf("records.no_epoch=%llu\n", (unsigned long long)d.rec_outside);
     for (unsigned dv = 0; dv < DEVS; dv++)
         for (unsigned k = 0; k < KINDS; k++)
             if (d.rec[dv][k])

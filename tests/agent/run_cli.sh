@@ -28,6 +28,10 @@ out=$("$b/cuptop" run --devices 0,2-3 --only-if LOCAL_RANK=0 --capture-range cud
     --capture-range-end repeat:3 -- \
     sh -c 'echo "$CUPTOP_DEVICES|$CUPTOP_ONLY_IF|$CUPTOP_CAPTURE_RANGE|$CUPTOP_CAPTURE_RANGE_END"')
 check "scope options" "$out" "0,2-3|LOCAL_RANK=0|cudaProfilerApi|repeat:3"
+out=$("$b/cuptop" run --capture-range every:60s/5s -- sh -c 'echo "$CUPTOP_CAPTURE_RANGE"')
+check "--capture-range every:PERIOD/WINDOW" "$out" every:60s/5s
+out=$("$b/cuptop" run --capture-range every:24h/100ms -- sh -c 'echo "$CUPTOP_CAPTURE_RANGE"')
+check "--capture-range every: at its bounds (24h, 100ms)" "$out" every:24h/100ms
 out=$("$b/cuptop" run --on-detach keep -- sh -c 'echo "$CUPTOP_ON_DETACH"')
 check "--on-detach keep" "$out" keep
 for o in --dormant --devices --only-if --capture-range --capture-range-end --api --api-include \
@@ -63,6 +67,10 @@ for bad in "--kinds nope -- true" "--pool 0 -- true" "--buffer-size 1X -- true" 
            "--only-if =0 -- true" "--capture-range nvtx:@io -- true" "--capture-range nvtx: -- true" \
            "--capture-range profiler -- true" "--capture-range-end repeat:0 -- true" \
            "--capture-range-end again -- true" "--on-detach unload -- true" \
+           "--capture-range every:1s/2s -- true" "--capture-range every:1s/1s -- true" \
+           "--capture-range every:1s/50ms -- true" "--capture-range every:25h/1s -- true" \
+           "--capture-range every:10/1s -- true" "--capture-range every:1s -- true" \
+           "--capture-range every:1x/1s -- true" "--capture-range every:0s/0s -- true" \
            "--pool" ""; do
     "$b/cuptop" run $bad >/dev/null 2>"$tmp/err"
     rc=$?

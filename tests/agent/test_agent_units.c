@@ -447,6 +447,44 @@ static void test_config_scope(void **state)
     assert_int_equal(c.capture, AGENT_CAPTURE_NONE);
 }
 
+/* every:PERIOD/WINDOW: units, bounds, the order, and the text back. */
+static void test_config_every(void **state)
+{
+    (void)state;
+    agent_config c;
+    uint32_t p, w;
+    char why[160], txt[40];
+    struct kv ev[] = {{"CUPTOP_CAPTURE_RANGE", "every:60s/5s"}, {NULL, NULL}};
+    agent_config_load(&c, kv_get, ev);
+    assert_int_equal(c.nwarn, 0);
+    assert_int_equal(c.capture, AGENT_CAPTURE_EVERY);
+    assert_int_equal(c.capture_period_ms, 60000);
+    assert_int_equal(c.capture_window_ms, 5000);
+    assert_int_equal(agent_config_parse_every("1s/300ms", &p, &w, why, sizeof why), 0);
+    assert_int_equal(p, 1000);
+    assert_int_equal(w, 300);
+    assert_int_equal(agent_config_parse_every("24h/100ms", &p, &w, why, sizeof why), 0);
+    assert_int_equal(p, 24u * 3600 * 1000);
+    assert_int_equal(agent_config_parse_every("2m/1m", &p, &w, why, sizeof why), 0);
+    assert_int_equal(w, 60000);
+    agent_config_every_format(1000, 300, txt, sizeof txt);
+    assert_string_equal(txt, "1s/300ms");
+    agent_config_every_format(3600000, 90000, txt, sizeof txt);
+    assert_string_equal(txt, "1h/90s");
+    /* WINDOW < PERIOD, WINDOW >= 100 ms, PERIOD <= 24 h, units required */
+    const char *bad[] = {"1s/1s", "1s/2s", "1s/99ms", "25h/1s", "1441m/1s", "10/1s", "1s/",
+                         "1s", "/1s", "1x/1s", "1s/300ms/", "1s /300ms", "99999999999999999999s/1s",
+                         "-1s/1ms", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_int_equal(agent_config_parse_every(bad[i], &p, &w, why, sizeof why), -1);
+    assert_int_equal(agent_config_parse_every("1s/99ms", &p, &w, why, sizeof why), -1);
+    assert_non_null(strstr(why, "WINDOW < PERIOD"));
+    struct kv bad_env[] = {{"CUPTOP_CAPTURE_RANGE", "every:1s/2s"}, {NULL, NULL}};
+    agent_config_load(&c, kv_get, bad_env);
+    assert_int_equal(c.nwarn, 1);
+    assert_int_equal(c.capture, AGENT_CAPTURE_NONE);
+}
+
 static int collect_kv(const char *key, const char *value, void *arg)
 {
     char *buf = arg;
@@ -515,6 +553,7 @@ int main(void)
         cmocka_unit_test(test_config_bad_values),
         cmocka_unit_test(test_config_file),
         cmocka_unit_test(test_config_scope),
+        cmocka_unit_test(test_config_every),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

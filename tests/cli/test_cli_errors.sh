@@ -60,6 +60,11 @@ usage_error ctl_nosess "$CUPTOP" control --store "$S" --pool 8
 usage_error ctl_pool0 "$CUPTOP" control --store "$S" "$C" --pool 0
 usage_error ctl_poolbig "$CUPTOP" control --store "$S" "$C" --pool 4097
 usage_error ctl_poolword "$CUPTOP" control --store "$S" "$C" --pool lots
+usage_error ctl_every_order "$CUPTOP" control --store "$S" "$C" --capture-range every:1s/2s
+usage_error ctl_every_short "$CUPTOP" control --store "$S" "$C" --capture-range every:10s/10ms
+usage_error ctl_every_unit "$CUPTOP" control --store "$S" "$C" --capture-range every:10/1
+usage_error ctl_every_nvtx "$CUPTOP" control --store "$S" "$C" --capture-range nvtx:step
+usage_error ctl_every_detach "$CUPTOP" control --store "$S" "$C" --capture-range every:10s/1s --detach
 usage_error ctl_wait "$CUPTOP" control --store "$S" "$C" --pool 8 --wait -1
 usage_error ctl_kinds "$CUPTOP" control --store "$S" "$C" --kinds kernel,bogus
 grep -q "'bogus'" "$WORK/ctl_kinds.err" || fail "control: the unknown kind is not named"

@@ -375,6 +375,49 @@ static void test_map_full(void **state)
     free(id);
 }
 
+static int window_epoch_fn(const cupstore_epoch *e, void *arg)
+{
+    *(cupstore_epoch *)arg = *e;
+    return 0;
+}
+
+/* Periodic windows: an epoch's boundary and schedule, and a control
+ * request's, come back as written; a schedule a request cannot mean is
+ * refused. */
+static void test_window_fields(void **state)
+{
+    st_fix *f = *state;
+    char *id;
+    cupstore_env *env = st_create(f->dir, &id);
+    cupstore_txn *txn;
+    cupstore_epoch e = {.id = 1, .kinds = 1, .start_ns = 5000000123, .sched_ns = 5000000000,
+                        .period_ms = 1000, .window_ms = 300}, got = {0};
+    cupstore_control c = {.kinds = 1, .every_set = CUPSTORE_CTL_EVERY_ON,
+                          .every_period_ms = 60000, .every_window_ms = 5000};
+    uint64_t gen;
+    assert_int_equal(cupstore_txn_begin(env, true, &txn), 0);
+    assert_int_equal(cupstore_epoch_put(txn, &e), 0);
+    assert_int_equal(cupstore_control_put(txn, &c, &gen), 0);
+    c.every_window_ms = 60000;   /* not shorter than the period */
+    assert_int_equal(cupstore_control_put(txn, &c, NULL), CUPSTORE_EINVAL);
+    c.every_set = 3;
+    assert_int_equal(cupstore_control_put(txn, &c, NULL), CUPSTORE_EINVAL);
+    assert_int_equal(cupstore_txn_commit(txn), 0);
+    assert_int_equal(cupstore_txn_begin(env, false, &txn), 0);
+    assert_int_equal(cupstore_epoch_scan(txn, window_epoch_fn, &got), 0);
+    assert_int_equal(got.sched_ns, 5000000000ull);
+    assert_int_equal(got.period_ms, 1000);
+    assert_int_equal(got.window_ms, 300);
+    assert_int_equal(cupstore_control_latest(txn, &c), 0);
+    assert_int_equal(c.gen, gen);
+    assert_int_equal(c.every_set, CUPSTORE_CTL_EVERY_ON);
+    assert_int_equal(c.every_period_ms, 60000);
+    assert_int_equal(c.every_window_ms, 5000);
+    cupstore_txn_abort(txn);
+    cupstore_env_close(env);
+    free(id);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, st_setup, st_teardown)
 
 int main(void)
@@ -385,6 +428,7 @@ int main(void)
         T(test_bad_data_files),
         T(test_map_full),
         T(test_write_retries),
+        T(test_window_fields),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,111 @@
+#!/bin/sh
+# sim_windows.sh - periodic capture windows (--capture-range every:P/W)
+# over the simulated CUPTI: the producer threads run for ~3.5 s under
+# every:1s/300ms; the store has one epoch per window, each opened within a
+# bound of a whole second (the wall clock) and closed 300 ms later, with
+# out-of-scope epochs between; every stored record starts inside a window;
+# stored + counted losses == the simulator's truth (the simulator produces
+# nothing while the kinds are off, so its truth is the windows' work);
+# `cuptop check` says COMPLETE, `cuptop report` says which epochs were
+# windows and which out of scope.  Then a control request switches a
+# session without windows to every: and back.  Exits 77 without the
+# simulator.
+SIM_LIB_NAME=windows
+. "${top_srcdir:?}/tests/agent/sim_lib.sh"
+export CUPTOPSIM_DEVICES=1 CUPTOPSIM_RATES=kernel=2000,runtime=2000
+BOUND_MS=${WINDOWS_BOUND_MS:-60}   # how late an open or close may come (a busy CI box)
+
+# the epochs of a dump that are windows: "ID SCHED_NS START_NS END_NS"
+windows() {
+    sed -n 's/^epoch\.\([0-9]*\)\.window=sched_ns:\([0-9]*\) .*/\1 \2/p' "$1" |
+        while read -r id sched; do
+            flags=$(val "$1" "epoch.$id.scope" | cut -d' ' -f1)
+            case $flags in *out_of_scope*) continue ;; esac
+            echo "$id $sched $(val "$1" "epoch.$id.start_ns") $(val "$1" "epoch.$id.end_ns")"
+        done
+}
+
+d=$tmp/every
+mkdir -p "$d"
+env CUPTOP_STORE="$d/store" CUPTOP_CAPTURE_RANGE=every:1s/300ms \
+    timeout 300 "$drive" "$sim" "$agent" "$d/truth" "seq:ctx,run:3.5" return >"$d/out" 2>"$d/err" ||
+    { echo "FAIL every: the application failed"; cat "$d/err"; fail=1; }
+"$ctl" dump "$d/store" >"$d/dump"
+if python3 "$s/tests/agent/check_truth.py" "$d/dump" "$d/truth" --exit return >"$d/check"
+then echo "ok   every: every record accounted for against the truth"
+else echo "FAIL every accounting:"; grep FAIL "$d/check"; fail=1; fi
+windows "$d/dump" >"$d/windows"
+"$b/cuptop" report --store "$d/store" "$("$ctl" sessions "$d/store" | head -1)" >"$d/report0" 2>&1
+n=$(wc -l <"$d/windows")
+check "every: 3 or 4 windows in 3.5 s" "$([ "$n" -ge 3 ] && [ "$n" -le 4 ] && echo yes)" yes
+check "every: epoch 1 out of scope (before the first window)" \
+    "$(val "$d/dump" epoch.1.scope | cut -d' ' -f1 | sed 's/^flags://' | tr , '\n' | grep -cx 'out_of_scope\|capture')" 2
+# each window: due at a whole second, opened within the bound, 300 ms long
+while read -r id sched start end; do
+    check "every: window epoch $id due at a whole second" "$((sched % 1000000000))" 0
+    late=$(( (start - sched) / 1000000 ))
+    check "every: window epoch $id opened within ${BOUND_MS} ms of its boundary (${late} ms)" \
+        "$([ "$start" -ge "$sched" ] && [ "$late" -le "$BOUND_MS" ] && echo yes)" yes
+    next=$((id + 1))
+    closed=$(sed -n "s/^epoch\.$next\.window=sched_ns:\([0-9]*\) .*/\1/p" "$d/dump")
+    if [ -n "$closed" ]; then
+        check "every: window epoch $id closes at its boundary + 300 ms" \
+            "$(( closed - sched ))" 300000000
+        late=$(( (end - sched - 300000000) / 1000000 ))
+        check "every: window epoch $id closed within ${BOUND_MS} ms (${late} ms)" \
+            "$([ "$late" -ge 0 ] && [ "$late" -le "$BOUND_MS" ] && echo yes)" yes
+    else
+        # the session ended inside it: judged as far as it went
+        check "every: window epoch $id, cut short by the session's end, is the last" \
+            "$next" "$(( $(val "$d/dump" epochs) + 1 ))"
+        grep -q "1 ended before its close (judged as far as it went)" "$d/report0" ||
+            { echo "FAIL every: the report does not say the last window was cut short"; fail=1; }
+    fi
+    check "every: window epoch $id holds records" \
+        "$([ "$(val "$d/dump" "records.epoch.$id")" -gt 0 ] && echo yes)" yes
+done <"$d/windows"
+# nothing stored outside a window: out-of-scope epochs and no epoch hold none
+outside=$(val "$d/dump" records.no_epoch)
+for id in $(sed -n 's/^epoch\.\([0-9]*\)\.scope=flags:[^ ]*out_of_scope.*/\1/p' "$d/dump"); do
+    outside=$((outside + $(val "$d/dump" "records.epoch.$id")))
+done
+check "every: records stored outside the windows" "$outside" 0
+sid=$("$ctl" sessions "$d/store" | head -1)
+"$b/cuptop" check --store "$d/store" "$sid" >"$d/verdict" 2>&1
+check "every: cuptop check" "$?/$(grep -c COMPLETE "$d/verdict")" 0/1
+"$b/cuptop" report --store "$d/store" "$sid" >"$d/report" 2>&1
+grep -q "in scope: a periodic window (every:1s/300ms" "$d/report" &&
+    grep -q "out of scope (between periodic windows every:1s/300ms)" "$d/report" ||
+    { echo "FAIL every: the report does not say which epochs were windows"; fail=1; }
+grep -q "windows: .* opened at most .* ms after their boundary" "$d/report" ||
+    { echo "FAIL every: the report does not say how late the windows opened"; fail=1; }
+
+# a control request: windows on in a session without them, then off
+d=$tmp/ctl
+mkdir -p "$d"
+env CUPTOP_STORE="$d/store" timeout 300 "$drive" "$sim" "$agent" "$d/truth" \
+    "seq:ctx,run:1,mark:on,wait:on_done,run:2.6,mark:off,wait:off_done,run:1" return \
+    >"$d/out" 2>"$d/err" &
+pid=$!
+for i in $(seq 1 600); do [ -e "$d/on" ] && break; sleep 0.1; done
+sid=$("$ctl" sessions "$d/store" | head -1)
+"$b/cuptop" control --store "$d/store" "$sid" --capture-range every:1s/300ms >"$d/c1" 2>&1 ||
+    { echo "FAIL ctl: control --capture-range every:1s/300ms"; cat "$d/c1"; fail=1; }
+touch "$d/on_done"
+for i in $(seq 1 600); do [ -e "$d/off" ] && break; sleep 0.1; done
+"$b/cuptop" control --store "$d/store" "$sid" --capture-range none >"$d/c2" 2>&1 ||
+    { echo "FAIL ctl: control --capture-range none"; cat "$d/c2"; fail=1; }
+touch "$d/off_done"
+wait "$pid" || { echo "FAIL ctl: the application failed"; cat "$d/err"; fail=1; }
+pid=
+"$ctl" dump "$d/store" >"$d/dump"
+if python3 "$s/tests/agent/check_truth.py" "$d/dump" "$d/truth" --exit return >"$d/check"
+then echo "ok   ctl: every record accounted for against the truth"
+else echo "FAIL ctl accounting:"; grep FAIL "$d/check"; fail=1; fi
+n=$(windows "$d/dump" | wc -l)
+check "ctl: 2 or 3 windows under every:1s/300ms" "$([ "$n" -ge 2 ] && [ "$n" -le 3 ] && echo yes)" yes
+last=$(val "$d/dump" epochs)
+check "ctl: the last epoch collects again (windows off)" \
+    "$(val "$d/dump" "epoch.$last.scope" | cut -d' ' -f1 | grep -c out_of_scope)/$(grep -c "^epoch\.$last\.window=" "$d/dump")" 0/0
+check "ctl: both requests applied" "$(grep -c 'applied:1 result:0' "$d/dump")" 2
+exit $fail
