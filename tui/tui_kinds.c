@@ -201,6 +201,10 @@ static void draw_kinds(tui *t, WINDOW *w)
         const tui_sess *ss = &t->store.s[t->cur];
         model_scope_words sw;
         model_scope_brief(h->last.flags, open, ss->have_sum ? ss->sum.capture : NULL, &sw);
+        char next[64];   /* periodic windows: the countdown after the scope */
+        model_window_next(open, t->now_ns, next, sizeof next);
+        if (next[0] && strlen(sw.scope) + strlen(next) + 2 < sizeof sw.scope)
+            strcat(strcat(sw.scope, "; "), next);
         tui_draw_text(w, y, 1, tui_color_attr(h->last.flags & CUPSTORE_HF_ATTACHED ? TUI_C_OK
                                                                                    : TUI_C_DIM),
                       sw.cupti);

@@ -59,8 +59,6 @@ static void *window_main(void *arg)
             open_at = period ? window_align(agent_real_ns(), period * MS_NS) : 0;
         }
         uint64_t due = !period ? 0 : is_open ? open_at + win * MS_NS : open_at;
-        atomic_store(&w->next_ns, due);
-        atomic_store(&w->open, is_open);
         if (!due || agent_real_ns() < due) {
             window_wait(w, due);
             continue;
@@ -80,7 +78,6 @@ static void *window_main(void *arg)
         if (open_at + win * MS_NS <= now)   /* slept through it: the next whole one */
             open_at = window_align(now, period * MS_NS);
     }
-    atomic_store(&w->next_ns, 0);
     pthread_mutex_unlock(&w->lock);
     return NULL;
 }
@@ -134,18 +131,10 @@ int agent_window_stop(agent *a, uint32_t timeout_ms)
     return rc;
 }
 
-uint64_t agent_window_next(const agent *a, bool *open)
-{
-    *open = atomic_load(&a->window.open);
-    return atomic_load(&a->window.next_ns);
-}
-
 void agent_window_forked(agent *a)
 {
     pthread_mutex_init(&a->window.lock, NULL);
     pthread_cond_init(&a->window.cond, NULL);
     a->window.up = false;
     a->window.quit = false;
-    atomic_store(&a->window.next_ns, 0);
-    atomic_store(&a->window.open, false);
 }

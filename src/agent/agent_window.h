@@ -17,14 +17,14 @@
  *
  * Lock: the schedule (period, window, gen) is under the state's own
  * `lock`, which nothing else nests inside; the window thread takes
- * range_lock only after releasing it.  `next_ns` and `open` are atomics
- * the monitor's source (the health row) reads from any thread.
+ * range_lock only after releasing it.  The monitor needs nothing from
+ * here: windows sit at multiples of the period, so the schedule in the
+ * open epoch says when the next one opens (model_window_next).
  */
 #ifndef AGENT_WINDOW_H
 #define AGENT_WINDOW_H
 
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -37,8 +37,6 @@ typedef struct agent_window_state {
     bool quit;                        /* under lock                        */
     uint32_t period_ms, window_ms;    /* the schedule (0: none), under lock */
     uint32_t gen;                     /* schedule changes, under lock      */
-    _Atomic uint64_t next_ns;         /* the next open or close (0: none)  */
-    _Atomic bool open;                /* a window is open now              */
 } agent_window_state;
 
 #define AGENT_WINDOW_INIT {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER}
@@ -56,9 +54,6 @@ void agent_window_set(struct agent *a, uint32_t period_ms, uint32_t window_ms);
 /** Stop protocol, before kinds go off: end the thread (a window open
  *  now stays open; the stop closes it).  @return 0, or ETIMEDOUT. */
 int agent_window_stop(struct agent *a, uint32_t timeout_ms);
-/** The next boundary (CLOCK_REALTIME ns; 0: no schedule) and whether a
- *  window is open now.  Any thread. */
-uint64_t agent_window_next(const struct agent *a, bool *open);
 /** Forked child: the thread does not exist there; locks re-initialised. */
 void agent_window_forked(struct agent *a);
 

@@ -512,6 +512,11 @@ uint32_t model_windows_judge(const model_facts *r, model_windows *out);
  *  out of scope".  Empty when w->n is 0. */
 void model_windows_line(const model_windows *w, char *buf, size_t len);
 
+/** The monitor's countdown under periodic windows (open: the open epoch,
+ *  now_ns: CLOCK_REALTIME): "window closes in 0.2 s", "next window in
+ *  42.0 s", "next window in 12m05s"; "" without a schedule. */
+void model_window_next(const cupstore_epoch *open, uint64_t now_ns, char *buf, size_t len);
+
 /** "1s/300ms": a schedule in the largest unit that divides each part. */
 void model_every_format(uint32_t period_ms, uint32_t window_ms, char *buf, size_t len);
 

@@ -130,6 +130,9 @@ void model_scope_brief(uint32_t health_flags, const cupstore_epoch *open, const 
                  (double)open->attach_cost_ns / 1e6);
     else if (attached)
         snprintf(out->cupti, sizeof out->cupti, "CUPTI: attached");
+    else if (open && open->window_ms)
+        snprintf(out->cupti, sizeof out->cupti,
+                 "CUPTI: waiting for the first window (nothing attached)");
     else if (cap && nvtx)
         snprintf(out->cupti, sizeof out->cupti, "CUPTI: waiting for the range %s", capture);
     else if (cap)
@@ -144,7 +147,12 @@ void model_scope_brief(uint32_t health_flags, const cupstore_epoch *open, const 
         device_list(open->devices, list, sizeof list);
         snprintf(devs, sizeof devs, "devices %s", list);
     }
-    if (cap) {
+    if (open && open->window_ms) {
+        char ev[40];
+        model_every_format(open->period_ms, open->window_ms, ev, sizeof ev);
+        snprintf(out->scope, sizeof out->scope, "scope: %s, windows every:%s (%s)", devs, ev,
+                 open->flags & CUPSTORE_EPOCH_OUT_OF_SCOPE ? "between windows" : "in a window");
+    } else if (cap) {
         const char *where = open->flags & CUPSTORE_EPOCH_OUT_OF_SCOPE ? "outside a range"
                                                                       : "in a range";
         if (nvtx)
@@ -168,6 +176,37 @@ void model_scope_brief(uint32_t health_flags, const cupstore_epoch *open, const 
         else
             snprintf(out->api, sizeof out->api, "API %.100s, %u call ids muted", open->api_policy,
                      open->api_muted[0] + open->api_muted[1]);
+    }
+}
+
+/* "42 s", "12m05s", "3h20m": a wait as people read it. */
+static void wait_words(uint64_t ns, char *buf, size_t len)
+{
+    uint64_t s = ns / 1000000000u;
+    if (s < 60)
+        snprintf(buf, len, "%.1f s", (double)ns / 1e9);
+    else if (s < 3600)
+        snprintf(buf, len, "%um%02us", (unsigned)(s / 60), (unsigned)(s % 60));
+    else
+        snprintf(buf, len, "%uh%02um", (unsigned)(s / 3600), (unsigned)(s % 3600 / 60));
+}
+
+void model_window_next(const cupstore_epoch *open, uint64_t now_ns, char *buf, size_t len)
+{
+    char w[32];
+    if (len)
+        buf[0] = '\0';
+    if (!open || !open->window_ms || !open->period_ms)
+        return;
+    /* windows sit at multiples of the period: the schedule alone says */
+    uint64_t p = (uint64_t)open->period_ms * 1000000u, win = (uint64_t)open->window_ms * 1000000u;
+    uint64_t phase = now_ns % p;
+    if (phase < win) {
+        wait_words(win - phase, w, sizeof w);
+        snprintf(buf, len, "window closes in %s", w);
+    } else {
+        wait_words(p - phase, w, sizeof w);
+        snprintf(buf, len, "next window in %s", w);
     }
 }
 

@@ -386,6 +386,27 @@ static void test_scope_text(void **state)
     model_scope_brief(CUPSTORE_HF_ATTACHED, &c, NULL, &w);
     assert_string_equal(w.cupti, "CUPTI: attached");
     assert_string_equal(w.scope, "scope: all devices, capture range (in a range)");
+    /* periodic windows: the schedule, where we are in it, the countdown */
+    cupstore_epoch wd = {.id = 5, .flags = CUPSTORE_EPOCH_OUT_OF_SCOPE | CUPSTORE_EPOCH_CAPTURE,
+                         .period_ms = 60000, .window_ms = 5000};
+    char next[64];
+    model_scope_brief(CUPSTORE_HF_SCOPED, &wd, "every:60s/5s", &w);
+    assert_string_equal(w.cupti, "CUPTI: waiting for the first window (nothing attached)");
+    assert_string_equal(w.scope, "scope: all devices, windows every:1m/5s (between windows)");
+    model_window_next(&wd, 600ull * 1000000000u + 18000000000ull, next, sizeof next);
+    assert_string_equal(next, "next window in 42.0 s");
+    model_window_next(&wd, 600ull * 1000000000u + 3500000000ull, next, sizeof next);
+    assert_string_equal(next, "window closes in 1.5 s");
+    wd.period_ms = 3600000;
+    model_window_next(&wd, 3600ull * 1000000000u + 60000000000ull, next, sizeof next);
+    assert_string_equal(next, "next window in 59m00s");
+    wd.flags = CUPSTORE_EPOCH_ATTACHED | CUPSTORE_EPOCH_CAPTURE;
+    wd.period_ms = 1000;
+    wd.window_ms = 300;
+    model_scope_brief(CUPSTORE_HF_ATTACHED, &wd, NULL, &w);
+    assert_string_equal(w.scope, "scope: all devices, windows every:1s/300ms (in a window)");
+    model_window_next(&e, 1, next, sizeof next);   /* no schedule: nothing */
+    assert_string_equal(next, "");
     /* the API record policy: what was muted, or that CUPTI could not */
     cupstore_epoch p = {.id = 4, .kinds = CUPSTORE_KINDS_API, .flags = CUPSTORE_EPOCH_ATTACHED,
                         .api_mode = CUPSTORE_API_GPU, .api_muted = {360, 570},
