@@ -15,6 +15,10 @@
       malformed requests and a client that never sends its request
   prom_lib.py wait-alert PROM_URL SECONDS ALERT SESSION
       poll /api/v1/alerts until ALERT is firing for SESSION
+  prom_lib.py wait-alert-labels PROM_URL SECONDS ALERT LABEL=VALUE...
+      poll /api/v1/alerts until ALERT is firing with those labels
+  prom_lib.py none PROM_URL EXPR
+      EXPR returns an empty vector now (exit 1 and print it otherwise)
   prom_lib.py dashboard PROM_URL JSON
       every query of a Grafana dashboard runs in Prometheus (and returns data)
   prom_lib.py conn-limit HOST PORT LIMIT TIMEOUT
@@ -408,6 +412,34 @@ def wait_alert(prom, seconds, name, session):
     return 1
 
 
+def wait_alert_labels(prom, seconds, name, pairs):
+    want = dict(p.split("=", 1) for p in pairs)
+    end = time.time() + float(seconds)
+    seen = []
+    while time.time() < end:
+        try:
+            doc = json.loads(get(prom + "/api/v1/alerts"))
+            seen = [(a["labels"], a["state"]) for a in doc["data"]["alerts"]
+                    if a["labels"].get("alertname") == name]
+            for labels, state in seen:
+                if state == "firing" and all(labels.get(k) == v for k, v in want.items()):
+                    print("%s firing for %s" % (name, " ".join(pairs)))
+                    return 0
+        except Exception:
+            pass
+        time.sleep(0.5)
+    print("%s never fired for %s; its alerts: %s" % (name, " ".join(pairs), seen[:10]))
+    return 1
+
+
+def none(prom, expr):
+    r = query(prom, expr)
+    if r:
+        print("%s: %s" % (expr, [(x["metric"], x["value"][1]) for x in r[:5]]))
+        return 1
+    return 0
+
+
 def dashboard(prom, path):
     dash = json.load(open(path))
     fails, n, empty = 0, 0, []
@@ -453,6 +485,10 @@ def main(argv):
         return http_misc(argv[2], argv[3], argv[4])
     if cmd == "wait-alert":
         return wait_alert(argv[2], argv[3], argv[4], argv[5])
+    if cmd == "wait-alert-labels":
+        return wait_alert_labels(argv[2], argv[3], argv[4], argv[5:])
+    if cmd == "none":
+        return none(argv[2], argv[3])
     if cmd == "dashboard":
         return dashboard(argv[2], argv[3])
     if cmd == "conn-limit":

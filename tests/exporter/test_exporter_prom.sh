@@ -38,23 +38,7 @@ fail=0
 ok() { echo "ok   $*"; }
 bad() { echo "FAIL $*"; fail=1; }
 
-# Start an exporter with a free port (port 0) and read the port it printed.
-start_exporter() { # NAME ARGS...
-    name=$1
-    shift
-    "$b/cuptop" exporter --listen 127.0.0.1:0 "$@" 2>"$tmp/$name.err" &
-    epid=$!
-    pids="$pids $epid"
-    i=0
-    while ! grep -q 'serving http' "$tmp/$name.err" 2>/dev/null; do
-        i=$((i + 1))
-        if [ $i -gt 100 ] || ! kill -0 "$epid" 2>/dev/null; then
-            bad "exporter $name did not start"; cat "$tmp/$name.err"; exit 1
-        fi
-        sleep 0.1
-    done
-    eport=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$tmp/$name.err")
-}
+. "$s/tests/exporter/prom_lib.sh"
 
 # ---- stores -------------------------------------------------------------
 mkdir -m 700 "$tmp/sim" "$tmp/fill" "$tmp/damaged" "$tmp/many"
@@ -115,34 +99,7 @@ fi
 start_exporter main --store "$tmp/sim" --store "$tmp/fill" --store "$tmp/damaged" --timeout 3 \
     --retention 3600
 port1=$eport
-ppid=""
-for attempt in 1 2 3; do
-    pport=$($py free-port)
-    cat >"$tmp/prometheus.yml" <<CONF
-global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-  evaluation_interval: 1s
-rule_files:
-  - $s/doc/prometheus/cuptop-alerts.yml
-scrape_configs:
-  - job_name: cuptop
-    static_configs:
-      - targets: ['127.0.0.1:$port1']
-CONF
-    "$prom" --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/tsdb" \
-        --web.listen-address="127.0.0.1:$pport" --log.level=warn >"$tmp/prom.log" 2>&1 &
-    ppid=$!
-    if $py wait-ready "http://127.0.0.1:$pport/-/ready" 60 >/dev/null; then
-        break
-    fi
-    kill "$ppid" 2>/dev/null
-    wait "$ppid" 2>/dev/null
-    ppid=""
-done
-[ -n "$ppid" ] || { bad "prometheus did not start"; cat "$tmp/prom.log"; exit 1; }
-pids="$pids $ppid"
-purl="http://127.0.0.1:$pport"
+start_prometheus "$s/doc/prometheus/cuptop-alerts.yml" "127.0.0.1:$port1"
 ok "prometheus on 127.0.0.1:$pport scrapes the exporter on 127.0.0.1:$port1"
 
 # The live session is seen running, then, killed, as crashed with a stale
