@@ -110,6 +110,9 @@ typedef enum cupstore_loss {
     CUPSTORE_LOSS_ZERO_TS,           /* records with zero start/end          */
     CUPSTORE_LOSS_TAIL,              /* not flushed / not drained at stop    */
     CUPSTORE_LOSS_CONFLICT,          /* another CUPTI client took buffers    */
+    CUPSTORE_LOSS_UNRECORDED,        /* launched GPU work whose records never
+                                        arrived, beyond every other class
+                                        (the launch ledger, --ledger)       */
     CUPSTORE_LOSS_MAX
 } cupstore_loss;
 

@@ -158,6 +158,7 @@ static const char *const loss_names[CUPSTORE_LOSS_MAX] = {
     [CUPSTORE_LOSS_ZERO_TS] = "zero_ts",
     [CUPSTORE_LOSS_TAIL] = "tail",
     [CUPSTORE_LOSS_CONFLICT] = "conflict",
+    [CUPSTORE_LOSS_UNRECORDED] = "unrecorded",
 };
 
 static const char *const loss_texts[CUPSTORE_LOSS_MAX] = {
@@ -172,6 +173,9 @@ static const char *const loss_texts[CUPSTORE_LOSS_MAX] = {
                               "(CUPTI device buffers exhausted)",
     [CUPSTORE_LOSS_TAIL] = "records not flushed or not drained when the session stopped",
     [CUPSTORE_LOSS_CONFLICT] = "buffers lost to another CUPTI client in the process",
+    [CUPSTORE_LOSS_UNRECORDED] = "GPU records the launch ledger expected that never arrived "
+                                 "although no other class counted them (CUPTI lost them "
+                                 "without a drop count)",
 };
 
 const char *cupstore_loss_name(unsigned loss)

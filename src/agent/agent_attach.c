@@ -187,6 +187,7 @@ static int attach_run(agent *a, bool late, char *why, size_t len)
         a->attach.attrs_set = true;
     }
     agent_attach_subscribe(a);
+    agent_launches_attach(a);
     CUptiResult r = a->cupti.ActivityRegisterCallbacks(agent_buffer_requested,
                                                        agent_buffer_completed);
     if (r != CUPTI_SUCCESS) {

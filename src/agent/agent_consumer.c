@@ -250,6 +250,8 @@ static void consumer_parse(agent *a, const agent_qitem *it)
                                              r->kind == CUPSTORE_KIND_RUNTIME ? AGENT_API_RUNTIME
                                                                               : AGENT_API_DRIVER,
                                              r->cbid, consumer_api_name, a);
+            if (!(r->flags & CUPSTORE_RF_ZERO_TS))   /* (those are counted lost) */
+                agent_launches_arrive(a, r);
             if (c->n++ == 0)
                 c->first_mono = agent_mono_ns();
             c->counts[d][r->kind]++;

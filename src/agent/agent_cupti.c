@@ -90,6 +90,7 @@ int agent_cupti_load(agent_cupti *t, const char *explicit_path, char *why, size_
     BIND(ActivityDisableContext, 0);
     BIND(ActivityEnableRuntimeApi, 0);
     BIND(ActivityEnableDriverApi, 0);
+    BIND(GetStreamIdEx, 0);
     BIND(Finalize, 0);
     return 0;
 }

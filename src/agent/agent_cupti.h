@@ -45,6 +45,7 @@ typedef struct agent_cupti {
     AGENT_CUPTI_FN(ActivityDisableContext);
     AGENT_CUPTI_FN(ActivityEnableRuntimeApi);  /* API record policy        */
     AGENT_CUPTI_FN(ActivityEnableDriverApi);
+    AGENT_CUPTI_FN(GetStreamIdEx);             /* the launch ledger           */
     AGENT_CUPTI_FN(Finalize);                  /* teardown after a detach */
 } agent_cupti;
 

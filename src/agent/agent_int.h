@@ -41,6 +41,7 @@
 #include "agent_fd.h"
 #include "agent_guard.h"
 #include "agent_hist.h"
+#include "agent_launches.h"
 #include "agent_names.h"
 #include "agent_nvtx.h"
 #include "agent_nvtx_track.h"
@@ -212,6 +213,7 @@ typedef struct agent {
     agent_health_state health;        /* health thread (agent_health.h)   */
     agent_window_state window;        /* periodic windows (agent_window.h) */
     agent_stop_state stop;            /* stop protocol (agent_stop.h)     */
+    agent_launches_state launches;    /* the launch ledger (agent_launches.h) */
     _Atomic int store_faulted;        /* the store's mapping faulted: storing
                                          ended (agent_guard.c)            */
 

@@ -67,6 +67,8 @@ int agent_apply_kinds(agent *a, uint32_t mask)
         atomic_store(&a->kinds, 0);   /* nothing on without CUPTI */
         return 0;
     }
+    if (mask != cur)
+        agent_launches_switch(a, true);   /* a launch overlapping it is ambiguous */
     for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++) {
         bool want = mask & (1u << k), have = cur & (1u << k);
         if (want == have)
@@ -90,6 +92,7 @@ int agent_apply_kinds(agent *a, uint32_t mask)
             cur &= ~(1u << k);
     }
     atomic_store(&a->kinds, (int)cur);
+    agent_launches_switch(a, false);
     if (skipped)
         agent_note(a, 1, "device scope: contexts that existed before the attach have no "
                    "handle, so their device kinds cannot be enabled per context: they are "

@@ -39,6 +39,24 @@ void agent_ledger_free(agent_ledger *l)
     l->seen = NULL;
 }
 
+void agent_ledger_reset(agent_ledger *l)
+{
+    if (!l->slot)
+        return;
+    memset(l->slot, 0, ((size_t)l->mask + 1) * sizeof *l->slot);
+    memset(l->seen, 0, ((size_t)l->mask + 1) * sizeof *l->seen);
+    atomic_store(&l->launches, 0);
+    atomic_store(&l->cancelled, 0);
+    atomic_store(&l->overrun, 0);
+    atomic_store(&l->busy, 0);
+    atomic_store(&l->unknowable, 0);
+    for (unsigned k = 0; k < AGENT_LEDGER_KINDS; k++) {
+        atomic_store(&l->expected[k], 0);
+        atomic_store(&l->cancelled_expect[k], 0);
+        l->matched[k] = l->extra[k] = l->late[k] = l->orphan[k] = l->lost[k] = 0;
+    }
+}
+
 size_t agent_ledger_bytes(unsigned bits)
 {
     return ((size_t)1 << bits) * (sizeof(agent_ledger_slot) + sizeof(agent_ledger_seen));

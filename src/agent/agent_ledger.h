@@ -136,6 +136,10 @@ typedef struct agent_ledger {
  *  @return 0, EINVAL or ENOMEM. */
 int agent_ledger_init(agent_ledger *l, unsigned bits);
 void agent_ledger_free(agent_ledger *l);
+/** Empty the ledger for a new session, keeping its memory (a launch
+ *  callback of the old session may still be running: never freed while
+ *  the process lives). */
+void agent_ledger_reset(agent_ledger *l);
 /** Bytes a ledger of 2^bits slots takes (the figure the docs quote). */
 size_t agent_ledger_bytes(unsigned bits);
 

@@ -422,6 +422,8 @@ void CUPTIAPI agent_resource_cb(void *userdata, CUpti_CallbackDomain domain,
             agent_finalize_at_exit(a, data);   /* the detach's teardown */
             return;
         }
+        if (domain == CUPTI_CB_DOMAIN_DRIVER_API && agent_launches_api(a, cbid, data))
+            return;   /* the launch ledger's */
         agent_scope_api(a, domain, cbid, data);   /* capture range */
         return;
     }
@@ -594,6 +596,7 @@ int agent_session_start(agent *a)
         agent_stop_unlock(a);
         return -1;
     }
+    agent_launches_start(a);
     /* Lazy attach: CUPTI is loaded and attached only when kinds are to
      * be on; a dormant session makes no CUPTI call at all. */
     uint32_t want = a->cfg.dormant || a->cfg.capture ? 0 : a->cfg.kinds;

@@ -164,6 +164,7 @@ struct final_arg {
     cupstore_step steps[CUPSTORE_STEP_MAX];
     unsigned nsteps;
     cupstore_epoch epoch;   /* the open epoch, closed at end_ns */
+    agent *a;
 };
 
 static int put_final(cupstore_txn *txn, void *arg)
@@ -174,6 +175,8 @@ static int put_final(cupstore_txn *txn, void *arg)
         rc = cupstore_step_put(txn, &x->steps[i]);
     if (rc == 0)
         rc = cupstore_epoch_put(txn, &x->epoch);
+    if (rc == 0)
+        rc = agent_launches_put(x->a, txn);
     if (rc == 0)
         rc = cupstore_final_put(txn, &x->f);
     return rc;
@@ -198,6 +201,7 @@ static void stop_protocol(agent *a, int exit_path, int detail)
     agent_finalize_stop(a);   /* a teardown since the last tick: noted; one pending: not
                                  at the exit */
     memset(&x, 0, sizeof x);
+    x.a = a;
 
     /* 1. disable kinds: no new records */
     t0 = agent_mono_ns();
@@ -294,6 +298,14 @@ static void stop_protocol(agent *a, int exit_path, int detail)
                    "lost, one a buffer: a lower bound, counted as conflict)", (unsigned long long)unreturned,
                    (unsigned long long)bound);
     }
+
+    /* The ledger's final sweep (before the last health row, which then
+     * carries `unrecorded`): the consumer has stopped, its side of the
+     * ledger is this thread's now. */
+    if (rc == 0)
+        agent_launches_final(a);
+    else if (atomic_load(&a->launches.on))
+        agent_note(a, 1, "launch ledger not judged: the consumer did not stop in time");
 
     /* 5. close: the health thread writes its last row (with the tail), then
      * the final status and the steps go in one transaction, synced. */

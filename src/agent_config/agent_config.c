@@ -164,6 +164,11 @@ bool agent_config_set(agent_config *c, const char *key, const char *value)
             c->dormant = b;
         else
             BAD("not 0 or 1");
+    } else if (!strcmp(k, "LEDGER")) {
+        if (parse_bool(value, &b) == 0)
+            c->ledger = b;
+        else
+            BAD("not 0 or 1");
     } else if (!strcmp(k, "ON_DETACH")) {
         if (!strcasecmp(value, "finalize"))
             c->detach_keep = false;
@@ -285,7 +290,7 @@ static const char *const config_keys[] = {
     "STORE", "KINDS", "BUFFER_SIZE", "POOL", "QUEUE", "DEVICE_BUFFER_SIZE",
     "DEVICE_BUFFER_POOL_LIMIT", "FLUSH_PERIOD_MS", "DORMANT", "LOG", "SINK",
     "CUPTI_LIBRARY", "STOP_TIMEOUT_MS", "MAP_MAX", "DEVICES", "ONLY_IF", "CAPTURE_RANGE",
-    "CAPTURE_RANGE_END", "API", "API_INCLUDE", "API_EXCLUDE", "ON_DETACH",
+    "CAPTURE_RANGE_END", "API", "API_INCLUDE", "API_EXCLUDE", "ON_DETACH", "LEDGER",
 };
 
 /* One duration of a schedule: digits and a unit (ms, s, m, h); *end is
@@ -647,14 +652,14 @@ void agent_config_format(const agent_config *c, char *buf, size_t len)
              "flush_period_ms=%u\ndormant=%d\nlog=%d\nsink=%s\ncupti_library=%s\n"
              "stop_timeout_ms=%u\nmap_max=%llu\nconfig=%s\ndevices=%s\nonly_if=%s\n"
              "capture_range=%s\ncapture_range_end=%s\napi=%s\napi_include=%s\n"
-             "api_exclude=%s\non_detach=%s\n",
+             "api_exclude=%s\non_detach=%s\nledger=%d\n",
              c->store, kinds, c->buffer_size, c->pool, c->pool_explicit ? "" : " (auto)",
              c->queue, c->device_buffer_size, c->device_buffer_pool_limit,
              c->flush_period_ms, c->dormant, c->log,
              c->sink == AGENT_SINK_NULL ? "null" : "store", c->cupti_library,
              c->stop_timeout_ms, (unsigned long long)c->map_max, c->config_file, devs,
              c->only_if, cap, end, cupstore_api_mode_name(c->api_mode), c->api_include,
-             c->api_exclude, c->detach_keep ? "keep" : "finalize");
+             c->api_exclude, c->detach_keep ? "keep" : "finalize", c->ledger);
 }
 
 int agent_config_each(const agent_config *c, agent_config_kv_fn fn, void *arg)
@@ -695,6 +700,7 @@ int agent_config_each(const agent_config *c, agent_config_kv_fn fn, void *arg)
         {"api_include", c->api_include},
         {"api_exclude", c->api_exclude},
         {"on_detach", c->detach_keep ? "keep" : "finalize"},
+        {"ledger", c->ledger ? "1" : "0"},
     };
     for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++) {
         int rc = fn(kv[i].key, kv[i].value, arg);

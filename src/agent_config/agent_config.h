@@ -57,6 +57,7 @@ typedef struct agent_config {
     size_t device_buffer_pool_limit; /* CUPTOP_DEVICE_BUFFER_POOL_LIMIT; 0 = CUPTI's */
     uint32_t flush_period_ms;      /* CUPTOP_FLUSH_PERIOD_MS; 0 = off      */
     bool dormant;                  /* CUPTOP_DORMANT                       */
+    bool ledger;                   /* CUPTOP_LEDGER: the launch ledger      */
     bool detach_keep;              /* CUPTOP_ON_DETACH=keep: no cuptiFinalize
                                       after a detach (default: finalize)   */
     int log;                       /* CUPTOP_LOG: 0 off, 1 warnings, 2 info */

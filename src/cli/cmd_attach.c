@@ -78,7 +78,7 @@ static void attach_usage(FILE *f)
             "  --device-buffer-size B, --device-buffer-pool-limit N, --flush-period MS,\n"
             "  --stop-timeout MS, --config FILE, --dormant, --devices LIST, --api MODE,\n"
             "  --api-include NAMES, --api-exclude NAMES, --on-detach finalize|keep,\n"
-            "  --count-only, --log  as for cuptop run (see cuptop run --help)\n");
+            "  --count-only, --ledger, --log  as for cuptop run (see cuptop run --help)\n");
     cli_opts_help(&cli_cmd_attach, f);
     fprintf(f,
             "\nNeeds the right to ptrace PID: the same user (and Yama ptrace_scope 0) or root.\n"

@@ -45,7 +45,7 @@
  * variable each (run_vars); the rest are cli_agent_option's or cmd_run's. */
 enum {
     RO_STORE = 's', RO_LABEL = 'l', RO_JOB = 'J', RO_CONFIG = 'c', RO_DORMANT = 'd',
-    RO_COUNT_ONLY = 'n', RO_LOG = 'g', RO_HELP = 'h',
+    RO_COUNT_ONLY = 'n', RO_LEDGER = 'L', RO_LOG = 'g', RO_HELP = 'h',
     RO_FIRST = 256,
     RO_KINDS = RO_FIRST, RO_POOL, RO_BUFFER_SIZE, RO_QUEUE, RO_DEVICE_BUFFER_SIZE,
     RO_DEVICE_BUFFER_POOL_LIMIT, RO_FLUSH_PERIOD, RO_STOP_TIMEOUT, RO_DEVICES, RO_ONLY_IF,
@@ -131,6 +131,11 @@ const cli_cmd cli_cmd_run = {
          "initialised (keep)\n", NULL},
         {"count-only", NULL, RO_COUNT_ONLY,
          "parse and count records but store none (CUPTOP_SINK=null)\n", NULL},
+        {"ledger", NULL, RO_LEDGER,
+         "the launch ledger: every kernel, copy and set launched is\n"
+         "expected until its record arrives; what never arrives is\n"
+         "counted per stream, and as `unrecorded` where no other\n"
+         "class counted it (CUPTOP_LEDGER=1)\n", NULL},
         {"log", NULL, RO_LOG, "agent messages on stderr\n", NULL},
         {"help", NULL, RO_HELP, NULL, NULL},
         {NULL, NULL, 0, NULL, NULL},
@@ -463,6 +468,7 @@ int cli_agent_option(const char *cmd, int argc, char **argv, int *ip, int *rc)
     switch (op->val) {
     case RO_DORMANT: setenv("CUPTOP_DORMANT", "1", 1); return 1;
     case RO_COUNT_ONLY: setenv("CUPTOP_SINK", "null", 1); return 1;
+    case RO_LEDGER: setenv("CUPTOP_LEDGER", "1", 1); return 1;
     case RO_LOG: setenv("CUPTOP_LOG", "1", 1); return 1;
     default: break;
     }

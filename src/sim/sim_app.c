@@ -111,7 +111,14 @@ static void sim_op_params(unsigned k, CUstream hs, sim_rt_params *r, sim_drv_par
     }
 }
 
-void sim_api_domain_call(unsigned k, struct CUctx_st *c, unsigned stream, uint32_t corr)
+static uint32_t sim_enabled_now(struct CUctx_st *c)
+{
+    return atomic_load_explicit(&sim.enabled, memory_order_relaxed) |
+           atomic_load_explicit(&c->enabled, memory_order_relaxed);
+}
+
+void sim_api_domain_call(unsigned k, struct CUctx_st *c, unsigned stream, uint32_t corr,
+                         uint32_t *en)
 {
     CUpti_CallbackId rt, drv;
     void *urt = NULL, *udrv = NULL;
@@ -119,8 +126,10 @@ void sim_api_domain_call(unsigned k, struct CUctx_st *c, unsigned stream, uint32
     CUpti_CallbackFunc crt = rt ? sim_api_sub(&sim.sub.rt_op[k], &sim.sub.rt_domain, &urt) : NULL;
     CUpti_CallbackFunc cdrv = drv ? sim_api_sub(&sim.sub.drv_op[k], &sim.sub.drv_domain, &udrv)
                                   : NULL;
-    if (!crt && !cdrv)
+    if (!crt && !cdrv) {
+        *en = sim_enabled_now(c);
         return;
+    }
     sim_rt_params rp;
     sim_drv_params dp;
     cudaError_t rret = cudaSuccess;
@@ -146,10 +155,11 @@ void sim_api_domain_call(unsigned k, struct CUctx_st *c, unsigned stream, uint32
     /* the runtime call makes the driver call inside it */
     if (crt)
         sim_api_site(crt, urt, CUPTI_CB_DOMAIN_RUNTIME_API, rt, &r, CUPTI_API_ENTER);
-    if (cdrv) {
+    if (cdrv)
         sim_api_site(cdrv, udrv, CUPTI_CB_DOMAIN_DRIVER_API, drv, &d, CUPTI_API_ENTER);
+    *en = sim_enabled_now(c);   /* the work is issued here */
+    if (cdrv)
         sim_api_site(cdrv, udrv, CUPTI_CB_DOMAIN_DRIVER_API, drv, &d, CUPTI_API_EXIT);
-    }
     if (crt)
         sim_api_site(crt, urt, CUPTI_CB_DOMAIN_RUNTIME_API, rt, &r, CUPTI_API_EXIT);
 }

@@ -346,6 +346,19 @@ SIM_EXPORT CUptiResult CUPTIAPI cuptiGetContextId(CUcontext context, uint32_t *c
     return CUPTI_SUCCESS;
 }
 
+/* The driver's cuStreamIsCapturing, as a CUPTI client finds it in the
+ * process (the launch ledger skips launches into a capturing stream):
+ * stream capture is not simulated, so no stream is capturing.  A real
+ * libcupti does not export it; the agent looks here last. */
+SIM_EXPORT CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus)
+{
+    (void)hStream;
+    if (!captureStatus)
+        return CUDA_ERROR_INVALID_VALUE;
+    *captureStatus = CU_STREAM_CAPTURE_STATUS_NONE;
+    return CUDA_SUCCESS;
+}
+
 /* The records' stream id of a handle from an API callback's parameters
  * (SIM_STREAM_HANDLE); the per-thread default stream is not simulated. */
 SIM_EXPORT CUptiResult CUPTIAPI cuptiGetStreamIdEx(CUcontext context, CUstream stream,

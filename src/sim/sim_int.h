@@ -260,7 +260,12 @@ void sim_api_set_all(unsigned dom, bool on);
 
 /* sim_app.c: the whole-domain API callbacks of one simulated call (its
  * runtime and driver call ids; 0: none), enter and exit */
-void sim_api_domain_call(unsigned k, struct CUctx_st *c, unsigned stream, uint32_t corr);
+/* The op's runtime and driver API callbacks (enter, exit) for a client
+ * subscribed to them; *en is the kinds mask read while the call runs
+ * (between the enters and the exits: where CUDA issues the work and CUPTI
+ * decides whether it will make a record of it). */
+void sim_api_domain_call(unsigned k, struct CUctx_st *c, unsigned stream, uint32_t corr,
+                         uint32_t *en);
 /** The runtime and driver call ids behind simulated op k (0: none). */
 void sim_op_cbids(unsigned k, CUpti_CallbackId *rt, CUpti_CallbackId *drv);
 /** Clear every context's per-stream counts (reset, fork child). */

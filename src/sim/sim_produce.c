@@ -404,8 +404,10 @@ long sim_produce_op(sim_thread *t, uint64_t *rng, unsigned d, unsigned k)
     /* A client's callbacks, with the op's correlation id, context and
      * stream, before its records exist (as on CUPTI: API enter comes
      * before the work is issued). */
-    if (cbs)
-        sim_api_domain_call(k, c, s, corr);
+    if (cbs) {
+        sim_api_domain_call(k, c, s, corr, &en);
+        recs = en || atomic_load_explicit(&sim.api_on_count, memory_order_relaxed);
+    }
     if (!recs)
         return 0;
     uint64_t api_dur = 2000 + sim_rand(rng) % 3000;

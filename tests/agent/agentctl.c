@@ -256,6 +256,13 @@ static int dump(const char *store, const char *id)
                           "device.0", "device.1"};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
         print_meta(txn, keys[i]);
+    print_meta(txn, "ledger");   /* the launch ledger's result (--ledger) */
+    for (unsigned i = 0; i < 64; i++) {
+        char k[32];
+        snprintf(k, sizeof k, "ledger.stream.%u", i);
+        print_meta(txn, k);
+    }
+    print_meta(txn, "ledger.stream.other");
     memset(&d, 0, sizeof d);
     cupstore_epoch_scan(txn, on_epoch_span, &d);
     cupstore_record_scan(txn, 0, UINT64_MAX, on_rec, &d);

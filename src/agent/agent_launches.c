@@ -1,0 +1,415 @@
+/*
+ * agent_launches.c - the launch ledger wired into the agent (see
+ * agent_launches.h; the design: doc/design.md "The launch ledger").
+ */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "agent_int.h"
+#include "agent_launches.h"
+
+/* ---- the call ids ------------------------------------------------------ */
+
+/* Where a call's stream is: in its parameters at `off`, or (EX) in the
+ * CUlaunchConfig its `config` parameter points to. */
+enum { AT_PARAM = 0, AT_CONFIG };
+
+typedef struct launch_call {
+    CUpti_CallbackId cbid;
+    uint8_t kind;             /* agent_ledger_kind                         */
+    uint8_t at;               /* AT_PARAM or AT_CONFIG                     */
+    uint8_t per_thread;       /* a _ptsz call: the per-thread stream       */
+    uint16_t off;             /* offset of the CUstream (or the config)    */
+} launch_call;
+
+#define K AGENT_LEDGER_KERNEL
+#define C AGENT_LEDGER_MEMCPY
+#define S AGENT_LEDGER_MEMSET
+#define CALL(name, kind) \
+    {CUPTI_DRIVER_TRACE_CBID_##name, kind, AT_PARAM, 0, offsetof(name##_params, hStream)}, \
+    {CUPTI_DRIVER_TRACE_CBID_##name##_ptsz, kind, AT_PARAM, 1,                           \
+     offsetof(name##_ptsz_params, hStream)}
+
+static const launch_call launch_calls[] = {
+    CALL(cuLaunchKernel, K),
+    CALL(cuLaunchCooperativeKernel, K),
+    {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, K, AT_CONFIG, 0, offsetof(cuLaunchKernelEx_params, config)},
+    {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz, K, AT_CONFIG, 1,
+     offsetof(cuLaunchKernelEx_ptsz_params, config)},
+    {CUPTI_DRIVER_TRACE_CBID_cuLaunchGridAsync, K, AT_PARAM, 0,
+     offsetof(cuLaunchGridAsync_params, hStream)},
+    CALL(cuMemcpyHtoDAsync_v2, C),
+    CALL(cuMemcpyDtoHAsync_v2, C),
+    CALL(cuMemcpyDtoDAsync_v2, C),
+    CALL(cuMemcpyAsync, C),
+    CALL(cuMemcpyPeerAsync, C),
+    CALL(cuMemcpy2DAsync_v2, C),
+    CALL(cuMemcpy3DAsync_v2, C),
+    CALL(cuMemsetD8Async, S),
+    CALL(cuMemsetD16Async, S),
+    CALL(cuMemsetD32Async, S),
+    CALL(cuMemsetD2D8Async, S),
+    CALL(cuMemsetD2D16Async, S),
+    CALL(cuMemsetD2D32Async, S),
+};
+#undef CALL
+#undef K
+#undef C
+#undef S
+#define NCALLS (sizeof launch_calls / sizeof *launch_calls)
+
+/* cbid -> launch_calls index + 1 (0: not a ledger call), filled at start */
+#define CBID_MAX 1024
+static uint8_t call_of[CBID_MAX];
+
+static const unsigned ledger_kind_store[AGENT_LEDGER_KINDS] = {
+    [AGENT_LEDGER_KERNEL] = CUPSTORE_KIND_KERNEL,
+    [AGENT_LEDGER_MEMCPY] = CUPSTORE_KIND_MEMCPY,
+    [AGENT_LEDGER_MEMSET] = CUPSTORE_KIND_MEMSET,
+};
+
+/* ---- start ------------------------------------------------------------- */
+
+/* cuStreamIsCapturing: the process's libcuda (linked or loaded), else
+ * what the loaded CUPTI library offers (the simulated one does; a real
+ * libcupti does not export it). */
+static void *find_is_capturing(agent *a)
+{
+    void *f = dlsym(RTLD_DEFAULT, "cuStreamIsCapturing");
+    if (!f) {
+        void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+        if (h) {
+            f = dlsym(h, "cuStreamIsCapturing");
+            dlclose(h);
+        }
+    }
+    if (!f && a->cupti.handle)
+        f = dlsym(a->cupti.handle, "cuStreamIsCapturing");
+    return f;
+}
+
+static const char *start_refusal(agent *a)
+{
+    if (!a->cupti.EnableCallback || !a->cupti.GetStreamIdEx)
+        return "this CUPTI lacks cuptiEnableCallback or cuptiGetStreamIdEx";
+    if (!agent_attach_subscriber(a))
+        return "the agent has no CUPTI subscription (another client holds it)";
+    if (!a->launches.is_capturing)
+        return "cuStreamIsCapturing was not found (launches into a capturing stream "
+               "could not be told apart)";
+    return NULL;
+}
+
+void agent_launches_start(agent *a)
+{
+    agent_launches_state *s = &a->launches;
+    atomic_store(&s->on, false);
+    /* a new session (a forked child's, one after a device reset): the
+     * memory is kept, a launch callback of the old one may still run */
+    agent_ledger ledger = s->ledger;
+    agent_ledger_reset(&ledger);
+    int (*is_capturing)(void *, int *) = s->is_capturing;
+    memset(s, 0, sizeof *s);
+    s->ledger = ledger;
+    s->is_capturing = is_capturing;
+    if (!a->cfg.ledger)
+        return;
+    if (!s->ledger.slot && agent_ledger_init(&s->ledger, AGENT_LEDGER_BITS_DEFAULT)) {
+        agent_note(a, 1, "launch ledger off: no memory for it; losses are counted by class only");
+        return;
+    }
+    atomic_store(&s->on, true);
+}
+
+void agent_launches_attach(agent *a)
+{
+    agent_launches_state *s = &a->launches;
+    if (!s->on)
+        return;
+    if (!s->is_capturing)
+        *(void **)&s->is_capturing = find_is_capturing(a);
+    const char *why = start_refusal(a);
+    unsigned on = 0;
+    memset(call_of, 0, sizeof call_of);
+    for (unsigned i = 0; !why && i < NCALLS; i++) {
+        if (launch_calls[i].cbid >= CBID_MAX)
+            continue;
+        call_of[launch_calls[i].cbid] = (uint8_t)(i + 1);
+        on += a->cupti.EnableCallback(1, agent_attach_subscriber(a), CUPTI_CB_DOMAIN_DRIVER_API,
+                                      launch_calls[i].cbid) == CUPTI_SUCCESS;
+    }
+    if (!why && !on)
+        why = "CUPTI refused every launch callback";
+    if (why) {
+        /* off for the rest of the session: what it registered so far
+         * cannot be judged against records it no longer matches */
+        atomic_store(&s->on, false);
+        agent_note(a, 1, "launch ledger off: %s; losses are counted by class only", why);
+        return;
+    }
+    if (!s->attaches++)
+        agent_note(a, 0, "launch ledger on: %u launch, copy and set calls watched, %zu KiB, "
+                   "%u correlation ids in the window", on,
+                   agent_ledger_bytes(AGENT_LEDGER_BITS_DEFAULT) >> 10,
+                   1u << AGENT_LEDGER_BITS_DEFAULT);
+}
+
+/* ---- application threads ----------------------------------------------- */
+
+static _Thread_local uint32_t tls_tid __attribute__((tls_model("initial-exec")));
+static _Thread_local uint32_t tls_ctx_uid __attribute__((tls_model("initial-exec")));
+static _Thread_local uint16_t tls_ctx_dev __attribute__((tls_model("initial-exec")));
+/* the kind-switch generation seen at this thread's open call's enter */
+static _Thread_local uint32_t tls_gen __attribute__((tls_model("initial-exec")));
+
+static uint16_t launch_device(agent *a, uint32_t ctx_uid)
+{
+    if (ctx_uid != tls_ctx_uid || !ctx_uid) {
+        tls_ctx_dev = agent_ctx_device(ctx_uid, a);
+        tls_ctx_uid = tls_ctx_dev == CUPSTORE_DEVICE_NONE ? 0 : ctx_uid;
+    }
+    return tls_ctx_dev;
+}
+
+static CUstream launch_stream(const launch_call *lc, const CUpti_CallbackData *cd)
+{
+    const char *p = (const char *)cd->functionParams + lc->off;
+    if (lc->at == AT_PARAM)
+        return *(CUstream const *)(const void *)p;
+    const CUlaunchConfig *cfg = *(const CUlaunchConfig *const *)(const void *)p;
+    return cfg ? cfg->hStream : NULL;
+}
+
+static void launch_enter(agent *a, const launch_call *lc, const CUpti_CallbackData *cd)
+{
+    agent_launches_state *s = &a->launches;
+    uint64_t now = agent_real_ns();   /* before the kinds are read */
+    tls_gen = atomic_load(&s->switch_gen);
+    if ((tls_gen & 1) || !cd->correlationId || !cd->functionParams ||
+        !(atomic_load(&a->kinds) & (1 << ledger_kind_store[lc->kind])))
+        return;
+    CUstream hs = launch_stream(lc, cd);
+    int cap = 0;
+    if (s->is_capturing((void *)hs, &cap) == 0 && cap != 0) {
+        atomic_fetch_add_explicit(&s->capturing, 1, memory_order_relaxed);
+        return;
+    }
+    uint32_t sid = 0;
+    if (a->cupti.GetStreamIdEx(cd->context, hs, lc->per_thread, &sid) != CUPTI_SUCCESS)
+        return;   /* a record of it arrives as an orphan: counted */
+    uint16_t dev = launch_device(a, cd->contextUid);
+    if (a->cfg.devices && (dev >= CUPSTORE_DEVICE_MAX || !(a->cfg.devices & (1u << dev))))
+        return;   /* out of the device scope: no record will come */
+    if (!tls_tid)
+        tls_tid = (uint32_t)syscall(SYS_gettid);
+    agent_launch l = {.corr = cd->correlationId, .stream = sid, .tid = tls_tid,
+                      .launch_ns = now, .device = dev};
+    l.expect[lc->kind] = 1;
+    (void)agent_ledger_launch(&s->ledger, &l);
+}
+
+static void launch_exit(agent *a, const CUpti_CallbackData *cd)
+{
+    agent_launches_state *s = &a->launches;
+    const CUresult *ret = cd->functionReturnValue;
+    if (atomic_load(&s->switch_gen) != tls_gen) {
+        /* a kind switch overlapped the call: whether its record comes is
+         * CUPTI's decision, not knowable here */
+        agent_ledger_cancel(&s->ledger, cd->correlationId);
+        atomic_fetch_add_explicit(&s->ambiguous, 1, memory_order_relaxed);
+    } else if (ret && *ret != CUDA_SUCCESS) {
+        agent_ledger_cancel(&s->ledger, cd->correlationId);   /* no work issued */
+    }
+}
+
+bool agent_launches_api(agent *a, CUpti_CallbackId cbid, const CUpti_CallbackData *cd)
+{
+    if (!atomic_load_explicit(&a->launches.on, memory_order_relaxed) || cbid >= CBID_MAX ||
+        !call_of[cbid])
+        return false;
+    if (!cd)
+        return true;
+    if (cd->callbackSite == CUPTI_API_ENTER)
+        launch_enter(a, &launch_calls[call_of[cbid] - 1], cd);
+    else
+        launch_exit(a, cd);
+    return true;
+}
+
+void agent_launches_switch(agent *a, bool begin)
+{
+    if (!a->launches.on)
+        return;
+    uint32_t g = atomic_load(&a->launches.switch_gen);
+    if (begin == !(g & 1))   /* begin from even, end from odd */
+        atomic_store(&a->launches.switch_gen, g + 1);
+}
+
+/* ---- the consumer ------------------------------------------------------ */
+
+void agent_launches_arrive(agent *a, const cupstore_record *r)
+{
+    agent_ledger_kind k;
+    switch (r->kind) {
+    case CUPSTORE_KIND_KERNEL: k = AGENT_LEDGER_KERNEL; break;
+    case CUPSTORE_KIND_MEMCPY: k = AGENT_LEDGER_MEMCPY; break;
+    case CUPSTORE_KIND_MEMSET: k = AGENT_LEDGER_MEMSET; break;
+    default: return;
+    }
+    if (a->launches.on && r->correlation)
+        (void)agent_ledger_arrive(&a->launches.ledger, r->correlation, k);
+}
+
+/* ---- the end ----------------------------------------------------------- */
+
+/* Sweep callback: one launch with records missing -> its stream's hole. */
+static void hole_add(const agent_launch *in, const uint32_t missing[AGENT_LEDGER_KINDS], void *arg)
+{
+    agent_launches_state *s = arg;
+    unsigned d = in->device < CUPSTORE_DEVICE_MAX ? in->device : CUPSTORE_DEVICE_MAX;
+    agent_launch_hole *h = NULL;
+    for (unsigned i = 0; i < s->nholes && !h; i++)
+        if (s->hole[i].device == in->device && s->hole[i].stream == in->stream)
+            h = &s->hole[i];
+    if (!h && s->nholes < AGENT_LAUNCH_STREAMS) {
+        h = &s->hole[s->nholes++];
+        h->device = in->device;
+        h->stream = in->stream;
+    }
+    if (!h)
+        h = &s->other;
+    for (unsigned k = 0; k < AGENT_LEDGER_KINDS; k++) {
+        h->missing[k] += missing[k];
+        s->missing[d][k] += missing[k];
+    }
+    if (!h->first_ns || in->launch_ns < h->first_ns)
+        h->first_ns = in->launch_ns;
+    if (in->launch_ns > h->last_ns)
+        h->last_ns = in->launch_ns;
+    h->tid = in->tid;
+    h->launches++;
+}
+
+/* The classes that count records which never reached the consumer's
+ * match: what can explain a missing record.  (Zero-timestamp and tail
+ * records parsed at the end do not arrive; store-refused ones did.) */
+static bool explains(unsigned l)
+{
+    return l != CUPSTORE_LOSS_UNRECORDED && l != CUPSTORE_LOSS_STORE_REFUSED;
+}
+
+static uint64_t class_losses(agent *a, unsigned d)
+{
+    uint64_t n = 0;
+    for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
+        for (unsigned k = 0; explains(l) && k < AGENT_KINDS; k++)
+            n += atomic_load(&a->c[agent_c_loss(l, d, k)]);
+    return n;
+}
+
+/* unrecorded = missing - what the other classes counted, per device
+ * (their per-kind split is an estimate for CUPTI's drops, so the device
+ * is the finest exact grain); losses of no device come off the total.
+ * Exact per kind where no other class counted anything. */
+static void count_unrecorded(agent *a)
+{
+    agent_launches_state *s = &a->launches;
+    uint64_t pool = class_losses(a, AGENT_DEV_NONE);   /* may explain any device's */
+    s->unrecorded_exact = pool == 0;
+    for (unsigned d = 0; d <= CUPSTORE_DEVICE_MAX; d++) {
+        uint64_t miss = 0, other = d < CUPSTORE_DEVICE_MAX ? class_losses(a, d) : 0;
+        for (unsigned k = 0; k < AGENT_LEDGER_KINDS; k++)
+            miss += s->missing[d][k];
+        if (other)
+            s->unrecorded_exact = false;
+        uint64_t left = miss > other ? miss - other : 0;
+        uint64_t use = pool < left ? pool : left;
+        pool -= use;
+        left -= use;
+        for (unsigned k = 0; k < AGENT_LEDGER_KINDS && left; k++) {
+            uint64_t u = s->missing[d][k] < left ? s->missing[d][k] : left;
+            s->unrecorded[d][k] = u;
+            left -= u;
+            agent_count(a, agent_c_loss(CUPSTORE_LOSS_UNRECORDED,
+                                        d < CUPSTORE_DEVICE_MAX ? d : AGENT_DEV_NONE,
+                                        ledger_kind_store[k]), u);
+        }
+    }
+}
+
+void agent_launches_final(agent *a)
+{
+    agent_launches_state *s = &a->launches;
+    if (!s->on || s->judged)
+        return;
+    s->judged = true;
+    agent_ledger_sweep(&s->ledger, UINT64_MAX, UINT64_MAX, hole_add, s, NULL);
+    agent_ledger_totals_get(&s->ledger, &s->totals);
+    count_unrecorded(a);
+    uint64_t miss = 0, unrec = 0;
+    for (unsigned d = 0; d <= CUPSTORE_DEVICE_MAX; d++)
+        for (unsigned k = 0; k < AGENT_LEDGER_KINDS; k++) {
+            miss += s->missing[d][k];
+            unrec += s->unrecorded[d][k];
+        }
+    if (unrec)
+        agent_note(a, 2, "launch ledger: %" PRIu64 " GPU records launched never arrived although "
+                   "no other loss class counted them (unrecorded%s; %" PRIu64 " missing in all, "
+                   "on %u stream(s))", unrec, s->unrecorded_exact ? "" : ", a lower bound",
+                   miss, s->nholes + (s->other.launches ? 1 : 0));
+}
+
+/* "d s k=N,k=N first_ns last_ns tid launches" per stream with holes */
+static int put_hole(cupstore_txn *txn, const agent_launch_hole *h, const char *key)
+{
+    char v[256];
+    snprintf(v, sizeof v,
+             "device=%u stream=%" PRIu32 " kernel=%" PRIu64 " memcpy=%" PRIu64 " memset=%" PRIu64
+             " first_ns=%" PRIu64 " last_ns=%" PRIu64 " tid=%" PRIu32 " launches=%" PRIu32,
+             h->device, h->stream, h->missing[AGENT_LEDGER_KERNEL], h->missing[AGENT_LEDGER_MEMCPY],
+             h->missing[AGENT_LEDGER_MEMSET], h->first_ns, h->last_ns, h->tid, h->launches);
+    return cupstore_meta_put(txn, key, v);
+}
+
+int agent_launches_put(agent *a, cupstore_txn *txn)
+{
+    agent_launches_state *s = &a->launches;
+    if (!s->judged)
+        return 0;
+    const agent_ledger_totals *t = &s->totals;
+    char v[1024], key[48];
+    int n = 0;
+    n += snprintf(v + n, sizeof v - (size_t)n,
+                  "launches=%" PRIu64 " cancelled=%" PRIu64 " ambiguous=%" PRIu64
+                  " capturing=%" PRIu64 " overrun=%" PRIu64 " busy=%" PRIu64 " exact=%d",
+                  t->launches, t->cancelled, atomic_load(&s->ambiguous),
+                  atomic_load(&s->capturing), t->overrun, t->busy, s->unrecorded_exact);
+    static const char *const kn[AGENT_LEDGER_KINDS] = {"kernel", "memcpy", "memset"};
+    for (unsigned k = 0; k < AGENT_LEDGER_KINDS && n < (int)sizeof v; k++) {
+        uint64_t unrec = 0;
+        for (unsigned d = 0; d <= CUPSTORE_DEVICE_MAX; d++)
+            unrec += s->unrecorded[d][k];
+        n += snprintf(v + n, sizeof v - (size_t)n,
+                      " %s.expected=%" PRIu64 " %s.matched=%" PRIu64 " %s.missing=%" PRIu64
+                      " %s.unrecorded=%" PRIu64 " %s.orphan=%" PRIu64 " %s.extra=%" PRIu64
+                      " %s.unattributed=%" PRIu64,
+                      kn[k], t->expected[k], kn[k], t->matched[k], kn[k], t->lost[k], kn[k], unrec,
+                      kn[k], t->orphan[k], kn[k], t->extra[k], kn[k],
+                      agent_ledger_unattributed(t, (agent_ledger_kind)k));
+    }
+    int rc = cupstore_meta_put(txn, "ledger", v);
+    for (unsigned i = 0; rc == 0 && i < s->nholes; i++) {
+        snprintf(key, sizeof key, "ledger.stream.%u", i);
+        rc = put_hole(txn, &s->hole[i], key);
+    }
+    if (rc == 0 && s->other.launches)
+        rc = put_hole(txn, &s->other, "ledger.stream.other");
+    return rc;
+}
