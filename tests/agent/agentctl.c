@@ -51,8 +51,12 @@ static char *newest(const char *store)
 #define DEVS (CUPSTORE_DEVICE_MAX + 1)
 #define KINDS (CUPSTORE_KIND_MAX + 1)
 
+#define STREAMS 128
 struct dump {
     uint64_t rec[DEVS][KINDS];
+    /* GPU records (kernel, memcpy, memset) per device and stream id below
+     * STREAMS (the simulator's: 7..70): the ledger's per-stream check */
+    uint64_t rec_stream[DEVS][3][STREAMS];
     uint64_t zero_ts, truncated, total, named;
     uint64_t loss[CUPSTORE_LOSS_MAX][DEVS][KINDS];
     uint64_t est[CUPSTORE_LOSS_MAX][DEVS][KINDS];
@@ -92,6 +96,8 @@ static int on_rec(const cupstore_record *r, void *arg)
 {
     struct dump *d = arg;
     d->rec[dslot(r->device)][kslot(r->kind)]++;
+    if (r->kind <= CUPSTORE_KIND_MEMSET && r->stream < STREAMS)
+        d->rec_stream[dslot(r->device)][r->kind][r->stream]++;
     d->total++;
     if (r->flags & CUPSTORE_RF_ZERO_TS)
         d->zero_ts++;
@@ -278,6 +284,12 @@ static int dump(const char *store, const char *id)
         for (unsigned k = 0; k < KINDS; k++)
             if (d.rec[dv][k])
                 printf("records.%s.%s=%llu\n", kname(k), dname(dv, b), (unsigned long long)d.rec[dv][k]);
+    for (unsigned dv = 0; dv < DEVS; dv++)
+        for (unsigned k = 0; k <= CUPSTORE_KIND_MEMSET; k++)
+            for (unsigned s = 0; s < STREAMS; s++)
+                if (d.rec_stream[dv][k][s])
+                    printf("records_stream.%s.%s.%u=%llu\n", kname(k), dname(dv, b), s,
+                           (unsigned long long)d.rec_stream[dv][k][s]);
     for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++) {
         uint64_t tot = 0;
         for (unsigned dv = 0; dv < DEVS; dv++)

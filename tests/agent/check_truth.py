@@ -16,6 +16,11 @@ exactly once, per kind (and per device for records that carry one):
       counts the buffers and bounds their records as conflict,
       0 < conflict_bound <= stolen records (invariant 12); none stolen:
       no buffer out and no bound
+  the launch ledger (--ledger, meta.ledger in the dump): per GPU kind,
+      expected == produced (in the truth's per-stream table); with no
+      other loss: missing == unrecorded == silent (per kind and device),
+      and per stream the missing records == produced - stored; with
+      other losses: unrecorded <= silent <= missing
   a final flush that gave up (flush_ok 0): CUPTI may complete buffers
       after the final status, so per kind stored + losses <= delivered -
       invalid, and in all stored + losses + tail_bound <= delivered -
@@ -32,7 +37,8 @@ KINDS = ["kernel", "memcpy", "memset", "runtime", "driver", "sync", "overhead", 
 # kinds whose records carry a device (API records do not: device "none")
 DEVICE_KINDS = {"kernel", "memcpy", "memset"}
 CLASSES = ["cupti_dropped", "declined", "queue_overflow", "parse_error", "store_refused",
-           "zero_ts", "tail", "conflict"]
+           "zero_ts", "tail", "conflict", "unrecorded"]
+LEDGER_KINDS = ["kernel", "memcpy", "memset"]
 
 
 def load(path):
@@ -50,6 +56,53 @@ def num(d, k):
         return int(d.get(k, "0"))
     except ValueError:
         return 0
+
+
+def ledger_fields(text):
+    return {k: int(v) if v.isdigit() else v for k, v in
+            (w.split("=", 1) for w in text.split() if "=" in w)}
+
+
+def ledger_check(dump, truth, dev_names, check):
+    """The launch ledger against the truth (a dump without meta.ledger: none)."""
+    if "meta.ledger" not in dump:
+        return
+    led = ledger_fields(dump["meta.ledger"])
+    produced = {}   # (kind, dev, stream) -> n
+    for key, v in truth.items():
+        if key.startswith("produced_stream."):
+            _, k, dv, s = key.split(".")
+            produced[(k, dv, int(s))] = int(v)
+    holes = {}      # (kind, dev, stream) -> missing
+    for i in list(range(64)) + ["other"]:
+        h = dump.get(f"meta.ledger.stream.{i}")
+        if h:
+            f = ledger_fields(h)
+            for k in LEDGER_KINDS:
+                holes[(k, str(f["device"]), f["stream"])] = f[k]
+    others = sum(num(dump, f"loss.{c}") for c in CLASSES if c not in ("unrecorded", "store_refused"))
+    for k in LEDGER_KINDS:
+        prod = sum(n for (kk, _, _), n in produced.items() if kk == k)
+        silent = sum(num(truth, f"silent.{k}.{dv}") for dv in dev_names)
+        unrec = sum(num(dump, f"loss.unrecorded.{k}.{dv}") for dv in dev_names + ["none"])
+        check(f"ledger {k}: expected == produced", led.get(f"{k}.expected"), prod)
+        check(f"ledger {k}: no extra records", led.get(f"{k}.extra"), 0)
+        check(f"ledger {k}: unrecorded loss rows == the ledger's", unrec, led.get(f"{k}.unrecorded"))
+        if others == 0 and led.get("ambiguous") == 0:
+            check(f"ledger {k}: missing == silent", led.get(f"{k}.missing"), silent)
+            for dv in dev_names:
+                check(f"ledger {k} device {dv}: unrecorded == silent",
+                      num(dump, f"loss.unrecorded.{k}.{dv}"), num(truth, f"silent.{k}.{dv}"))
+            for (kk, dv, s), n in sorted(produced.items()):
+                if kk != k:
+                    continue
+                stored = num(dump, f"records_stream.{k}.{dv}.{s}")
+                check(f"ledger {k} device {dv} stream {s}: missing == produced - stored",
+                      holes.get((k, dv, s), 0), n - stored)
+        else:
+            check(f"ledger {k}: unrecorded {unrec} <= silent {silent} <= missing "
+                  f"{led.get(f'{k}.missing')} (other losses {others})",
+                  unrec <= silent <= led.get(f"{k}.missing", 0) + led.get("ambiguous", 0), True)
 
 
 def main():
@@ -160,6 +213,7 @@ def main():
                   f"delivered - invalid + held {all_want}", all_got + tb <= all_want, True)
         else:
             check("the flush returned: no tail bound", tb, 0)
+    ledger_check(dump, truth, dev_names, check)
     expect = set(filter(None, opts.get("expect", "").split(",")))
     allow = set(filter(None, opts.get("allow", "").split(",")))
     for c in CLASSES:

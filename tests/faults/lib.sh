@@ -262,6 +262,7 @@ sessions() { "$CTL" sessions "$1" 2>/dev/null; }
 # key=value form tests/agent/check_truth.py reads ("delivered.KIND.D=N")
 truth_kv() {
     awk 'NF == 4 { print $1 "." $3 "." $2 "=" $4; next }
+         $1 == "produced_stream" && NF == 5 { print $1 "." $3 "." $2 "." $4 "=" $5; next }
          NF == 3 && $1 ~ /dropped|via_null/ { print $1 "." $2 "=" $3; next }
          NF == 2 { print $1 "=" $2 }' "$1"
 }

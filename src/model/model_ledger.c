@@ -1,0 +1,111 @@
+/*
+ * model_ledger.c - the launch ledger's result read back (model_ledger.h).
+ * The agent writes it as "key=value ..." metadata (agent_launches.c);
+ * unknown keys are skipped, so a newer agent's additions read fine.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_ledger.h"
+
+static const char *const kind_names[MODEL_LEDGER_KINDS] = {"kernel", "memcpy", "memset"};
+
+const char *model_ledger_kind_name(unsigned k)
+{
+    return k < MODEL_LEDGER_KINDS ? kind_names[k] : "?";
+}
+
+/* The value of `key` in a "k=v k=v" text, or NULL. */
+static const char *field(const char *text, const char *key)
+{
+    size_t n = strlen(key);
+    for (const char *p = text; p && *p;) {
+        while (*p == ' ')
+            p++;
+        if (!strncmp(p, key, n) && p[n] == '=')
+            return p + n + 1;
+        p = strchr(p, ' ');
+    }
+    return NULL;
+}
+
+static uint64_t u64(const char *text, const char *key)
+{
+    const char *v = field(text, key);
+    return v ? strtoull(v, NULL, 10) : 0;
+}
+
+static uint64_t kind_u64(const char *text, unsigned k, const char *what)
+{
+    char key[48];
+    snprintf(key, sizeof key, "%s.%s", kind_names[k], what);
+    return u64(text, key);
+}
+
+static void read_totals(const char *v, model_ledger *l)
+{
+    l->launches = u64(v, "launches");
+    l->cancelled = u64(v, "cancelled");
+    l->ambiguous = u64(v, "ambiguous");
+    l->capturing = u64(v, "capturing");
+    l->overrun = u64(v, "overrun");
+    l->busy = u64(v, "busy");
+    l->exact = u64(v, "exact") != 0;
+    for (unsigned k = 0; k < MODEL_LEDGER_KINDS; k++) {
+        l->expected[k] = kind_u64(v, k, "expected");
+        l->matched[k] = kind_u64(v, k, "matched");
+        l->missing[k] = kind_u64(v, k, "missing");
+        l->unrecorded[k] = kind_u64(v, k, "unrecorded");
+        l->orphan[k] = kind_u64(v, k, "orphan");
+        l->extra[k] = kind_u64(v, k, "extra");
+    }
+}
+
+static void read_stream(const char *v, bool other, model_ledger_stream *s)
+{
+    memset(s, 0, sizeof *s);
+    s->other = other;
+    s->device = (uint32_t)u64(v, "device");
+    s->stream = (uint32_t)u64(v, "stream");
+    s->tid = (uint32_t)u64(v, "tid");
+    s->launches = (uint32_t)u64(v, "launches");
+    s->first_ns = u64(v, "first_ns");
+    s->last_ns = u64(v, "last_ns");
+    for (unsigned k = 0; k < MODEL_LEDGER_KINDS; k++)
+        s->missing[k] = u64(v, kind_names[k]);
+}
+
+int model_ledger_read(cupstore_txn *txn, model_ledger *l)
+{
+    char *v = NULL;
+    memset(l, 0, sizeof *l);
+    int rc = cupstore_meta_get(txn, "ledger", &v);
+    if (rc == CUPSTORE_ENOTFOUND)
+        return 0;
+    if (rc)
+        return rc;
+    l->present = true;
+    read_totals(v, l);
+    free(v);
+    for (unsigned i = 0; i < MODEL_LEDGER_STREAMS; i++) {
+        char key[32];
+        bool other = i == MODEL_LEDGER_STREAMS - 1;
+        if (other)
+            snprintf(key, sizeof key, "ledger.stream.other");
+        else
+            snprintf(key, sizeof key, "ledger.stream.%u", i);
+        v = NULL;
+        rc = cupstore_meta_get(txn, key, &v);
+        if (rc == CUPSTORE_ENOTFOUND)
+            continue;
+        if (rc)
+            return rc;
+        read_stream(v, other, &l->stream[l->nstreams++]);
+        free(v);
+    }
+    return 0;
+}

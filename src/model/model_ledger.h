@@ -1,0 +1,44 @@
+/*
+ * model_ledger.h - the launch ledger's result as the agent wrote it at the
+ * end of a session (`cuptop run --ledger`; the session's `ledger` and
+ * `ledger.stream.N` metadata, doc/store-format.md): per GPU kind what was
+ * launched, what arrived and what is missing, and the streams the missing
+ * records were launched on.  Shared by report and check.  A session
+ * without the ledger (older, or not asked for) reads as not present.
+ */
+#ifndef CUPTOP_MODEL_LEDGER_H
+#define CUPTOP_MODEL_LEDGER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cupstore.h"
+
+enum { MODEL_LEDGER_KINDS = 3 };            /* kernel, memcpy, memset      */
+#define MODEL_LEDGER_STREAMS 65             /* the agent's 64 + "other"    */
+
+typedef struct model_ledger_stream {
+    bool other;                             /* the streams beyond 64       */
+    uint32_t device, stream, tid, launches;
+    uint64_t missing[MODEL_LEDGER_KINDS];
+    uint64_t first_ns, last_ns;             /* launch times (realtime ns)  */
+} model_ledger_stream;
+
+typedef struct model_ledger {
+    bool present;
+    bool exact;                             /* unrecorded exact per kind   */
+    uint64_t launches, cancelled, ambiguous, capturing, overrun, busy;
+    uint64_t expected[MODEL_LEDGER_KINDS], matched[MODEL_LEDGER_KINDS];
+    uint64_t missing[MODEL_LEDGER_KINDS], unrecorded[MODEL_LEDGER_KINDS];
+    uint64_t orphan[MODEL_LEDGER_KINDS], extra[MODEL_LEDGER_KINDS];
+    unsigned nstreams;
+    model_ledger_stream stream[MODEL_LEDGER_STREAMS];
+} model_ledger;
+
+/** The kind's name ("kernel", "memcpy", "memset"). */
+const char *model_ledger_kind_name(unsigned k);
+/** Read the ledger of the session txn belongs to.  0 (l->present false
+ *  when the session has none), or a store error. */
+int model_ledger_read(cupstore_txn *txn, model_ledger *l);
+
+#endif /* CUPTOP_MODEL_LEDGER_H */

@@ -1,0 +1,99 @@
+#!/bin/sh
+# test_ledger.sh - fault row 21: the launch ledger (--ledger, issue 31).
+# Every kernel, copy and set the simulated application launches is
+# expected until its record arrives; checked against the simulator's truth
+# (tests/agent/check_truth.py's ledger checks: expected == produced per
+# kind, per stream missing == produced - stored, unrecorded == silent).
+#  - clean: 0 missing, COMPLETE;
+#  - a CUPTI that loses records silently (fault silent=N): without the
+#    ledger no class can see it (the reason the ledger exists); with it the
+#    loss is `unrecorded`, exact per kind and device, on the right streams,
+#    INCOMPLETE, named by check and report;
+#  - silent loss under CUPTI drops and a starved pool: the other classes
+#    explain what they counted, unrecorded is a lower bound that holds;
+#  - kinds switched off and on while launches run (control requests): a
+#    launch the switch overlaps is taken back (ambiguous), never missing;
+#  - `cuptop run --ledger` is what sets CUPTOP_LEDGER.
+. "${top_srcdir:?}/tests/faults/lib.sh"
+need_sim
+need_tools python3
+
+ledger_field() {   # DUMP FIELD: a field of meta.ledger
+    sed -n 's/^meta\.ledger=//p' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"
+}
+
+# ---- clean ----------------------------------------------------------------
+sim_run clean CUPTOP_LEDGER=1 -- --seconds 1 --streams 4 --exit return
+check "clean: the application's exit status" "$SIM_RC" 0
+st=$SIM_DIR/store
+id=$(sessions "$st" | head -1)
+"$CTL" dump "$st" "$id" >"$WORK/clean.d"
+check_ge "clean: kernels expected" "$(ledger_field "$WORK/clean.d" kernel.expected)" 1000
+check "clean: nothing missing" "$(ledger_field "$WORK/clean.d" kernel.missing)" 0
+check "clean: verdict" "$(verdict "$st" "$id")" "0 ended COMPLETE"
+truth_check clean "$st" "$id" "$SIM_DIR/truth" --exit ctx_destroy
+
+# ---- silent loss: invisible without the ledger, exact with it --------------
+sim_run silent-off -- --seconds 1 --streams 4 --exit return --faults silent=97
+st=$SIM_DIR/store
+id=$(sessions "$st" | head -1)
+check "silent, no ledger: no class can see the loss (verdict)" "$(verdict "$st" "$id")" \
+    "0 ended COMPLETE"
+
+sim_run silent CUPTOP_LEDGER=1 -- --seconds 1 --streams 4 --exit return --faults silent=97
+st=$SIM_DIR/store
+id=$(sessions "$st" | head -1)
+"$CTL" dump "$st" "$id" >"$WORK/silent.d"
+silent=$(awk '$1 == "silent" && ($3 == "kernel" || $3 == "memcpy" || $3 == "memset") { s += $4 }
+              END { print s + 0 }' "$SIM_DIR/truth")
+check_ge "silent: the simulator lost GPU records silently" "$silent" 1
+check "silent: unrecorded == the records lost silently" "$(val "$WORK/silent.d" loss.unrecorded)" "$silent"
+check "silent: verdict" "$(verdict "$st" "$id")" "1 ended INCOMPLETE"
+grep -q 'unrecorded' "$WORK/verdict.out" ||
+    fail "silent: check does not name unrecorded: $(cat "$WORK/verdict.out")"
+truth_check silent "$st" "$id" "$SIM_DIR/truth" --exit ctx_destroy --expect unrecorded
+"$CUPTOP" report --store "$st" "$id" >"$WORK/silent.report" 2>&1
+if grep -q '^  stream [0-9]* on device 0: [0-9,]* kernel' "$WORK/silent.report"; then
+    pass "silent: report names the streams with missing records"
+else
+    fail "silent: report has no per-stream holes: $(grep -A8 -i ledger "$WORK/silent.report")"
+fi
+
+# ---- silent loss under drops and a starved pool: a bound ------------------
+sim_run drops CUPTOP_LEDGER=1 CUPTOP_POOL=2 CUPTOP_BUFFER_SIZE=64K -- --seconds 1 --streams 4 \
+    --exit return --scenario drops --faults silent=53
+st=$SIM_DIR/store
+id=$(sessions "$st" | head -1)
+truth_check drops "$st" "$id" "$SIM_DIR/truth" --exit ctx_destroy \
+    --allow cupti_dropped,declined,queue_overflow,zero_ts,tail,unrecorded
+
+# ---- kinds switched while launches run -------------------------------------
+sim_start switch CUPTOP_LEDGER=1 -- --seconds 3 --streams 4 --exit return
+st=$SIM_DIR/store
+"$CTL" wait-session "$st" 1 60 >/dev/null 2>&1 || fail "switch: no session within 60 s"
+id=$(sessions "$st" | head -1)
+sleep 0.5
+for k in kernel,memcpy memset,kernel kernel,memcpy,memset,runtime,driver,overhead; do
+    "$CUPTOP" control --store "$st" "$id" --kinds "$k" --wait 10 >>"$WORK/switch.ctl" 2>&1 ||
+        fail "switch: control --kinds $k: $(tail -2 "$WORK/switch.ctl")"
+    sleep 0.3
+done
+wait_pid "$SIM_PID" 300
+check "switch: the application's exit status" "$WAIT_RC" 0
+"$CTL" dump "$st" "$id" >"$WORK/switch.d"
+check "switch: nothing called unrecorded" "$(val "$WORK/switch.d" loss.unrecorded)" 0
+check "switch: verdict" "$(verdict "$st" "$id")" "0 ended COMPLETE"
+truth_check switch "$st" "$id" "$SIM_DIR/truth" --exit ctx_destroy
+
+# ---- cuptop run --ledger ---------------------------------------------------
+mkdir -p "$WORK/run"
+CUPTOP_CUPTI_LIBRARY="$SIMLIB" "$CUPTOP" run --store "$WORK/run/store" --ledger -- \
+    "$SIMAPP" --seconds 0.3 --faults silent=31 >"$WORK/run/out" 2>&1
+check "run --ledger: exit status" "$?" 0
+id=$(sessions "$WORK/run/store" | head -1)
+"$CTL" dump "$WORK/run/store" "$id" >"$WORK/run.d"
+grep -q '^meta.config=.*;ledger=1;' "$WORK/run.d" && pass "run --ledger: the session's configuration says ledger=1" ||
+    fail "run --ledger: config: $(grep '^meta.config=' "$WORK/run.d")"
+check_ge "run --ledger: unrecorded counted" "$(val "$WORK/run.d" loss.unrecorded)" 1
+
+finish
