@@ -37,7 +37,7 @@ import time
 KINDS = ["kernel", "memcpy", "memset", "runtime", "driver", "sync", "overhead", "marker"]
 DEVICE_KINDS = ["kernel", "memcpy", "memset", "sync", "overhead", "marker"]
 CLASSES = ["cupti_dropped", "declined", "queue_overflow", "parse_error", "store_refused",
-           "zero_ts", "tail", "conflict"]
+           "zero_ts", "tail", "conflict", "unrecorded"]
 DEFAULT_KINDS = "kernel,memcpy,memset,runtime,driver,overhead"
 KIND_RE = re.compile(r'"kind":"([a-z_]+)"')
 START_RE = re.compile(r'"start_ns":(\d+)')
@@ -69,6 +69,7 @@ DIMS = [
     ("job", ["none", "two", "only-if"]),       # cuptop run --job: two ranks (--only-if RANK=0)
     ("fork", ["none", "fork", "exec"]),        # cuptop-simapp --fork [--exec]: a CUDA child
     ("range_end", ["closed", "open"]),         # open: the app ends inside its capture range
+    ("ledger", ["off", "on"]),                 # --ledger: the launch ledger (CUPTOP_LEDGER=1)
 ]
 ATTACH = ("attach", "attach2", "attach2race")
 CAPTURE = ("capture", "capture_nvtx")
@@ -392,6 +393,8 @@ def build_env(c, cs):
         e["CUPTOPSIM_FAULTS"] = "steal=3"
     if c["workload"] == "silent":
         e["CUPTOPSIM_FAULTS"] = "silent=97"   # a CUPTI that loses records silently
+    if c.get("ledger") == "on":
+        e["CUPTOP_LEDGER"] = "1"
     if c["workload"] in ("clean", "pytorch"):
         e["CUPTOPSIM_SCALE"] = "0.3"
     if c["kinds"] != "default":
@@ -911,6 +914,28 @@ def oracle_job(cs, crashed_end):
         cs.check("job:check-json", False, out[:200])
 
 
+def oracle_ledger(cs, dump, t, stale):
+    """The launch ledger (--ledger) against the truth: never more
+    `unrecorded` than the GPU records the simulator lost silently; exactly
+    those when nothing else was lost and no kind switch overlapped a call."""
+    c = cs.case
+    if "meta.ledger" not in dump:
+        # off only where the agent has no subscription (another client)
+        cs.check("ledger:present", c["workload"] == "conflict",
+                 f"no ledger result (notes: {[v for k, v in dump.items() if k.startswith('note.')][:3]})")
+        return
+    led = {k: v for k, v in (w.split("=", 1) for w in dump["meta.ledger"].split() if "=" in w)}
+    gpu_silent = sum(t("silent", k) for k in ("kernel", "memcpy", "memset"))
+    unrec = num(dump, "loss.unrecorded")
+    cs.check("ledger:unrecorded<=silent", unrec <= gpu_silent,
+             f"unrecorded {unrec}, the simulator lost {gpu_silent} GPU records silently")
+    others = sum(num(dump, f"loss.{x}") for x in CLASSES if x not in ("unrecorded", "store_refused"))
+    if not others and led.get("ambiguous") == "0" and not stale:
+        cs.eq("ledger:unrecorded==silent", unrec, gpu_silent)
+    for k in ("kernel", "memcpy", "memset"):
+        cs.eq(f"ledger:no-extra:{k}", led.get(f"{k}.extra"), "0")
+
+
 def oracle_session(cs, sid, truth_path, crashed_end, end=None):
     """Every output about one session against its truth and each other
     (end: how this process ended, when not the case's)."""
@@ -1099,6 +1124,8 @@ def oracle_session(cs, sid, truth_path, crashed_end, end=None):
                          f"{got} vs produced {prod}")
             if silent:
                 cs.eq("truth:stored+lost==produced" + silent, got, prod)
+        if final and not crashed_end and c.get("ledger") == "on":
+            oracle_ledger(cs, dump, t, stale)
     else:
         cs.check("truth:none", True, "no truth (killed from outside)")
 
