@@ -302,8 +302,13 @@ static void stop_protocol(agent *a, int exit_path, int detail)
     /* The ledger's final sweep (before the last health row, which then
      * carries `unrecorded`): the consumer has stopped, its side of the
      * ledger is this thread's now. */
-    if (rc == 0)
+    if (rc == 0) {
+        /* CUPTI's drops since the health thread's last query explain
+         * missing records too: counted before the sweep compares */
+        if (atomic_load(&a->launches.on))
+            agent_health_query_drops(a);
         agent_launches_final(a);
+    }
     else if (atomic_load(&a->launches.on))
         agent_note(a, 1, "launch ledger not judged: the consumer did not stop in time");
 
