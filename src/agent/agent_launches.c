@@ -14,6 +14,7 @@
 
 #include "agent_int.h"
 #include "agent_launches.h"
+#include "agent_norm.h"
 
 /* ---- the call ids ------------------------------------------------------ */
 
@@ -169,10 +170,17 @@ static _Thread_local uint16_t tls_ctx_dev __attribute__((tls_model("initial-exec
 /* the kind-switch generation seen at this thread's open call's enter */
 static _Thread_local uint32_t tls_gen __attribute__((tls_model("initial-exec")));
 
-static uint16_t launch_device(agent *a, uint32_t ctx_uid)
+/* The launch's device, from a per-thread cache of its context's: the
+ * agent's context table, else CUPTI (a context of before a late attach
+ * whose CONTEXT record has not been parsed, or was lost). */
+static uint16_t launch_device(agent *a, CUcontext cu, uint32_t ctx_uid)
 {
     if (ctx_uid != tls_ctx_uid || !ctx_uid) {
+        uint32_t id = 0;
         tls_ctx_dev = agent_ctx_device(ctx_uid, a);
+        if (tls_ctx_dev == CUPSTORE_DEVICE_NONE && a->cupti.GetDeviceId &&
+            a->cupti.GetDeviceId(cu, &id) == CUPTI_SUCCESS)
+            tls_ctx_dev = agent_norm_device(id);
         tls_ctx_uid = tls_ctx_dev == CUPSTORE_DEVICE_NONE ? 0 : ctx_uid;
     }
     return tls_ctx_dev;
@@ -204,7 +212,7 @@ static void launch_enter(agent *a, const launch_call *lc, const CUpti_CallbackDa
     uint32_t sid = 0;
     if (a->cupti.GetStreamIdEx(cd->context, hs, lc->per_thread, &sid) != CUPTI_SUCCESS)
         return;   /* a record of it arrives as an orphan: counted */
-    uint16_t dev = launch_device(a, cd->contextUid);
+    uint16_t dev = launch_device(a, cd->context, cd->contextUid);
     if (a->cfg.devices && (dev >= CUPSTORE_DEVICE_MAX || !(a->cfg.devices & (1u << dev))))
         return;   /* out of the device scope: no record will come */
     if (!tls_tid)
@@ -321,22 +329,32 @@ static uint64_t class_losses(agent *a, unsigned d)
 static void count_unrecorded(agent *a)
 {
     agent_launches_state *s = &a->launches;
-    uint64_t pool = class_losses(a, AGENT_DEV_NONE);   /* may explain any device's */
-    s->unrecorded_exact = pool == 0;
+    uint64_t left[CUPSTORE_DEVICE_MAX + 1];
+    /* losses of no device, and a device's losses beyond its own missing
+     * records, may explain any device's (or a launch whose device was not
+     * known): they come off what is left, launches of no device first */
+    uint64_t pool = class_losses(a, AGENT_DEV_NONE);
+    s->unrecorded_exact = true;
     for (unsigned d = 0; d <= CUPSTORE_DEVICE_MAX; d++) {
         uint64_t miss = 0, other = d < CUPSTORE_DEVICE_MAX ? class_losses(a, d) : 0;
         for (unsigned k = 0; k < AGENT_LEDGER_KINDS; k++)
             miss += s->missing[d][k];
+        left[d] = miss > other ? miss - other : 0;
+        pool += other > miss ? other - miss : 0;
         if (other)
             s->unrecorded_exact = false;
-        uint64_t left = miss > other ? miss - other : 0;
-        uint64_t use = pool < left ? pool : left;
+    }
+    if (pool)
+        s->unrecorded_exact = false;
+    for (unsigned i = 0; i <= CUPSTORE_DEVICE_MAX; i++) {
+        unsigned d = i == 0 ? CUPSTORE_DEVICE_MAX : i - 1;
+        uint64_t use = pool < left[d] ? pool : left[d];
         pool -= use;
-        left -= use;
-        for (unsigned k = 0; k < AGENT_LEDGER_KINDS && left; k++) {
-            uint64_t u = s->missing[d][k] < left ? s->missing[d][k] : left;
+        left[d] -= use;
+        for (unsigned k = 0; k < AGENT_LEDGER_KINDS && left[d]; k++) {
+            uint64_t u = s->missing[d][k] < left[d] ? s->missing[d][k] : left[d];
             s->unrecorded[d][k] = u;
-            left -= u;
+            left[d] -= u;
             agent_count(a, agent_c_loss(CUPSTORE_LOSS_UNRECORDED,
                                         d < CUPSTORE_DEVICE_MAX ? d : AGENT_DEV_NONE,
                                         ledger_kind_store[k]), u);

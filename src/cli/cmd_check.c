@@ -20,6 +20,7 @@
 #include "cuptop.h"
 #include "export.h"
 #include "model.h"
+#include "model_ledger.h"
 
 #define CHECK_NOTES_MAX 8   /* notes shown under one verdict */
 
@@ -200,6 +201,7 @@ struct check_item {
     uint64_t f, t;              /* window, unix seconds                    */
     uint64_t read_back;
     char window[128];
+    model_ledger ledger;        /* the launch ledger's holes (INCOMPLETE)  */
 };
 
 /* A session with no health row in the window: said so, not judged. */
@@ -423,6 +425,12 @@ static int check_read(cupstore_env *env, void *arg, char **cause)
     }
     model_summary_free(&it->whole);
     it->have_whole = false;
+    cupstore_txn *txn;
+    if (!it->s.complete && cupstore_txn_begin(env, false, &txn) == 0) {
+        if (model_ledger_read(txn, &it->ledger) != 0)
+            it->ledger.present = false;   /* the verdict stands without it */
+        cupstore_txn_abort(txn);
+    }
     if (!it->s.complete &&
         (r->adv_rc = model_advise_read(env, it->f, it->t, &it->s, &it->adv, &it->nadv,
                                        &r->adv_why)) != 0) {
@@ -658,6 +666,14 @@ static void print_item(const struct check_item *it, bool verify)
 {
     print_verdict(&it->s, it->window, it->f, it->t,
                   it->nadv && !it->s.cupti_advice ? &it->adv[0] : NULL);
+    /* where the launch ledger found the holes: the first streams */
+    for (unsigned i = 0; it->ledger.present && i < it->ledger.nstreams && i < 8; i++) {
+        char line[400];
+        model_ledger_hole_text(&it->ledger.stream[i], line, sizeof line);
+        printf("  missing: %s\n", line);
+    }
+    if (it->ledger.nstreams > 8)
+        printf("  missing: ... %u more streams (cuptop report)\n", it->ledger.nstreams - 8);
     if (verify && it->verified)
         printf("  verified: %" PRIu64 " records read back\n", it->read_back);
     else if (verify)

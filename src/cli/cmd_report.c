@@ -365,28 +365,6 @@ static void report_losses(const model_summary *s)
     }
 }
 
-/* One stream with records missing: "stream 9 on device 0: 53 kernel, 4
- * memcpy records missing, launched 05:25:56Z..05:25:57Z by thread 29274
- * (59 launches)". */
-static void report_hole(const model_ledger_stream *h)
-{
-    char what[160] = "", t0[40], t1[40];
-    size_t n = 0;
-    for (unsigned k = 0; k < MODEL_LEDGER_KINDS; k++)
-        if (h->missing[k] && n < sizeof what)
-            n += (size_t)snprintf(what + n, sizeof what - n, "%s%" PRIu64 " %s", n ? ", " : "",
-                                  h->missing[k], model_ledger_kind_name(k));
-    model_format_second(h->first_ns / 1000000000u, t0, sizeof t0);
-    model_format_second(h->last_ns / 1000000000u, t1, sizeof t1);
-    if (h->other)
-        printf("  other streams: %s records missing, launched %s..%s (%" PRIu32 " launches)\n",
-               what, t0, t1, h->launches);
-    else
-        printf("  stream %" PRIu32 " on device %" PRIu32 ": %s records missing, launched %s..%s "
-               "by thread %" PRIu32 " (%" PRIu32 " launches)\n", h->stream, h->device, what, t0,
-               t1, h->tid, h->launches);
-}
-
 /* The launch ledger (--ledger): every launch matched to its records. */
 static void report_ledger(cupstore_txn *txn)
 {
@@ -394,14 +372,15 @@ static void report_ledger(cupstore_txn *txn)
     if (model_ledger_read(txn, &l) != 0 || !l.present)
         return;
     printf("\nLaunch ledger (every kernel, copy and set launched, matched to its record)\n");
-    printf("  %-8s %12s %12s %10s %11s %9s\n", "KIND", "LAUNCHED", "ARRIVED", "MISSING",
-           "UNRECORDED", "ORPHANS");
     for (unsigned k = 0; k < MODEL_LEDGER_KINDS; k++)
-        printf("  %-8s %12" PRIu64 " %12" PRIu64 " %10" PRIu64 " %11" PRIu64 " %9" PRIu64 "\n",
-               model_ledger_kind_name(k), l.expected[k], l.matched[k], l.missing[k],
-               l.unrecorded[k], l.orphan[k]);
-    for (unsigned i = 0; i < l.nstreams; i++)
-        report_hole(&l.stream[i]);
+        printf("  %s: %" PRIu64 " launched, %" PRIu64 " arrived, %" PRIu64 " missing (%" PRIu64
+               " unrecorded), %" PRIu64 " orphans\n", model_ledger_kind_name(k), l.expected[k],
+               l.matched[k], l.missing[k], l.unrecorded[k], l.orphan[k]);
+    for (unsigned i = 0; i < l.nstreams; i++) {
+        char line[400];
+        model_ledger_hole_text(&l.stream[i], line, sizeof line);
+        printf("  %s\n", line);
+    }
     if (l.ambiguous || l.capturing || l.overrun)
         printf("  not judged: %" PRIu64 " launches a kind switch overlapped, %" PRIu64
                " into capturing streams; %" PRIu64 " launches overwritten in the window\n",

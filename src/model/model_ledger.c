@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model.h"
 #include "model_ledger.h"
 
 static const char *const kind_names[MODEL_LEDGER_KINDS] = {"kernel", "memcpy", "memset"};
@@ -17,6 +18,25 @@ static const char *const kind_names[MODEL_LEDGER_KINDS] = {"kernel", "memcpy", "
 const char *model_ledger_kind_name(unsigned k)
 {
     return k < MODEL_LEDGER_KINDS ? kind_names[k] : "?";
+}
+
+void model_ledger_hole_text(const model_ledger_stream *h, char *buf, size_t len)
+{
+    char what[160] = "", t0[40], t1[40];
+    size_t n = 0;
+    for (unsigned k = 0; k < MODEL_LEDGER_KINDS; k++)
+        if (h->missing[k] && n < sizeof what)
+            n += (size_t)snprintf(what + n, sizeof what - n, "%s%" PRIu64 " %s", n ? ", " : "",
+                                  h->missing[k], kind_names[k]);
+    model_format_second(h->first_ns / 1000000000u, t0, sizeof t0);
+    model_format_second(h->last_ns / 1000000000u, t1, sizeof t1);
+    if (h->other)
+        snprintf(buf, len, "other streams: %s records missing, launched %s..%s (%" PRIu32
+                 " launches)", what, t0, t1, h->launches);
+    else
+        snprintf(buf, len, "stream %" PRIu32 " on device %" PRIu32 ": %s records missing, "
+                 "launched %s..%s by thread %" PRIu32 " (%" PRIu32 " launches)", h->stream,
+                 h->device, what, t0, t1, h->tid, h->launches);
 }
 
 /* The value of `key` in a "k=v k=v" text, or NULL. */

@@ -10,6 +10,7 @@
 #define CUPTOP_MODEL_LEDGER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "cupstore.h"
@@ -37,6 +38,10 @@ typedef struct model_ledger {
 
 /** The kind's name ("kernel", "memcpy", "memset"). */
 const char *model_ledger_kind_name(unsigned k);
+/** One stream's hole in words: "stream 9 on device 0: 53 kernel, 4 memcpy
+ *  records missing, launched 2026-...Z..2026-...Z by thread 29274 (59
+ *  launches)".  Always NUL-terminated. */
+void model_ledger_hole_text(const model_ledger_stream *h, char *buf, size_t len);
 /** Read the ledger of the session txn belongs to.  0 (l->present false
  *  when the session has none), or a store error. */
 int model_ledger_read(cupstore_txn *txn, model_ledger *l);

@@ -51,6 +51,8 @@ check "silent: unrecorded == the records lost silently" "$(val "$WORK/silent.d" 
 check "silent: verdict" "$(verdict "$st" "$id")" "1 ended INCOMPLETE"
 grep -q 'unrecorded' "$WORK/verdict.out" ||
     fail "silent: check does not name unrecorded: $(cat "$WORK/verdict.out")"
+check "silent: check names the 4 streams with holes" \
+    "$(grep -c '^  missing: stream [0-9]* on device 0: [0-9]* kernel' "$WORK/verdict.out")" 4
 truth_check silent "$st" "$id" "$SIM_DIR/truth" --exit ctx_destroy --expect unrecorded
 "$CUPTOP" report --store "$st" "$id" >"$WORK/silent.report" 2>&1
 if grep -q '^  stream [0-9]* on device 0: [0-9,]* kernel' "$WORK/silent.report"; then
