@@ -168,17 +168,35 @@ void agent_launches_attach(agent *a)
 static _Thread_local uint32_t tls_tid __attribute__((tls_model("initial-exec")));
 static _Thread_local uint32_t tls_ctx_uid __attribute__((tls_model("initial-exec")));
 static _Thread_local uint16_t tls_ctx_dev __attribute__((tls_model("initial-exec")));
+/* the context has a handle in the agent's table (the device kinds can be
+ * enabled on it under a device scope) */
+static _Thread_local bool tls_ctx_handle __attribute__((tls_model("initial-exec")));
 /* the kind-switch generation seen at this thread's open call's enter */
 static _Thread_local uint32_t tls_gen __attribute__((tls_model("initial-exec")));
 
 /* The launch's device, from a per-thread cache of its context's: the
  * agent's context table, else CUPTI (a context of before a late attach
  * whose CONTEXT record has not been parsed, or was lost). */
+static uint16_t ctx_lookup(agent *a, uint32_t ctx_uid, bool *handle)
+{
+    uint16_t dev = CUPSTORE_DEVICE_NONE;
+    *handle = false;
+    pthread_mutex_lock(&a->ctx_lock);
+    for (int i = 0; i < AGENT_CTX_MAX; i++)
+        if ((a->ctx[i].cu || a->ctx[i].live) && a->ctx[i].id == ctx_uid) {
+            dev = a->ctx[i].device;
+            *handle = a->ctx[i].cu != NULL;
+            break;
+        }
+    pthread_mutex_unlock(&a->ctx_lock);
+    return dev;
+}
+
 static uint16_t launch_device(agent *a, CUcontext cu, uint32_t ctx_uid)
 {
     if (ctx_uid != tls_ctx_uid || !ctx_uid) {
         uint32_t id = 0;
-        tls_ctx_dev = agent_ctx_device(ctx_uid, a);
+        tls_ctx_dev = ctx_lookup(a, ctx_uid, &tls_ctx_handle);
         if (tls_ctx_dev == CUPSTORE_DEVICE_NONE && a->cupti.GetDeviceId &&
             a->cupti.GetDeviceId(cu, &id) == CUPTI_SUCCESS)
             tls_ctx_dev = agent_norm_device(id);
@@ -219,8 +237,13 @@ static void launch_enter(agent *a, const launch_call *lc, const CUpti_CallbackDa
     if (a->cupti.GetStreamIdEx(cd->context, hs, lc->per_thread, &sid) != CUPTI_SUCCESS)
         return;   /* a record of it arrives as an orphan: counted */
     uint16_t dev = launch_device(a, cd->context, cd->contextUid);
-    if (a->cfg.devices && (dev >= CUPSTORE_DEVICE_MAX || !(a->cfg.devices & (1u << dev))))
-        return;   /* out of the device scope: no record will come */
+    if (a->cfg.devices && (dev >= CUPSTORE_DEVICE_MAX || !(a->cfg.devices & (1u << dev)) ||
+                           !tls_ctx_handle)) {
+        /* out of the device scope, or a context of before the attach
+         * (no handle: its device kinds cannot be enabled): no record */
+        atomic_fetch_add_explicit(&s->scoped_out, 1, memory_order_relaxed);
+        return;
+    }
     if (!tls_tid)
         tls_tid = (uint32_t)syscall(SYS_gettid);
     agent_launch l = {.corr = cd->correlationId, .stream = sid, .tid = tls_tid,
@@ -368,15 +391,19 @@ static void count_unrecorded(agent *a)
     }
 }
 
-void agent_launches_final(agent *a)
+void agent_launches_final(agent *a, uint64_t unreturned)
 {
     agent_launches_state *s = &a->launches;
     if (!s->on || s->judged)
         return;
     s->judged = true;
+    s->unreturned = unreturned;
     agent_ledger_sweep(&s->ledger, UINT64_MAX, UINT64_MAX, hole_add, s, NULL);
     agent_ledger_totals_get(&s->ledger, &s->totals);
-    count_unrecorded(a);
+    if (!unreturned)
+        count_unrecorded(a);
+    else
+        s->unrecorded_exact = false;
     uint64_t miss = 0, unrec = 0;
     for (unsigned d = 0; d <= CUPSTORE_DEVICE_MAX; d++)
         for (unsigned k = 0; k < AGENT_LEDGER_KINDS; k++) {
@@ -388,6 +415,10 @@ void agent_launches_final(agent *a)
                    "no other loss class counted them (unrecorded%s; %" PRIu64 " missing in all, "
                    "on %u stream(s))", unrec, s->unrecorded_exact ? "" : ", a lower bound",
                    miss, s->nholes + (s->other.launches ? 1 : 0));
+    else if (miss && unreturned)
+        agent_note(a, 1, "launch ledger: %" PRIu64 " GPU records launched never arrived; %" PRIu64
+                   " buffers handed to CUPTI never came back and may hold any of them (counted "
+                   "as tail or conflict, a bound), so none is called unrecorded", miss, unreturned);
 }
 
 /* "d s k=N,k=N first_ns last_ns tid launches" per stream with holes */
@@ -412,9 +443,11 @@ int agent_launches_put(agent *a, cupstore_txn *txn)
     int n = 0;
     n += snprintf(v + n, sizeof v - (size_t)n,
                   "launches=%" PRIu64 " cancelled=%" PRIu64 " ambiguous=%" PRIu64
-                  " capturing=%" PRIu64 " overrun=%" PRIu64 " busy=%" PRIu64 " exact=%d",
+                  " capturing=%" PRIu64 " overrun=%" PRIu64 " busy=%" PRIu64 " exact=%d"
+                  " unreturned=%" PRIu64 " scoped_out=%" PRIu64,
                   t->launches, t->cancelled, atomic_load(&s->ambiguous),
-                  atomic_load(&s->capturing), t->overrun, t->busy, s->unrecorded_exact);
+                  atomic_load(&s->capturing), t->overrun, t->busy, s->unrecorded_exact,
+                  s->unreturned, atomic_load(&s->scoped_out));
     static const char *const kn[AGENT_LEDGER_KINDS] = {"kernel", "memcpy", "memset"};
     for (unsigned k = 0; k < AGENT_LEDGER_KINDS && n < (int)sizeof v; k++) {
         uint64_t unrec = 0;

@@ -66,12 +66,15 @@ typedef struct agent_launches_state {
     _Atomic uint64_t ambiguous;      /* launches taken back: a kind switch
                                         overlapped the call              */
     _Atomic uint64_t capturing;      /* launches into a capturing stream  */
+    _Atomic uint64_t scoped_out;     /* launches out of the device scope  */
     /* the final sweep's result (stop thread) */
     bool judged;
     agent_ledger_totals totals;
     uint64_t missing[CUPSTORE_DEVICE_MAX + 1][AGENT_LEDGER_KINDS];
     uint64_t unrecorded[CUPSTORE_DEVICE_MAX + 1][AGENT_LEDGER_KINDS];
     bool unrecorded_exact;
+    uint64_t unreturned;             /* buffers that never came back: no
+                                        missing record called unrecorded */
     agent_launch_hole hole[AGENT_LAUNCH_STREAMS];
     unsigned nholes;
     agent_launch_hole other;         /* streams beyond AGENT_LAUNCH_STREAMS */
@@ -96,8 +99,10 @@ void agent_launches_switch(struct agent *a, bool begin);
  *  (zero timestamps, tail) must not arrive. */
 void agent_launches_arrive(struct agent *a, const cupstore_record *r);
 /** After the final drain (stop thread): everything still expected is
- *  missing; count `unrecorded` as the part no other class explains. */
-void agent_launches_final(struct agent *a);
+ *  missing; count `unrecorded` as the part no other class explains --
+ *  none when `unreturned` buffers (counted lost, their records only
+ *  bounded) may hold any of them. */
+void agent_launches_final(struct agent *a, uint64_t unreturned);
 /** Write the ledger's result as session metadata (the final's txn). */
 int agent_launches_put(struct agent *a, cupstore_txn *txn);
 

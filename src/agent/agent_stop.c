@@ -307,7 +307,9 @@ static void stop_protocol(agent *a, int exit_path, int detail)
          * missing records too: counted before the sweep compares */
         if (atomic_load(&a->launches.on))
             agent_health_query_drops(a);
-        agent_launches_final(a);
+        /* buffers that never came back hold an unknown number of the
+         * missing records (tail or conflict, a bound) */
+        agent_launches_final(a, !flushed || agent_attached(a) ? unreturned : 0);
     }
     else if (atomic_load(&a->launches.on))
         agent_note(a, 1, "launch ledger not judged: the consumer did not stop in time");
