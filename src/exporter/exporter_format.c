@@ -376,6 +376,51 @@ static void format_beyond(wctx *w)
     }
 }
 
+/* The launch ledger (sessions run with --ledger, once ended). */
+static void format_ledger(wctx *w)
+{
+    char extra[96];
+    bool any = false;
+    for (size_t i = 0; i < w->n; i++)
+        any |= w->s[i].have_ledger;
+    if (!any)
+        return;
+    family(w, "cuptop_ledger_launched", M_COUNTER,
+           "GPU records the launch ledger expected (kernels launched, copies and sets made), "
+           "by kind.");
+    for (size_t i = 0; i < w->n; i++)
+        for (unsigned k = 0; w->s[i].have_ledger && k < MODEL_LEDGER_KINDS; k++) {
+            snprintf(extra, sizeof extra, "kind=\"%s\"", model_ledger_kind_name(k));
+            sample_u64(w, i, extra, w->s[i].ledger_launched[k]);
+        }
+    family(w, "cuptop_ledger_arrived", M_COUNTER,
+           "GPU records matched to their launch, by kind.");
+    for (size_t i = 0; i < w->n; i++)
+        for (unsigned k = 0; w->s[i].have_ledger && k < MODEL_LEDGER_KINDS; k++) {
+            snprintf(extra, sizeof extra, "kind=\"%s\"", model_ledger_kind_name(k));
+            sample_u64(w, i, extra, w->s[i].ledger_arrived[k]);
+        }
+    family(w, "cuptop_records_missing", M_COUNTER,
+           "GPU records launched that never arrived, by kind and device (\"none\": not known), "
+           "whatever the loss class (cuptop report's Launch ledger).");
+    for (size_t i = 0; i < w->n; i++)
+        for (unsigned d = 0; w->s[i].have_ledger && d <= CUPSTORE_DEVICE_MAX; d++)
+            for (unsigned k = 0; k < MODEL_LEDGER_KINDS; k++) {
+                uint64_t v = w->s[i].ledger_missing[d][k];
+                if (!v && d == CUPSTORE_DEVICE_MAX)
+                    continue;   /* "none" only when it holds something */
+                if (!v && !(w->s[i].device_mask & (1u << d)))
+                    continue;
+                if (d == CUPSTORE_DEVICE_MAX)
+                    snprintf(extra, sizeof extra, "kind=\"%s\",device=\"none\"",
+                             model_ledger_kind_name(k));
+                else
+                    snprintf(extra, sizeof extra, "kind=\"%s\",device=\"%u\"",
+                             model_ledger_kind_name(k), d);
+                sample_u64(w, i, extra, v);
+            }
+}
+
 static void format_counts(wctx *w)
 {
     char extra[96];
@@ -403,6 +448,7 @@ static void format_counts(wctx *w)
             sample_u64(w, i, extra, w->s[i].loss[l]);
         }
     format_beyond(w);
+    format_ledger(w);
     family(w, "cuptop_device_records_lost", M_COUNTER,
            "Records lost, by device index (\"none\": not attributable to one) and loss "
            "class, from the exact loss rows (equal to cuptop sessions --json loss_by_device).");

@@ -13,6 +13,7 @@
 
 #include "cupstore.h"
 #include "model.h"
+#include "model_ledger.h"
 
 /* Label value sizes (bytes, before escaping).  The command line is
  * shortened on purpose, with "..." (exp_command_short); every other value
@@ -54,6 +55,12 @@ typedef struct exp_sess {
     /* the last health row */
     bool have_last;
     cupstore_health last;
+    /* the launch ledger's result (--ledger), once ended: per kind
+     * launched and arrived, missing per device (slot CUPSTORE_DEVICE_MAX:
+     * no device, and what no stream was named for) */
+    bool have_ledger;
+    uint64_t ledger_launched[MODEL_LEDGER_KINDS], ledger_arrived[MODEL_LEDGER_KINDS];
+    uint64_t ledger_missing[CUPSTORE_DEVICE_MAX + 1][MODEL_LEDGER_KINDS];
     /* the stop protocol, once ended */
     bool have_stop;
     double stop_s;                          /* first start to last end  */

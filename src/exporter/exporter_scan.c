@@ -198,6 +198,34 @@ static int stop_row(const cupstore_step *st, void *arg)
     return 0;
 }
 
+/* The launch ledger's result: launched and arrived per kind, missing per
+ * device and kind (the streams' holes summed; what is missing on no named
+ * stream counts under no device). */
+static int read_ledger(cupstore_txn *txn, exp_sess *s)
+{
+    model_ledger *l = malloc(sizeof *l);
+    if (!l)
+        return ENOMEM;
+    int rc = model_ledger_read(txn, l);
+    s->have_ledger = rc == 0 && l->present;
+    memset(s->ledger_missing, 0, sizeof s->ledger_missing);
+    for (unsigned k = 0; s->have_ledger && k < MODEL_LEDGER_KINDS; k++) {
+        uint64_t named = 0;
+        s->ledger_launched[k] = l->expected[k];
+        s->ledger_arrived[k] = l->matched[k];
+        for (unsigned i = 0; i < l->nstreams; i++) {
+            unsigned d = l->stream[i].device < CUPSTORE_DEVICE_MAX ? l->stream[i].device
+                                                                   : CUPSTORE_DEVICE_MAX;
+            s->ledger_missing[d][k] += l->stream[i].missing[k];
+            named += l->stream[i].missing[k];
+        }
+        if (l->missing[k] > named)
+            s->ledger_missing[CUPSTORE_DEVICE_MAX][k] += l->missing[k] - named;
+    }
+    free(l);
+    return rc;
+}
+
 /* The figures outside the model: health-row sums (extended from tally_to,
  * or from the start when `from_start`), the last row, metadata labels and,
  * when ended, the stop steps.  One short read transaction. */
@@ -228,6 +256,8 @@ static int read_extra(entry *en, exp_sess *s, bool from_start)
         s->have_last = false;
         rc = 0;
     }
+    if (rc == 0 && s->state == MODEL_STATE_ENDED)
+        rc = read_ledger(txn, s);
     if (rc == 0 && s->state == MODEL_STATE_ENDED) {
         struct stop_ctx c = {.s = s};
         s->have_stop = false;

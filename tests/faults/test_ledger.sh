@@ -61,6 +61,23 @@ else
     fail "silent: report has no per-stream holes: $(grep -A8 -i ledger "$WORK/silent.report")"
 fi
 
+# the exporter: the ledger's families, equal to the session's ledger
+"$CUPTOP" exporter --textfile "$WORK/silent.prom" --once --store "$st" >"$WORK/exp.out" 2>&1 ||
+    fail "silent: exporter --once: $(cat "$WORK/exp.out")"
+for k in kernel memcpy memset; do
+    got=$(awk -v k="kind=\"$k\"" '/^cuptop_records_missing_total\{/ && index($0, k) { s += $NF }
+                                    END { print s + 0 }' "$WORK/silent.prom")
+    check "silent: exporter cuptop_records_missing_total{kind=$k} == the ledger's missing" \
+        "$got" "$(ledger_field "$WORK/silent.d" "$k.missing")"
+done
+if command -v promtool >/dev/null 2>&1; then
+    promtool check metrics <"$WORK/silent.prom" >"$WORK/promtool.out" 2>&1 &&
+        pass "silent: promtool accepts the exposition" ||
+        fail "silent: promtool: $(head -5 "$WORK/promtool.out")"
+else
+    skip_part "promtool (Debian prometheus) not installed: the exposition not checked by it"
+fi
+
 # ---- silent loss under drops and a starved pool: a bound ------------------
 sim_run drops CUPTOP_LEDGER=1 CUPTOP_POOL=2 CUPTOP_BUFFER_SIZE=64K -- --seconds 1 --streams 4 \
     --exit return --scenario drops --faults silent=53
