@@ -68,7 +68,7 @@ struct dump {
     /* the epochs' spans (the first EPOCHS_MAX), and the records whose start
      * falls in each (periodic windows: nothing outside a window) */
     unsigned nep;
-    uint64_t ep_start[64], ep_end[64], ep_rec[64], rec_outside;
+    uint64_t ep_start[64], ep_end[64], ep_rec[64], ep_api[64], rec_outside, api_outside;
 };
 #define EPOCHS_MAX 64
 
@@ -110,10 +110,16 @@ static int on_rec(const cupstore_record *r, void *arg)
         while (i < d->nep && !(r->start_ns >= d->ep_start[i] &&
                                (!d->ep_end[i] || r->start_ns < d->ep_end[i])))
             i++;
-        if (i < d->nep)
+        /* API records start at the CPU call: their epoch is exact, where a
+         * GPU record may start after the change that ended its launch's */
+        bool api = r->kind == CUPSTORE_KIND_RUNTIME || r->kind == CUPSTORE_KIND_DRIVER;
+        if (i < d->nep) {
             d->ep_rec[i]++;
-        else
+            d->ep_api[i] += api;
+        } else {
             d->rec_outside++;
+            d->api_outside += api;
+        }
     }
     return 0;
 }
@@ -278,8 +284,10 @@ static int dump(const char *store, const char *id)
            (unsigned long long)d.total, (unsigned long long)d.zero_ts,
            (unsigned long long)d.truncated, (unsigned long long)d.named);
     for (unsigned i = 0; i < d.nep; i++)
-        printf("records.epoch.%u=%llu\n", i + 1, (unsigned long long)d.ep_rec[i]);
-    printf("records.no_epoch=%llu\n", (unsigned long long)d.rec_outside);
+        printf("records.epoch.%u=%llu\nrecords.epoch.%u.api=%llu\n", i + 1,
+               (unsigned long long)d.ep_rec[i], i + 1, (unsigned long long)d.ep_api[i]);
+    printf("records.no_epoch=%llu\nrecords.no_epoch.api=%llu\n",
+           (unsigned long long)d.rec_outside, (unsigned long long)d.api_outside);
     for (unsigned dv = 0; dv < DEVS; dv++)
         for (unsigned k = 0; k < KINDS; k++)
             if (d.rec[dv][k])

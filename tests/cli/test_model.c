@@ -194,13 +194,69 @@ static void test_names(void **state)
     assert_string_equal(buf, "2025-01-01T12:00:00Z");
 }
 
+/* Periodic windows judged from the epochs alone: how late each edge came,
+ * a window cut short by the session's end, one with a loss, the words. */
+static void test_windows(void **state)
+{
+    (void)state;
+    const uint64_t S = 1000000000ull, MS = 1000000ull;
+    model_epoch_stat ep[5];
+    memset(ep, 0, sizeof ep);
+    for (unsigned i = 0; i < 5; i++) {
+        ep[i].id = i + 1;
+        ep[i].known = true;
+        ep[i].row.id = i + 1;
+        ep[i].row.period_ms = 1000;
+        ep[i].row.window_ms = 300;
+        ep[i].row.flags = CUPSTORE_EPOCH_CAPTURE | (i % 2 ? 0 : CUPSTORE_EPOCH_OUT_OF_SCOPE);
+    }
+    /* 1 before, 2 a window [10 s + 2 ms, 10.3 s + 1 ms), 3 between, 4 a
+     * window from 11 s + 0.5 ms that the session's end cut at 11.1 s */
+    ep[1].row.sched_ns = 10 * S, ep[1].row.start_ns = 10 * S + 2 * MS;
+    ep[1].row.end_ns = 10 * S + 301 * MS;
+    ep[2].row.sched_ns = 10 * S + 300 * MS, ep[2].row.start_ns = 10 * S + 301 * MS;
+    ep[2].row.end_ns = 11 * S;
+    ep[3].row.sched_ns = 11 * S, ep[3].row.start_ns = 11 * S + MS / 2;
+    ep[3].row.end_ns = 11 * S + 100 * MS;
+    ep[3].losses = 7;
+    model_facts r;
+    memset(&r, 0, sizeof r);
+    r.epochs = ep;
+    r.nepochs = 4;
+    model_windows w;
+    assert_int_equal(model_windows_judge(&r, &w), 2);
+    assert_int_equal(w.timed, 2);
+    assert_int_equal(w.closes, 1);
+    assert_int_equal(w.cut_short, 1);
+    assert_int_equal(w.lossy, 1);
+    assert_true(w.open_late_ms > 1.99 && w.open_late_ms < 2.01);
+    assert_true(w.close_late_ms > 0.99 && w.close_late_ms < 1.01);
+    char line[400];
+    model_windows_line(&w, line, sizeof line);
+    assert_string_equal(line, "2 periodic windows every:1s/300ms, opened at most 2.0 ms and "
+                              "closed at most 1.0 ms after their boundary (wall clock); 1 ended "
+                              "before its close (judged as far as it went); 1 with a loss; the "
+                              "time between them was out of scope");
+    char lines[8][200];
+    assert_true(model_scope_lines(&ep[1].row, NULL, lines, 8) >= 1);
+    assert_string_equal(lines[0], "in scope: a periodic window (every:1s/300ms, due "
+                                  "1970-01-01T00:00:10.000Z, opened 2.0 ms after its boundary)");
+    assert_true(model_scope_lines(&ep[2].row, NULL, lines, 8) >= 1);
+    assert_string_equal(lines[0], "out of scope (between periodic windows every:1s/300ms); its "
+                                  "time is neither loss nor evidence");
+    r.nepochs = 1;   /* no window: nothing to say */
+    assert_int_equal(model_windows_judge(&r, &w), 0);
+    model_windows_line(&w, line, sizeof line);
+    assert_string_equal(line, "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_time), cmocka_unit_test(test_escape),
         cmocka_unit_test(test_sanitize), cmocka_unit_test(test_escape_invisible),
         cmocka_unit_test(test_json_escape), cmocka_unit_test(test_xout),
-        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_names), cmocka_unit_test(test_windows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

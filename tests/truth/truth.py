@@ -7,7 +7,7 @@ each other.  Python 3 standard library only.
   truth.py [--build DIR] [--src DIR] one SEED [--spec K=V,...] [--keep DIR]
       run one case (drawn from SEED; --spec sets dimensions, the rest stay
       as drawn) and print every check
-  truth.py [...] matrix --cases N --seed S [--jobs J] [--save-regress]
+  truth.py [...] matrix --cases N --seed S [--jobs J] [--save-regress] [--spec K=V;...]
       N cases, case i drawn from seed S*1000003+i; a failing case is shrunk
       (one dimension at a time back to its default while it still fails)
       and, with --save-regress, saved as tests/truth/regress/SEED.case
@@ -34,6 +34,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import truth_windows  # noqa: E402  (the periodic-window dimension)
+
 KINDS = ["kernel", "memcpy", "memset", "runtime", "driver", "sync", "overhead", "marker"]
 DEVICE_KINDS = ["kernel", "memcpy", "memset", "sync", "overhead", "marker"]
 CLASSES = ["cupti_dropped", "declined", "queue_overflow", "parse_error", "store_refused",
@@ -50,8 +53,9 @@ NAME_RE = re.compile(r'"name":"((?:[^"\\]|\\.)*)"')
 DIMS = [
     ("driver", ["simdrive", "run"]),           # simdrive (seq steps) or cuptop run -- cuptop-simapp
     ("start", ["eager", "dormant", "capture", "capture_nvtx", "attach", "attach2",
-               "attach2race"]),              # attach2: a second cuptop attach after the first,
-                                             # attach2race: two at once
+               "attach2race", "capture_every"]),  # attach2: a second cuptop attach after the
+                                             # first, attach2race: two at once, capture_every:
+                                             # periodic windows (truth_windows.py)
     ("kinds", ["default", "all", "kernel", "kernel,runtime", "kernel,memcpy,memset,marker"]),
     ("api", ["gpu", "all", "none", "gpu+include", "all-exclude"]),
     ("sizes", ["ample", "small", "starved", "queue1"]),
@@ -127,9 +131,9 @@ def normalize(case):
         c["start"] = "eager"
         c["nvtx"] = "none"
         c["control"] = "none"
-    if c["start"] in CAPTURE:
+    if c["start"] in CAPTURE + ("capture_every",):
         c["control"] = "none"       # a capture range owns the kinds
-    else:
+    if c["start"] not in CAPTURE:
         c["range_end"] = "closed"   # no capture range to leave open
     if c["start"] == "capture_nvtx" and c["nvtx"] == "early":
         c["nvtx"] = "nested"
@@ -431,6 +435,8 @@ def build_env(c, cs):
         e["CUPTOP_CAPTURE_RANGE"] = "cudaProfilerApi"
     if c["start"] == "capture_nvtx":
         e["CUPTOP_CAPTURE_RANGE"] = "nvtx:step"
+    if c["start"] == "capture_every":
+        e["CUPTOP_CAPTURE_RANGE"] = truth_windows.SPEC
     if c["nvtx"] != "none" or c["start"] == "capture_nvtx":
         e["NVTX_INJECTION64_PATH"] = cs.env.agent
         e["CUPTOPSIM_NVTX_TRUTH"] = cs.nvtx_path
@@ -460,6 +466,8 @@ def simdrive_seq(c):
         steps += ["emit:50", "pstart", w] + (["pstop", "emit:50"] if c["range_end"] == "closed" else [])
     elif c["start"] == "capture_nvtx":
         steps += ["emit:50", "push:step", w] + (["pop", "emit:50"] if c["range_end"] == "closed" else [])
+    elif c["start"] == "capture_every":
+        steps += truth_windows.seq_steps(w)
     else:
         steps += [w]
     if c["reader"] == "hold":
@@ -962,6 +970,8 @@ def oracle_session(cs, sid, truth_path, crashed_end, end=None):
         # cuptop-simapp's _exit is a clean end only where the contexts'
         # destruction reached the agent (not with another subscriber)
         crashed_end = True
+    if c["start"] == "capture_every" and c["driver"] == "simdrive":
+        truth_windows.check(cs, dump, crashed_end)
 
     rc, sj, _ = cs.cuptop("sessions", "--store", cs.store, "--json")
     try:
@@ -1103,7 +1113,8 @@ def oracle_session(cs, sid, truth_path, crashed_end, end=None):
         # a kind that is on yields records: an API kind enabled under a
         # policy that records the launches must produce some (the agent's
         # own muting is never silent)
-        if final and not crashed_end and c["api"] != "none" and c["start"] != "capture_nvtx":
+        if final and not crashed_end and c["api"] != "none" and \
+                c["start"] not in ("capture_nvtx", "capture_every"):   # work may miss the windows
             on = (sess.get("kinds_enabled") or "").split(",")
             ops = sum(num(truth, f"ops.kernel.{x}") for x in devs) or WORK_EMIT
             for k in ("runtime", "driver"):
@@ -1627,6 +1638,8 @@ def main(argv):
             elif args[i] == "--no-shrink":
                 shrink_ok[0] = False
                 i -= 1
+            elif args[i] == "--spec":
+                force_spec[0] = args[i + 1]
             i += 2
         return matrix(env, cases, seed0, jobs, save)
     print(__doc__)
@@ -1634,6 +1647,12 @@ def main(argv):
 
 
 shrink_ok = [True]
+force_spec = [None]   # matrix --spec K=V;...: those dimensions on every case
+
+
+def draw_forced(seed):
+    case = draw(seed)
+    return normalize(parse_spec_kv(force_spec[0], case)) if force_spec[0] else case
 
 
 def matrix(env, cases, seed0, jobs, save):
@@ -1648,7 +1667,7 @@ def matrix(env, cases, seed0, jobs, save):
     nchecks = 0
     print(f"truth matrix: {cases} cases from seed {seed0}, {jobs} at a time")
     with cf.ThreadPoolExecutor(max_workers=jobs) as ex:
-        futs = {ex.submit(run_one, env, s, draw(s), None, True): s for s in seeds}
+        futs = {ex.submit(run_one, env, s, draw_forced(s), None, True): s for s in seeds}
         for fut in cf.as_completed(futs):
             s = futs[fut]
             fails, xf, n, lines = fut.result()
@@ -1667,7 +1686,7 @@ def matrix(env, cases, seed0, jobs, save):
         if not shrink_ok[0]:
             print(f"failed seed {s}: {' '.join(sorted(set(fails)))}")
             continue
-        case = draw(s)
+        case = draw_forced(s)
         small, sf = shrink(env, s, case, fails)
         dims = [d for d in DIM_NAMES if small[d] != DEFAULTS[d]] or ["(defaults)"]
         for d in dims:
