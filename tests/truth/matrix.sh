@@ -17,6 +17,7 @@ no | "") ;;
     # the preloaded faultio.so and the many short-lived processes: the
     # plain build runs the matrix; the sanitizer build a tenth of it
     TRUTH_CASES=${TRUTH_CASES:-20}
+    TRUTH_WINDOW_CASES=${TRUTH_WINDOW_CASES:-3}
     ;;
 esac
 t=$top_srcdir/tests/truth/truth.py
@@ -24,6 +25,10 @@ python3 "$t" matrix --cases "${TRUTH_CASES:-200}" --seed "${TRUTH_SEED:-29}" \
     --jobs "${TRUTH_JOBS:-2}"
 rc=$?
 [ "$rc" = 77 ] && exit 77
+# periodic windows (start=capture_every) are few in the random draw (a
+# simdrive start, no job): a short set of their own
+python3 "$t" matrix --cases "${TRUTH_WINDOW_CASES:-12}" --seed 78 --jobs "${TRUTH_JOBS:-2}" \
+    --spec 'start=capture_every;driver=simdrive;job=none' || rc=1
 set -- "$top_srcdir"/tests/truth/regress/*.case
 if [ -e "$1" ]; then
     python3 "$t" regress "$@" || rc=1
