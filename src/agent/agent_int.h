@@ -250,6 +250,9 @@ int agent_store_put(agent *a, int (*fn)(cupstore_txn *, void *), void *arg, unsi
 void agent_note(agent *a, uint32_t level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 uint16_t agent_ctx_device(uint32_t ctx_id, void *arg);
+/** A context's device (CUPSTORE_DEVICE_NONE: unknown) and whether the
+ *  agent holds its handle (handle may be NULL); takes ctx_lock. */
+uint16_t agent_ctx_lookup(agent *a, uint32_t ctx_id, bool *handle);
 static inline void agent_count(agent *a, unsigned idx, uint64_t n)
 {
     atomic_fetch_add_explicit(&a->c[idx], n, memory_order_relaxed);

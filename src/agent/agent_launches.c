@@ -177,26 +177,11 @@ static _Thread_local uint32_t tls_gen __attribute__((tls_model("initial-exec")))
 /* The launch's device, from a per-thread cache of its context's: the
  * agent's context table, else CUPTI (a context of before a late attach
  * whose CONTEXT record has not been parsed, or was lost). */
-static uint16_t ctx_lookup(agent *a, uint32_t ctx_uid, bool *handle)
-{
-    uint16_t dev = CUPSTORE_DEVICE_NONE;
-    *handle = false;
-    pthread_mutex_lock(&a->ctx_lock);
-    for (int i = 0; i < AGENT_CTX_MAX; i++)
-        if ((a->ctx[i].cu || a->ctx[i].live) && a->ctx[i].id == ctx_uid) {
-            dev = a->ctx[i].device;
-            *handle = a->ctx[i].cu != NULL;
-            break;
-        }
-    pthread_mutex_unlock(&a->ctx_lock);
-    return dev;
-}
-
 static uint16_t launch_device(agent *a, CUcontext cu, uint32_t ctx_uid)
 {
     if (ctx_uid != tls_ctx_uid || !ctx_uid) {
         uint32_t id = 0;
-        tls_ctx_dev = ctx_lookup(a, ctx_uid, &tls_ctx_handle);
+        tls_ctx_dev = agent_ctx_lookup(a, ctx_uid, &tls_ctx_handle);
         if (tls_ctx_dev == CUPSTORE_DEVICE_NONE && a->cupti.GetDeviceId &&
             a->cupti.GetDeviceId(cu, &id) == CUPTI_SUCCESS)
             tls_ctx_dev = agent_norm_device(id);

@@ -114,18 +114,26 @@ void agent_note(agent *a, uint32_t level, const char *fmt, ...)
     (void)agent_store_put(a, put_note, &n, AGENT_PUT_NOTE_TRIES);
 }
 
-uint16_t agent_ctx_device(uint32_t ctx_id, void *arg)
+uint16_t agent_ctx_lookup(agent *a, uint32_t ctx_id, bool *handle)
 {
-    agent *a = arg;
     uint16_t dev = CUPSTORE_DEVICE_NONE;
+    bool h = false;
     pthread_mutex_lock(&a->ctx_lock);
     for (int i = 0; i < AGENT_CTX_MAX; i++)
         if ((a->ctx[i].cu || a->ctx[i].live) && a->ctx[i].id == ctx_id) {
             dev = a->ctx[i].device;
+            h = a->ctx[i].cu != NULL;
             break;
         }
     pthread_mutex_unlock(&a->ctx_lock);
+    if (handle)
+        *handle = h;
     return dev;
+}
+
+uint16_t agent_ctx_device(uint32_t ctx_id, void *arg)
+{
+    return agent_ctx_lookup(arg, ctx_id, NULL);
 }
 
 uint64_t agent_count_lost(agent *a, uint8_t *buf, size_t valid, unsigned loss)

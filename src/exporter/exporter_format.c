@@ -15,6 +15,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -376,6 +377,19 @@ static void format_beyond(wctx *w)
     }
 }
 
+/* A counter family by ledger kind from the exp_sess array at `off`. */
+static void ledger_by_kind(wctx *w, const char *base, const char *help, size_t off)
+{
+    char extra[96];
+    family(w, base, M_COUNTER, help);
+    for (size_t i = 0; i < w->n; i++)
+        for (unsigned k = 0; w->s[i].have_ledger && k < MODEL_LEDGER_KINDS; k++) {
+            const uint64_t *v = (const uint64_t *)(const void *)((const char *)&w->s[i] + off);
+            snprintf(extra, sizeof extra, "kind=\"%s\"", model_ledger_kind_name(k));
+            sample_u64(w, i, extra, v[k]);
+        }
+}
+
 /* The launch ledger (sessions run with --ledger, once ended). */
 static void format_ledger(wctx *w)
 {
@@ -385,21 +399,11 @@ static void format_ledger(wctx *w)
         any |= w->s[i].have_ledger;
     if (!any)
         return;
-    family(w, "cuptop_ledger_launched", M_COUNTER,
-           "GPU records the launch ledger expected (kernels launched, copies and sets made), "
-           "by kind.");
-    for (size_t i = 0; i < w->n; i++)
-        for (unsigned k = 0; w->s[i].have_ledger && k < MODEL_LEDGER_KINDS; k++) {
-            snprintf(extra, sizeof extra, "kind=\"%s\"", model_ledger_kind_name(k));
-            sample_u64(w, i, extra, w->s[i].ledger_launched[k]);
-        }
-    family(w, "cuptop_ledger_arrived", M_COUNTER,
-           "GPU records matched to their launch, by kind.");
-    for (size_t i = 0; i < w->n; i++)
-        for (unsigned k = 0; w->s[i].have_ledger && k < MODEL_LEDGER_KINDS; k++) {
-            snprintf(extra, sizeof extra, "kind=\"%s\"", model_ledger_kind_name(k));
-            sample_u64(w, i, extra, w->s[i].ledger_arrived[k]);
-        }
+    ledger_by_kind(w, "cuptop_ledger_launched",
+                   "GPU records the launch ledger expected (kernels launched, copies and sets "
+                   "made), by kind.", offsetof(exp_sess, ledger_launched));
+    ledger_by_kind(w, "cuptop_ledger_arrived", "GPU records matched to their launch, by kind.",
+                   offsetof(exp_sess, ledger_arrived));
     family(w, "cuptop_records_missing", M_COUNTER,
            "GPU records launched that never arrived, by kind and device (\"none\": not known), "
            "whatever the loss class (cuptop report's Launch ledger).");
