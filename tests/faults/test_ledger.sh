@@ -115,4 +115,16 @@ grep -q '^meta.config=.*;ledger=1;' "$WORK/run.d" && pass "run --ledger: the ses
     fail "run --ledger: config: $(grep '^meta.config=' "$WORK/run.d")"
 check_ge "run --ledger: unrecorded counted" "$(val "$WORK/run.d" loss.unrecorded)" 1
 
+# count-only keeps the ledger: completeness watched without storing records
+CUPTOP_CUPTI_LIBRARY="$SIMLIB" "$CUPTOP" run --store "$WORK/run/count" --ledger --count-only -- \
+    "$SIMAPP" --seconds 0.3 --faults silent=31 --truth "$WORK/run/count.truth" >"$WORK/run/count.out" 2>&1
+check "run --ledger --count-only: exit status" "$?" 0
+id=$(sessions "$WORK/run/count" | head -1)
+"$CTL" dump "$WORK/run/count" "$id" >"$WORK/count.d"
+check "run --ledger --count-only: nothing stored" "$(val "$WORK/count.d" records.total)" 0
+silent=$(awk '$1 == "silent" && ($3 == "kernel" || $3 == "memcpy" || $3 == "memset") { s += $4 }
+              END { print s + 0 }' "$WORK/run/count.truth")
+check "run --ledger --count-only: unrecorded == the GPU records lost silently" \
+    "$(val "$WORK/count.d" loss.unrecorded)" "$silent"
+
 finish
