@@ -13,7 +13,12 @@
 SIM_LIB_NAME=windows
 . "${top_srcdir:?}/tests/agent/sim_lib.sh"
 export CUPTOPSIM_DEVICES=1 CUPTOPSIM_RATES=kernel=2000,runtime=2000
-BOUND_MS=${WINDOWS_BOUND_MS:-60}   # how late an open or close may come (a busy CI box)
+# how late an open or close may come: ~1 ms on an idle machine (the first
+# window a few more: it attaches); a busy CI box, or a sanitizer build, more
+case ${CUPTOP_TEST_SANITIZER:-no} in
+no | "") BOUND_MS=${WINDOWS_BOUND_MS:-150} ;;
+*) BOUND_MS=${WINDOWS_BOUND_MS:-500} ;;
+esac
 
 # the epochs of a dump that are windows: "ID SCHED_NS START_NS END_NS"
 windows() {
@@ -37,7 +42,8 @@ else echo "FAIL every accounting:"; grep FAIL "$d/check"; fail=1; fi
 windows "$d/dump" >"$d/windows"
 "$b/cuptop" report --store "$d/store" "$("$ctl" sessions "$d/store" | head -1)" >"$d/report0" 2>&1
 n=$(wc -l <"$d/windows")
-check "every: 3 or 4 windows in 3.5 s" "$([ "$n" -ge 3 ] && [ "$n" -le 4 ] && echo yes)" yes
+# (the session spans the 3.5 s run and the agent's start and stop)
+check "every: 3 to 5 windows in 3.5 s" "$([ "$n" -ge 3 ] && [ "$n" -le 5 ] && echo yes)" yes
 check "every: epoch 1 out of scope (before the first window)" \
     "$(val "$d/dump" epoch.1.scope | cut -d' ' -f1 | sed 's/^flags://' | tr , '\n' | grep -cx 'out_of_scope\|capture')" 2
 # each window: due at a whole second, opened within the bound, 300 ms long
@@ -103,7 +109,8 @@ if python3 "$s/tests/agent/check_truth.py" "$d/dump" "$d/truth" --exit return >"
 then echo "ok   ctl: every record accounted for against the truth"
 else echo "FAIL ctl accounting:"; grep FAIL "$d/check"; fail=1; fi
 n=$(windows "$d/dump" | wc -l)
-check "ctl: 2 or 3 windows under every:1s/300ms" "$([ "$n" -ge 2 ] && [ "$n" -le 3 ] && echo yes)" yes
+# at least the 2.6 s run between the two acknowledged requests
+check "ctl: 2 to 4 windows under every:1s/300ms" "$([ "$n" -ge 2 ] && [ "$n" -le 4 ] && echo yes)" yes
 last=$(val "$d/dump" epochs)
 check "ctl: the last epoch collects again (windows off)" \
     "$(val "$d/dump" "epoch.$last.scope" | cut -d' ' -f1 | grep -c out_of_scope)/$(grep -c "^epoch\.$last\.window=" "$d/dump")" 0/0
