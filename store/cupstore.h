@@ -691,6 +691,27 @@ int cupstore_range_scan(cupstore_txn *txn, cupstore_range_fn fn, void *arg);
 /** Number of rows (no decoding). */
 int cupstore_range_count(cupstore_txn *txn, uint64_t *n);
 
+/* ---- Launches whose records never arrived (the launch ledger) -------- */
+/* One row per launch the ledger found records missing for at the end of
+ * the session (cuptop run --ledger; at most CUPSTORE_LOST_MAX rows, the
+ * rest counted in the `ledger` metadata): where the hole is in the trace.
+ * Key: BE u64 launch_ns, BE u32 corr; value TLV (doc/store-format.md). */
+#define CUPSTORE_LOST_MAX 65536
+typedef struct cupstore_lost {
+    uint64_t launch_ns;     /* CPU time of the call (CLOCK_REALTIME)       */
+    uint32_t corr;          /* its correlation id                          */
+    uint32_t device;        /* device index, CUPSTORE_DEVICE_NONE unknown  */
+    uint32_t stream;        /* CUPTI stream id                             */
+    uint32_t tid;           /* launching thread                            */
+    uint32_t missing[3];    /* records missing: kernel, memcpy, memset     */
+} cupstore_lost;
+int cupstore_lost_put(cupstore_txn *txn, const cupstore_lost *l);
+typedef int (*cupstore_lost_fn)(const cupstore_lost *l, void *arg);
+/** Rows with from_ns <= launch_ns <= to_ns, in launch order.  Nonzero
+ *  from fn stops the scan and is returned. */
+int cupstore_lost_scan(cupstore_txn *txn, uint64_t from_ns, uint64_t to_ns, cupstore_lost_fn fn,
+                       void *arg);
+
 /* ---- Warnings / agent log ---------------------------------------------- */
 typedef struct cupstore_note {
     uint64_t seq;           /* assigned by put                             */

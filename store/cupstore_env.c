@@ -22,6 +22,7 @@ const char *const cupstore_db_names[CUPSTORE_DB_MAX] = {
     [CUPSTORE_DB_CONTROL] = "control", [CUPSTORE_DB_MARKS] = "marks",
     [CUPSTORE_DB_NOTES] = "notes",     [CUPSTORE_DB_STEPS] = "steps",
     [CUPSTORE_DB_FINAL] = "final",     [CUPSTORE_DB_RANGES] = "ranges",
+    [CUPSTORE_DB_LOST] = "lost",
 };
 
 int cupstore_mdb_err(int rc)

@@ -32,6 +32,7 @@ enum cupstore_db {
     CUPSTORE_DB_STEPS,
     CUPSTORE_DB_FINAL,
     CUPSTORE_DB_RANGES,
+    CUPSTORE_DB_LOST,
     CUPSTORE_DB_MAX
 };
 

@@ -5,9 +5,11 @@
 #include "config.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -117,6 +119,7 @@ void agent_launches_start(agent *a)
      * memory is kept, a launch callback of the old one may still run */
     agent_ledger ledger = s->ledger;
     agent_ledger_reset(&ledger);
+    free(s->lost);
     int (*is_capturing)(void *, int *) = s->is_capturing;
     memset(s, 0, sizeof *s);
     s->ledger = ledger;
@@ -317,6 +320,15 @@ static void hole_add(const agent_launch *in, const uint32_t missing[AGENT_LEDGER
         h->last_ns = in->launch_ns;
     h->tid = in->tid;
     h->launches++;
+    if (s->lost && s->nlost < CUPSTORE_LOST_MAX) {
+        cupstore_lost *l = &s->lost[s->nlost++];
+        *l = (cupstore_lost){.launch_ns = in->launch_ns, .corr = in->corr, .device = in->device,
+                             .stream = in->stream, .tid = in->tid};
+        for (unsigned k = 0; k < AGENT_LEDGER_KINDS; k++)
+            l->missing[k] = missing[k];
+    } else {
+        s->lost_unkept++;
+    }
 }
 
 /* The classes that count records which never reached the consumer's
@@ -383,6 +395,8 @@ void agent_launches_final(agent *a, uint64_t unreturned)
         return;
     s->judged = true;
     s->unreturned = unreturned;
+    /* the launches for the trace's holes; without the memory, counts only */
+    s->lost = malloc(CUPSTORE_LOST_MAX * sizeof *s->lost);
     agent_ledger_sweep(&s->ledger, UINT64_MAX, UINT64_MAX, hole_add, s, NULL);
     agent_ledger_totals_get(&s->ledger, &s->totals);
     if (!unreturned)
@@ -404,6 +418,34 @@ void agent_launches_final(agent *a, uint64_t unreturned)
         agent_note(a, 1, "launch ledger: %" PRIu64 " GPU records launched never arrived; %" PRIu64
                    " buffers handed to CUPTI never came back and may hold any of them (counted "
                    "as tail or conflict, a bound), so none is called unrecorded", miss, unreturned);
+}
+
+static int put_lost(cupstore_txn *txn, void *arg)
+{
+    agent_launches_state *s = arg;
+    int rc = 0;
+    for (uint32_t i = 0; rc == 0 && i < s->nlost; i++)
+        rc = cupstore_lost_put(txn, &s->lost[i]);
+    return rc;
+}
+
+void agent_launches_put_lost(agent *a)
+{
+    agent_launches_state *s = &a->launches;
+    if (!s->judged || !s->nlost || !a->env)
+        return;
+    /* its own transaction, before the final status's, and only where the
+     * disk keeps the room for that one: the rows are the trace's markers,
+     * the final status is the verdict */
+    uint64_t need = (uint64_t)s->nlost * (sizeof(cupstore_lost) + 16) * 2;
+    int rc = agent_reserve_room(a, need, AGENT_RESERVE_KEEP)
+                 ? agent_store_put(a, put_lost, s, AGENT_PUT_NOTE_TRIES) : ENOSPC;
+    if (rc) {
+        agent_note(a, 1, "launch ledger: the %" PRIu32 " launches with records missing were not "
+                   "stored (%s): the report's per-stream holes stand, the trace has no markers",
+                   s->nlost, rc == ENOSPC ? "no room on the disk" : cupstore_strerror(rc));
+        s->nlost = 0;
+    }
 }
 
 /* "d s k=N,k=N first_ns last_ns tid launches" per stream with holes */
@@ -429,10 +471,11 @@ int agent_launches_put(agent *a, cupstore_txn *txn)
     n += snprintf(v + n, sizeof v - (size_t)n,
                   "launches=%" PRIu64 " cancelled=%" PRIu64 " ambiguous=%" PRIu64
                   " capturing=%" PRIu64 " overrun=%" PRIu64 " busy=%" PRIu64 " exact=%d"
-                  " unreturned=%" PRIu64 " scoped_out=%" PRIu64,
+                  " unreturned=%" PRIu64 " scoped_out=%" PRIu64 " lost_rows=%" PRIu32
+                  " lost_unkept=%" PRIu64,
                   t->launches, t->cancelled, atomic_load(&s->ambiguous),
                   atomic_load(&s->capturing), t->overrun, t->busy, s->unrecorded_exact,
-                  s->unreturned, atomic_load(&s->scoped_out));
+                  s->unreturned, atomic_load(&s->scoped_out), s->nlost, s->lost_unkept);
     static const char *const kn[AGENT_LEDGER_KINDS] = {"kernel", "memcpy", "memset"};
     for (unsigned k = 0; k < AGENT_LEDGER_KINDS && n < (int)sizeof v; k++) {
         uint64_t unrec = 0;

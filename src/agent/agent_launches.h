@@ -78,6 +78,11 @@ typedef struct agent_launches_state {
     agent_launch_hole hole[AGENT_LAUNCH_STREAMS];
     unsigned nholes;
     agent_launch_hole other;         /* streams beyond AGENT_LAUNCH_STREAMS */
+    /* each launch with records missing (the store's `lost` rows), at most
+     * CUPSTORE_LOST_MAX; the rest only counted */
+    cupstore_lost *lost;
+    uint32_t nlost;
+    uint64_t lost_unkept;
 } agent_launches_state;
 
 struct agent;
@@ -103,6 +108,9 @@ void agent_launches_arrive(struct agent *a, const cupstore_record *r);
  *  none when `unreturned` buffers (counted lost, their records only
  *  bounded) may hold any of them. */
 void agent_launches_final(struct agent *a, uint64_t unreturned);
+/** Store the launches with records missing (the `lost` rows), in their
+ *  own transaction before the final status's, where the disk has room. */
+void agent_launches_put_lost(struct agent *a);
 /** Write the ledger's result as session metadata (the final's txn). */
 int agent_launches_put(struct agent *a, cupstore_txn *txn);
 

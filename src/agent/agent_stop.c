@@ -310,6 +310,7 @@ static void stop_protocol(agent *a, int exit_path, int detail)
         /* buffers that never came back hold an unknown number of the
          * missing records (tail or conflict, a bound) */
         agent_launches_final(a, !flushed || agent_attached(a) ? unreturned : 0);
+        agent_launches_put_lost(a);
     }
     else if (atomic_load(&a->launches.on))
         agent_note(a, 1, "launch ledger not judged: the consumer did not stop in time");

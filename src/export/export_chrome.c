@@ -458,6 +458,58 @@ static int on_slice(export_ctx *x, void *arg)
 
 /* One process' events: its health rows, losses and epochs, then its
  * records through the reorder window, then the export's own instant. */
+/* ---- The launch ledger's holes ------------------------------------------- */
+
+/* One launch whose records never arrived (the store's `lost` rows, written
+ * with --ledger): an instant "lost: KIND" on its stream's track at its
+ * launch time (when it would have run on the GPU is not known) and one on
+ * the launching thread, so a gap in the timeline reads as a loss, not as
+ * idle GPU. */
+static int on_lost(const cupstore_lost *l, void *arg)
+{
+    static const char *const kn[3] = {"kernel", "memcpy", "memset"};
+    chrome *c = arg;
+    xout *o = c->o;
+    unsigned dev = l->device < CUPSTORE_DEVICE_MAX ? l->device : CUPSTORE_DEVICE_MAX;
+    uint64_t gpid = DEV_PID + dev, gtid = l->stream;
+    uint64_t ppid = (uint64_t)(c->x->sum.pid > 0 ? c->x->sum.pid : 0), ptid = l->tid;
+    if (c->group) {
+        gtid = GROUP_GPU_TID(dev) + (gtid & GROUP_GPU_MASK);
+        gpid = ppid = c->group;
+    }
+    if (!track_get(c, gpid, gtid, 0) || !track_get(c, ppid, ptid, 1))
+        return ENOMEM;
+    for (unsigned k = 0; k < 3; k++) {
+        if (!l->missing[k])
+            continue;
+        for (int side = 0; side < 2; side++) {
+            chrome_ev_begin(c);
+            xout_printf(o, "\"ph\":\"i\",\"s\":\"t\",\"cat\":\"lost\",\"name\":\"lost: %s%s\","
+                           "\"pid\":%llu,\"tid\":%llu", kn[k], side ? " record (launched here)" : "",
+                        (unsigned long long)(side ? ppid : gpid),
+                        (unsigned long long)(side ? ptid : gtid));
+            chrome_put_ts(c, l->launch_ns);
+            xout_printf(o, ",\"args\":{\"correlation\":%u,\"records missing\":%u,\"stream\":%u,"
+                           "\"launching thread\":%u,\"why\":\"launched, its record never "
+                           "arrived (launch ledger)\"}}",
+                        l->corr, l->missing[k], l->stream, l->tid);
+        }
+        c->lost_out++;
+    }
+    return o->err;
+}
+
+static int chrome_write_lost(chrome *c, export_ctx *x)
+{
+    cupstore_txn *txn;
+    int rc = cupstore_txn_begin(x->env, false, &txn);
+    if (rc)
+        return rc;
+    rc = cupstore_lost_scan(txn, x->from_ns, x->to_ns, on_lost, c);
+    cupstore_txn_abort(txn);
+    return rc;
+}
+
 static int chrome_session(chrome *c, export_ctx *x)
 {
     cupstore_txn *txn;
@@ -479,7 +531,8 @@ static int chrome_session(chrome *c, export_ctx *x)
         rc = cupstore_epoch_scan(txn, chrome_on_epoch, &ea);
     cupstore_txn_abort(txn);
     c->range_table = !rc && chrome_has_range_table(x);
-    if (rc || (rc = export_scan(x, on_record, on_slice, c)) != 0 || (rc = chrome_write_nvtx(c)) != 0)
+    if (rc || (rc = export_scan(x, on_record, on_slice, c)) != 0 || (rc = chrome_write_nvtx(c)) != 0 ||
+        (rc = chrome_write_lost(c, x)) != 0)
         return rc;
     chrome_process_seen(c, chrome_health_pid(c));
     chrome_ev_begin(c);
@@ -491,6 +544,8 @@ static int chrome_session(chrome *c, export_ctx *x)
                 (unsigned long long)c->overflowed, (unsigned long long)c->flows_out);
     if (c->markers_in_ranges)
         PUT_KV_U64(o, ",\"nvtx_markers_as_ranges\":", c->markers_in_ranges);
+    if (c->lost_out)
+        PUT_KV_U64(o, ",\"lost_marked\":", c->lost_out);
     if (c->group) {
         XOUT_LIT(o, ",\"session\":");
         xout_json_str(o, x->sum.id, strlen(x->sum.id));
@@ -515,6 +570,7 @@ static void chrome_reset(chrome *c)
     if (c->flows)
         memset(c->flows, 0, FLOW_SLOTS * sizeof *c->flows);
     c->written = c->zero_ts = c->overflowed = c->flows_out = c->markers_in_ranges = 0;
+    c->lost_out = 0;
 }
 
 int export_chrome_metadata(export_ctx *x, xout *o)

@@ -61,6 +61,7 @@ typedef struct chrome {
     uint64_t written, zero_ts, overflowed, flows_out;
     bool range_table;         /* NVTX ranges drawn from the range table    */
     uint64_t markers_in_ranges;   /* MARKER records drawn only as ranges   */
+    uint64_t lost_out;            /* launch-ledger holes marked ("lost: ...") */
     char devnames[CUPSTORE_DEVICE_MAX][160];
     uint64_t group;           /* --job: this process' group pid, else 0    */
     uint64_t group_sort;      /* its sort index (the rank)                 */

@@ -61,6 +61,39 @@ else
     fail "silent: report has no per-stream holes: $(grep -A8 -i ledger "$WORK/silent.report")"
 fi
 
+# the chrome trace marks every hole: a "lost: KIND" instant on the stream's
+# track at its launch, and one on the launching thread, per stream equal to
+# the ledger's holes
+"$CUPTOP" export --store "$st" --format chrome --from start --to end "$id" \
+    -o "$WORK/silent.json" >"$WORK/export.out" 2>&1 || fail "silent: export: $(cat "$WORK/export.out")"
+python3 - "$WORK/silent.json" "$WORK/silent.d" >"$WORK/lost.out" 2>&1 <<'PY' && pass "silent: the chrome trace marks every missing record on its stream and thread" || fail "silent: chrome lost markers: $(cat "$WORK/lost.out")"
+import json, sys
+ev = json.load(open(sys.argv[1]))
+ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+dump = dict(l.rstrip("\n").split("=", 1) for l in open(sys.argv[2]) if "=" in l)
+want = {}
+for key, v in dump.items():
+    if key.startswith("meta.ledger.stream."):
+        f = dict(w.split("=", 1) for w in v.split())
+        for k in ("kernel", "memcpy", "memset"):
+            if int(f[k]):
+                want[(int(f["stream"]), k)] = int(f[k])
+got, thread = {}, 0
+for e in ev:
+    if e.get("cat") != "lost":
+        continue
+    k = e["name"].split()[1]
+    if e["name"].endswith("(launched here)"):
+        thread += 1
+        assert e["tid"] == e["args"]["launching thread"], e
+    else:
+        assert e["pid"] == 1000000000 and e["tid"] == e["args"]["stream"], e
+        got[(e["tid"], k)] = got.get((e["tid"], k), 0) + e["args"]["records missing"]
+assert got == want, (got, want)
+assert thread == sum(1 for e in ev if e.get("cat") == "lost") // 2, thread
+print("ok", sum(want.values()))
+PY
+
 # the exporter: the ledger's families, equal to the session's ledger
 "$CUPTOP" exporter --textfile "$WORK/silent.prom" --once --store "$st" >"$WORK/exp.out" 2>&1 ||
     fail "silent: exporter --once: $(cat "$WORK/exp.out")"

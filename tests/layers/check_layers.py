@@ -32,7 +32,7 @@ import tempfile
 # directory -> (layer, public headers)
 DIRS = {
     "store": ("store", {"cupstore.h"}),
-    "src/model": ("model", {"model.h", "model_prov.h"}),
+    "src/model": ("model", {"model.h", "model_prov.h", "model_ledger.h"}),
     "src/export": ("export", {"export.h"}),
     "src/agent_config": ("agent_config", {"agent_config.h"}),
     "tui": ("tui", {"tui_main.h"}),
