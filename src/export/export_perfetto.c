@@ -320,14 +320,20 @@ struct loss_state {
     struct loss_win w[CUPSTORE_LOSS_MAX];
 };
 
-/* Draw the window of class l as one slice on the "loss: CLASS" track. */
-static void loss_emit(perfetto *f, unsigned cls, const struct loss_win *w)
+/* The "loss" group track, described once. */
+static void loss_group(perfetto *f)
 {
-    char name[96];
     if (!f->loss_uuid) {
         f->loss_uuid = ++f->next_uuid;
         pf_describe(f, f->loss_uuid, pf_health_uuid(f), "loss", 0, 0, false, false, false, -1);
     }
+}
+
+/* Draw the window of class l as one slice on the "loss: CLASS" track. */
+static void loss_emit(perfetto *f, unsigned cls, const struct loss_win *w)
+{
+    char name[96];
+    loss_group(f);
     pf_track *t = pf_track_get(f, f->group, cls, CLS_LOSS, CUPSTORE_DEVICE_NONE, cls);
     uint64_t s = w->from_s * 1000000000ull, e = (w->to_s + 1) * 1000000000ull;
     pf_lane *l = t ? pf_track_place(f, t, s, e) : NULL;
@@ -360,6 +366,52 @@ static void loss_emit(perfetto *f, unsigned cls, const struct loss_win *w)
     pb_uint(p, F_TE_TYPE, TYPE_SLICE_END);
     pb_close(p, te);
     pf_packet_end(f);
+}
+
+/* One launch whose records never arrived (the store's `lost` rows, with
+ * --ledger): an instant "lost: KIND" at its launch time on the loss
+ * group's track of its stream (rows come in launch order). */
+static int on_lost(const cupstore_lost *l, void *arg)
+{
+    static const char *const kn[3] = {"kernel", "memcpy", "memset"};
+    perfetto *f = arg;
+    pb *p = &f->p;
+    char name[64] = "lost:";
+    uint64_t n = 0;
+    for (unsigned k = 0; k < 3; k++)
+        if (l->missing[k]) {
+            size_t u = strlen(name);
+            snprintf(name + u, sizeof name - u, "%s%s", n ? "+" : " ", kn[k]);
+            n += l->missing[k];
+        }
+    loss_group(f);
+    uint16_t dev = l->device < CUPSTORE_DEVICE_MAX ? (uint16_t)l->device : CUPSTORE_DEVICE_NONE;
+    pf_track *t = pf_track_get(f, f->group, ((uint64_t)dev << 32) | l->stream, CLS_LOST, dev,
+                               l->stream);
+    pf_lane *ln = t ? pf_track_place(f, t, l->launch_ns, l->launch_ns) : NULL;
+    if (!ln)
+        return ENOMEM;
+    if (!ln->seq)
+        pf_sequence_start(f, ln, l->launch_ns, true);
+    pf_lane_pop(f, ln, l->launch_ns);
+    ln->last_start = l->launch_ns;
+    pf_lane_packet(f, ln, l->launch_ns);
+    size_t im = SIZE_MAX;
+    pf_intern_da(f, ln, DA_COUNT, &im);
+    pf_intern_da(f, ln, DA_CORRELATION, &im);
+    pf_intern_da(f, ln, DA_THREAD, &im);
+    if (im != SIZE_MAX)
+        pb_close(p, im);
+    size_t te = pb_open(p, F_TP_TRACK_EVENT);
+    pb_uint(p, F_TE_TYPE, TYPE_INSTANT);
+    pb_str(p, F_TE_NAME, name);
+    pf_annotate_uint(f, DA_COUNT, n);
+    pf_annotate_uint(f, DA_CORRELATION, l->corr);
+    pf_annotate_uint(f, DA_THREAD, l->tid);
+    pb_close(p, te);
+    pf_packet_end(f);
+    f->lost_out++;
+    return p->err;
 }
 
 /* The loss windows from a health row: a class with losses this second
@@ -440,6 +492,10 @@ static int perfetto_session(perfetto *f, export_ctx *x)
         rc = export_scan(x, on_record, on_slice, f);
     if (!rc)
         rc = pf_write_nvtx(f);
+    if (!rc && (rc = cupstore_txn_begin(x->env, false, &txn)) == 0) {
+        rc = cupstore_lost_scan(txn, x->from_ns, x->to_ns, on_lost, f);
+        cupstore_txn_abort(txn);
+    }
     tracks_close(f);
     return rc ? rc : f->p.err ? f->p.err : f->o->err;
 }

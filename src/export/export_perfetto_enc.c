@@ -19,7 +19,8 @@
 static const char *const da_names[DA_MAX] = {
     [DA_BYTES] = "bytes", [DA_TRUNCATED] = "truncated", [DA_END_MISSING] = "end_missing",
     [DA_OPEN] = "open", [DA_DOMAIN] = "domain", [DA_COUNT] = "count",
-    [DA_SECONDS] = "seconds",
+    [DA_SECONDS] = "seconds", [DA_CORRELATION] = "correlation",
+    [DA_THREAD] = "launching thread",
 };
 
 /* ---- Packets ------------------------------------------------------------- */
@@ -271,6 +272,10 @@ static void lane_describe(perfetto *f, const pf_track *t, uint32_t k, pf_lane *l
     case CLS_LOSS:
         n = snprintf(buf, sizeof buf, "loss: %s", cupstore_loss_name((unsigned)t->shown));
         break;
+    case CLS_LOST:
+        n = snprintf(buf, sizeof buf, "lost on stream %llu (GPU %u)", (unsigned long long)t->shown,
+                     (unsigned)t->device);
+        break;
     default:
         n = snprintf(buf, sizeof buf, "thread %llu", (unsigned long long)t->shown);
         break;
@@ -280,7 +285,7 @@ static void lane_describe(perfetto *f, const pf_track *t, uint32_t k, pf_lane *l
     uint64_t parent;
     if (t->cls == CLS_STREAM || t->cls == CLS_KIND)
         parent = device_uuid(f, t->device);
-    else if (t->cls == CLS_LOSS)
+    else if (t->cls == CLS_LOSS || t->cls == CLS_LOST)
         parent = f->loss_uuid;
     else
         parent = process_uuid(f, t->pid);

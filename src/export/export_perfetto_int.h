@@ -50,13 +50,15 @@ enum { SEQ_INCREMENTAL_STATE_CLEARED = 1 };
 
 /* Debug annotation names (iids, fixed) */
 enum { DA_BYTES = 1, DA_TRUNCATED, DA_END_MISSING, DA_OPEN, DA_DOMAIN, DA_COUNT, DA_SECONDS,
-       DA_MAX };
+       DA_CORRELATION, DA_THREAD, DA_MAX };
 
 #define FLOW_SLOTS (1u << 16)
 #define PF_LANE_NAMES_MAX 65536u     /* interned names per lane before a reset */
 
 /* Track classes (the key of a track with its lanes). */
-enum { CLS_STREAM, CLS_THREAD, CLS_KIND, CLS_NVTX, CLS_LOSS };
+/* CLS_LOST: the launch ledger's holes of one stream (`shown` = stream id),
+ * under the loss group */
+enum { CLS_STREAM, CLS_THREAD, CLS_KIND, CLS_NVTX, CLS_LOSS, CLS_LOST };
 
 typedef struct iid_ent {
     uint64_t key;            /* 0: empty                                   */
@@ -114,6 +116,7 @@ typedef struct perfetto {
     pf_flow *flows;
     uint64_t flow_base;      /* --job: process index << 32                 */
     uint64_t written, zero_ts, overflowed, flows_out, markers_in_ranges, nvtx;
+    uint64_t lost_out;            /* launch-ledger holes marked ("lost: ...") */
     bool range_table;
     uint64_t group;          /* --job: the process' group pid, else 0      */
     uint64_t group_sort;

@@ -94,6 +94,33 @@ assert thread == sum(1 for e in ev if e.get("cat") == "lost") // 2, thread
 print("ok", sum(want.values()))
 PY
 
+# the Perfetto trace: one "lost: ..." instant per launch with records
+# missing, on the loss group's track of its stream (tests/perfetto/pftrace.py
+# reads it as trace processor does)
+"$CUPTOP" export --store "$st" --format perfetto --from start --to end "$id" \
+    -o "$WORK/silent.pftrace" >"$WORK/export.out" 2>&1 || fail "silent: perfetto export: $(cat "$WORK/export.out")"
+python3 "$top_srcdir/tests/perfetto/pftrace.py" "$WORK/silent.pftrace" >"$WORK/silent.pf.json" 2>&1 ||
+    fail "silent: pftrace.py: $(tail -3 "$WORK/silent.pf.json")"
+python3 - "$WORK/silent.pf.json" "$WORK/silent.d" >"$WORK/pflost.out" 2>&1 <<'PY' && pass "silent: the Perfetto trace marks every launch with records missing on its stream's loss track" || fail "silent: perfetto lost markers: $(cat "$WORK/pflost.out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+dump = dict(l.rstrip("\n").split("=", 1) for l in open(sys.argv[2]) if "=" in l)
+want = {}
+for key, v in dump.items():
+    if key.startswith("meta.ledger.stream."):
+        f = dict(w.split("=", 1) for w in v.split())
+        want[f"lost on stream {f['stream']} (GPU {f['device']})"] = int(f["launches"])
+tracks = {int(k): v for k, v in d["tracks"].items()}
+got = {}
+for s in d["slices"]:
+    if s["name"].startswith("lost: "):
+        name = tracks[s["track"]]["name"]
+        got[name] = got.get(name, 0) + 1
+        assert s["dur"] == 0 and s["args"]["correlation"] > 0, s
+assert got == want, (got, want)
+print("ok", sum(got.values()))
+PY
+
 # the exporter: the ledger's families, equal to the session's ledger
 "$CUPTOP" exporter --textfile "$WORK/silent.prom" --once --store "$st" >"$WORK/exp.out" 2>&1 ||
     fail "silent: exporter --once: $(cat "$WORK/exp.out")"
