@@ -381,6 +381,19 @@ static void report_ledger(cupstore_txn *txn)
         model_ledger_hole_text(&l.stream[i], line, sizeof line);
         printf("  %s\n", line);
     }
+    for (unsigned i = 0; i < l.nseconds; i++) {
+        char t[40], what[160] = "";
+        size_t n = 0;
+        for (unsigned k = 0; k < MODEL_LEDGER_KINDS; k++)
+            if (l.second[i].missing[k] && n < sizeof what)
+                n += (size_t)snprintf(what + n, sizeof what - n, "%s%" PRIu64 " %s", n ? ", " : "",
+                                      l.second[i].missing[k], model_ledger_kind_name(k));
+        model_format_second(l.second[i].second, t, sizeof t);
+        printf("  launched in %s: %s records missing\n", t, what);
+    }
+    if (l.seconds_more)
+        printf("  launched in %" PRIu64 " more seconds: records missing (cuptop export marks "
+               "each)\n", l.seconds_more);
     if (l.ambiguous || l.capturing || l.overrun)
         printf("  not judged: %" PRIu64 " launches a kind switch overlapped, %" PRIu64
                " into capturing streams; %" PRIu64 " launches overwritten in the window\n",

@@ -99,6 +99,28 @@ static void read_stream(const char *v, bool other, model_ledger_stream *s)
         s->missing[k] = u64(v, kind_names[k]);
 }
 
+/* One `lost` row into the per-second table. */
+static int on_lost(const cupstore_lost *r, void *arg)
+{
+    model_ledger *l = arg;
+    uint64_t sec = r->launch_ns / 1000000000u;
+    l->lost_rows++;
+    if (!l->nseconds || l->second[l->nseconds - 1].second != sec) {
+        if (l->nseconds == MODEL_LEDGER_SECONDS) {
+            if (l->seconds_more == 0 || l->more_last != sec)
+                l->seconds_more++;
+            l->more_last = sec;
+            return 0;
+        }
+        l->second[l->nseconds].second = sec;
+        memset(l->second[l->nseconds].missing, 0, sizeof l->second[0].missing);
+        l->nseconds++;
+    }
+    for (unsigned k = 0; k < MODEL_LEDGER_KINDS; k++)
+        l->second[l->nseconds - 1].missing[k] += r->missing[k];
+    return 0;
+}
+
 int model_ledger_read(cupstore_txn *txn, model_ledger *l)
 {
     char *v = NULL;
@@ -127,5 +149,5 @@ int model_ledger_read(cupstore_txn *txn, model_ledger *l)
         read_stream(v, other, &l->stream[l->nstreams++]);
         free(v);
     }
-    return 0;
+    return cupstore_lost_scan(txn, 0, UINT64_MAX, on_lost, l);
 }

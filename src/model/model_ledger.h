@@ -17,6 +17,7 @@
 
 enum { MODEL_LEDGER_KINDS = 3 };            /* kernel, memcpy, memset      */
 #define MODEL_LEDGER_STREAMS 65             /* the agent's 64 + "other"    */
+#define MODEL_LEDGER_SECONDS 32
 
 typedef struct model_ledger_stream {
     bool other;                             /* the streams beyond 64       */
@@ -34,6 +35,16 @@ typedef struct model_ledger {
     uint64_t orphan[MODEL_LEDGER_KINDS], extra[MODEL_LEDGER_KINDS];
     unsigned nstreams;
     model_ledger_stream stream[MODEL_LEDGER_STREAMS];
+    /* missing records by launch second (from the store's `lost` rows, in
+     * time order): the first MODEL_LEDGER_SECONDS seconds with any, then
+     * how many more seconds had some */
+    unsigned nseconds;
+    struct {
+        uint64_t second;
+        uint64_t missing[MODEL_LEDGER_KINDS];
+    } second[MODEL_LEDGER_SECONDS];
+    uint64_t seconds_more, more_last;
+    uint64_t lost_rows;                     /* rows read from `lost`        */
 } model_ledger;
 
 /** The kind's name ("kernel", "memcpy", "memset"). */

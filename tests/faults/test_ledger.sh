@@ -55,6 +55,9 @@ check "silent: check names the 4 streams with holes" \
     "$(grep -c '^  missing: stream [0-9]* on device 0: [0-9]* kernel' "$WORK/verdict.out")" 4
 truth_check silent "$st" "$id" "$SIM_DIR/truth" --exit ctx_destroy --expect unrecorded
 "$CUPTOP" report --store "$st" "$id" >"$WORK/silent.report" 2>&1
+persec=$(awk '/^  launched in [0-9TZ:-]*: / { for (i = 4; i <= NF; i++) if ($(i + 1) ~ /^(kernel|memcpy|memset),?$/) s += $i }
+              END { print s + 0 }' "$WORK/silent.report")
+check "silent: report's missing records per launch second add up to the missing" "$persec" "$silent"
 if grep -q '^  stream [0-9]* on device 0: [0-9,]* kernel' "$WORK/silent.report"; then
     pass "silent: report names the streams with missing records"
 else
