@@ -372,6 +372,8 @@ void chrome_write_job_metadata(chrome *c, const export_job *jb)
                    "\"crashed\":%zu,\"missing_ranks\":%zu",
                 model_state_name(j->state), j->complete ? "COMPLETE" : "INCOMPLETE", j->n,
                 j->incomplete, j->crashed, j->missing);
+    if (j->nstores > 1)
+        xout_printf(o, ",\"stores\":%zu", j->nstores);
     XOUT_LIT(o, ",\"loss\":{");
     for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
         xout_printf(o, "%s\"%s\":%llu", l ? "," : "", cupstore_loss_name(l),
@@ -389,6 +391,10 @@ void chrome_write_job_metadata(chrome *c, const export_job *jb)
         xout_json_str(o, s->id, strlen(s->id));
         XOUT_LIT(o, ",\"host\":");
         xout_json_str(o, s->host, strlen(s->host));
+        if (s->store) {   /* several stores: the session's (ids are unique within one) */
+            XOUT_LIT(o, ",\"store\":");
+            xout_json_str(o, s->store, strlen(s->store));
+        }
         XOUT_LIT(o, ",\"command\":");
         xout_json_str(o, s->cmdline, strlen(s->cmdline));
         xout_printf(o, ",\"state\":\"%s\",\"verdict\":\"%s\",\"records\":%llu,\"loss\":{",

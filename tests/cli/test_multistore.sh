@@ -110,10 +110,36 @@ n2, c2 = counts(sys.argv[2])
 assert c1 == c2 and sum(c1.values()) > 1000, (c1, c2)
 assert sorted(n1.values()) == sorted(re.sub(r" on [^ ]+ \(", " (", v) for v in n2.values())
 assert all(re.match(r"rank [01] on .+ \(pid \d+\)$", v) for v in n2.values()), n2
+od1, od2 = (json.load(open(f))["otherData"] for f in sys.argv[1:3])
+assert od2["verdict"] == od1["verdict"] and od2["stores"] == 2 and "stores" not in od1
+assert [r["store"].rsplit("/", 1)[1] for r in od2["ranks"]] == ["hostA", "hostB"], od2["ranks"]
 EOF
 check "export --job: the same events per rank, a group per rank and host" "$?" 0
+"$cu" export --store "$tmp/one" --job "$job" --format perfetto -o "$tmp/one.pftrace"
 "$cu" export --store "$g" --job "$job" --format perfetto -o "$tmp/g.pftrace"
 check "export --job --format perfetto over the stores" "$?" 0
+pf=${top_srcdir:-.}/tests/perfetto/pftrace.py
+if python3 "$pf" "$tmp/one.pftrace" >"$tmp/one.pf.json" &&
+    python3 "$pf" "$tmp/g.pftrace" >"$tmp/g.pf.json"; then
+    python3 - "$tmp/one.pf.json" "$tmp/g.pf.json" <<'EOF'
+import collections, json, re, sys
+def counts(path):
+    d = json.load(open(path))
+    tr = {int(k): t for k, t in d["tracks"].items()}
+    procs = {t["pid"]: t for t in tr.values() if t["type"] == "process"}
+    def rank(uuid):   # the process group above the slice's track (a thread: by pid)
+        while tr[uuid]["type"] != "process" and tr[uuid]["parent"] is not None:
+            uuid = tr[uuid]["parent"]
+        t = tr[uuid] if tr[uuid]["type"] == "process" else procs[tr[uuid]["pid"]]
+        return re.match(r"rank (\d+)", t["name"]).group(1)
+    return collections.Counter((rank(x["track"]), x["cat"]) for x in d["slices"])
+a, b = counts(sys.argv[1]), counts(sys.argv[2])
+assert a == b and sum(a.values()) > 1000, (a, b)
+EOF
+    check "export --job --format perfetto: the same slices per rank as one store" "$?" 0
+else
+    check "pftrace.py reads both perfetto traces" 1 0
+fi
 
 # ---- compare across stores ----------------------------------------------------
 "$cu" compare --store "$g" "$s0" "$s1" >"$tmp/cmp.txt"
