@@ -920,6 +920,31 @@ def oracle_job(cs, crashed_end):
                   sum(x["loss"].get(cl, 0) for x in ss))
     except (ValueError, KeyError, TypeError):
         cs.check("job:check-json", False, out[:200])
+        return
+    oracle_job_split(cs, ss, j)
+
+
+def oracle_job_split(cs, ss, j):
+    """The job's sessions moved to one store per rank, as gathered from two
+    hosts (issue 32): check --job over the directory of stores gives the
+    single-store verdict, losses and records."""
+    split = cs.store + ".split"
+    for x in ss:
+        host = os.path.join(split, "rank%s" % x.get("rank"))
+        os.makedirs(host, mode=0o700, exist_ok=True)
+        shutil.copytree(os.path.join(cs.store, x["id"]), os.path.join(host, x["id"]),
+                        symlinks=True)
+    os.chmod(split, 0o700)
+    rc, out, _ = cs.cuptop("check", "--store", split, "--job", cs.job, "--json")
+    try:
+        m = json.loads(out)
+        for k in ("verdict", "processes", "skipped", "missing_ranks", "loss", "loss_total",
+                  "records"):
+            cs.eq(f"job:split:{k}", m.get(k), j.get(k))
+        cs.eq("job:split:stores", m.get("stores"), len(ss))
+    except ValueError:
+        cs.check("job:split:check-json", False, out[:200])
+    shutil.rmtree(split, ignore_errors=True)
 
 
 def oracle_ledger(cs, dump, t, stale):
