@@ -347,7 +347,7 @@ static int nv_pop_seen(nvtxDomainHandle_t h, size_t i)
     NvtxFunctionPointer f = NV_NEXT(i);
     int rc = NV_NOTRACK;
     if (agent_nvtx_track_popped(h, &match, &d))
-        agent_nvtx_track_closed(h, nv_dom_name(h), d, f != NULL);
+        agent_nvtx_track_closed(h, nv_dom_name(h), d);
     else if (f)
         rc = i == NV_POP ? ((nv_pop_fn)f)() : ((nv_dpop_fn)f)(nv_dom_real(h));
     if (match)

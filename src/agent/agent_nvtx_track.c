@@ -161,12 +161,13 @@ bool agent_nvtx_track_popped(const void *dom, bool *match, uint32_t *d)
     return true;
 }
 
-/* A range CUPTI never saw open closes now: once CUPTI's handlers are in
+/* A range CUPTI never saw open closes now: while the marker kind is on
  * (the session is in scope), the agent makes it itself from what its push
- * kept - a range whose start the agent saw.  Before that, it was out of
- * scope from start to end. */
-void agent_nvtx_track_closed(const void *dom, const char *dom_name, uint32_t d,
-                             bool in_scope)
+ * kept - a range whose start the agent saw.  CUPTI's handlers need not be
+ * in yet: a thread can push and pop through our wrapper while another
+ * thread's first NVTX call is still handing the table to CUPTI, inside the
+ * session (found by the truth matrix, 29.11: such ranges were lost). */
+void agent_nvtx_track_closed(const void *dom, const char *dom_name, uint32_t d)
 {
     agent *a = &agent_g;
     int s = nv_slot(dom);
@@ -181,7 +182,7 @@ void agent_nvtx_track_closed(const void *dom, const char *dom_name, uint32_t d,
         nv_kept[k - 1].used = false;
         pthread_mutex_unlock(&nv_kept_lock);
     }
-    if (!in_scope || s < 0 || atomic_load_explicit(&a->state, memory_order_acquire) !=
+    if (s < 0 || atomic_load_explicit(&a->state, memory_order_acquire) !=
         AGENT_RUNNING || !((uint32_t)atomic_load(&a->kinds) & (1u << CUPSTORE_KIND_MARKER)))
         return;
     if (!k) {   /* too deep, or the table was full: the agent keeps no name */

@@ -65,8 +65,9 @@ void agent_nvtx_track_pushed(const void *dom, bool match, bool unseen, const cha
  *  nothing).  *d is its depth.  A pop with nothing open is counted. */
 bool agent_nvtx_track_popped(const void *dom, bool *match, uint32_t *d);
 /** A range CUPTI never saw open closes now (after popped returned true):
- *  in_scope, CUPTI's handlers are in, so the agent makes the range itself
- *  (for agent_nvtx_take); otherwise it was out of scope from start to end. */
-void agent_nvtx_track_closed(const void *dom, const char *dom_name, uint32_t d, bool in_scope);
+ *  while the marker kind is on, the agent makes the range itself (for
+ *  agent_nvtx_take), whether or not CUPTI's handlers are in yet; otherwise
+ *  it is out of scope. */
+void agent_nvtx_track_closed(const void *dom, const char *dom_name, uint32_t d);
 
 #endif /* AGENT_NVTX_TRACK_H */

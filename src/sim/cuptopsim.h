@@ -129,6 +129,14 @@ CUPTOPSIM_API const char *cuptopsim_call_name(unsigned i);
 /** Simulated kind names ("kernel" ...), NULL past the end. */
 CUPTOPSIM_API const char *cuptopsim_kind_name(unsigned kind);
 
+/** The simulated application's side of the NVTX truth: it is about to
+ *  push (push 1: NAME in DOMAIN, NULL for the default) or pop (push 0)
+ *  an NVTX range; appended to $CUPTOPSIM_NVTX_TRUTH as "apush|apop TID
+ *  TIMESTAMP IN ON DOMAIN NAME-as-hex" (doc/sim.md): IN whether CUPTI's
+ *  handlers are in an NVTX table, ON whether a marker record would be
+ *  made now.  What the application did, whether or not CUPTI sees it. */
+CUPTOPSIM_API void cuptopsim_nvtx_app(int push, const char *domain, const char *name);
+
 typedef int (*cuptopsim_reset_fn)(void);
 typedef int (*cuptopsim_contexts_create_fn)(void);
 typedef void (*cuptopsim_contexts_destroy_fn)(void);
@@ -141,5 +149,6 @@ typedef int (*cuptopsim_truth_write_fn)(const char *, int, const char *);
 typedef void *(*cuptopsim_context_fn)(unsigned);
 typedef const char *(*cuptopsim_call_name_fn)(unsigned);
 typedef void (*cuptopsim_profiler_fn)(int);
+typedef void (*cuptopsim_nvtx_app_fn)(int, const char *, const char *);
 
 #endif /* CUPTOPSIM_H */

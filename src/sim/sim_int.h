@@ -82,6 +82,7 @@ typedef struct sim_config {
                                      CUptiResult (CUPTI cannot start); 0 off */
     bool no_api_filter;           /* cuptiActivityEnableRuntimeApi/DriverApi
                                      answer NOT_SUPPORTED (older CUPTI)    */
+    unsigned nvtx_init_ms;        /* cuptiNvtxInitialize2 takes this long  */
     unsigned api_mix;             /* noise API calls per GPU operation     */
 } sim_config;
 
@@ -289,6 +290,9 @@ void sim_thread_list_free(void);
 /* sim_produce.c: one MARKER record (THREAD object) from an NVTX call on
  * the calling thread, for device 0's buffers; false when the marker kind
  * is off or no context is live (nothing produced). */
+/** Whether a MARKER record would be made now (the kind on, device 0's
+ *  context live). */
+bool sim_marker_on(void);
 bool sim_produce_marker(uint32_t flags, uint32_t id, const char *name, const char *domain,
                         uint64_t ts);
 /* The MARKER_DATA record of marker id (colour ARGB when color_argb). */

@@ -10,12 +10,28 @@
  * also appended to the ground truth file $CUPTOPSIM_NVTX_TRUTH, one line
  * "start|end|mark ID TID TIMESTAMP DOMAIN NAME-as-hex" per record, and
  * "data ID COLOR PAYLOAD CATEGORY -" per MARKER_DATA record (Ex calls with a
- * colour, a u64 payload or a category).
+ * colour, a u64 payload or a category): what CUPTI saw.
+ *
+ * What CUPTI saw is not what the application did: a push made before
+ * CUPTI's handlers are in the NVTX table (before CUDA, while dormant, or
+ * on a thread that calls the agent's wrapper while another thread's first
+ * NVTX call is still handing the table to CUPTI) reaches no handler here,
+ * and the agent makes that range itself.  So the simulated application
+ * (simdrive, cuptop-simapp) also tells the truth of each push and pop it
+ * makes, before making it (cuptopsim_nvtx_app): "apush TID TIMESTAMP IN
+ * ON DOMAIN NAME-as-hex" and "apop TID TIMESTAMP IN ON DOMAIN -", TID the
+ * kernel's thread id, IN 1 once CUPTI's handlers are in an NVTX table (the
+ * simulated applications have one NVTX instance), ON 1 while a MARKER
+ * record would be made (sim_marker_on).
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 #include <wchar.h>
 
 #include <nvtx3/nvToolsExt.h>
@@ -49,7 +65,8 @@ static const char *nv_keep(const char *s)
     return c;
 }
 
-static void nv_record(const char *what, uint32_t id, uint64_t ts, const char *dom, const char *name)
+/* One truth line "HEAD DOMAIN NAME-as-hex" (the file opened at first use). */
+static void nv_line(const char *head, const char *dom, const char *name)
 {
     pthread_mutex_lock(&nv_lock);
     if (!nv_truth_tried) {
@@ -58,14 +75,36 @@ static void nv_record(const char *what, uint32_t id, uint64_t ts, const char *do
         nv_truth = p && *p ? fopen(p, "a") : NULL;
     }
     if (nv_truth) {
-        fprintf(nv_truth, "%s %u %u %llu %s ", what, id, sim_thread_self()->tid,
-                (unsigned long long)ts, dom && *dom ? dom : "-");
+        fprintf(nv_truth, "%s %s ", head, dom && *dom ? dom : "-");
         for (const unsigned char *p = (const unsigned char *)(name ? name : ""); *p; p++)
             fprintf(nv_truth, "%02x", *p);
         fputs(name && *name ? "\n" : "-\n", nv_truth);
         fflush(nv_truth);
     }
     pthread_mutex_unlock(&nv_lock);
+}
+
+/* What CUPTI saw: "WHAT ID TID TS DOMAIN NAME-as-hex". */
+static void nv_record(const char *what, uint32_t id, uint64_t ts, const char *dom, const char *name)
+{
+    char head[96];
+    snprintf(head, sizeof head, "%s %u %u %llu", what, id, sim_thread_self()->tid,
+             (unsigned long long)ts);
+    nv_line(head, dom, name);
+}
+
+/* Set once CUPTI's handlers are in an NVTX table (cuptiNvtxInitialize2). */
+static _Atomic bool nv_in;
+
+SIM_EXPORT void cuptopsim_nvtx_app(int push, const char *domain, const char *name)
+{
+    /* the kernel's tid: no simulator thread record is made for the
+     * application's thread here (with shared buffers every thread is one) */
+    char head[96];
+    snprintf(head, sizeof head, "%s %u %llu %d %d", push ? "apush" : "apop",
+             (uint32_t)syscall(SYS_gettid), (unsigned long long)sim_now(),
+             atomic_load(&nv_in) ? 1 : 0, sim_marker_on() ? 1 : 0);
+    nv_line(head, domain, push ? name : NULL);
 }
 
 /* The thread's push stack, per domain slot (0: the default domain). */
@@ -265,9 +304,16 @@ static void NVTX_API h_dmark(nvtxDomainHandle_t h, const nvtxEventAttributes_t *
 SIM_EXPORT CUptiResult cuptiNvtxInitialize2(NvtxGetExportTableFunc_t get);
 SIM_EXPORT CUptiResult cuptiNvtxInitialize2(NvtxGetExportTableFunc_t get)
 {
+    sim_init();
     sim_call(SIM_C_NvtxInitialize2);
     if (!get)
         return CUPTI_ERROR_INVALID_PARAMETER;
+    if (sim.cfg.nvtx_init_ms) {   /* fault: a slow hand-over (nvtx_init_slow) */
+        struct timespec ts = {(time_t)(sim.cfg.nvtx_init_ms / 1000),
+                              (long)(sim.cfg.nvtx_init_ms % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) && errno == EINTR)
+            ;
+    }
     const NvtxExportTableCallbacks *cb = (const NvtxExportTableCallbacks *)get(NVTX_ETID_CALLBACKS);
     if (!cb || cb->struct_size < sizeof *cb || !cb->GetModuleFunctionTable)
         return CUPTI_ERROR_NOT_INITIALIZED;
@@ -296,5 +342,6 @@ SIM_EXPORT CUptiResult cuptiNvtxInitialize2(NvtxGetExportTableFunc_t get)
         SET(t, n, NVTX_CBID_CORE2_DomainCreateW, h_domain_create_w);
         SET(t, n, NVTX_CBID_CORE2_DomainRegisterStringW, h_register_w);
     }
+    atomic_store(&nv_in, true);
     return CUPTI_SUCCESS;
 }

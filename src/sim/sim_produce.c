@@ -338,13 +338,18 @@ static void sim_marker(sim_thread *t, uint64_t *rng, struct CUctx_st *c, uint64_
     sim_emit(t, c->device, SIM_K_MARKER, &r, sizeof r, false);
 }
 
-bool sim_produce_marker(uint32_t flags, uint32_t id, const char *name, const char *domain,
-                        uint64_t ts)
+bool sim_marker_on(void)
 {
     struct CUctx_st *c = &sim.ctx[0];
     uint32_t en = atomic_load_explicit(&sim.enabled, memory_order_relaxed) |
                   atomic_load_explicit(&c->enabled, memory_order_relaxed);
-    if (!(en & (1u << SIM_K_MARKER)) || !atomic_load_explicit(&c->live, memory_order_acquire))
+    return (en & (1u << SIM_K_MARKER)) && atomic_load_explicit(&c->live, memory_order_acquire);
+}
+
+bool sim_produce_marker(uint32_t flags, uint32_t id, const char *name, const char *domain,
+                        uint64_t ts)
+{
+    if (!sim_marker_on())
         return false;
     CUpti_ActivityMarker2 r;
     memset(&r, 0, sizeof r);
@@ -365,10 +370,7 @@ bool sim_produce_marker(uint32_t flags, uint32_t id, const char *name, const cha
 bool sim_produce_marker_data(uint32_t id, bool color_argb, uint32_t color, uint32_t category,
                              uint64_t payload)
 {
-    struct CUctx_st *c = &sim.ctx[0];
-    uint32_t en = atomic_load_explicit(&sim.enabled, memory_order_relaxed) |
-                  atomic_load_explicit(&c->enabled, memory_order_relaxed);
-    if (!(en & (1u << SIM_K_MARKER)) || !atomic_load_explicit(&c->live, memory_order_acquire))
+    if (!sim_marker_on())
         return false;
     CUpti_ActivityMarkerData2 r;
     memset(&r, 0, sizeof r);

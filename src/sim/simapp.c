@@ -45,6 +45,7 @@ static struct simapp {
     cuptopsim_contexts_destroy_fn contexts_destroy;
     cuptopsim_app_run_fn app_run;
     cuptopsim_truth_write_fn truth_write;
+    cuptopsim_nvtx_app_fn nvtx_app;   /* the NVTX truth of what we push */
     const char *exit_name;
     double nvtx_ms;      /* --nvtx: a "step" range every MS, 0: none */
     pthread_mutex_t nvtx_lock;
@@ -160,6 +161,8 @@ static int simapp_load_sim(void)
         simapp_sym(h, "cuptopsim_app_run", &app.app_run) ||
         simapp_sym(h, "cuptopsim_truth_write", &app.truth_write))
         return 1;
+    void *nv = dlsym(h, "cuptopsim_nvtx_app");   /* optional */
+    memcpy(&app.nvtx_app, &nv, sizeof nv);
     /* Validates CUPTOPSIM_* (the library prints the reason). */
     if (reset()) {
         fprintf(stderr, "cuptop-simapp: bad simulator configuration\n");
@@ -246,6 +249,18 @@ static int simapp_nvtx_wait(double ms)
     return stop;
 }
 
+/* A push (name) or pop (NULL) of the default domain: told to the NVTX
+ * truth, then made. */
+static void simapp_nvtx(const char *name)
+{
+    if (app.nvtx_app)
+        app.nvtx_app(name != NULL, NULL, name);
+    if (name)
+        nvtxRangePushA(name);
+    else
+        nvtxRangePop();
+}
+
 /* --nvtx MS: the application's training loop, as NVTX sees it: a "step"
  * range every MS holding "forward" and "backward" (real nvtx3 calls, so
  * with NVTX_INJECTION64_PATH they reach the agent and CUPTI's MARKER
@@ -255,15 +270,15 @@ static void *simapp_nvtx_main(void *arg)
 {
     (void)arg;
     for (;;) {
-        nvtxRangePushA("step");
-        nvtxRangePushA("forward");
+        simapp_nvtx("step");
+        simapp_nvtx("forward");
         int stop = simapp_nvtx_wait(app.nvtx_ms * 0.3);
-        nvtxRangePop();
-        nvtxRangePushA("backward");
+        simapp_nvtx(NULL);
+        simapp_nvtx("backward");
         if (!stop)
             stop = simapp_nvtx_wait(app.nvtx_ms * 0.5);
-        nvtxRangePop();
-        nvtxRangePop();
+        simapp_nvtx(NULL);
+        simapp_nvtx(NULL);
         if (stop || simapp_nvtx_wait(app.nvtx_ms * 0.2))
             return NULL;
     }

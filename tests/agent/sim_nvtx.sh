@@ -10,7 +10,8 @@
 # `cuptop ranges --json` percentiles against a reference computed here,
 # hostile names safe in the text and JSON outputs, the best-effort
 # NVTX_INJECTION64_PATH of an agent loaded by hand, and the "marker on but
-# nothing routed" note.  Exits 77 without the simulator.
+# nothing routed" note, the ranges pushed while another thread hands the
+# NVTX table to CUPTI.  Exits 77 without the simulator.
 SIM_LIB_NAME=nvtx
 . "${top_srcdir:?}/tests/agent/sim_lib.sh"
 export CUPTOP_KINDS=kernel,runtime,marker
@@ -37,6 +38,8 @@ truth, got = sys.argv[1], json.load(open(sys.argv[2]))
 want_open, want_unbal = int(sys.argv[3]), int(sys.argv[4])
 starts, ends, marks, order, datas = {}, {}, {}, [], {}
 for line in open(truth):
+    if line.startswith(("apush ", "apop ")):   # the application's side
+        continue
     if line.startswith("data "):
         _, i, color, payload, cat, _ = line.split()
         datas[int(i)] = (int(color), int(payload))
@@ -359,6 +362,30 @@ grep -q '^note.*1 NVTX range(s) pushed before CUPTI was attached .* still open a
 dormant dormant_open ctx,push:before_attach,mark:ready,wait:go,emit:10,pop,push:after,pop
 check "dormant_open: a range open across the attach is listed" \
     "$(closed_set "$tmp/dormant_open/ranges.json")" "[('after', '', 1), ('before_attach', '', 1)]"
+
+# 10. the hand-over window (truth matrix 29.11): the first thread's first
+#    NVTX call hands the table to CUPTI, slowly (nvtx_init_slow=60); the
+#    second thread (10 ms later, simdrive nvtx:2:1) pushes and pops
+#    forward, load and backward inside that window and pops its step 100
+#    ms later: CUPTI sees none of its pushes, the agent makes all four
+#    ranges (before: the three closed inside the window were lost, and the
+#    simulator's truth, which listed only what CUPTI saw, agreed).  The
+#    application's own truth lines (apush/apop) give the counts.
+d=$tmp/handover
+mkdir -p "$d"
+env CUPTOP_STORE="$d/store" CUPTOPSIM_NVTX_TRUTH="$d/nvtx" NVTX_INJECTION64_PATH="$agent" \
+    CUPTOPSIM_FAULTS=nvtx_init_slow=60 timeout 120 "$drive" "$sim" "$agent" "$d/truth" \
+    "seq:ctx,nvtx:2:1" return >"$d/out" 2>"$d/err"
+id=$("$ctl" sessions "$d/store" | head -1)
+"$b/cuptop" ranges --store "$d/store" --json "$id" >"$d/ranges.json" 2>"$d/ranges.err"
+check "handover: every range the application pushed is stored" \
+    "$(closed_set "$d/ranges.json")" "[('backward', '', 2), ('forward', '', 2), ('load', 'io', 2), ('step', '', 2)]"
+check "handover: the application's truth pushed 8 ranges, all while markers were on" \
+    "$(awk '$1 == "apush" && $5 == 1 {n++} END {print n + 0}' "$d/nvtx")" 8
+check "handover: CUPTI saw the first thread's 4 pushes only (the window was hit)" \
+    "$(grep -c '^start ' "$d/nvtx")" 4
+check "handover: no unbalanced end" \
+    "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["unbalanced"])' "$d/ranges.json")" 0
 
 # usage errors: exit 2, one line
 "$b/cuptop" ranges --store "$tmp/return/store" >/dev/null 2>"$tmp/e1"; rc=$?

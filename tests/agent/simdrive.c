@@ -49,7 +49,13 @@
  *                                (hex) and a u64 payload
  *                     nvtx:T:R   T threads, each R times: push step, push
  *                                forward, pop, dpush io:load, dpop, push
- *                                backward, pop, pop (sleeps in between)
+ *                                backward, pop, pop (sleeps in between;
+ *                                thread i starts 10 i ms after the first,
+ *                                and, but the first, holds its first step
+ *                                100 ms longer)
+ *                   every push and pop is told to the simulator's NVTX
+ *                   truth first (cuptopsim_nvtx_app): what the application
+ *                   did, whether or not CUPTI's handlers see it
  *                     read:NAME  open the FIFO DIR/NAME and block in read(2)
  *                                for one byte; DIR/NAME.got gets "N BYTE
  *                                ERRNO" (cuptop attach during a blocking
@@ -122,6 +128,7 @@
 
 static cuptopsim_truth_get_fn truth_get;
 static cuptopsim_call_name_fn call_name;
+static cuptopsim_nvtx_app_fn nvtx_app;   /* the application's NVTX truth */
 static const char *truth_path;
 static char truth_child[4096];
 static int host_signal;
@@ -294,6 +301,15 @@ static void CUPTIAPI seq_other_cb(void *ud, CUpti_CallbackDomain d, CUpti_Callba
     (void)data;
 }
 
+/* Tell the simulator's NVTX truth of a push (NAME in DOM, NULL: the
+ * default domain) or pop the application is about to make: what it did,
+ * whether or not CUPTI's handlers see the call. */
+static void nvtx_told(int push, const char *dom, const char *name)
+{
+    if (nvtx_app)
+        nvtx_app(push, dom, name);
+}
+
 /* NVTX handles made once per key: make(a, b) under the cache's lock. */
 struct nvtx_cache {
     pthread_mutex_t lock;
@@ -346,15 +362,34 @@ static nvtxEventAttributes_t nvtx_attr(const char *ascii, nvtxStringHandle_t reg
     return at;
 }
 
-static void nvtx_dpush_h(nvtxDomainHandle_t h, const char *name)
+static void nvtx_dpush_h(nvtxDomainHandle_t h, const char *dom, const char *name)
 {
     nvtxEventAttributes_t at = nvtx_attr(name, NULL);
+    nvtx_told(1, dom, name);
     (void)nvtxDomainRangePushEx(h, &at);
 }
 
 static void nvtx_dpush(const char *dom, const char *name)
 {
-    nvtx_dpush_h(nvtx_domain(dom), name);
+    nvtx_dpush_h(nvtx_domain(dom), dom, name);
+}
+
+static void nvtx_dpop(nvtxDomainHandle_t h, const char *dom)
+{
+    nvtx_told(0, dom, NULL);
+    (void)nvtxDomainRangePop(h);
+}
+
+static void nvtx_push(const char *name)
+{
+    nvtx_told(1, NULL, name);
+    nvtxRangePushA(name);
+}
+
+static void nvtx_pop(void)
+{
+    nvtx_told(0, NULL, NULL);
+    nvtxRangePop();
 }
 
 static void *nvtx_make_registered(const char *dom, const char *name)
@@ -374,6 +409,7 @@ static nvtxStringHandle_t nvtx_registered(const char *dom, const char *name)
 static void nvtx_rpush(const char *dom, const char *name)
 {
     nvtxEventAttributes_t at = nvtx_attr(NULL, nvtx_registered(dom, name));
+    nvtx_told(1, strcmp(dom, "-") ? dom : NULL, name);
     if (strcmp(dom, "-"))
         (void)nvtxDomainRangePushEx(nvtx_domain(dom), &at);
     else
@@ -454,18 +490,26 @@ struct nvtx_job { unsigned idx, reps; };
 static void *nvtx_thread(void *arg)
 {
     const struct nvtx_job *j = arg;
+    /* thread i starts 10 ms after thread i-1: when the first thread's call
+     * is the process's first NVTX call, the others call while its hand-
+     * over to CUPTI may still run (the simulator's nvtx_init_slow=50
+     * widens that window): their first ranges reach the agent's wrapper
+     * alone, the inner ones closed in that window, the step 100 ms later */
+    nvtx_sleep_us(10000L * (long)j->idx);
     for (unsigned r = 0; r < j->reps; r++) {
-        nvtxRangePushA("step");
-        nvtxRangePushA("forward");
+        nvtx_push("step");
+        nvtx_push("forward");
         nvtx_sleep_us(200 + 50 * (long)j->idx);
-        nvtxRangePop();
+        nvtx_pop();
         nvtx_dpush("io", "load");
         nvtx_sleep_us(100);
-        (void)nvtxDomainRangePop(nvtx_domain("io"));
-        nvtxRangePushA("backward");
+        nvtx_dpop(nvtx_domain("io"), "io");
+        nvtx_push("backward");
         nvtx_sleep_us(300 + 100 * (long)(r % 3));
-        nvtxRangePop();
-        nvtxRangePop();
+        nvtx_pop();
+        if (r == 0 && j->idx > 0)   /* past that window: a step pushed in it */
+            nvtx_sleep_us(100000);  /* is popped with CUPTI's handlers in   */
+        nvtx_pop();
     }
     return NULL;
 }
@@ -514,7 +558,7 @@ static bool nvtx_step(const char *st)
 {
     static nvtxRangeId_t rid;
     if (!strncmp(st, "push:", 5)) {
-        nvtxRangePushA(st + 5);
+        nvtx_push(st + 5);
     } else if (!strncmp(st, "xpush:", 6)) {
         char name[1024];
         size_t n = 0;
@@ -525,9 +569,9 @@ static bool nvtx_step(const char *st)
             name[n++] = (char)v;
         }
         name[n] = '\0';
-        nvtxRangePushA(name);
+        nvtx_push(name);
     } else if (!strcmp(st, "pop")) {
-        nvtxRangePop();
+        nvtx_pop();
     } else if (!strncmp(st, "dpush:", 6)) {
         char dom[64];
         const char *c = strchr(st + 6, ':');
@@ -558,6 +602,7 @@ static bool nvtx_step(const char *st)
         nvtxDomainHandle_t h = nvtx_wdomain(dom, c + 1, &reg);
         if (push) {
             nvtxEventAttributes_t at = nvtx_attr(NULL, reg);
+            nvtx_told(1, dom, c + 1);
             (void)nvtxDomainRangePushEx(h, &at);
         }
     } else if (!strcmp(st, "oinit") || !strncmp(st, "ocreate:", 8) ||
@@ -576,20 +621,22 @@ static bool nvtx_step(const char *st)
             nvtx_o.init();
         else if (st[0] == 'o' && st[1] == 'c')
             (void)nvtx_other_domain(dom);
-        else if (!strncmp(st, "odpush:", 7) && c)
+        else if (!strncmp(st, "odpush:", 7) && c) {
+            nvtx_told(1, dom, c + 1);
             nvtx_o.dpush(nvtx_domain(dom), c + 1);
-        else if (!strncmp(st, "odpop:", 6))
+        } else if (!strncmp(st, "odpop:", 6)) {
+            nvtx_told(0, dom, NULL);
             nvtx_o.dpop(nvtx_domain(dom));
-        else if (!strncmp(st, "xodpush:", 8) && c)
-            nvtx_dpush_h((nvtxDomainHandle_t)nvtx_other_domain(dom), c + 1);
+        } else if (!strncmp(st, "xodpush:", 8) && c)
+            nvtx_dpush_h((nvtxDomainHandle_t)nvtx_other_domain(dom), dom, c + 1);
         else if (!strncmp(st, "xodpop:", 7))
-            (void)nvtxDomainRangePop((nvtxDomainHandle_t)nvtx_other_domain(dom));
+            nvtx_dpop((nvtxDomainHandle_t)nvtx_other_domain(dom), dom);
         else
             return false;
     } else if (!strncmp(st, "wdpop:", 6)) {
-        (void)nvtxDomainRangePop(nvtx_wdomain(st + 6, NULL, NULL));
+        nvtx_dpop(nvtx_wdomain(st + 6, NULL, NULL), st + 6);
     } else if (!strncmp(st, "dpop:", 5)) {
-        (void)nvtxDomainRangePop(nvtx_domain(st + 5));
+        nvtx_dpop(nvtx_domain(st + 5), st + 5);
     } else if (!strncmp(st, "rstart:", 7)) {
         rid = nvtxRangeStartA(st + 7);
     } else if (!strcmp(st, "rend")) {
@@ -605,6 +652,7 @@ static bool nvtx_step(const char *st)
         at.color = color;
         at.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
         at.payload.ullValue = pl;
+        nvtx_told(1, NULL, name);
         nvtxRangePushEx(&at);
     } else if (!strncmp(st, "nmark:", 6)) {
         nvtxMarkA(st + 6);
@@ -827,6 +875,7 @@ int main(int argc, char **argv)
     }
     truth_get = (cuptopsim_truth_get_fn)SYM(sim, "cuptopsim_truth_get");
     call_name = (cuptopsim_call_name_fn)SYM(sim, "cuptopsim_call_name");
+    nvtx_app = (cuptopsim_nvtx_app_fn)SYM(sim, "cuptopsim_nvtx_app");
     cuptopsim_emit_fn emit = (cuptopsim_emit_fn)SYM(sim, "cuptopsim_emit");
     cuptopsim_contexts_create_fn ctx_create =
         (cuptopsim_contexts_create_fn)SYM(sim, "cuptopsim_contexts_create");

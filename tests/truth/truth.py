@@ -440,6 +440,12 @@ def build_env(c, cs):
     if c["nvtx"] != "none" or c["start"] == "capture_nvtx":
         e["NVTX_INJECTION64_PATH"] = cs.env.agent
         e["CUPTOPSIM_NVTX_TRUTH"] = cs.nvtx_path
+    if c["nvtx"] == "threads":
+        # the first thread's first NVTX call hands the table to CUPTI
+        # slowly: the second thread (10 ms later) pushes meanwhile, through
+        # the agent's wrapper alone (29.11: the agent makes that range)
+        e["CUPTOPSIM_FAULTS"] = ",".join(x for x in (e.get("CUPTOPSIM_FAULTS"),
+                                                     "nvtx_init_slow=50") if x)
     return e
 
 
@@ -1390,18 +1396,15 @@ def oracle_session(cs, sid, truth_path, crashed_end, end=None):
 
     # ---- ranges against the NVTX ranges pushed
     if os.path.exists(cs.nvtx_path):
-        starts, start_ids, end_ids = {}, set(), []
-        for line in open(cs.nvtx_path, errors="replace"):
-            f = line.split()
-            if len(f) == 6 and f[0] == "start":
-                nm = bytes.fromhex(f[5]).decode("utf-8", "replace") if f[5] != "-" else ""
-                starts[nm] = starts.get(nm, 0) + 1
-                start_ids.add(f[1])
-            elif len(f) == 6 and f[0] == "end":
-                end_ids.append(f[1])
-        # ends whose start CUPTI never saw (pushed before it could): each an
-        # unbalanced end, counted (issue 27 item 3)
-        unseen = sum(1 for i in end_ids if i not in start_ids)
+        starts, unseen, pushed = nvtx_truth(cs.nvtx_path)
+        if pushed is not None:
+            # every START CUPTI recorded is a range the application pushed
+            # (the capture range's own push turns the markers on)
+            for nm, cnt in starts.items():
+                if c["start"] == "capture_nvtx" and nm == "step":
+                    continue
+                cs.check(f"truth:nvtx-cupti-within-app:{nm}", cnt <= pushed.get(nm, 0),
+                         f"CUPTI started {cnt}, the application's ranges {pushed.get(nm, 0)}")
         rc, out, _ = cs.cuptop("ranges", "--store", cs.store, "--json", sid)
         try:
             rj = json.loads(out)
@@ -1421,7 +1424,7 @@ def oracle_session(cs, sid, truth_path, crashed_end, end=None):
                     cs.check("ranges:unseen-start-is-unbalanced",
                              rj.get("unbalanced", 0) >= unseen,
                              f"unbalanced {rj.get('unbalanced')}, ends without a start {unseen}")
-                for nm, cnt in starts.items():
+                for nm, cnt in (pushed if pushed is not None else starts).items():
                     if c["start"] == "capture_nvtx" and nm == "step":
                         continue
                     if mlost:
@@ -1466,6 +1469,49 @@ def oracle_session(cs, sid, truth_path, crashed_end, end=None):
                   metric("cuptop_device_records_lost_total", device=dv, **{"class": cl}),
                   float(v))
     cs.eq("exporter:complete", metric("cuptop_session_complete"), 1.0 if complete else 0.0)
+
+
+def nvtx_truth(path):
+    """The simulator's NVTX truth file (doc/sim.md): (CUPTI's START records
+    per name, CUPTI's ENDs of a range it never saw start, and the ranges
+    per name the session should hold from the application's own pushes and
+    pops - None when the application told none).
+
+    A push CUPTI's handlers saw (IN) while a marker record is made (ON) is
+    CUPTI's range, closed or left open; a push they never saw (made before
+    they were in: before CUDA, while dormant, or while another thread's
+    first NVTX call still hands the table over) is the agent's range when
+    it is popped while a marker record would be made; a push CUPTI saw
+    while it made no record (ON 0) is no range: its pop is an END of an id
+    never started, counted as unbalanced (issue 27 item 3)."""
+    starts, start_ids, end_ids, pushed, told = {}, set(), [], {}, False
+    stacks = {}
+    for line in open(path, errors="replace"):
+        f = line.split()
+        if len(f) == 6 and f[0] in ("start", "end"):
+            if f[0] == "start":
+                nm = bytes.fromhex(f[5]).decode("utf-8", "replace") if f[5] != "-" else ""
+                starts[nm] = starts.get(nm, 0) + 1
+                start_ids.add(f[1])
+            else:
+                end_ids.append(f[1])
+        elif len(f) == 7 and f[0] in ("apush", "apop"):
+            told = True
+            seen, on, st = f[3] == "1", f[4] == "1", stacks.setdefault((f[1], f[5]), [])
+            if f[0] == "apush":
+                nm = bytes.fromhex(f[6]).decode("utf-8", "replace") if f[6] != "-" else ""
+                pushed.setdefault(nm, 0)
+                st.append((nm, seen, on))
+            elif st:
+                nm, pseen, pon = st.pop()
+                pushed[nm] += (pseen and pon) or (not pseen and on)
+    for st in stacks.values():
+        for nm, pseen, pon in st:   # left open: CUPTI's, if it started it
+            pushed[nm] += pseen and pon
+    # ends whose start CUPTI never saw (pushed before it could, or while it
+    # made no record): each an unbalanced end, counted (issue 27 item 3)
+    unseen = sum(1 for i in end_ids if i not in start_ids)
+    return starts, unseen, pushed if told else None
 
 
 def nep_kinds(dump):
