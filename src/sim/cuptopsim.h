@@ -129,8 +129,8 @@ CUPTOPSIM_API const char *cuptopsim_call_name(unsigned i);
 /** Simulated kind names ("kernel" ...), NULL past the end. */
 CUPTOPSIM_API const char *cuptopsim_kind_name(unsigned kind);
 
-/** The simulated application's side of the NVTX truth: it is about to
- *  push (push 1: NAME in DOMAIN, NULL for the default) or pop (push 0)
+/** The simulated application's side of the NVTX truth: it pushed (push
+ *  1: NAME in DOMAIN, NULL for the default) or is about to pop (push 0)
  *  an NVTX range; appended to $CUPTOPSIM_NVTX_TRUTH as "apush|apop TID
  *  TIMESTAMP IN ON DOMAIN NAME-as-hex" (doc/sim.md): IN whether CUPTI's
  *  handlers are in an NVTX table, ON whether a marker record would be

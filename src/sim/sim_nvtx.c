@@ -17,8 +17,8 @@
  * on a thread that calls the agent's wrapper while another thread's first
  * NVTX call is still handing the table to CUPTI) reaches no handler here,
  * and the agent makes that range itself.  So the simulated application
- * (simdrive, cuptop-simapp) also tells the truth of each push and pop it
- * makes, before making it (cuptopsim_nvtx_app): "apush TID TIMESTAMP IN
+ * (simdrive, cuptop-simapp) also tells the truth of each push it made and
+ * each pop it is about to make (cuptopsim_nvtx_app): "apush TID TIMESTAMP IN
  * ON DOMAIN NAME-as-hex" and "apop TID TIMESTAMP IN ON DOMAIN -", TID the
  * kernel's thread id, IN 1 once CUPTI's handlers are in an NVTX table (the
  * simulated applications have one NVTX instance), ON 1 while a MARKER

@@ -249,15 +249,15 @@ static int simapp_nvtx_wait(double ms)
     return stop;
 }
 
-/* A push (name) or pop (NULL) of the default domain: told to the NVTX
- * truth, then made. */
+/* A push (name) or pop (NULL) of the default domain, told to the NVTX
+ * truth: a push after it is made, a pop before (simdrive's nvtx_told). */
 static void simapp_nvtx(const char *name)
 {
-    if (app.nvtx_app)
-        app.nvtx_app(name != NULL, NULL, name);
     if (name)
         nvtxRangePushA(name);
-    else
+    if (app.nvtx_app)
+        app.nvtx_app(name != NULL, NULL, name);
+    if (!name)
         nvtxRangePop();
 }
 

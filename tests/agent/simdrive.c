@@ -53,9 +53,9 @@
  *                                thread i starts 10 i ms after the first,
  *                                and, but the first, holds its first step
  *                                100 ms longer)
- *                   every push and pop is told to the simulator's NVTX
- *                   truth first (cuptopsim_nvtx_app): what the application
- *                   did, whether or not CUPTI's handlers see it
+ *                   every push (after it) and pop (before it) is told to
+ *                   the simulator's NVTX truth (cuptopsim_nvtx_app): what
+ *                   the application did, whether or not CUPTI sees it
  *                     read:NAME  open the FIFO DIR/NAME and block in read(2)
  *                                for one byte; DIR/NAME.got gets "N BYTE
  *                                ERRNO" (cuptop attach during a blocking
@@ -302,8 +302,11 @@ static void CUPTIAPI seq_other_cb(void *ud, CUpti_CallbackDomain d, CUpti_Callba
 }
 
 /* Tell the simulator's NVTX truth of a push (NAME in DOM, NULL: the
- * default domain) or pop the application is about to make: what it did,
- * whether or not CUPTI's handlers see the call. */
+ * default domain) just made, or a pop about to be made: what the
+ * application did, whether or not CUPTI's handlers see the call.  A push
+ * is told after it is made (the process's first NVTX call may itself put
+ * CUPTI's handlers in, and then that push reached them), a pop before (the
+ * state it finds). */
 static void nvtx_told(int push, const char *dom, const char *name)
 {
     if (nvtx_app)
@@ -365,8 +368,8 @@ static nvtxEventAttributes_t nvtx_attr(const char *ascii, nvtxStringHandle_t reg
 static void nvtx_dpush_h(nvtxDomainHandle_t h, const char *dom, const char *name)
 {
     nvtxEventAttributes_t at = nvtx_attr(name, NULL);
-    nvtx_told(1, dom, name);
     (void)nvtxDomainRangePushEx(h, &at);
+    nvtx_told(1, dom, name);
 }
 
 static void nvtx_dpush(const char *dom, const char *name)
@@ -382,8 +385,8 @@ static void nvtx_dpop(nvtxDomainHandle_t h, const char *dom)
 
 static void nvtx_push(const char *name)
 {
-    nvtx_told(1, NULL, name);
     nvtxRangePushA(name);
+    nvtx_told(1, NULL, name);
 }
 
 static void nvtx_pop(void)
@@ -409,11 +412,11 @@ static nvtxStringHandle_t nvtx_registered(const char *dom, const char *name)
 static void nvtx_rpush(const char *dom, const char *name)
 {
     nvtxEventAttributes_t at = nvtx_attr(NULL, nvtx_registered(dom, name));
-    nvtx_told(1, strcmp(dom, "-") ? dom : NULL, name);
     if (strcmp(dom, "-"))
         (void)nvtxDomainRangePushEx(nvtx_domain(dom), &at);
     else
         (void)nvtxRangePushEx(&at);
+    nvtx_told(1, strcmp(dom, "-") ? dom : NULL, name);
 }
 
 /* The wide-character side: domain DOM made by nvtxDomainCreateW and NAME
@@ -602,8 +605,8 @@ static bool nvtx_step(const char *st)
         nvtxDomainHandle_t h = nvtx_wdomain(dom, c + 1, &reg);
         if (push) {
             nvtxEventAttributes_t at = nvtx_attr(NULL, reg);
-            nvtx_told(1, dom, c + 1);
             (void)nvtxDomainRangePushEx(h, &at);
+            nvtx_told(1, dom, c + 1);
         }
     } else if (!strcmp(st, "oinit") || !strncmp(st, "ocreate:", 8) ||
                !strncmp(st, "odpush:", 7) || !strncmp(st, "odpop:", 6) ||
@@ -622,8 +625,8 @@ static bool nvtx_step(const char *st)
         else if (st[0] == 'o' && st[1] == 'c')
             (void)nvtx_other_domain(dom);
         else if (!strncmp(st, "odpush:", 7) && c) {
-            nvtx_told(1, dom, c + 1);
             nvtx_o.dpush(nvtx_domain(dom), c + 1);
+            nvtx_told(1, dom, c + 1);
         } else if (!strncmp(st, "odpop:", 6)) {
             nvtx_told(0, dom, NULL);
             nvtx_o.dpop(nvtx_domain(dom));
@@ -652,8 +655,8 @@ static bool nvtx_step(const char *st)
         at.color = color;
         at.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
         at.payload.ullValue = pl;
-        nvtx_told(1, NULL, name);
         nvtxRangePushEx(&at);
+        nvtx_told(1, NULL, name);
     } else if (!strncmp(st, "nmark:", 6)) {
         nvtxMarkA(st + 6);
     } else if (!strncmp(st, "nvtx:", 5)) {
