@@ -113,24 +113,36 @@ static int put_config_key(const char *key, const char *value, void *arg)
     return cupstore_meta_put(arg, k, value);
 }
 
+/* The process: pid, host and identity (what the model checks liveness by). */
+static int put_process(cupstore_txn *txn, void *arg)
+{
+    char buf[32], host[256] = "?";
+    (void)arg;
+    snprintf(buf, sizeof buf, "%d", (int)getpid());
+    int rc = cupstore_meta_put(txn, "pid", buf);
+    (void)gethostname(host, sizeof host - 1);
+    if (rc == 0)
+        rc = cupstore_meta_put(txn, "host", host);
+    return rc ? rc : put_identity(txn);
+}
+
+int agent_health_put_process(agent *a)
+{
+    return a->env ? agent_store_put(a, put_process, NULL, AGENT_PUT_TRIES) : 0;
+}
+
 static int put_meta(cupstore_txn *txn, void *arg)
 {
     struct meta_arg *m = arg;
     agent *a = m->a;
-    char buf[4096], host[256] = "?";
-    int rc = 0;
+    char buf[4096];
+    int rc = put_process(txn, NULL);
 
 #define PUT(k, v)                                      \
     do {                                               \
         if (rc == 0)                                   \
             rc = cupstore_meta_put(txn, (k), (v));     \
     } while (0)
-    snprintf(buf, sizeof buf, "%d", (int)getpid());
-    PUT("pid", buf);
-    (void)gethostname(host, sizeof host - 1);
-    PUT("host", host);
-    if (rc == 0)
-        rc = put_identity(txn);
     read_cmdline(buf, sizeof buf);
     PUT("cmdline", buf);
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)agent_real_ns());

@@ -44,6 +44,12 @@ int agent_health_start(struct agent *a);
 int agent_health_stop(struct agent *a, uint32_t timeout_ms);
 /** Ask CUPTI for drops (per known context, then NULL); counts them. */
 void agent_health_query_drops(struct agent *a);
+/** Write the process down (pid, host, boot id, start time, PID
+ *  namespace), right after the store is opened and before any thread of
+ *  the agent writes a health row: a session killed while the agent starts
+ *  is then judged by its dead process (crashed), never as one that cannot
+ *  be checked.  @return 0 or a cupstore error. */
+int agent_health_put_process(struct agent *a);
 /** Open the first epoch and write the session metadata. */
 void agent_health_begin_session(struct agent *a, const char *cupti_note);
 /** This process's start time: clock ticks after boot, field 22 of

@@ -579,6 +579,13 @@ int agent_session_start(agent *a)
         agent_stop_unlock(a);
         return -1;
     }
+    /* the process first, before CUPTI and before our threads write a
+     * health row: a kill at the very start leaves a session whose process
+     * can be checked (crashed), not one judged INCOMPLETE for want of a
+     * pid (58be4e1); the rest of the metadata comes with the session */
+    int prc = agent_health_put_process(a);
+    if (prc)
+        agent_log(a, 1, "cannot write the process down: %s", cupstore_strerror(prc));
     for (unsigned i = 0; i < a->cfg.nwarn; i++) {
         agent_log(a, 1, "%s", a->cfg.warn[i]);
         agent_note(a, 1, "%s", a->cfg.warn[i]);

@@ -283,13 +283,6 @@ void sim_buffer_detach_partial(struct CUctx_st *only)
     pthread_mutex_unlock(&sim.reg_lock);
 }
 
-static void sim_sleep_ms(unsigned ms)
-{
-    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) && errno == EINTR)
-        ;
-}
-
 /* Deliver one queued buffer to the client, applying the delivery faults. */
 static void sim_deliver(sim_qitem *it)
 {

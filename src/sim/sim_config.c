@@ -157,6 +157,8 @@ static int sim_parse_faults(sim_config *c, const char *s, char *why, size_t whyl
             bad = sim_u(v, 0x7fffffff, &c->enable_fail);
         else if (!strcmp(tok, "nvtx_init_slow"))
             bad = sim_u(v, 10000, &c->nvtx_init_ms);
+        else if (!strcmp(tok, "enable_slow"))
+            bad = sim_u(v, 10000, &c->enable_slow_ms);
         else
             bad = -1;
         if (bad) {

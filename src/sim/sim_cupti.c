@@ -10,6 +10,7 @@
  * declares is simply not exported; the few a client might call without
  * checking return CUPTI_ERROR_NOT_SUPPORTED.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,6 +168,13 @@ static void sim_once(void)
 void sim_init(void)
 {
     pthread_once(&sim.once, sim_once);
+}
+
+void sim_sleep_ms(unsigned ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) && errno == EINTR)
+        ;
 }
 
 uint64_t sim_now(void)
@@ -430,6 +438,8 @@ static CUptiResult sim_enable(CUpti_ActivityKind kind, bool on)
         sim_devices_dump();   /* the simulated devices exist from the start */
     if (k < 0)
         return CUPTI_SUCCESS;
+    if (on && sim.cfg.enable_slow_ms)   /* fault: a slow start (enable_slow) */
+        sim_sleep_ms(sim.cfg.enable_slow_ms);
     if (on) {
         if (k == SIM_K_KERNEL)
             atomic_store(&sim.kernel_is_concurrent, kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);

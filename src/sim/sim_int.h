@@ -83,6 +83,7 @@ typedef struct sim_config {
     bool no_api_filter;           /* cuptiActivityEnableRuntimeApi/DriverApi
                                      answer NOT_SUPPORTED (older CUPTI)    */
     unsigned nvtx_init_ms;        /* cuptiNvtxInitialize2 takes this long  */
+    unsigned enable_slow_ms;      /* enabling a record kind takes this long */
     unsigned api_mix;             /* noise API calls per GPU operation     */
 } sim_config;
 
@@ -284,6 +285,8 @@ const char *sim_kind_name(unsigned k);
 /* sim_cupti.c */
 void sim_init(void);
 uint64_t sim_now(void);
+/** Sleep ms milliseconds (through signals). */
+void sim_sleep_ms(unsigned ms);
 sim_thread *sim_thread_self(void);
 void sim_thread_list_free(void);
 

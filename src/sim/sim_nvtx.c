@@ -24,13 +24,11 @@
  * simulated applications have one NVTX instance), ON 1 while a MARKER
  * record would be made (sim_marker_on).
  */
-#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 #include <wchar.h>
 
@@ -308,12 +306,8 @@ SIM_EXPORT CUptiResult cuptiNvtxInitialize2(NvtxGetExportTableFunc_t get)
     sim_call(SIM_C_NvtxInitialize2);
     if (!get)
         return CUPTI_ERROR_INVALID_PARAMETER;
-    if (sim.cfg.nvtx_init_ms) {   /* fault: a slow hand-over (nvtx_init_slow) */
-        struct timespec ts = {(time_t)(sim.cfg.nvtx_init_ms / 1000),
-                              (long)(sim.cfg.nvtx_init_ms % 1000) * 1000000L};
-        while (nanosleep(&ts, &ts) && errno == EINTR)
-            ;
-    }
+    if (sim.cfg.nvtx_init_ms)   /* fault: a slow hand-over (nvtx_init_slow) */
+        sim_sleep_ms(sim.cfg.nvtx_init_ms);
     const NvtxExportTableCallbacks *cb = (const NvtxExportTableCallbacks *)get(NVTX_ETID_CALLBACKS);
     if (!cb || cb->struct_size < sizeof *cb || !cb->GetModuleFunctionTable)
         return CUPTI_ERROR_NOT_INITIALIZED;
