@@ -221,6 +221,11 @@ static void print_text(xout *o, const model_compare *c, size_t top, const char *
         if (sd->running)
             xout_puts(o, "; still running: figures so far");
         xout_putc(o, '\n');
+        if (sd->ledger)
+            xout_printf(o, "  %s: launch ledger: %s%" PRIu64 " kernel, %" PRIu64 " memcpy, %" PRIu64
+                           " memset records missing among the launches in the window\n",
+                        ab[s], sd->ledger_capped ? "at least " : "", sd->ledger_missing[0],
+                        sd->ledger_missing[1], sd->ledger_missing[2]);
     }
 
     text_durations(o, c, top);
@@ -265,6 +270,11 @@ static void json_sides(xout *o, const model_compare *c, const char *const st[2])
             xout_printf(o, "%s\"%s\":%" PRIu64, k ? "," : "", cupstore_loss_name(k), sd->loss[k]);
         xout_puts(o, "},\"reason\":");
         xout_json_str(o, sd->reason, strlen(sd->reason));
+        if (sd->ledger)
+            xout_printf(o, ",\"ledger_missing\":{\"kernel\":%" PRIu64 ",\"memcpy\":%" PRIu64
+                           ",\"memset\":%" PRIu64 ",\"at_least\":%s}",
+                        sd->ledger_missing[0], sd->ledger_missing[1], sd->ledger_missing[2],
+                        sd->ledger_capped ? "true" : "false");
         xout_putc(o, '}');
     }
 }

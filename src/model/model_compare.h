@@ -104,6 +104,12 @@ typedef struct model_cmp_side {
     char reason[256];           /* the first reason when lossy              */
     uint64_t records, kernels, memcpys; /* records read in the window       */
     uint64_t no_duration;       /* kernels/memcpys with zero or missing times */
+    /* the launch ledger (a session run with --ledger): GPU records missing
+     * among the launches made in the window, by kind (kernel, memcpy,
+     * memset), from the store's `lost` rows; `ledger_capped`: more
+     * launches had records missing than the rows kept (at least) */
+    bool ledger, ledger_capped;
+    uint64_t ledger_missing[3];
 } model_cmp_side;
 
 /* One difference in the comparability check. */

@@ -225,6 +225,32 @@ static void side_what(model_cmp_side *sd, uint64_t range_nth, bool range_open)
     }
 }
 
+static int on_lost(const cupstore_lost *l, void *arg)
+{
+    model_cmp_side *sd = arg;
+    for (unsigned k = 0; k < 3; k++)
+        sd->ledger_missing[k] += l->missing[k];
+    return 0;
+}
+
+/* The ledger's missing records launched in the side's window (nothing
+ * when the session ran without it). */
+static int side_ledger(cupstore_txn *txn, model_cmp_side *sd)
+{
+    char *v = NULL;
+    int rc = cupstore_meta_get(txn, "ledger", &v);
+    if (rc == CUPSTORE_ENOTFOUND)
+        return 0;
+    if (rc)
+        return rc;
+    sd->ledger = true;
+    const char *u = strstr(v, " lost_unkept=");
+    sd->ledger_capped = u && strtoull(u + 13, NULL, 10) > 0;
+    free(v);
+    memset(sd->ledger_missing, 0, sizeof sd->ledger_missing);
+    return cupstore_lost_scan(txn, sd->from_ns, sd->to_ns, on_lost, sd);
+}
+
 /* The side's verdict and losses, from its window's summary. */
 static void side_verdict(model_cmp_side *sd, const model_summary *sum)
 {
@@ -289,6 +315,8 @@ int model_cmp_side_open(const char *dir, const char *arg, model_cmp_side *sd,
         k2.any = k.found.kinds != 0;
         k = k2;
     }
+    if (rc == 0)
+        rc = side_ledger(txn, sd);
     cupstore_txn_abort(txn);
     if (rc)
         return side_fail(cause, rc, "session %s: %s", sd->id, model_strerror(rc));

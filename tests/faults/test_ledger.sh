@@ -124,6 +124,13 @@ assert got == want, (got, want)
 print("ok", sum(got.values()))
 PY
 
+# compare: the ledger's missing records among the launches of each side
+"$CUPTOP" compare --store "$st" --json "$id" "$id" >"$WORK/compare.json" 2>"$WORK/compare.err"
+got=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["sides"][0]["ledger_missing"]["kernel"])' \
+    "$WORK/compare.json" 2>&1)
+check "silent: compare --json gives the ledger's missing kernels" "$got" \
+    "$(ledger_field "$WORK/silent.d" kernel.missing)"
+
 # the exporter: the ledger's families, equal to the session's ledger
 "$CUPTOP" exporter --textfile "$WORK/silent.prom" --once --store "$st" >"$WORK/exp.out" 2>&1 ||
     fail "silent: exporter --once: $(cat "$WORK/exp.out")"
