@@ -284,9 +284,9 @@ static int dump(const char *store, const char *id)
            (unsigned long long)d.total, (unsigned long long)d.zero_ts,
            (unsigned long long)d.truncated, (unsigned long long)d.named);
     for (unsigned i = 0; i < d.nep; i++)
-        printf("records.epoch.%u=%llu\nrecords.epoch.%u.api=%llu\n", i + 1,
+        printf("records_epoch.%u=%llu\nrecords_epoch.%u.api=%llu\n", i + 1,
                (unsigned long long)d.ep_rec[i], i + 1, (unsigned long long)d.ep_api[i]);
-    printf("records.no_epoch=%llu\nrecords.no_epoch.api=%llu\n",
+    printf("records_no_epoch=%llu\nrecords_no_epoch.api=%llu\n",
            (unsigned long long)d.rec_outside, (unsigned long long)d.api_outside);
     for (unsigned dv = 0; dv < DEVS; dv++)
         for (unsigned k = 0; k < KINDS; k++)

@@ -68,12 +68,12 @@ while read -r id sched start end; do
             { echo "FAIL every: the report does not say the last window was cut short"; fail=1; }
     fi
     check "every: window epoch $id holds records" \
-        "$([ "$(val "$d/dump" "records.epoch.$id")" -gt 0 ] && echo yes)" yes
+        "$([ "$(val "$d/dump" "records_epoch.$id")" -gt 0 ] && echo yes)" yes
 done <"$d/windows"
 # nothing stored outside a window: out-of-scope epochs and no epoch hold none
-outside=$(val "$d/dump" records.no_epoch)
+outside=$(val "$d/dump" records_no_epoch)
 for id in $(sed -n 's/^epoch\.\([0-9]*\)\.scope=flags:[^ ]*out_of_scope.*/\1/p' "$d/dump"); do
-    outside=$((outside + $(val "$d/dump" "records.epoch.$id")))
+    outside=$((outside + $(val "$d/dump" "records_epoch.$id")))
 done
 check "every: records stored outside the windows" "$outside" 0
 sid=$("$ctl" sessions "$d/store" | head -1)

@@ -38,15 +38,15 @@ def check(cs, dump, crashed_end):
     its close: epochs are cut at CPU times (known defect 29.2)."""
     period_ns, window_ns = PERIOD_MS * 1_000_000, WINDOW_MS * 1_000_000
     nep = _num(dump, "epochs")
-    outside = _num(dump, "records.no_epoch")
-    api_outside = _num(dump, "records.no_epoch.api")
+    outside = _num(dump, "records_no_epoch")
+    api_outside = _num(dump, "records_no_epoch.api")
     windows = 0
     for i in range(1, nep + 1):
         scope = dump.get(f"epoch.{i}.scope", "")
         w = dump.get(f"epoch.{i}.window", "")
         if "out_of_scope" in scope:
-            outside += _num(dump, f"records.epoch.{i}")
-            api_outside += _num(dump, f"records.epoch.{i}.api")
+            outside += _num(dump, f"records_epoch.{i}")
+            api_outside += _num(dump, f"records_epoch.{i}.api")
             continue
         cs.check(f"windows:epoch-is-a-window:{i}", bool(w), f"epoch {i}: {scope}")
         if not w:
