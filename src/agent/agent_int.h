@@ -268,6 +268,9 @@ void agent_note_fill(agent *a, size_t size, size_t valid, uint64_t n);
 /** Records at least in one buffer CUPTI kept (agent_stop.c): half the
  *  fewest any completed non-empty buffer held, at least 1. */
 uint64_t agent_held_records(agent *a);
+/** Buffers handed to CUPTI this session that never came back, and in
+ *  *bound a lower bound on the records in them (agent_main.c says how). */
+uint64_t agent_unreturned(agent *a, bool flush_ok, uint64_t *bound);
 /** Enable/disable CUPTI kinds to reach mask; returns the first error.
  *  With a device scope (CUPTOP_DEVICES) the device kinds are enabled per
  *  context, on the contexts of those devices only. */

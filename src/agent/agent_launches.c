@@ -448,6 +448,22 @@ void agent_launches_put_lost(agent *a)
     }
 }
 
+void agent_launches_stop(agent *a, bool consumer_stopped, uint64_t unreturned)
+{
+    if (!atomic_load(&a->launches.on))
+        return;
+    if (!consumer_stopped) {
+        /* its side of the ledger may still be in use */
+        agent_note(a, 1, "launch ledger not judged: the consumer did not stop in time");
+        return;
+    }
+    /* CUPTI's drops since the health thread's last query explain missing
+     * records too: counted before the sweep compares */
+    agent_health_query_drops(a);
+    agent_launches_final(a, unreturned);
+    agent_launches_put_lost(a);
+}
+
 /* "d s k=N,k=N first_ns last_ns tid launches" per stream with holes */
 static int put_hole(cupstore_txn *txn, const agent_launch_hole *h, const char *key)
 {

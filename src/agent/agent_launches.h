@@ -108,6 +108,11 @@ void agent_launches_arrive(struct agent *a, const cupstore_record *r);
  *  none when `unreturned` buffers (counted lost, their records only
  *  bounded) may hold any of them. */
 void agent_launches_final(struct agent *a, uint64_t unreturned);
+/** The stop protocol's part (stop thread, after the consumer's stop):
+ *  CUPTI's last drops queried, the final sweep, the `lost` rows; only a
+ *  note when the consumer did not stop (its side may still be in use).
+ *  unreturned: buffers counted lost that may hold missing records. */
+void agent_launches_stop(struct agent *a, bool consumer_stopped, uint64_t unreturned);
 /** Store the launches with records missing (the `lost` rows), in their
  *  own transaction before the final status's, where the disk has room. */
 void agent_launches_put_lost(struct agent *a);

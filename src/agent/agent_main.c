@@ -198,6 +198,31 @@ uint64_t agent_held_records(agent *a)
     return m ? m : 1;
 }
 
+/* Buffers handed to CUPTI that have not come back (invariant 12), and a
+ * lower bound on the records in them.  Each is taken to hold at least
+ * half as many records as the emptiest non-empty buffer CUPTI returned in
+ * the session, the partial ones of a flush included (1 when none came
+ * back): a bound as good as that assumption, and said to be one.  A flush that returned gave back every buffer holding a record,
+ * so each one still out was taken (flush_ok: all of them count).  A flush
+ * that gave up leaves the last buffer of each thread for each context
+ * (and for records of no context) possibly empty: those count as none. */
+uint64_t agent_unreturned(agent *a, bool flush_ok, uint64_t *bound)
+{
+    uint64_t own = a->pool_ready ? atomic_load(&a->pool.outstanding) : 0;
+    uint64_t disc = a->discard.slots ? atomic_load(&a->discard.outstanding) : 0;
+    uint64_t so = atomic_load(&a->c[C_SHARED_OUT]), sc = atomic_load(&a->c[C_SHARED_BUFS]);
+    uint64_t n = own + disc > a->out_base ? own + disc - a->out_base : 0;
+    n += so > sc ? so - sc : 0;
+    uint64_t threads = atomic_load(&a->c[C_REQ_THREADS]);
+    uint64_t seen = atomic_load(&a->threads_seen);
+    if (seen > threads)   /* threads that requested in an earlier session */
+        threads = seen;
+    uint64_t ctxs = (uint64_t)__builtin_popcount(atomic_load(&a->device_mask));
+    uint64_t partial = flush_ok ? 0 : (threads ? threads : 1) * ((ctxs ? ctxs : 1) + 1);
+    *bound = n > partial ? (n - partial) * agent_held_records(a) : 0;
+    return n;
+}
+
 /* ---- CUPTI buffer callbacks ------------------------------------------- */
 
 /* A discard buffer for API < 27 (a NULL there breaks CUPTI): one of a

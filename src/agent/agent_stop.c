@@ -134,31 +134,6 @@ static int stop_flush(agent *a, uint32_t timeout_ms, bool *timed_out)
     return (int)job.rc;
 }
 
-/* Buffers handed to CUPTI that have not come back (invariant 12), and a
- * lower bound on the records in them.  Each is taken to hold at least
- * half as many records as the emptiest non-empty buffer CUPTI returned in
- * the session, the partial ones of a flush included (1 when none came
- * back): a bound as good as that assumption, and said to be one.  A flush that returned gave back every buffer holding a record,
- * so each one still out was taken (flush_ok: all of them count).  A flush
- * that gave up leaves the last buffer of each thread for each context
- * (and for records of no context) possibly empty: those count as none. */
-static uint64_t stop_unreturned(agent *a, bool flush_ok, uint64_t *bound)
-{
-    uint64_t own = a->pool_ready ? atomic_load(&a->pool.outstanding) : 0;
-    uint64_t disc = a->discard.slots ? atomic_load(&a->discard.outstanding) : 0;
-    uint64_t so = atomic_load(&a->c[C_SHARED_OUT]), sc = atomic_load(&a->c[C_SHARED_BUFS]);
-    uint64_t n = own + disc > a->out_base ? own + disc - a->out_base : 0;
-    n += so > sc ? so - sc : 0;
-    uint64_t threads = atomic_load(&a->c[C_REQ_THREADS]);
-    uint64_t seen = atomic_load(&a->threads_seen);
-    if (seen > threads)   /* threads that requested in an earlier session */
-        threads = seen;
-    uint64_t ctxs = (uint64_t)__builtin_popcount(atomic_load(&a->device_mask));
-    uint64_t partial = flush_ok ? 0 : (threads ? threads : 1) * ((ctxs ? ctxs : 1) + 1);
-    *bound = n > partial ? (n - partial) * agent_held_records(a) : 0;
-    return n;
-}
-
 struct final_arg {
     cupstore_final f;
     cupstore_step steps[CUPSTORE_STEP_MAX];
@@ -259,7 +234,7 @@ static void stop_protocol(agent *a, int exit_path, int detail)
     /* Buffers CUPTI never gave back: held when the flush gave up (tail),
      * or, when the flush returned, taken by another client (conflict). */
     bool flushed = x.f.flush_ok || !agent_attached(a);
-    uint64_t bound = 0, unreturned = stop_unreturned(a, flushed, &bound);
+    uint64_t bound = 0, unreturned = agent_unreturned(a, flushed, &bound);
     x.f.buffers_outstanding = unreturned;
     if (!flushed) {
         x.f.tail_bound = bound;
@@ -299,21 +274,9 @@ static void stop_protocol(agent *a, int exit_path, int detail)
                    (unsigned long long)bound);
     }
 
-    /* The ledger's final sweep (before the last health row, which then
-     * carries `unrecorded`): the consumer has stopped, its side of the
-     * ledger is this thread's now. */
-    if (rc == 0) {
-        /* CUPTI's drops since the health thread's last query explain
-         * missing records too: counted before the sweep compares */
-        if (atomic_load(&a->launches.on))
-            agent_health_query_drops(a);
-        /* buffers that never came back hold an unknown number of the
-         * missing records (tail or conflict, a bound) */
-        agent_launches_final(a, !flushed || agent_attached(a) ? unreturned : 0);
-        agent_launches_put_lost(a);
-    }
-    else if (atomic_load(&a->launches.on))
-        agent_note(a, 1, "launch ledger not judged: the consumer did not stop in time");
+    /* the ledger's final sweep, before the last health row (which then
+     * carries `unrecorded`); unreturned buffers: counted lost (a bound) */
+    agent_launches_stop(a, rc == 0, !flushed || agent_attached(a) ? unreturned : 0);
 
     /* 5. close: the health thread writes its last row (with the tail), then
      * the final status and the steps go in one transaction, synced. */
