@@ -85,10 +85,19 @@ def ledger_check(dump, truth, dev_names, check):
         prod = sum(n for (kk, _, _), n in produced.items() if kk == k)
         silent = sum(num(truth, f"silent.{k}.{dv}") for dv in dev_names)
         unrec = sum(num(dump, f"loss.unrecorded.{k}.{dv}") for dv in dev_names + ["none"])
-        check(f"ledger {k}: expected == produced", led.get(f"{k}.expected"), prod)
-        check(f"ledger {k}: no extra records", led.get(f"{k}.extra"), 0)
+        # a launch made while kinds were being switched is not expected
+        # (registered, then taken back, or skipped): its record, if CUPTI
+        # made one, arrives as an orphan or an extra
+        unsure = led.get(f"{k}.orphan", 0) + led.get(f"{k}.extra", 0) + led.get("ambiguous", 0)
+        if unsure:
+            check(f"ledger {k}: expected {led.get(f'{k}.expected')} <= produced {prod}",
+                  led.get(f"{k}.expected", 0) <= prod, True)
+        else:
+            check(f"ledger {k}: expected == produced", led.get(f"{k}.expected"), prod)
+        check(f"ledger {k}: extra records only of calls a kind switch overlapped",
+              led.get(f"{k}.extra", 0) <= led.get("ambiguous", 0), True)
         check(f"ledger {k}: unrecorded loss rows == the ledger's", unrec, led.get(f"{k}.unrecorded"))
-        if others == 0 and led.get("ambiguous") == 0:
+        if others == 0 and led.get("ambiguous") == 0 and not unsure:
             check(f"ledger {k}: missing == silent", led.get(f"{k}.missing"), silent)
             for dv in dev_names:
                 check(f"ledger {k} device {dv}: unrecorded == silent",
