@@ -703,10 +703,16 @@ def run_app(cs):
         time.sleep(cs.rnd.uniform(0.0, 0.3))
         target = p.pid
         if c["driver"] == "run":
-            # the application, not cuptop run (which would leave it running)
+            # the application, not cuptop run (which would leave it running),
+            # and only the application: once it has ended, cuptop run's
+            # only child may be LeakSanitizer's tracer at its exit (an ASan
+            # build), and killing that hangs cuptop run in StopTheWorld
+            target = None
             try:
-                kids = open(f"/proc/{p.pid}/task/{p.pid}/children").read().split()
-                target = int(kids[0]) if kids else None
+                for kid in open(f"/proc/{p.pid}/task/{p.pid}/children").read().split():
+                    if os.path.basename(os.readlink(f"/proc/{kid}/exe")).startswith("cuptop-simapp"):
+                        target = int(kid)
+                        break
             except (OSError, ValueError):
                 target = None
         try:
