@@ -115,15 +115,28 @@ void agent_launches_start(agent *a)
 {
     agent_launches_state *s = &a->launches;
     atomic_store(&s->on, false);
-    /* a new session (a forked child's, one after a device reset): the
-     * memory is kept, a launch callback of the old one may still run */
-    agent_ledger ledger = s->ledger;
-    agent_ledger_reset(&ledger);
+    /* A new session (a forked child's, one after a device reset): reset
+     * in place, field by field.  The ledger's memory is kept and never
+     * moved: a launch callback of the old session may still be running
+     * (it passed the `on` check), and the switch generation stays what it
+     * is for the same reason. */
+    agent_ledger_reset(&s->ledger);
     free(s->lost);
-    int (*is_capturing)(void *, int *) = s->is_capturing;
-    memset(s, 0, sizeof *s);
-    s->ledger = ledger;
-    s->is_capturing = is_capturing;
+    s->lost = NULL;
+    s->nlost = 0;
+    s->lost_unkept = 0;
+    s->attaches = 0;
+    atomic_store(&s->ambiguous, 0);
+    atomic_store(&s->capturing, 0);
+    atomic_store(&s->scoped_out, 0);
+    s->judged = s->unrecorded_exact = false;
+    s->unreturned = 0;
+    memset(&s->totals, 0, sizeof s->totals);
+    memset(s->missing, 0, sizeof s->missing);
+    memset(s->unrecorded, 0, sizeof s->unrecorded);
+    memset(s->hole, 0, sizeof s->hole);
+    memset(&s->other, 0, sizeof s->other);
+    s->nholes = 0;
     if (!a->cfg.ledger)
         return;
     if (!s->ledger.slot && agent_ledger_init(&s->ledger, AGENT_LEDGER_BITS_DEFAULT)) {
