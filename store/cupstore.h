@@ -92,6 +92,9 @@ int cupstore_kind_parse(const char *name);
  *  mask of (1u << kind).  Returns 0 or CUPSTORE_EINVAL, with *bad pointing
  *  into list at the first unknown name (not NUL-terminated). */
 int cupstore_kinds_parse(const char *list, uint32_t *mask, const char **bad);
+/** A periodic window schedule as the user writes it ("60s/5s", "1h/90s",
+ *  "500ms/200ms"): each duration in the largest unit that divides it. */
+void cupstore_every_format(uint32_t period_ms, uint32_t window_ms, char *buf, size_t len);
 /** Format a mask as a comma list into buf (always NUL-terminated). */
 void cupstore_kinds_format(uint32_t mask, char *buf, size_t len);
 #define CUPSTORE_KINDS_DEFAULT                                              \

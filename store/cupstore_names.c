@@ -149,6 +149,27 @@ void cupstore_kinds_format(uint32_t mask, char *buf, size_t len)
     }
 }
 
+/* A duration in the largest unit that divides it. */
+static void every_unit(uint32_t ms, char *buf, size_t len)
+{
+    if (ms && ms % 3600000u == 0)
+        snprintf(buf, len, "%uh", ms / 3600000u);
+    else if (ms && ms % 60000u == 0)
+        snprintf(buf, len, "%um", ms / 60000u);
+    else if (ms && ms % 1000u == 0)
+        snprintf(buf, len, "%us", ms / 1000u);
+    else
+        snprintf(buf, len, "%ums", ms);
+}
+
+void cupstore_every_format(uint32_t period_ms, uint32_t window_ms, char *buf, size_t len)
+{
+    char p[16], w[16];
+    every_unit(period_ms, p, sizeof p);
+    every_unit(window_ms, w, sizeof w);
+    snprintf(buf, len, "%s/%s", p, w);
+}
+
 static const char *const loss_names[CUPSTORE_LOSS_MAX] = {
     [CUPSTORE_LOSS_CUPTI_DROPPED] = "cupti_dropped",
     [CUPSTORE_LOSS_DECLINED] = "declined",

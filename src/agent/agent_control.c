@@ -178,7 +178,7 @@ static void control_note(agent *a, const struct ctl_change *x)
         snprintf(api, sizeof api, ", API records %s -> %s", x->api_from, x->api_to);
     if (x->every && x->c->every_set == CUPSTORE_CTL_EVERY_ON) {
         char ev[40];
-        agent_config_every_format(x->c->every_period_ms, x->c->every_window_ms, ev, sizeof ev);
+        cupstore_every_format(x->c->every_period_ms, x->c->every_window_ms, ev, sizeof ev);
         snprintf(every, sizeof every, ", capture range every:%s", ev);
     } else if (x->every) {
         snprintf(every, sizeof every, ", capture range none (periodic windows off)");

@@ -52,7 +52,7 @@ int agent_scope_watch(agent *a, char *why, size_t len)
         /* windows: the window thread opens them (agent_window.c); nothing
          * of CUPTI is watched or attached until the first */
         char ev[40];
-        agent_config_every_format(a->scope.period_ms, a->scope.window_ms, ev, sizeof ev);
+        cupstore_every_format(a->scope.period_ms, a->scope.window_ms, ev, sizeof ev);
         agent_note(a, 0, "capture range every:%s: windows aligned to the wall clock; nothing "
                    "of CUPTI is attached until the first window", ev);
         return 0;

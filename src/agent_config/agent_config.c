@@ -339,27 +339,6 @@ int agent_config_parse_every(const char *spec, uint32_t *period_ms, uint32_t *wi
     return 0;
 }
 
-/* A duration in the largest unit that divides it. */
-static void every_unit(uint32_t ms, char *buf, size_t len)
-{
-    if (ms % 3600000u == 0)
-        snprintf(buf, len, "%uh", ms / 3600000u);
-    else if (ms % 60000u == 0)
-        snprintf(buf, len, "%um", ms / 60000u);
-    else if (ms % 1000u == 0)
-        snprintf(buf, len, "%us", ms / 1000u);
-    else
-        snprintf(buf, len, "%ums", ms);
-}
-
-void agent_config_every_format(uint32_t period_ms, uint32_t window_ms, char *buf, size_t len)
-{
-    char p[16], w[16];
-    every_unit(period_ms, p, sizeof p);
-    every_unit(window_ms, w, sizeof w);
-    snprintf(buf, len, "%s/%s", p, w);
-}
-
 uint32_t agent_config_parse_api_mode(const char *s)
 {
     if (!s)
@@ -639,7 +618,7 @@ void agent_config_format(const agent_config *c, char *buf, size_t len)
         snprintf(cap, sizeof cap, "nvtx:%s", c->capture_name);
     else if (c->capture == AGENT_CAPTURE_EVERY) {
         char ev[40];
-        agent_config_every_format(c->capture_period_ms, c->capture_window_ms, ev, sizeof ev);
+        cupstore_every_format(c->capture_period_ms, c->capture_window_ms, ev, sizeof ev);
         snprintf(cap, sizeof cap, "every:%s", ev);
     }
     if (c->capture_repeat && c->capture_max)

@@ -126,8 +126,6 @@ int agent_config_nvtx_range(const char *spec, char *name, char *domain, bool *do
 int agent_config_parse_every(const char *spec, uint32_t *period_ms, uint32_t *window_ms,
                              char *why, size_t len);
 
-/** The schedule as text, "60s/5s" (largest unit that divides it). */
-void agent_config_every_format(uint32_t period_ms, uint32_t window_ms, char *buf, size_t len);
 
 /** Parse an API record policy mode ("all", "gpu", "none").
  *  @return CUPSTORE_API_ALL/GPU/NONE, or 0 when it is none of them. */

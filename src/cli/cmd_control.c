@@ -364,7 +364,7 @@ static int control_session(const char *cmd, cupstore_env *env, const uint32_t *k
                (req->api_set & CUPSTORE_CTL_API_EXCLUDE) ? req->api_exclude : "");
     if (req->every_set == CUPSTORE_CTL_EVERY_ON) {
         char ev[40];
-        agent_config_every_format(req->every_period_ms, req->every_window_ms, ev, sizeof ev);
+        cupstore_every_format(req->every_period_ms, req->every_window_ms, ev, sizeof ev);
         printf(", capture range every:%s", ev);
     } else if (req->every_set == CUPSTORE_CTL_EVERY_OFF) {
         printf(", capture range none");

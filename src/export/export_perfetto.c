@@ -329,6 +329,17 @@ static void loss_group(perfetto *f)
     }
 }
 
+/* An event of the loss group starting at s on lane l of its track: the
+ * lane's sequence started, what ended before s closed, the packet open. */
+static void loss_lane_at(perfetto *f, pf_lane *l, uint64_t s)
+{
+    if (!l->seq)
+        pf_sequence_start(f, l, s, true);
+    pf_lane_pop(f, l, s);
+    l->last_start = s;
+    pf_lane_packet(f, l, s);
+}
+
 /* Draw the window of class l as one slice on the "loss: CLASS" track. */
 static void loss_emit(perfetto *f, unsigned cls, const struct loss_win *w)
 {
@@ -341,11 +352,7 @@ static void loss_emit(perfetto *f, unsigned cls, const struct loss_win *w)
         f->p.err = ENOMEM;
         return;
     }
-    if (!l->seq)
-        pf_sequence_start(f, l, s, true);
-    pf_lane_pop(f, l, s);
-    l->last_start = s;
-    pf_lane_packet(f, l, s);
+    loss_lane_at(f, l, s);
     pb *p = &f->p;
     size_t im = SIZE_MAX;
     pf_intern_da(f, l, DA_COUNT, &im);
@@ -391,11 +398,7 @@ static int on_lost(const cupstore_lost *l, void *arg)
     pf_lane *ln = t ? pf_track_place(f, t, l->launch_ns, l->launch_ns) : NULL;
     if (!ln)
         return ENOMEM;
-    if (!ln->seq)
-        pf_sequence_start(f, ln, l->launch_ns, true);
-    pf_lane_pop(f, ln, l->launch_ns);
-    ln->last_start = l->launch_ns;
-    pf_lane_packet(f, ln, l->launch_ns);
+    loss_lane_at(f, ln, l->launch_ns);
     size_t im = SIZE_MAX;
     pf_intern_da(f, ln, DA_COUNT, &im);
     pf_intern_da(f, ln, DA_CORRELATION, &im);

@@ -517,8 +517,6 @@ void model_windows_line(const model_windows *w, char *buf, size_t len);
  *  42.0 s", "next window in 12m05s"; "" without a schedule. */
 void model_window_next(const cupstore_epoch *open, uint64_t now_ns, char *buf, size_t len);
 
-/** "1s/300ms": a schedule in the largest unit that divides each part. */
-void model_every_format(uint32_t period_ms, uint32_t window_ms, char *buf, size_t len);
 
 /** Read the facts of session env over [from_s, to_s] (0, UINT64_MAX: all).
  *  @param[out] out    release with model_facts_free.

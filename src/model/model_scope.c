@@ -28,32 +28,11 @@ static const char *capture_words(const char *capture)
                                                      : "cudaProfilerStart to cudaProfilerStop";
 }
 
-/* A duration in the largest unit that divides it. */
-static void every_unit(uint32_t ms, char *buf, size_t len)
-{
-    if (ms && ms % 3600000u == 0)
-        snprintf(buf, len, "%uh", ms / 3600000u);
-    else if (ms && ms % 60000u == 0)
-        snprintf(buf, len, "%um", ms / 60000u);
-    else if (ms && ms % 1000u == 0)
-        snprintf(buf, len, "%us", ms / 1000u);
-    else
-        snprintf(buf, len, "%ums", ms);
-}
-
-void model_every_format(uint32_t period_ms, uint32_t window_ms, char *buf, size_t len)
-{
-    char p[16], w[16];
-    every_unit(period_ms, p, sizeof p);
-    every_unit(window_ms, w, sizeof w);
-    snprintf(buf, len, "%s/%s", p, w);
-}
-
 /* The sentence of a periodic window's epoch (e->window_ms set). */
 static void window_words(const cupstore_epoch *e, char *buf, size_t len)
 {
     char ev[40], at[32];
-    model_every_format(e->period_ms, e->window_ms, ev, sizeof ev);
+    cupstore_every_format(e->period_ms, e->window_ms, ev, sizeof ev);
     if (e->flags & CUPSTORE_EPOCH_OUT_OF_SCOPE) {
         snprintf(buf, len, "out of scope (between periodic windows every:%s); its time is "
                  "neither loss nor evidence", ev);
@@ -149,7 +128,7 @@ void model_scope_brief(uint32_t health_flags, const cupstore_epoch *open, const 
     }
     if (open && open->window_ms) {
         char ev[40];
-        model_every_format(open->period_ms, open->window_ms, ev, sizeof ev);
+        cupstore_every_format(open->period_ms, open->window_ms, ev, sizeof ev);
         snprintf(out->scope, sizeof out->scope, "scope: %s, windows every:%s (%s)", devs, ev,
                  open->flags & CUPSTORE_EPOCH_OUT_OF_SCOPE ? "between windows" : "in a window");
     } else if (cap) {
@@ -257,7 +236,7 @@ void model_windows_line(const model_windows *w, char *buf, size_t len)
             buf[0] = '\0';
         return;
     }
-    model_every_format(w->period_ms, w->window_ms, ev, sizeof ev);
+    cupstore_every_format(w->period_ms, w->window_ms, ev, sizeof ev);
     if (w->cut_short)
         snprintf(cut, sizeof cut, "; %u ended before its close (judged as far as it went)",
                  w->cut_short);

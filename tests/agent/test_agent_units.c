@@ -467,9 +467,9 @@ static void test_config_every(void **state)
     assert_int_equal(p, 24u * 3600 * 1000);
     assert_int_equal(agent_config_parse_every("2m/1m", &p, &w, why, sizeof why), 0);
     assert_int_equal(w, 60000);
-    agent_config_every_format(1000, 300, txt, sizeof txt);
+    cupstore_every_format(1000, 300, txt, sizeof txt);
     assert_string_equal(txt, "1s/300ms");
-    agent_config_every_format(3600000, 90000, txt, sizeof txt);
+    cupstore_every_format(3600000, 90000, txt, sizeof txt);
     assert_string_equal(txt, "1h/90s");
     /* WINDOW < PERIOD, WINDOW >= 100 ms, PERIOD <= 24 h, units required */
     const char *bad[] = {"1s/1s", "1s/2s", "1s/99ms", "25h/1s", "1441m/1s", "10/1s", "1s/",
