@@ -76,10 +76,19 @@ typedef enum cupstore_kind {
     CUPSTORE_KIND_OVERHEAD,
     CUPSTORE_KIND_MARKER,
     CUPSTORE_KIND_OTHER,      /* anything else the agent was given          */
+    CUPSTORE_KIND_GRAPH,      /* GRAPH_TRACE: one record per CUDA graph launch
+                                 (aux: graph id); after "other" so the
+                                 numbers of older stores stay               */
     CUPSTORE_KIND_MAX
 } cupstore_kind;
 
 #define CUPSTORE_KIND_ALL 0xffu       /* "all kinds" in loss keys         */
+/* Every kind bit, and what "all" means in a kind list: every kind but
+ * graph, which CUPTI does not turn on beside per-node kernel records
+ * (CUPTI_ERROR_NOT_COMPATIBLE); "all,graph" minus kernel is the user's
+ * to write. */
+#define CUPSTORE_KINDS_EVERY ((1u << CUPSTORE_KIND_MAX) - 1)
+#define CUPSTORE_KINDS_ALL (CUPSTORE_KINDS_EVERY & ~(1u << CUPSTORE_KIND_GRAPH))
 #define CUPSTORE_DEVICE_MAX 16        /* devices tracked per session       */
 #define CUPSTORE_DEVICE_NONE 0xffffu  /* host-side / not attributable      */
 
@@ -345,6 +354,11 @@ typedef struct cupstore_lat {
  * named by cupstore_overhead_name); fixed by the health row's field 21. */
 #define CUPSTORE_OVERHEAD_MAX 8
 
+/* Kinds the launch ledger counts in a health row: kernel, memcpy, memset,
+ * graph (the agent's agent_ledger_kind order; graph appended later: an
+ * older row reads 0 for it, an older reader skips it). */
+#define CUPSTORE_LEDGER_KINDS 4
+
 typedef struct cupstore_health {
     uint64_t second;            /* unix seconds (UTC): the key            */
     uint64_t heartbeat_ns;      /* CLOCK_REALTIME ns when written          */
@@ -373,6 +387,13 @@ typedef struct cupstore_health {
     uint32_t batch_records_p50;         /* consumer batch size             */
     uint32_t store_refused;             /* write txns refused this second  */
     uint32_t flags;                     /* CUPSTORE_HF_*                    */
+    /* the launch ledger (--ledger), by kind: kernel, memcpy, memset, graph.
+     * expected and arrived count since the session's start; pending is
+     * now: records of launches older than the grace period (2 s) not
+     * arrived yet.  All zero without the ledger. */
+    uint64_t ledger_expected[CUPSTORE_LEDGER_KINDS];
+    uint64_t ledger_arrived[CUPSTORE_LEDGER_KINDS];
+    uint64_t ledger_pending[CUPSTORE_LEDGER_KINDS];
 } cupstore_health;
 
 enum {
@@ -384,6 +405,12 @@ enum {
                                            callbacks registered)           */
     CUPSTORE_HF_SCOPED = 1u << 5,       /* a device scope (--devices) or a
                                            capture range is in force       */
+    CUPSTORE_HF_LEDGER = 1u << 6,       /* the launch ledger registers
+                                           launches now (--ledger, or a
+                                           `ledger on` control request)    */
+    CUPSTORE_HF_LEDGER_PARTIAL = 1u << 7, /* the ledger was switched on or
+                                           off during the session: it
+                                           covers part of it only          */
 };
 
 /** Overhead type names by index in overhead_by_type ("driver_compiler",
@@ -598,9 +625,13 @@ typedef struct cupstore_control {
      * ends it (collect whenever kinds are on) */
     uint32_t every_set;
     uint32_t every_period_ms, every_window_ms;
+    /* the launch ledger: 0 unchanged, CUPSTORE_CTL_LEDGER_ON registers
+     * launches from now, CUPSTORE_CTL_LEDGER_OFF stops registering */
+    uint32_t ledger_set;
 } cupstore_control;
 enum { CUPSTORE_CTL_API_INCLUDE = 1u << 0, CUPSTORE_CTL_API_EXCLUDE = 1u << 1 };
 enum { CUPSTORE_CTL_EVERY_ON = 1, CUPSTORE_CTL_EVERY_OFF = 2 };
+enum { CUPSTORE_CTL_LEDGER_ON = 1, CUPSTORE_CTL_LEDGER_OFF = 2 };
 /** Front end: write the request *req (kinds, pool, API policy fields;
  *  gen and the times are assigned here).
  *  @param[out] gen  the generation assigned (may be NULL). */
@@ -706,7 +737,8 @@ typedef struct cupstore_lost {
     uint32_t device;        /* device index, CUPSTORE_DEVICE_NONE unknown  */
     uint32_t stream;        /* CUPTI stream id                             */
     uint32_t tid;           /* launching thread                            */
-    uint32_t missing[3];    /* records missing: kernel, memcpy, memset     */
+    uint32_t missing[CUPSTORE_LEDGER_KINDS]; /* records missing: kernel, memcpy,
+                               memset, graph (an older row: graph 0)   */
 } cupstore_lost;
 int cupstore_lost_put(cupstore_txn *txn, const cupstore_lost *l);
 typedef int (*cupstore_lost_fn)(const cupstore_lost *l, void *arg);

@@ -153,6 +153,7 @@ static const cupstore_tlv_field control_fields[] = {
     F(cupstore_control, 24, U32, 1, every_set),
     F(cupstore_control, 25, U32, 1, every_period_ms),
     F(cupstore_control, 26, U32, 1, every_window_ms),
+    F(cupstore_control, 27, U32, 1, ledger_set),
 };
 
 static int control_from(const MDB_val *k, const MDB_val *v, cupstore_control *c)
@@ -183,6 +184,7 @@ int cupstore_control_put(cupstore_txn *txn, const cupstore_control *req, uint64_
     cupstore_control c;
     uint8_t key[8];
     if (!req || req->api_mode > CUPSTORE_API_NONE || req->every_set > CUPSTORE_CTL_EVERY_OFF ||
+        req->ledger_set > CUPSTORE_CTL_LEDGER_OFF ||
         (req->every_set == CUPSTORE_CTL_EVERY_ON &&
          !(req->every_window_ms && req->every_window_ms < req->every_period_ms)))
         return CUPSTORE_EINVAL;

@@ -18,7 +18,7 @@ static const cupstore_tlv_field lost_fields[] = {
     F(cupstore_lost, 1, U32, 1, device),
     F(cupstore_lost, 2, U32, 1, stream),
     F(cupstore_lost, 3, U32, 1, tid),
-    F(cupstore_lost, 4, U32, 3, missing),
+    F(cupstore_lost, 4, U32, CUPSTORE_LEDGER_KINDS, missing),
 };
 
 int cupstore_lost_put(cupstore_txn *txn, const cupstore_lost *l)

@@ -16,7 +16,7 @@ static const char *const kind_names[CUPSTORE_KIND_MAX] = {
     [CUPSTORE_KIND_MEMSET] = "memset",     [CUPSTORE_KIND_RUNTIME] = "runtime",
     [CUPSTORE_KIND_DRIVER] = "driver",     [CUPSTORE_KIND_SYNC] = "sync",
     [CUPSTORE_KIND_OVERHEAD] = "overhead", [CUPSTORE_KIND_MARKER] = "marker",
-    [CUPSTORE_KIND_OTHER] = "other",
+    [CUPSTORE_KIND_OTHER] = "other",       [CUPSTORE_KIND_GRAPH] = "graph",
 };
 
 /* CUPTI-style spellings accepted by cupstore_kind_parse. */
@@ -31,6 +31,8 @@ static const struct {
     {"memsets", CUPSTORE_KIND_MEMSET},
     {"synchronization", CUPSTORE_KIND_SYNC},
     {"markers", CUPSTORE_KIND_MARKER},
+    {"graph_trace", CUPSTORE_KIND_GRAPH},
+    {"graphs", CUPSTORE_KIND_GRAPH},
 };
 
 const char *cupstore_kind_name(unsigned kind)
@@ -74,7 +76,7 @@ int cupstore_kind_parse(const char *name)
 
 int cupstore_kinds_parse(const char *list, uint32_t *mask, const char **bad)
 {
-    const uint32_t all = (1u << CUPSTORE_KIND_MAX) - 1;
+    const uint32_t all = CUPSTORE_KINDS_ALL;
     uint32_t m = 0;
     const char *p = list;
 
@@ -123,17 +125,17 @@ int cupstore_kinds_parse(const char *list, uint32_t *mask, const char **bad)
 
 void cupstore_kinds_format(uint32_t mask, char *buf, size_t len)
 {
-    const uint32_t all = (1u << CUPSTORE_KIND_MAX) - 1;
+    const uint32_t all = CUPSTORE_KINDS_ALL;
     size_t off = 0;
 
     if (!buf || len == 0)
         return;
     buf[0] = '\0';
-    if ((mask & all) == all) {
+    if ((mask & CUPSTORE_KINDS_EVERY) == all) {
         snprintf(buf, len, "all");
         return;
     }
-    if ((mask & all) == 0) {
+    if ((mask & CUPSTORE_KINDS_EVERY) == 0) {
         snprintf(buf, len, "none");
         return;
     }

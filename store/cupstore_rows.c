@@ -127,6 +127,9 @@ static const cupstore_tlv_field health_fields[] = {
     HF(28, U32, 1, batch_records_p50),
     HF(29, U32, 1, store_refused),
     HF(30, U32, 1, flags),
+    HF(31, U64, CUPSTORE_LEDGER_KINDS, ledger_expected),
+    HF(32, U64, CUPSTORE_LEDGER_KINDS, ledger_arrived),
+    HF(33, U64, CUPSTORE_LEDGER_KINDS, ledger_pending),
 };
 #define NHEALTH (sizeof health_fields / sizeof health_fields[0])
 

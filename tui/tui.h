@@ -139,7 +139,8 @@ typedef struct tui_rect {
     int y, x, h, w;
 } tui_rect;
 
-#define TUI_DASH_PANELS 6
+#define TUI_DASH_PANELS 7        /* at most: 6, and the launch ledger's   */
+#define TUI_DASH_PANELS_BASE 6   /* without the launch ledger             */
 typedef struct tui_dash_layout {
     tui_rect header;     /* title + state                                  */
     tui_rect banner;     /* demo hint (h = 0 when none)                    */
@@ -162,6 +163,10 @@ bool tui_layout_dash(int rows, int cols, int banner_rows, tui_dash_layout *l);
  *  time axis (taken from the panels). */
 bool tui_layout_dash_lane(int rows, int cols, int banner_rows, int lane_rows,
                           tui_dash_layout *l);
+/** The same for want panels (TUI_DASH_PANELS_BASE, or TUI_DASH_PANELS
+ *  with the launch ledger's). */
+bool tui_layout_dash_panels(int rows, int cols, int banner_rows, int lane_rows, int want,
+                            tui_dash_layout *l);
 
 /* ---- Text --------------------------------------------------------------- */
 /* Text from the trace goes through model_sanitize (src/model/model.h), the

@@ -405,15 +405,47 @@ static void panel_commit_lat(tui *t, WINDOW *pw, WINDOW *plot, dash_frame *f)
     panel_latency(t, pw, plot, f, "store commit", "commit", TUI_S_COMMIT_P50);
 }
 
-/* In order of importance: at small sizes the last ones are left out. */
+/* The launch ledger (--ledger): records expected and arrived per second,
+ * all kinds, as lines; pending (launched over the grace period ago, not
+ * arrived) filled below them: a gap between the lines that stays is a
+ * hole in the trace. */
+static void panel_ledger(tui *t, WINDOW *pw, WINDOW *plot, dash_frame *f)
+{
+    head_begin(f, "launch ledger", "ledger");
+    const bool *va[3];
+    const double *e = view_series(t, f, 0, TUI_S_LEDGER_EXP, &va[0]);
+    const double *a = view_series(t, f, 1, TUI_S_LEDGER_ARR, &va[1]);
+    const double *p = view_series(t, f, 2, TUI_S_LEDGER_PEND, &va[2]);
+    char val[16];
+    tui_format_count(cursor_value(t, TUI_S_LEDGER_EXP), val, sizeof val);
+    legend_add(f, TUI_C_SERIES0, "expected", val);
+    tui_format_count(cursor_value(t, TUI_S_LEDGER_ARR), val, sizeof val);
+    legend_add(f, TUI_C_SERIES1, "arrived", val);
+    tui_format_count(cursor_value(t, TUI_S_LEDGER_PEND), val, sizeof val);
+    legend_add(f, TUI_C_BAD, "pending", val);
+    tui_series_ref s[3] = {{p, va[2], TUI_C_BAD, TUI_PLOT_AREA},
+                           {e, va[0], TUI_C_SERIES0, TUI_PLOT_LINE},
+                           {a, va[1], TUI_C_SERIES1, TUI_PLOT_DOTS}};
+    panel_plot(t, pw, plot, f, s, 3, 0.0, false);
+}
+
+/* In order of importance: at small sizes the last ones are left out; the
+ * launch ledger's only while the session has one (dash_panel). */
 static const struct tui_panel_ops dash_panels[TUI_DASH_PANELS] = {
     {.title = "records/s", .draw = panel_records},
     {.title = "drops", .draw = panel_drops},
+    {.title = "launch ledger", .draw = panel_ledger},
     {.title = "buffers", .draw = panel_buffers},
     {.title = "queue", .draw = panel_queue},
     {.title = "callback latency", .draw = panel_cmp_lat},
     {.title = "store commit", .draw = panel_commit_lat},
 };
+
+/* The i-th panel shown: the ledger's (index 2) skipped without a ledger. */
+static const struct tui_panel_ops *dash_panel(const tui_dash_view *v, int i)
+{
+    return &dash_panels[!v->ledger && i >= 2 ? i + 1 : i];
+}
 
 /* ---- The widget --------------------------------------------------------- */
 
@@ -437,8 +469,11 @@ static void dash_layout(tui *t)
 {
     tui_dash_view *v = &t->dv;
     dash_destroy(t);
-    v->too_small = !tui_layout_dash_lane(LINES, COLS, tui_banner_rows(t, COLS),
-                                         tui_dash_ranges_rows(t), &v->lay);
+    v->ledger = tui_ledger_shown(&t->hist);
+    v->too_small = !tui_layout_dash_panels(LINES, COLS, tui_banner_rows(t, COLS),
+                                           tui_dash_ranges_rows(t),
+                                           v->ledger ? TUI_DASH_PANELS : TUI_DASH_PANELS_BASE,
+                                           &v->lay);
     if (v->too_small)
         return;
     v->win_header = tui_window(NULL, v->lay.header);
@@ -503,6 +538,8 @@ static tui_axis dash_axis(tui *t)
 static void dash_draw(tui *t)
 {
     tui_dash_view *v = &t->dv;
+    if (tui_ledger_shown(&t->hist) != v->ledger)
+        dash_layout(t);   /* the launch ledger's panel comes or goes */
     if (v->too_small) {
         erase();
         mvaddstr(0, 0, "Terminal too small (need 40x10). q quits.");
@@ -536,7 +573,7 @@ static void dash_draw(tui *t)
     for (int i = 0; i < v->lay.npanels && f.v && f.valid; i++) {
         werase(v->win_panel[i]);
         if (v->win_plot[i])
-            dash_panels[i].draw(t, v->win_panel[i], v->win_plot[i], &f);
+            dash_panel(v, i)->draw(t, v->win_panel[i], v->win_plot[i], &f);
         if (f.tmp_plot) {
             delwin(f.tmp_plot);
             f.tmp_plot = NULL;

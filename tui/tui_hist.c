@@ -99,6 +99,32 @@ void tui_hist_set(tui_hist *h, int series, uint64_t second, double v)
     h->valid[(size_t)series * h->cap + (size_t)i] = true;
 }
 
+/* The launch ledger's expected and arrived per second: the difference of
+ * its counts since the session's start between two health rows (the
+ * first row read gives no point: the counts before it are not this
+ * second's); pending is the row's own. */
+static void hist_ledger(tui_hist *h, uint64_t s, const cupstore_health *r)
+{
+    uint64_t exp = 0, arr = 0, pend = 0;
+    for (int k = 0; k < CUPSTORE_LEDGER_KINDS; k++) {
+        exp += r->ledger_expected[k];
+        arr += r->ledger_arrived[k];
+        pend += r->ledger_pending[k];
+    }
+    if (!exp && !arr && !h->ledger_second)
+        return;   /* no ledger (yet) */
+    if (h->ledger_second && s > h->ledger_second) {
+        tui_hist_set(h, TUI_S_LEDGER_EXP, s, exp >= h->ledger_exp ? (double)(exp - h->ledger_exp) : 0.0);
+        tui_hist_set(h, TUI_S_LEDGER_ARR, s, arr >= h->ledger_arr ? (double)(arr - h->ledger_arr) : 0.0);
+    }
+    tui_hist_set(h, TUI_S_LEDGER_PEND, s, (double)pend);
+    if (s > h->ledger_second) {
+        h->ledger_second = s;
+        h->ledger_exp = exp;
+        h->ledger_arr = arr;
+    }
+}
+
 double tui_hist_at(const tui_hist *h, int series, uint64_t second, bool *valid)
 {
     if (h->len == 0 || second < h->base || second - h->base >= h->len) {
@@ -157,6 +183,7 @@ static int second_cb(const model_second *m, void *arg)
     tui_hist_set(h, TUI_S_COMMIT_MAX, s, r->commit_lat.max_ns);
     tui_hist_set(h, TUI_S_EPOCH, s, r->epoch);
     tui_hist_set(h, TUI_S_KINDS, s, r->kinds_enabled);
+    hist_ledger(h, s, r);
     if (s >= h->last_second) {
         h->last_second = s;
         h->last = *r;

@@ -112,6 +112,9 @@ enum tui_series_id {
     TUI_S_COMMIT_MAX,
     TUI_S_EPOCH,
     TUI_S_KINDS,
+    TUI_S_LEDGER_EXP,            /* the launch ledger: records expected,   */
+    TUI_S_LEDGER_ARR,            /* ... arrived (per second, all kinds)    */
+    TUI_S_LEDGER_PEND,           /* ... pending now (all kinds)            */
     TUI_S_MAX
 };
 
@@ -130,6 +133,9 @@ typedef struct tui_hist {
     uint64_t last_second;        /* newest health row                     */
     cupstore_health last;
     bool have_last;
+    uint64_t ledger_exp, ledger_arr; /* the ledger's counts (since the
+                                    session's start) at ledger_second     */
+    uint64_t ledger_second;      /* 0: no row with them read yet          */
     cupstore_epoch epochs[TUI_MAX_EPOCHS];
     size_t nepochs;
     cupstore_mark marks[TUI_MAX_MARKS];
@@ -278,6 +284,7 @@ typedef struct tui_dash_view {
     WINDOW *win_lane;            /* NVTX ranges above the axis, or NULL   */
     WINDOW *win_panel[TUI_DASH_PANELS];
     WINDOW *win_plot[TUI_DASH_PANELS];   /* subwindow of the panel        */
+    bool ledger;                 /* laid out with the launch ledger's panel */
 } tui_dash_view;
 
 typedef struct tui_kinds_view {
@@ -385,6 +392,9 @@ bool tui_agent_disabled(const tui_hist *h);
 /** Kinds collecting now: the last health row's, none when the agent is
  *  disabled (its rows may still carry the configured mask). */
 uint32_t tui_kinds_on(const tui_hist *h);
+/** The launch ledger counts in the session's last health row (--ledger,
+ *  or a `ledger on` control request, even after a later `ledger off`). */
+bool tui_ledger_shown(const tui_hist *h);
 
 /* ---- Small helpers (tui_frame.c) ---------------------------------------- */
 /** Nanoseconds on clock c. */

@@ -53,7 +53,7 @@ static uint32_t pool_wanted(const tui_hist *h)
 /* One letter per kind, '.' when off: compact for narrow tables. */
 static void kinds_compact(uint32_t mask, char *buf, size_t len)
 {
-    static const char letters[CUPSTORE_KIND_MAX + 1] = "KCSRDYOMX";
+    static const char letters[CUPSTORE_KIND_MAX + 1] = "KCSRDYOMXG";
     size_t i = 0;
     for (; i < CUPSTORE_KIND_MAX && i + 1 < len; i++)
         buf[i] = mask & (1u << i) ? letters[i] : '.';
@@ -167,6 +167,58 @@ static int kinds_sample(tui *t)
     return rc;
 }
 
+/* The launch ledger is in the session's last health row: registering now
+ * (the flag) or counting what it registered before a `ledger off`. */
+bool tui_ledger_shown(const tui_hist *h)
+{
+    if (!h->have_last)
+        return false;
+    if (h->last.flags & CUPSTORE_HF_LEDGER)
+        return true;
+    for (unsigned k = 0; k < CUPSTORE_LEDGER_KINDS; k++)
+        if (h->last.ledger_expected[k])
+            return true;
+    return false;
+}
+
+/* The ledger's index of store kind k (kernel, memcpy, memset lead both
+ * lists; graph is the ledger's fourth), or -1 for a kind it does not count. */
+static int ledger_index(int k)
+{
+    _Static_assert(CUPSTORE_KIND_KERNEL == 0 && CUPSTORE_KIND_MEMCPY == 1 &&
+                       CUPSTORE_KIND_MEMSET == 2 && CUPSTORE_LEDGER_KINDS == 4,
+                   "the ledger's kinds: kernel, memcpy, memset, graph");
+    return k <= CUPSTORE_KIND_MEMSET ? k : k == CUPSTORE_KIND_GRAPH ? 3 : -1;
+}
+
+/* The ledger's pending records of store kind k, or -1 for a kind it does
+ * not count. */
+static long long ledger_pending(const tui_hist *h, int k)
+{
+    int i = ledger_index(k);
+    return i >= 0 ? (long long)h->last.ledger_pending[i] : -1;
+}
+
+/* Narrow panel: the ledger's pending on the blank row under the kinds. */
+static void ledger_line(const tui_hist *h, WINDOW *w, int y)
+{
+    char item[96];
+    int n = snprintf(item, sizeof item, "ledger pending:");
+    bool any = false;
+    static const int kinds[CUPSTORE_LEDGER_KINDS] = {CUPSTORE_KIND_KERNEL, CUPSTORE_KIND_MEMCPY,
+                                                     CUPSTORE_KIND_MEMSET, CUPSTORE_KIND_GRAPH};
+    for (int i = 0; i < CUPSTORE_LEDGER_KINDS; i++) {
+        char c[16];
+        if (kinds[i] == CUPSTORE_KIND_GRAPH && !h->last.ledger_expected[i])
+            continue;   /* graph only when traced: the narrow panel has no room */
+        long long p = ledger_pending(h, kinds[i]);
+        tui_format_count((double)p, c, sizeof c);
+        any |= p > 0;
+        n += snprintf(item + n, sizeof item - (size_t)n, " %c %s", "KCSG"[i], c);
+    }
+    tui_draw_text(w, y, 1, tui_color_attr(any ? TUI_C_WARN : TUI_C_DIM), item);
+}
+
 static void draw_kinds(tui *t, WINDOW *w)
 {
     tui_kinds_view *v = &t->kv;
@@ -175,7 +227,12 @@ static void draw_kinds(tui *t, WINDOW *w)
     bool pending;
     uint32_t wanted = kinds_wanted(h, &pending);
     uint32_t now = tui_kinds_on(h);
-    tui_draw_text(w, 0, 0, tui_color_attr(TUI_C_HEADER), " KIND           REC/S   EST.DROP/S  ");
+    /* the ledger's PEND column where the panel has room for it and the
+     * control's "pending" word after it; else a line under the rows */
+    bool ledger = tui_ledger_shown(h), column = ledger && getmaxx(w) >= 45;
+    tui_draw_text(w, 0, 0, tui_color_attr(TUI_C_HEADER),
+                  column ? " KIND           REC/S   EST.DROP/S    PEND  "
+                         : " KIND           REC/S   EST.DROP/S  ");
     for (int k = 0; k < CUPSTORE_KIND_MAX && k + 1 < getmaxy(w); k++) {
         bool on = now & (1u << k), want = wanted & (1u << k);
         char rate[16], est[16];
@@ -189,10 +246,20 @@ static void draw_kinds(tui *t, WINDOW *w)
         }
         int x = tui_draw_textf(w, k + 1, 0, a, " [%c] %-9s %6s  %7s ", want ? 'x' : ' ',
                                cupstore_kind_name((unsigned)k), rate, est);
+        if (column) {
+            long long p = ledger_pending(h, k);
+            char c[16] = "";
+            if (p >= 0)
+                tui_format_count((double)p, c, sizeof c);
+            x = tui_draw_textf(w, k + 1, x, a | (p > 0 ? tui_color_attr(TUI_C_WARN) : 0),
+                               " %6s ", c);
+        }
         /* [x] already says which way it goes; the word says it is not yet. */
         if (on != want)
             tui_draw_text(w, k + 1, x, a | tui_color_attr(TUI_C_WARN), "pending");
     }
+    if (ledger && !column && CUPSTORE_KIND_MAX + 1 < getmaxy(w))
+        ledger_line(h, w, CUPSTORE_KIND_MAX + 1);
     int y = CUPSTORE_KIND_MAX + 2;
     if (h->have_last && y + 1 < getmaxy(w)) {
         /* the model's words (model_scope_brief); the API policy gets a
@@ -312,7 +379,7 @@ static void draw_epochs(tui *t, WINDOW *w)
         tui_draw_text(w, 1, 1, tui_color_attr(TUI_C_DIM), "no epochs recorded yet");
     if (legend_rows) {
         /* What the letters mean, wrapped over the last rows. */
-        static const char letters[] = "KCSRDYOMX";
+        static const char letters[] = "KCSRDYOMXG";
         flow_text fl = {w, getmaxy(w) - legend_rows, getmaxy(w) - 1, 1};
         if (narrow)
             flow_text_item(&fl, tui_color_attr(TUI_C_OK), "* baseline");

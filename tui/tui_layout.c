@@ -53,6 +53,14 @@ bool tui_layout_dash(int rows, int cols, int banner_rows, tui_dash_layout *l)
 bool tui_layout_dash_lane(int rows, int cols, int banner_rows, int lane_rows,
                           tui_dash_layout *l)
 {
+    return tui_layout_dash_panels(rows, cols, banner_rows, lane_rows, TUI_DASH_PANELS_BASE, l);
+}
+
+bool tui_layout_dash_panels(int rows, int cols, int banner_rows, int lane_rows, int want,
+                            tui_dash_layout *l)
+{
+    if (want < 1 || want > TUI_DASH_PANELS)
+        want = TUI_DASH_PANELS_BASE;
     memset(l, 0, sizeof *l);
     if (rows < 10 || cols < 40)
         return false;
@@ -81,7 +89,7 @@ bool tui_layout_dash_lane(int rows, int cols, int banner_rows, int lane_rows,
 
     int avail = rows - 3 - lane_rows - y;
     int ncols = cols >= 180 ? 3 : cols >= 70 ? 2 : 1;
-    int nrows = (TUI_DASH_PANELS + ncols - 1) / ncols;
+    int nrows = (want + ncols - 1) / ncols;
     if (nrows > avail / 4)
         nrows = avail / 4;
     if (nrows <= 0) {
@@ -89,8 +97,8 @@ bool tui_layout_dash_lane(int rows, int cols, int banner_rows, int lane_rows,
         return true;
     }
     int n = nrows * ncols;
-    if (n > TUI_DASH_PANELS)
-        n = TUI_DASH_PANELS;
+    if (n > want)
+        n = want;
     l->npanels = n;
     for (int i = 0; i < n; i++) {
         int r = i / ncols, c = i % ncols;

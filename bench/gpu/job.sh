@@ -17,6 +17,9 @@
 #   - per group, the X events equal that session's records (sessions --json);
 #   - one clock: both groups' first kernels within 5 s of each other, and
 #     each group's kernels inside its session's start..end.
+#   - the two sessions copied into two stores (hostA/, hostB/, as gathered
+#     from two hosts): check --job over both equals the single store's
+#     (verdict, processes, loss, records), export --job the same trace.
 # Runs in well under a minute (nvcc included).
 set -u
 B=$(cd "${1:?usage: job.sh BUILD_DIR}" && pwd)
@@ -51,9 +54,25 @@ cat "$OUT/job-check.txt" >>"$LOG"
 "$CUPTOP" export --store "$st" --job "$job" --format chrome -o "$work/trace.json" >>"$LOG" 2>&1
 erc=$?
 log "check rc=$crc export rc=$erc"
-python3 - "$work/sessions.json" "$work/trace.json" "$crc" "$erc" >"$OUT/job.md" 2>>"$LOG" <<'PY'
-import collections, json, sys
+# issue 32 item 3: the two sessions moved to two stores (as gathered from two
+# hosts): check --job and export --job over both equal the single store's
+g=$work/gathered
+mkdir -m 700 "$g" "$g/hostA" "$g/hostB"
+ids=$(python3 -c 'import json,sys; print(" ".join(s["id"] for s in sorted(json.load(open(sys.argv[1])), key=lambda s: s["rank"])))' "$work/sessions.json")
+set -- $ids
+cp -a "$st/$1" "$g/hostA/" && cp -a "$st/$2" "$g/hostB/"
+"$CUPTOP" check --store "$st" --job "$job" --json >"$work/c1.json" 2>>"$LOG"
+"$CUPTOP" check --store "$g/hostA" --store "$g/hostB" --job "$job" --json >"$work/c2.json" 2>>"$LOG"
+mrc=$?
+"$CUPTOP" check --store "$g/hostA" --store "$g/hostB" --job "$job" >>"$LOG" 2>&1
+"$CUPTOP" export --store "$g" --job "$job" --format chrome -o "$work/trace2.json" >>"$LOG" 2>&1
+merc=$?
+log "two stores: check rc=$mrc export rc=$merc"
+python3 - "$work/sessions.json" "$work/trace.json" "$crc" "$erc" "$work/c1.json" "$work/c2.json" \
+    "$mrc" "$work/trace2.json" "$merc" >"$OUT/job.md" 2>>"$LOG" <<'PY'
+import collections, json, re, sys
 sess_path, trace_path, crc, erc = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+c1_path, c2_path, mrc, trace2_path, merc = sys.argv[5], sys.argv[6], int(sys.argv[7]), sys.argv[8], int(sys.argv[9])
 ok_all = True
 def row(ok, what, detail=""):
     global ok_all
@@ -98,6 +117,27 @@ od = t.get("otherData", {})
 row(od.get("verdict") == "COMPLETE" and od.get("processes") == 2 and od.get("loss_total") == 0,
     "otherData: the job COMPLETE, 2 processes, no loss",
     "%s, %s processes, loss %s" % (od.get("verdict"), od.get("processes"), od.get("loss_total")))
+# two stores: one verdict and one trace, equal to the single store's
+def load(p):
+    try:
+        return json.load(open(p))
+    except (OSError, ValueError):
+        return {}
+c1, c2 = load(c1_path), load(c2_path)
+keys = ("verdict", "processes", "loss_total", "records")
+row(mrc == 0 and c2.get("stores") == 2 and all(c1.get(k) == c2.get(k) for k in keys),
+    "two stores (sessions moved to hostA/, hostB/): check --job equals the single store's",
+    "exit %d, stores %s; %s vs %s" % (mrc, c2.get("stores"), [c1.get(k) for k in keys],
+                                      [c2.get(k) for k in keys]))
+t2 = load(trace2_path) if merc == 0 else {}
+def shape(tr):
+    evs = tr.get("traceEvents", [])
+    # several stores name the host in each group ("rank 0 on HOST (pid P)")
+    names = sorted(re.sub(r" on [^ ]+ \(", " (", e["args"]["name"]) for e in evs
+                   if e.get("ph") == "M" and e["name"] == "process_name")
+    return names, collections.Counter(e.get("cat") for e in evs if e.get("ph") == "X")
+row(merc == 0 and shape(t2) == shape(t), "two stores: export --job gives the same trace (groups, events by category)",
+    "exit %d; %s" % (merc, shape(t2)[0]))
 print("\n%s" % ("ALL PASS" if ok_all else "SOME FAILED"))
 sys.exit(0 if ok_all else 1)
 PY

@@ -363,6 +363,7 @@ static void *consumer_main(void *arg)
             agent_count(a, C_BUF_CONSUMED, 1);
             atomic_store_explicit(&a->consumer.busy, 0, memory_order_release);
         }
+        agent_launches_tick(a);   /* the ledger's pending, once a second */
         /* agent_drain(commit) asked for the batch once the queue is empty */
         uint64_t req = atomic_load_explicit(&a->consumer.commit_req, memory_order_acquire);
         bool asked = !got && req != atomic_load_explicit(&a->consumer.commit_done, memory_order_relaxed);

@@ -20,6 +20,7 @@ struct ctl_change {
     uint32_t pool_before, pool_applied;
     bool attached_now;                /* this request attached to CUPTI   */
     bool every;                       /* it changed the periodic windows  */
+    bool ledger_was;                  /* the ledger registered launches   */
     int32_t result;                   /* 0, or the first error            */
     char api_from[CUPSTORE_API_POLICY_MAX], api_to[CUPSTORE_API_POLICY_MAX];
 };
@@ -154,6 +155,21 @@ static void control_api(agent *a, struct ctl_change *x)
     agent_api_policy_text(a, x->api_to, sizeof x->api_to);
 }
 
+/* The launch ledger on or off from now (agent_launches_control). */
+static void control_ledger(agent *a, struct ctl_change *x)
+{
+    char why[160];
+    x->ledger_was = atomic_load(&a->launches.registering);
+    if (!x->c->ledger_set)
+        return;
+    bool on = x->c->ledger_set == CUPSTORE_CTL_LEDGER_ON;
+    if (agent_launches_control(a, on, why, sizeof why) != 0) {
+        if (!x->result)
+            x->result = -1;
+        agent_note(a, 1, "control: launch ledger not turned on: %s", why);
+    }
+}
+
 /* The operator's pool limit (clamped to 1..AGENT_POOL_MAX) replaces the
  * automatic one for the rest of the session.  Lowering it hands out no
  * buffer above the limit; buffers already allocated are kept. */
@@ -169,7 +185,7 @@ static void control_pool(agent *a, const cupstore_control *c)
 static void control_note(agent *a, const struct ctl_change *x)
 {
     char from[128], to[128], pool[64] = "";
-    char api[2 * CUPSTORE_API_POLICY_MAX + 32] = "", every[64] = "";
+    char api[2 * CUPSTORE_API_POLICY_MAX + 32] = "", every[64] = "", ledger[160] = "";
     cupstore_kinds_format(x->kinds_before, from, sizeof from);
     cupstore_kinds_format((uint32_t)atomic_load(&a->kinds), to, sizeof to);
     if (x->c->pool)
@@ -183,9 +199,16 @@ static void control_note(agent *a, const struct ctl_change *x)
     } else if (x->every) {
         snprintf(every, sizeof every, ", capture range none (periodic windows off)");
     }
-    agent_note(a, 0, "control generation %llu applied: kinds %s -> %s%s%s%s (epoch %u)%s",
-               (unsigned long long)x->c->gen, from, to, pool, api, every, agent_epoch_id(a),
-               x->result ? " with errors" : "");
+    bool led = atomic_load(&a->launches.registering);
+    if (x->c->ledger_set && led != x->ledger_was)
+        snprintf(ledger, sizeof ledger, ", launch ledger %s (launches %s are out of its scope: "
+                 "it covers part of the session, its unrecorded count is a lower bound)",
+                 led ? "on" : "off", led ? "made before now" : "made from now");
+    else if (x->c->ledger_set)
+        snprintf(ledger, sizeof ledger, ", launch ledger %s (unchanged)", led ? "on" : "off");
+    agent_note(a, 0, "control generation %llu applied: kinds %s -> %s%s%s%s%s (epoch %u)%s",
+               (unsigned long long)x->c->gen, from, to, pool, api, every, ledger,
+               agent_epoch_id(a), x->result ? " with errors" : "");
 }
 
 void agent_control_poll(agent *a)
@@ -208,7 +231,8 @@ void agent_control_poll(agent *a)
     agent_epoch_fill(a, &ack.old);   /* as it was: the request changes the API policy */
     x.pool_before = a->pool_ready ? atomic_load(&a->pool.limit) : 0;
     control_every(a, &x);
-    control_kinds(a, c.kinds & ((1u << CUPSTORE_KIND_MAX) - 1), &x);
+    control_ledger(a, &x);   /* before an attach the kinds make: it enables the calls */
+    control_kinds(a, c.kinds & CUPSTORE_KINDS_EVERY, &x);
     control_api(a, &x);
     control_pool(a, &c);
     x.pool_applied = a->pool_ready ? atomic_load(&a->pool.limit) : 0;

@@ -23,6 +23,7 @@
 #include "agent_norm.h"
 
 #define HEALTH_TICK_NS 200000000ull   /* control poll period             */
+#define HEALTH_CATCHUP_S 30           /* rows written for a late tick     */
 
 /* Health-thread-only state: the previous snapshot of every counter. */
 typedef struct health_state {
@@ -78,23 +79,41 @@ unsigned long long agent_health_start_ticks(void)
 /* The process's identity across PID namespaces (model_proc_find reads it):
  * meta boot_id (the kernel's; "unknown" without /proc), start_time (clock
  * ticks after boot) and pid_ns (the inode of its PID namespace; 0 unknown).
- * A reader in another namespace finds the process by these, not by pid. */
-static int put_identity(cupstore_txn *txn)
+ * A reader in another namespace finds the process by these, not by pid.
+ * Read before the store transaction: a file opened inside one takes the
+ * descriptor hold (agent_fd.c) while holding the store's write lock, and
+ * an attach holds them the other way round (the window thread's first
+ * window during the session's start: both waited forever, truth matrix
+ * 78000239). */
+struct identity {
+    char boot[64];
+    unsigned long long start_ticks, pid_ns;
+    char host[256];
+};
+
+static void identity_read(struct identity *id)
 {
-    char boot[64] = "", buf[32];
     struct stat st;
     int fd = agent_fd_open("/proc/sys/kernel/random/boot_id", O_RDONLY);
-    ssize_t n = fd >= 0 ? read(fd, boot, sizeof boot - 1) : -1;
+    ssize_t n = fd >= 0 ? read(fd, id->boot, sizeof id->boot - 1) : -1;
     if (fd >= 0)
         close(fd);
-    boot[n > 0 ? n : 0] = '\0';
-    boot[strcspn(boot, "\n")] = '\0';
-    int rc = cupstore_meta_put(txn, "boot_id", boot[0] ? boot : "unknown");
-    snprintf(buf, sizeof buf, "%llu", agent_health_start_ticks());
+    id->boot[n > 0 ? n : 0] = '\0';
+    id->boot[strcspn(id->boot, "\n")] = '\0';
+    id->start_ticks = agent_health_start_ticks();
+    id->pid_ns = stat("/proc/self/ns/pid", &st) == 0 ? (unsigned long long)st.st_ino : 0ull;
+    snprintf(id->host, sizeof id->host, "?");
+    (void)gethostname(id->host, sizeof id->host - 1);
+}
+
+static int put_identity(cupstore_txn *txn, const struct identity *id)
+{
+    char buf[32];
+    int rc = cupstore_meta_put(txn, "boot_id", id->boot[0] ? id->boot : "unknown");
+    snprintf(buf, sizeof buf, "%llu", id->start_ticks);
     if (rc == 0)
         rc = cupstore_meta_put(txn, "start_time", buf);
-    snprintf(buf, sizeof buf, "%llu",
-             stat("/proc/self/ns/pid", &st) == 0 ? (unsigned long long)st.st_ino : 0ull);
+    snprintf(buf, sizeof buf, "%llu", id->pid_ns);
     if (rc == 0)
         rc = cupstore_meta_put(txn, "pid_ns", buf);
     return rc;
@@ -103,6 +122,8 @@ static int put_identity(cupstore_txn *txn)
 struct meta_arg {
     agent *a;
     const char *cupti_note;
+    struct identity id;
+    char cmdline[4096];
 };
 
 /* One setting as the structured key config.KEY (agent_config_each). */
@@ -116,19 +137,22 @@ static int put_config_key(const char *key, const char *value, void *arg)
 /* The process: pid, host and identity (what the model checks liveness by). */
 static int put_process(cupstore_txn *txn, void *arg)
 {
-    char buf[32], host[256] = "?";
-    (void)arg;
+    const struct identity *id = arg;
+    char buf[32];
     snprintf(buf, sizeof buf, "%d", (int)getpid());
     int rc = cupstore_meta_put(txn, "pid", buf);
-    (void)gethostname(host, sizeof host - 1);
     if (rc == 0)
-        rc = cupstore_meta_put(txn, "host", host);
-    return rc ? rc : put_identity(txn);
+        rc = cupstore_meta_put(txn, "host", id->host);
+    return rc ? rc : put_identity(txn, id);
 }
 
 int agent_health_put_process(agent *a)
 {
-    return a->env ? agent_store_put(a, put_process, NULL, AGENT_PUT_TRIES) : 0;
+    struct identity id;
+    if (!a->env)
+        return 0;
+    identity_read(&id);
+    return agent_store_put(a, put_process, &id, AGENT_PUT_TRIES);
 }
 
 static int put_meta(cupstore_txn *txn, void *arg)
@@ -136,15 +160,14 @@ static int put_meta(cupstore_txn *txn, void *arg)
     struct meta_arg *m = arg;
     agent *a = m->a;
     char buf[4096];
-    int rc = put_process(txn, NULL);
+    int rc = put_process(txn, &m->id);
 
 #define PUT(k, v)                                      \
     do {                                               \
         if (rc == 0)                                   \
             rc = cupstore_meta_put(txn, (k), (v));     \
     } while (0)
-    read_cmdline(buf, sizeof buf);
-    PUT("cmdline", buf);
+    PUT("cmdline", m->cmdline);
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)agent_real_ns());
     PUT("start_ns", buf);
     PUT("agent_version", AGENT_VERSION);
@@ -181,11 +204,15 @@ static int put_meta(cupstore_txn *txn, void *arg)
 
 void agent_health_begin_session(agent *a, const char *cupti_note)
 {
-    struct meta_arg m = {a, cupti_note};
+    static struct meta_arg m;   /* one session start at a time (stop_lock) */
+    m.a = a;
+    m.cupti_note = cupti_note;
     agent_epoch_begin(a);
     memset(&health_s, 0, sizeof health_s);
     if (!a->env)
         return;
+    identity_read(&m.id);   /* files: before the transaction */
+    read_cmdline(m.cmdline, sizeof m.cmdline);
     int rc = agent_store_put(a, put_meta, &m, AGENT_PUT_TRIES);
     if (rc)
         agent_log(a, 1, "cannot write session metadata: %s", cupstore_strerror(rc));
@@ -424,6 +451,7 @@ static void health_write(agent *a, uint64_t second, bool last)
     }
     h->records_parsed = cur[C_RECORDS_PARSED];
     h->records_stored = cur[C_RECORDS_STORED];
+    agent_launches_health(a, h);
     for (unsigned d = 0; d < AGENT_DEVS; d++)
         for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++) {
             uint64_t n = cur[agent_c_rec(d, k)];
@@ -514,6 +542,23 @@ static void health_write(agent *a, uint64_t second, bool last)
     (void)agent_store_reader_check(a);
 }
 
+/* The tick ran late: a row for each second that ended meanwhile, so a
+ * running session has one per second (`export` and `check` of a second
+ * with no row and no record find "no data").  The thread applies control
+ * requests: a detach that drained a slow consumer on a slow disk held it
+ * 1.9 s (truth matrix 1105020315080).  The counts read at the first row
+ * land in it, as counts land in the second they are read; the others
+ * carry what came since.  A longer gap (a suspended process) stays one.
+ * @return the next tick after now. */
+static uint64_t health_catch_up(agent *a, uint64_t next, uint64_t now)
+{
+    uint64_t first = (next + 999999999u) / 1000000000u, last = now / 1000000000u;
+    if (last >= first && last - first < HEALTH_CATCHUP_S)
+        for (uint64_t b = first; b <= last && !atomic_load(&a->health.quit); b++)
+            health_write(a, b - 1, false);
+    return (now / HEALTH_TICK_NS + 1) * HEALTH_TICK_NS;
+}
+
 static void *health_main(void *arg)
 {
     agent *a = arg;
@@ -534,8 +579,8 @@ static void *health_main(void *arg)
         health_tick(a);
         uint64_t now = agent_real_ns();
         next += HEALTH_TICK_NS;
-        if (next <= now)   /* fell behind (suspended?): realign */
-            next = (now / HEALTH_TICK_NS + 1) * HEALTH_TICK_NS;
+        if (next <= now)   /* fell behind: the rows missed, then realign */
+            next = health_catch_up(a, next, now);
     }
     /* last (partial) second: carries the stop protocol's counts */
     health_write(a, agent_real_ns() / 1000000000u, true);

@@ -155,7 +155,7 @@ typedef struct agent {
     _Atomic int state;
     _Atomic int kinds;                /* mask currently enabled           */
     char run_report[512];             /* CUPTOP_RUN_REPORT (cuptop run)   */
-    char kinds_error[256];            /* agent_apply_kinds' first error   */
+    char kinds_error[384];            /* agent_apply_kinds' first error   */
     int kinds_rc;                     /*   and its CUPTI code              */
     int cupti_error_rc;               /* CUPTI could not start: its code,
                                          0 when not a CUPTI result (load) */
@@ -278,7 +278,8 @@ int agent_apply_kinds(agent *a, uint32_t mask);
 /** Kinds whose records belong to one context (enabled per context under
  *  a device scope); the others (API, overhead, marker) are global. */
 #define AGENT_CTX_KINDS ((1u << CUPSTORE_KIND_KERNEL) | (1u << CUPSTORE_KIND_MEMCPY) | \
-                         (1u << CUPSTORE_KIND_MEMSET) | (1u << CUPSTORE_KIND_SYNC))
+                         (1u << CUPSTORE_KIND_MEMSET) | (1u << CUPSTORE_KIND_SYNC) |   \
+                         (1u << CUPSTORE_KIND_GRAPH))
 /** Turn the device kinds of `mask` on for one new context (device scope). */
 void agent_apply_ctx_kinds(agent *a, CUcontext cu, uint16_t device, uint32_t mask);
 /* The CUPTI callbacks (agent_main.c), registered by agent_attach. */

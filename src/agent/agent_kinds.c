@@ -57,6 +57,25 @@ static CUptiResult apply_one(agent *a, unsigned k, bool want, bool *skipped)
     return first;
 }
 
+/* Say once why CUPTI refused a kind (kinds_error, a note); for graph and
+ * kernel, which CUPTI 13 traces together (the agent's kernel kind is
+ * CONCURRENT_KERNEL) but a CUPTI may refuse, say which to choose. */
+static void kinds_failed(agent *a, unsigned k, bool want, CUptiResult r, uint32_t cur)
+{
+    char e[200];
+    const uint32_t pair = (1u << CUPSTORE_KIND_GRAPH) | (1u << CUPSTORE_KIND_KERNEL);
+    bool graph_pair = want && r == CUPTI_ERROR_NOT_COMPATIBLE && (pair & (1u << k)) &&
+                      (cur & pair & ~(1u << k));
+    a->kinds_rc = (int)r;
+    agent_cupti_describe(&a->cupti, r, e, sizeof e);
+    /* the advice first: a note's text is bounded and CUPTI's is long */
+    snprintf(a->kinds_error, sizeof a->kinds_error, "cuptiActivity%s(%s)%s: %s",
+             want ? "Enable" : "Disable", cupstore_kind_name(k),
+             graph_pair ? " refused beside kernel (this CUPTI will not trace graph launches "
+                          "as a whole beside kernel records: choose one)" : "", e);
+    agent_note(a, 1, "%s", a->kinds_error);
+}
+
 int agent_apply_kinds(agent *a, uint32_t mask)
 {
     uint32_t cur = (uint32_t)atomic_load(&a->kinds);
@@ -69,20 +88,18 @@ int agent_apply_kinds(agent *a, uint32_t mask)
     }
     if (mask != cur)
         agent_launches_switch(a, true);   /* a launch overlapping it is ambiguous */
-    for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++) {
+    /* the kinds going off first, then those coming on: where a CUPTI
+     * refuses graph beside kernel, kernel -> graph turns kernel off before */
+    for (unsigned i = 0; i < 2 * CUPSTORE_KIND_MAX; i++) {
+        unsigned k = i % CUPSTORE_KIND_MAX;
         bool want = mask & (1u << k), have = cur & (1u << k);
-        if (want == have)
+        if (want == have || want != (i >= CUPSTORE_KIND_MAX))
             continue;
         CUptiResult r = apply_one(a, k, want, &skipped);
         bool enable_failed = want && r != CUPTI_SUCCESS;
         if (r != CUPTI_SUCCESS && !first_err) {
-            char e[200];
             first_err = (int)r;
-            a->kinds_rc = (int)r;
-            agent_cupti_describe(&a->cupti, r, e, sizeof e);
-            snprintf(a->kinds_error, sizeof a->kinds_error, "cuptiActivity%s(%s): %s",
-                     want ? "Enable" : "Disable", cupstore_kind_name(k), e);
-            agent_note(a, 1, "%s", a->kinds_error);
+            kinds_failed(a, k, want, r, cur);
         }
         /* a kind CUPTI refused to enable is not on: never recorded as
          * enabled (nor disabled at stop, which would fail the same way) */

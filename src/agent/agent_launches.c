@@ -21,25 +21,31 @@
 
 /* ---- the call ids ------------------------------------------------------ */
 
-/* Where a call's stream is: in its parameters at `off`, or (EX) in the
- * CUlaunchConfig its `config` parameter points to. */
-enum { AT_PARAM = 0, AT_CONFIG };
+/* Where a call's stream is: in its parameters at `off`, (EX) in the
+ * CUlaunchConfig its `config` parameter points to, or (a synchronous copy
+ * or set, which names none) the default stream: the legacy one, or the
+ * thread's own for a _ptds call. */
+enum { AT_PARAM = 0, AT_CONFIG, AT_DEFAULT };
 
 typedef struct launch_call {
     CUpti_CallbackId cbid;
     uint8_t kind;             /* agent_ledger_kind                         */
-    uint8_t at;               /* AT_PARAM or AT_CONFIG                     */
-    uint8_t per_thread;       /* a _ptsz call: the per-thread stream       */
+    uint8_t at;               /* AT_PARAM, AT_CONFIG or AT_DEFAULT         */
+    uint8_t per_thread;       /* a _ptsz/_ptds call: the per-thread stream */
     uint16_t off;             /* offset of the CUstream (or the config)    */
 } launch_call;
 
 #define K AGENT_LEDGER_KERNEL
 #define C AGENT_LEDGER_MEMCPY
 #define S AGENT_LEDGER_MEMSET
+#define G AGENT_LEDGER_GRAPH
 #define CALL(name, kind) \
     {CUPTI_DRIVER_TRACE_CBID_##name, kind, AT_PARAM, 0, offsetof(name##_params, hStream)}, \
     {CUPTI_DRIVER_TRACE_CBID_##name##_ptsz, kind, AT_PARAM, 1,                           \
      offsetof(name##_ptsz_params, hStream)}
+#define SYNC(name, kind) \
+    {CUPTI_DRIVER_TRACE_CBID_##name, kind, AT_DEFAULT, 0, 0}, \
+    {CUPTI_DRIVER_TRACE_CBID_##name##_ptds, kind, AT_DEFAULT, 1, 0}
 
 static const launch_call launch_calls[] = {
     CALL(cuLaunchKernel, K),
@@ -62,12 +68,29 @@ static const launch_call launch_calls[] = {
     CALL(cuMemsetD2D8Async, S),
     CALL(cuMemsetD2D16Async, S),
     CALL(cuMemsetD2D32Async, S),
+    /* a graph launch: one GRAPH_TRACE record (the graph kind), with the
+     * launch's correlation id; its nodes' kernel records are not expected
+     * (their count is the instantiated graph's: not known here yet) */
+    CALL(cuGraphLaunch, G),
+    /* synchronous copies and sets: one record each, on the default stream
+     * (the 32-bit entry points of CUDA 3 are not among them: no current
+     * runtime or header calls those) */
+    SYNC(cuMemcpy, C), SYNC(cuMemcpyPeer, C), SYNC(cuMemcpy3DPeer, C),
+    SYNC(cuMemcpyHtoD_v2, C), SYNC(cuMemcpyDtoH_v2, C), SYNC(cuMemcpyDtoD_v2, C),
+    SYNC(cuMemcpyHtoA_v2, C), SYNC(cuMemcpyAtoH_v2, C), SYNC(cuMemcpyDtoA_v2, C),
+    SYNC(cuMemcpyAtoD_v2, C), SYNC(cuMemcpyAtoA_v2, C),
+    SYNC(cuMemcpy2D_v2, C), SYNC(cuMemcpy2DUnaligned_v2, C), SYNC(cuMemcpy3D_v2, C),
+    SYNC(cuMemsetD8_v2, S), SYNC(cuMemsetD16_v2, S), SYNC(cuMemsetD32_v2, S),
+    SYNC(cuMemsetD2D8_v2, S), SYNC(cuMemsetD2D16_v2, S), SYNC(cuMemsetD2D32_v2, S),
 };
 #undef CALL
+#undef SYNC
 #undef K
 #undef C
 #undef S
+#undef G
 #define NCALLS (sizeof launch_calls / sizeof *launch_calls)
+_Static_assert(NCALLS < 255, "call_of[] holds an index + 1 in a byte");
 
 /* cbid -> launch_calls index + 1 (0: not a ledger call), filled at start */
 #define CBID_MAX 1024
@@ -77,9 +100,21 @@ static const unsigned ledger_kind_store[AGENT_LEDGER_KINDS] = {
     [AGENT_LEDGER_KERNEL] = CUPSTORE_KIND_KERNEL,
     [AGENT_LEDGER_MEMCPY] = CUPSTORE_KIND_MEMCPY,
     [AGENT_LEDGER_MEMSET] = CUPSTORE_KIND_MEMSET,
+    [AGENT_LEDGER_GRAPH] = CUPSTORE_KIND_GRAPH,
 };
 
 /* ---- start ------------------------------------------------------------- */
+
+
+/* The ledger's memory; a launch pushed out of its window with records
+ * outstanding is a hole at once (the consumer's thread, live). */
+static int ledger_alloc(agent_launches_state *s)
+{
+    int rc = agent_ledger_init(&s->ledger, AGENT_LEDGER_BITS_DEFAULT);
+    if (rc == 0)
+        agent_ledger_on_evict(&s->ledger, agent_holes_add, s);
+    return rc;
+}
 
 /* cuStreamIsCapturing: the process's libcuda (linked or loaded), else
  * what the loaded CUPTI library offers (the simulated one does; a real
@@ -115,21 +150,21 @@ void agent_launches_start(agent *a)
 {
     agent_launches_state *s = &a->launches;
     atomic_store(&s->on, false);
+    atomic_store(&s->registering, false);
+    atomic_store(&s->partial, false);
+    s->switches = 0;
     /* A new session (a forked child's, one after a device reset): reset
      * in place, field by field.  The ledger's memory is kept and never
      * moved: a launch callback of the old session may still be running
      * (it passed the `on` check), and the switch generation stays what it
      * is for the same reason. */
     agent_ledger_reset(&s->ledger);
-    free(s->lost);
-    s->lost = NULL;
-    s->nlost = 0;
-    s->lost_unkept = 0;
+    agent_holes_clear(s);
     s->attaches = 0;
     atomic_store(&s->ambiguous, 0);
     atomic_store(&s->capturing, 0);
     atomic_store(&s->scoped_out, 0);
-    s->judged = s->unrecorded_exact = false;
+    s->judged = s->unjudged = s->unrecorded_exact = false;
     s->unreturned = 0;
     memset(&s->totals, 0, sizeof s->totals);
     memset(s->missing, 0, sizeof s->missing);
@@ -137,13 +172,19 @@ void agent_launches_start(agent *a)
     memset(s->hole, 0, sizeof s->hole);
     memset(&s->other, 0, sizeof s->other);
     s->nholes = 0;
+    for (unsigned k = 0; k < AGENT_LEDGER_KINDS; k++) {
+        atomic_store(&s->live_arrived[k], 0);
+        atomic_store(&s->live_pending[k], 0);
+    }
+    s->next_sweep_ns = 0;
     if (!a->cfg.ledger)
         return;
-    if (!s->ledger.slot && agent_ledger_init(&s->ledger, AGENT_LEDGER_BITS_DEFAULT)) {
+    if (!s->ledger.slot && ledger_alloc(s)) {
         agent_note(a, 1, "launch ledger off: no memory for it; losses are counted by class only");
         return;
     }
     atomic_store(&s->on, true);
+    atomic_store(&s->registering, true);
 }
 
 void agent_launches_attach(agent *a)
@@ -151,6 +192,9 @@ void agent_launches_attach(agent *a)
     agent_launches_state *s = &a->launches;
     if (!s->on)
         return;
+    /* release: a thread that sees the new generation sees the contexts
+     * the detach forgot (agent_detach_cupti cleared them before) */
+    atomic_fetch_add_explicit(&s->ctx_gen, 1, memory_order_release);
     if (!s->is_capturing)
         *(void **)&s->is_capturing = find_is_capturing(a);
     const char *why = start_refusal(a);
@@ -169,14 +213,51 @@ void agent_launches_attach(agent *a)
         /* off for the rest of the session: what it registered so far
          * cannot be judged against records it no longer matches */
         atomic_store(&s->on, false);
+        atomic_store(&s->registering, false);
         agent_note(a, 1, "launch ledger off: %s; losses are counted by class only", why);
         return;
     }
     if (!s->attaches++)
-        agent_note(a, 0, "launch ledger on: %u launch, copy and set calls watched, %zu KiB, "
+        agent_note(a, 0, "launch ledger on: %u launch, copy, set and graph launch calls watched, %zu KiB, "
                    "%u correlation ids in the window", on,
                    agent_ledger_bytes(AGENT_LEDGER_BITS_DEFAULT) >> 10,
                    1u << AGENT_LEDGER_BITS_DEFAULT);
+}
+
+/* ---- runtime control ---------------------------------------------------- */
+
+int agent_launches_control(agent *a, bool want, char *why, size_t len)
+{
+    agent_launches_state *s = &a->launches;
+    why[0] = '\0';
+    if (want == atomic_load(&s->registering))
+        return 0;   /* in force already: nothing changes, not partial */
+    if (!want) {
+        /* what it registered is still matched and judged at the end */
+        atomic_store(&s->registering, false);
+        atomic_store(&s->partial, true);
+        s->switches++;
+        return 0;
+    }
+    if (!s->ledger.slot && ledger_alloc(s)) {
+        snprintf(why, len, "no memory for it");
+        return -1;
+    }
+    bool was_on = atomic_load(&s->on);
+    atomic_store(&s->partial, true);
+    /* the ledger's memory is initialised before `on` lets the consumer
+     * and the launchers in (seq_cst stores) */
+    atomic_store(&s->on, true);
+    atomic_store(&s->registering, true);
+    s->switches++;
+    if (!was_on && agent_attached(a)) {
+        agent_launches_attach(a);   /* the launch call ids, now */
+        if (!atomic_load(&s->on)) {
+            snprintf(why, len, "CUPTI refused it (the session's notes say why)");
+            return -1;
+        }
+    }
+    return 0;
 }
 
 /* ---- application threads ----------------------------------------------- */
@@ -187,16 +268,27 @@ static _Thread_local uint16_t tls_ctx_dev __attribute__((tls_model("initial-exec
 /* the context has a handle in the agent's table (the device kinds can be
  * enabled on it under a device scope) */
 static _Thread_local bool tls_ctx_handle __attribute__((tls_model("initial-exec")));
+/* the attach (agent_launches_state.ctx_gen) the cached context is of */
+static _Thread_local uint32_t tls_ctx_gen __attribute__((tls_model("initial-exec")));
+/* the last kernel name this thread launched, and its id */
+static _Thread_local const char *tls_sym __attribute__((tls_model("initial-exec")));
+static _Thread_local uint32_t tls_sym_id __attribute__((tls_model("initial-exec")));
 /* the kind-switch generation seen at this thread's open call's enter */
 static _Thread_local uint32_t tls_gen __attribute__((tls_model("initial-exec")));
 
 /* The launch's device, from a per-thread cache of its context's: the
  * agent's context table, else CUPTI (a context of before a late attach
- * whose CONTEXT record has not been parsed, or was lost). */
+ * whose CONTEXT record has not been parsed, or was lost).  The cache is
+ * of one attach: after a detach and a new attach the context has no
+ * handle any more, its device kinds are off under a device scope, and a
+ * stale "handle" registered launches that make no record (truth matrix
+ * 1105007315094: 900 false unrecorded). */
 static uint16_t launch_device(agent *a, CUcontext cu, uint32_t ctx_uid)
 {
-    if (ctx_uid != tls_ctx_uid || !ctx_uid) {
+    uint32_t gen = atomic_load_explicit(&a->launches.ctx_gen, memory_order_acquire);
+    if (ctx_uid != tls_ctx_uid || !ctx_uid || gen != tls_ctx_gen) {
         uint32_t id = 0;
+        tls_ctx_gen = gen;
         tls_ctx_dev = agent_ctx_lookup(a, ctx_uid, &tls_ctx_handle);
         if (tls_ctx_dev == CUPSTORE_DEVICE_NONE && a->cupti.GetDeviceId &&
             a->cupti.GetDeviceId(cu, &id) == CUPTI_SUCCESS)
@@ -209,6 +301,8 @@ static uint16_t launch_device(agent *a, CUcontext cu, uint32_t ctx_uid)
 static CUstream launch_stream(const launch_call *lc, const CUpti_CallbackData *cd)
 {
     const char *p = (const char *)cd->functionParams + lc->off;
+    if (lc->at == AT_DEFAULT)
+        return NULL;   /* cuptiGetStreamIdEx gives the default stream's id */
     if (lc->at == AT_PARAM)
         return *(CUstream const *)(const void *)p;
     const CUlaunchConfig *cfg = *(const CUlaunchConfig *const *)(const void *)p;
@@ -225,6 +319,10 @@ static void launch_enter(agent *a, const launch_call *lc, const CUpti_CallbackDa
     clock_gettime(CLOCK_REALTIME_COARSE, &ts);
     uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
     tls_gen = atomic_load(&s->switch_gen);
+    /* after a `ledger off` nothing new is registered; a call that was
+     * registered before still has its exit (cancel) handled */
+    if (!atomic_load_explicit(&s->registering, memory_order_relaxed))
+        return;
     if ((tls_gen & 1) || !cd->correlationId || !cd->functionParams ||
         !(atomic_load(&a->kinds) & (1 << ledger_kind_store[lc->kind])))
         return;
@@ -249,6 +347,14 @@ static void launch_enter(agent *a, const launch_call *lc, const CUpti_CallbackDa
         tls_tid = (uint32_t)syscall(SYS_gettid);
     agent_launch l = {.corr = cd->correlationId, .stream = sid, .tid = tls_tid,
                       .launch_ns = now, .device = dev};
+    if (lc->kind == AGENT_LEDGER_KERNEL && cd->symbolName) {
+        /* a loop launches the same kernel again and again: one compare */
+        if (cd->symbolName != tls_sym || !tls_sym_id) {
+            tls_sym_id = agent_lname_id(cd->symbolName);
+            tls_sym = cd->symbolName;
+        }
+        l.name_id = tls_sym_id;
+    }
     l.expect[lc->kind] = 1;
     (void)agent_ledger_launch(&s->ledger, &l);
 }
@@ -292,6 +398,50 @@ void agent_launches_switch(agent *a, bool begin)
 
 /* ---- the consumer ------------------------------------------------------ */
 
+void agent_launches_tick(agent *a)
+{
+    agent_launches_state *s = &a->launches;
+    if (!atomic_load_explicit(&s->on, memory_order_relaxed))
+        return;
+    agent_ledger_drain(&s->ledger);   /* launches pushed out of the window */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME_COARSE, &ts);   /* the launches' clock */
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    if (now < s->next_sweep_ns)
+        return;
+    s->next_sweep_ns = now + 1000000000u;
+    /* lost_before 0: live, nothing is declared lost (only the final
+     * flush can say a record will never come) */
+    uint64_t pending[AGENT_LEDGER_KINDS] = {0};
+    agent_ledger_sweep(&s->ledger, now - AGENT_LEDGER_GRACE_NS, 0, NULL, NULL, pending);
+    for (unsigned k = 0; k < AGENT_LEDGER_KINDS; k++) {
+        /* launches pushed out of the window are holes already, but the
+         * session has not judged them: still not arrived, i.e. pending */
+        pending[k] += s->ledger.lost[k] - s->ledger.late[k];
+        atomic_store_explicit(&s->live_pending[k], pending[k], memory_order_relaxed);
+        atomic_store_explicit(&s->live_arrived[k], s->ledger.matched[k], memory_order_relaxed);
+    }
+}
+
+void agent_launches_health(agent *a, cupstore_health *h)
+{
+    agent_launches_state *s = &a->launches;
+    _Static_assert(CUPSTORE_LEDGER_KINDS == AGENT_LEDGER_KINDS, "health row's ledger kinds");
+    if (!atomic_load_explicit(&s->on, memory_order_relaxed))
+        return;
+    if (atomic_load_explicit(&s->registering, memory_order_relaxed))
+        h->flags |= CUPSTORE_HF_LEDGER;
+    if (atomic_load_explicit(&s->partial, memory_order_relaxed))
+        h->flags |= CUPSTORE_HF_LEDGER_PARTIAL;
+    for (unsigned k = 0; k < AGENT_LEDGER_KINDS; k++) {
+        uint64_t e = atomic_load_explicit(&s->ledger.expected[k], memory_order_relaxed);
+        uint64_t c = atomic_load_explicit(&s->ledger.cancelled_expect[k], memory_order_relaxed);
+        h->ledger_expected[k] = e > c ? e - c : 0;
+        h->ledger_arrived[k] = atomic_load_explicit(&s->live_arrived[k], memory_order_relaxed);
+        h->ledger_pending[k] = atomic_load_explicit(&s->live_pending[k], memory_order_relaxed);
+    }
+}
+
 void agent_launches_arrive(agent *a, const cupstore_record *r)
 {
     agent_ledger_kind k;
@@ -299,50 +449,15 @@ void agent_launches_arrive(agent *a, const cupstore_record *r)
     case CUPSTORE_KIND_KERNEL: k = AGENT_LEDGER_KERNEL; break;
     case CUPSTORE_KIND_MEMCPY: k = AGENT_LEDGER_MEMCPY; break;
     case CUPSTORE_KIND_MEMSET: k = AGENT_LEDGER_MEMSET; break;
+    case CUPSTORE_KIND_GRAPH: k = AGENT_LEDGER_GRAPH; break;
     default: return;
     }
-    if (a->launches.on && r->correlation)
-        (void)agent_ledger_arrive(&a->launches.ledger, r->correlation, k);
+    if (a->launches.on && r->correlation &&
+        agent_ledger_arrive(&a->launches.ledger, r->correlation, k) == AGENT_LEDGER_LATE)
+        agent_holes_take_back(&a->launches, r, k);
 }
 
 /* ---- the end ----------------------------------------------------------- */
-
-/* Sweep callback: one launch with records missing -> its stream's hole. */
-static void hole_add(const agent_launch *in, const uint32_t missing[AGENT_LEDGER_KINDS], void *arg)
-{
-    agent_launches_state *s = arg;
-    unsigned d = in->device < CUPSTORE_DEVICE_MAX ? in->device : CUPSTORE_DEVICE_MAX;
-    agent_launch_hole *h = NULL;
-    for (unsigned i = 0; i < s->nholes && !h; i++)
-        if (s->hole[i].device == in->device && s->hole[i].stream == in->stream)
-            h = &s->hole[i];
-    if (!h && s->nholes < AGENT_LAUNCH_STREAMS) {
-        h = &s->hole[s->nholes++];
-        h->device = in->device;
-        h->stream = in->stream;
-    }
-    if (!h)
-        h = &s->other;
-    for (unsigned k = 0; k < AGENT_LEDGER_KINDS; k++) {
-        h->missing[k] += missing[k];
-        s->missing[d][k] += missing[k];
-    }
-    if (!h->first_ns || in->launch_ns < h->first_ns)
-        h->first_ns = in->launch_ns;
-    if (in->launch_ns > h->last_ns)
-        h->last_ns = in->launch_ns;
-    h->tid = in->tid;
-    h->launches++;
-    if (s->lost && s->nlost < CUPSTORE_LOST_MAX) {
-        cupstore_lost *l = &s->lost[s->nlost++];
-        *l = (cupstore_lost){.launch_ns = in->launch_ns, .corr = in->corr, .device = in->device,
-                             .stream = in->stream, .tid = in->tid};
-        for (unsigned k = 0; k < AGENT_LEDGER_KINDS; k++)
-            l->missing[k] = missing[k];
-    } else {
-        s->lost_unkept++;
-    }
-}
 
 /* The classes that count records which never reached the consumer's
  * match: what can explain a missing record.  (Zero-timestamp and tail
@@ -408,13 +523,20 @@ void agent_launches_final(agent *a, uint64_t unreturned)
         return;
     s->judged = true;
     s->unreturned = unreturned;
-    /* the launches for the trace's holes; without the memory, counts only */
-    s->lost = malloc(CUPSTORE_LOST_MAX * sizeof *s->lost);
-    agent_ledger_sweep(&s->ledger, UINT64_MAX, UINT64_MAX, hole_add, s, NULL);
+    agent_ledger_sweep(&s->ledger, UINT64_MAX, UINT64_MAX, agent_holes_add, s, NULL);
     agent_ledger_totals_get(&s->ledger, &s->totals);
+    /* nothing is pending any more (each record arrived or is missing):
+     * the last health row says so, not the last live sweep */
+    for (unsigned k = 0; k < AGENT_LEDGER_KINDS; k++) {
+        atomic_store_explicit(&s->live_pending[k], 0, memory_order_relaxed);
+        atomic_store_explicit(&s->live_arrived[k], s->totals.matched[k], memory_order_relaxed);
+    }
     if (!unreturned)
         count_unrecorded(a);
-    else
+    /* switched at runtime: launches outside its spans were never expected,
+     * so what no class counted among them cannot be seen, and the other
+     * classes' counts cover them too: a lower bound only */
+    if (unreturned || atomic_load(&s->partial))
         s->unrecorded_exact = false;
     uint64_t miss = 0, unrec = 0;
     for (unsigned d = 0; d <= CUPSTORE_DEVICE_MAX; d++)
@@ -461,13 +583,32 @@ void agent_launches_put_lost(agent *a)
     }
 }
 
+/* The consumer still runs (orphaned in a commit): its side of the ledger
+ * (what arrived, per launch) is in use, so no sweep can say what is
+ * missing.  What the launchers counted is known; what arrived only as of
+ * the consumer's last live count (a lower bound).  Written as a partial
+ * result, so no reader takes the absence of `unrecorded` for a clean
+ * ledger and none takes a missing result for a ledger never asked for. */
+static void launches_unjudged(agent *a)
+{
+    agent_launches_state *s = &a->launches;
+    s->judged = true;
+    s->unjudged = true;
+    s->unrecorded_exact = false;
+    atomic_store(&s->partial, true);
+    agent_ledger_totals_launched(&s->ledger, &s->totals);
+    for (unsigned k = 0; k < AGENT_LEDGER_KINDS; k++)
+        s->totals.matched[k] = atomic_load_explicit(&s->live_arrived[k], memory_order_relaxed);
+    agent_note(a, 1, "launch ledger not judged: the consumer did not stop in time (still in a "
+               "store commit): launches counted, no record called missing or unrecorded");
+}
+
 void agent_launches_stop(agent *a, bool consumer_stopped, uint64_t unreturned)
 {
     if (!atomic_load(&a->launches.on))
         return;
     if (!consumer_stopped) {
-        /* its side of the ledger may still be in use */
-        agent_note(a, 1, "launch ledger not judged: the consumer did not stop in time");
+        launches_unjudged(a);
         return;
     }
     /* CUPTI's drops since the health thread's last query explain missing
@@ -483,9 +624,11 @@ static int put_hole(cupstore_txn *txn, const agent_launch_hole *h, const char *k
     char v[256];
     snprintf(v, sizeof v,
              "device=%u stream=%" PRIu32 " kernel=%" PRIu64 " memcpy=%" PRIu64 " memset=%" PRIu64
-             " first_ns=%" PRIu64 " last_ns=%" PRIu64 " tid=%" PRIu32 " launches=%" PRIu32,
+             " graph=%" PRIu64 " first_ns=%" PRIu64 " last_ns=%" PRIu64 " tid=%" PRIu32
+             " launches=%" PRIu32 " named=%" PRIu32,
              h->device, h->stream, h->missing[AGENT_LEDGER_KERNEL], h->missing[AGENT_LEDGER_MEMCPY],
-             h->missing[AGENT_LEDGER_MEMSET], h->first_ns, h->last_ns, h->tid, h->launches);
+             h->missing[AGENT_LEDGER_MEMSET], h->missing[AGENT_LEDGER_GRAPH], h->first_ns,
+             h->last_ns, h->tid, h->launches, h->named < h->launches ? h->named : h->launches);
     return cupstore_meta_put(txn, key, v);
 }
 
@@ -495,17 +638,19 @@ int agent_launches_put(agent *a, cupstore_txn *txn)
     if (!s->judged)
         return 0;
     const agent_ledger_totals *t = &s->totals;
-    char v[1024], key[48];
+    char v[1536], key[48];
     int n = 0;
     n += snprintf(v + n, sizeof v - (size_t)n,
                   "launches=%" PRIu64 " cancelled=%" PRIu64 " ambiguous=%" PRIu64
                   " capturing=%" PRIu64 " overrun=%" PRIu64 " busy=%" PRIu64 " exact=%d"
                   " unreturned=%" PRIu64 " scoped_out=%" PRIu64 " lost_rows=%" PRIu32
-                  " lost_unkept=%" PRIu64,
+                  " lost_unkept=%" PRIu64 " partial=%d switches=%" PRIu32 " evicted=%" PRIu64 "%s",
                   t->launches, t->cancelled, atomic_load(&s->ambiguous),
                   atomic_load(&s->capturing), t->overrun, t->busy, s->unrecorded_exact,
-                  s->unreturned, atomic_load(&s->scoped_out), s->nlost, s->lost_unkept);
-    static const char *const kn[AGENT_LEDGER_KINDS] = {"kernel", "memcpy", "memset"};
+                  s->unreturned, atomic_load(&s->scoped_out), s->nlost, s->lost_unkept,
+                  (int)atomic_load(&s->partial), s->switches, t->evicted,
+                  s->unjudged ? " unjudged=1" : "");
+    static const char *const kn[AGENT_LEDGER_KINDS] = {"kernel", "memcpy", "memset", "graph"};
     for (unsigned k = 0; k < AGENT_LEDGER_KINDS && n < (int)sizeof v; k++) {
         uint64_t unrec = 0;
         for (unsigned d = 0; d <= CUPSTORE_DEVICE_MAX; d++)
@@ -513,10 +658,11 @@ int agent_launches_put(agent *a, cupstore_txn *txn)
         n += snprintf(v + n, sizeof v - (size_t)n,
                       " %s.expected=%" PRIu64 " %s.matched=%" PRIu64 " %s.missing=%" PRIu64
                       " %s.unrecorded=%" PRIu64 " %s.orphan=%" PRIu64 " %s.extra=%" PRIu64
-                      " %s.unattributed=%" PRIu64,
-                      kn[k], t->expected[k], kn[k], t->matched[k], kn[k], t->lost[k], kn[k], unrec,
-                      kn[k], t->orphan[k], kn[k], t->extra[k], kn[k],
-                      agent_ledger_unattributed(t, (agent_ledger_kind)k));
+                      " %s.unattributed=%" PRIu64 " %s.late=%" PRIu64,
+                      kn[k], t->expected[k], kn[k], t->matched[k], kn[k], t->lost[k] - t->late[k],
+                      kn[k], unrec, kn[k], t->orphan[k], kn[k], t->extra[k], kn[k],
+                      s->unjudged ? 0 : agent_ledger_unattributed(t, (agent_ledger_kind)k), kn[k],
+                      t->late[k]);
     }
     int rc = cupstore_meta_put(txn, "ledger", v);
     for (unsigned i = 0; rc == 0 && i < s->nholes; i++) {

@@ -26,9 +26,10 @@
  *
  * Covered calls: cuLaunchKernel(Ex), cuLaunchCooperativeKernel,
  * cuLaunchGridAsync, the asynchronous copies (cuMemcpy*Async) and sets
- * (cuMemsetD*Async), with their per-thread-stream variants.  Not yet:
- * synchronous copies and sets, graph launches (their records arrive as
- * orphans: counted, never matched by guess).
+ * (cuMemsetD*Async), the synchronous ones (cuMemcpy*, cuMemsetD*_v2, on
+ * the default stream), with their per-thread-stream variants.  Not yet:
+ * graph launches (their records arrive as orphans: counted, never matched
+ * by guess).
  */
 #ifndef AGENT_LAUNCHES_H
 #define AGENT_LAUNCHES_H
@@ -53,10 +54,23 @@ typedef struct agent_launch_hole {
     uint64_t first_ns, last_ns;      /* launch times (CLOCK_REALTIME)     */
     uint32_t tid;                    /* a launching thread                */
     uint32_t launches;               /* launches with records missing     */
+    uint32_t named;                  /* ... whose kernel name is known    */
 } agent_launch_hole;
 
+/** Where a launch's `lost` row is (row1: its index + 1, 0 an empty slot). */
+typedef struct agent_row_slot {
+    uint32_t corr, row1;
+} agent_row_slot;
+
 typedef struct agent_launches_state {
-    _Atomic bool on;                 /* the ledger is in force            */
+    _Atomic bool on;                 /* the ledger is in force: launches
+                                        registered are matched, judged   */
+    _Atomic bool registering;        /* launches are registered now (off
+                                        after a `ledger off` request)    */
+    _Atomic bool partial;            /* switched on or off at runtime: it
+                                        covers part of the session only  */
+    uint32_t switches;               /* ledger on/off requests applied
+                                        (health thread)                  */
     unsigned attaches;               /* attaches it was enabled at        */
     agent_ledger ledger;
     /* cuStreamIsCapturing (libcuda, or what the simulated CUPTI offers):
@@ -67,8 +81,20 @@ typedef struct agent_launches_state {
                                         overlapped the call              */
     _Atomic uint64_t capturing;      /* launches into a capturing stream  */
     _Atomic uint64_t scoped_out;     /* launches out of the device scope  */
+    /* bumped at every attach: a detach forgets the contexts (their
+     * handles), so each thread's cached context is stale after it */
+    _Atomic uint32_t ctx_gen;
+    /* live (consumer thread writes, health thread reads): records
+     * arrived to their launch, and pending -- launched more than
+     * AGENT_LEDGER_GRACE_NS ago and not arrived -- at the last 1 Hz sweep */
+    _Atomic uint64_t live_arrived[AGENT_LEDGER_KINDS];
+    _Atomic uint64_t live_pending[AGENT_LEDGER_KINDS];
+    uint64_t next_sweep_ns;          /* consumer thread only              */
     /* the final sweep's result (stop thread) */
     bool judged;
+    bool unjudged;                   /* no sweep: the consumer was still in
+                                        a commit at the stop (its side in
+                                        use); launches counted only       */
     agent_ledger_totals totals;
     uint64_t missing[CUPSTORE_DEVICE_MAX + 1][AGENT_LEDGER_KINDS];
     uint64_t unrecorded[CUPSTORE_DEVICE_MAX + 1][AGENT_LEDGER_KINDS];
@@ -81,11 +107,34 @@ typedef struct agent_launches_state {
     /* each launch with records missing (the store's `lost` rows), at most
      * CUPSTORE_LOST_MAX; the rest only counted */
     cupstore_lost *lost;
+    bool lost_tried;                 /* its allocation was tried          */
+    agent_row_slot *row_of;          /* the rows by correlation id        */
+    uint32_t *lost_name;             /* each row's kernel name (lnames)   */
     uint32_t nlost;
     uint64_t lost_unkept;
 } agent_launches_state;
 
 struct agent;
+
+/* A record is pending once its launch is this old: work may still be
+ * queued on the GPU behind earlier work, and CUPTI delivers a buffer only
+ * when it is full or flushed (the agent flushes at 1 Hz), so a record of a
+ * healthy session can take up to about a second after its work ends. */
+#define AGENT_LEDGER_GRACE_NS 2000000000ull
+
+/** Consumer thread, each turn of its loop: at most once a second, count
+ *  the pending records (nothing is declared lost live). */
+void agent_launches_tick(struct agent *a);
+/** The health row's ledger fields and flags (health thread). */
+void agent_launches_health(struct agent *a, cupstore_health *h);
+/** A `ledger on|off` control request (health thread, under the stop
+ *  lock).  On: launches are registered from now (those made before are
+ *  out of its scope: their records arrive as orphans); off: no launch is
+ *  registered any more, those registered are still matched and judged.
+ *  Either makes the ledger partial for the session: `unrecorded` is then
+ *  a lower bound, never exact.  Asking for what is in force changes
+ *  nothing.  @return 0, or -1 with why (the ledger stays as it was). */
+int agent_launches_control(struct agent *a, bool on, char *why, size_t len);
 
 /** A new session (its start, before any attach): a fresh ledger when
  *  CUPTOP_LEDGER asks for one. */
@@ -109,13 +158,35 @@ void agent_launches_arrive(struct agent *a, const cupstore_record *r);
  *  bounded) may hold any of them. */
 void agent_launches_final(struct agent *a, uint64_t unreturned);
 /** The stop protocol's part (stop thread, after the consumer's stop):
- *  CUPTI's last drops queried, the final sweep, the `lost` rows; only a
- *  note when the consumer did not stop (its side may still be in use).
+ *  CUPTI's last drops queried, the final sweep, the `lost` rows.
+ *  consumer_stopped: the consumer thread has ended (joined: done, or
+ *  yielded / taken over, its batch counted as tail), so its side of the
+ *  ledger is the stop's.  When it has not (orphaned in a commit, its side
+ *  still in use), no sweep: a note, and a result that is partial and not
+ *  judged (`unjudged=1`): launches counted, arrivals up to the last live
+ *  count, nothing called missing or unrecorded.
  *  unreturned: buffers counted lost that may hold missing records. */
 void agent_launches_stop(struct agent *a, bool consumer_stopped, uint64_t unreturned);
 /** Store the launches with records missing (the `lost` rows), in their
  *  own transaction before the final status's, where the disk has room. */
 void agent_launches_put_lost(struct agent *a);
+/* agent_lnames.c: a launch's kernel name (the launch callback's
+ * symbolName), interned by its pointer from any thread.  0: unknown. */
+#define AGENT_LNAME_MAX 1024
+uint32_t agent_lname_id(const char *sym);
+/** The text of a name id, NULL when unknown. */
+const char *agent_lname(uint32_t id);
+
+/* agent_holes.c (the consumer, or the stop thread once it stopped) */
+/** One launch with records missing (arg: the state): its stream's hole
+ *  and its `lost` row (the ledger's sweep and eviction callback). */
+void agent_holes_add(const agent_launch *in, const uint32_t missing[AGENT_LEDGER_KINDS], void *arg);
+/** A record of a launch already made a hole came after all (LATE): one
+ *  record less on its stream (the record names it) and in its row. */
+void agent_holes_take_back(agent_launches_state *s, const cupstore_record *r, agent_ledger_kind k);
+/** Free the rows (a new session). */
+void agent_holes_clear(agent_launches_state *s);
+
 /** Write the ledger's result as session metadata (the final's txn). */
 int agent_launches_put(struct agent *a, cupstore_txn *txn);
 

@@ -26,9 +26,17 @@
  * Memory is bounded: a ring of 2^bits slots indexed by correlation id
  * (correlation ids also advance for API calls that launch nothing, so the
  * window is measured in ids, not launches).  A launch whose slot still
- * holds an older launch with records outstanding overwrites it: counted
- * (`overrun`), and the overwritten launch's records then count in the
- * totals only, never per stream.  Launch entries are written with a
+ * holds an older launch with records outstanding pushes that one out of
+ * the window: the launcher hands a copy to the consumer through a bounded
+ * queue, and the consumer declares its missing records lost there and
+ * then, on its stream (`evicted`; the callback set by
+ * agent_ledger_on_evict).  Under a starved pool most such launches are
+ * ones whose records CUPTI dropped (counted by the drop classes); a record
+ * of one that still comes is LATE (a bitmap keeps the ids declared so),
+ * and the caller takes it back from its stream.  Only when that queue is
+ * full is the old launch overwritten unseen: counted (`overrun`), its
+ * records then count in the totals only, never per stream.  Launch
+ * entries are written with a
  * sequence count (odd while written) so the consumer never reads a torn
  * one; the consumer's own counts (records arrived per slot) are private to
  * its thread.
@@ -49,6 +57,7 @@ typedef enum agent_ledger_kind {
     AGENT_LEDGER_KERNEL = 0,
     AGENT_LEDGER_MEMCPY,
     AGENT_LEDGER_MEMSET,
+    AGENT_LEDGER_GRAPH,        /* a graph launch's GRAPH_TRACE record      */
     AGENT_LEDGER_KINDS
 } agent_ledger_kind;
 
@@ -94,9 +103,38 @@ typedef struct agent_ledger_totals {
     uint64_t extra[AGENT_LEDGER_KINDS];
     uint64_t late[AGENT_LEDGER_KINDS];
     uint64_t orphan[AGENT_LEDGER_KINDS];
-    uint64_t lost[AGENT_LEDGER_KINDS];       /* declared lost by sweeps    */
+    uint64_t lost[AGENT_LEDGER_KINDS];       /* declared lost by sweeps and
+                                              * evictions (late ones
+                                              * included: missing is
+                                              * lost - late)              */
+    uint64_t evicted;                        /* launches pushed out of the
+                                              * window with records
+                                              * outstanding, declared lost */
     uint64_t unknowable;                     /* launches not judged        */
 } agent_ledger_totals;
+
+/** A launch with records still missing, as sweeps and evictions report it. */
+typedef void (*agent_ledger_lost_fn)(const agent_launch *launch,
+                                     const uint32_t missing[AGENT_LEDGER_KINDS], void *arg);
+
+/** A launch pushed out of the window with records outstanding, on its way
+ *  from its launcher to the consumer (a bounded MPSC queue: the cell is
+ *  free for position p when seq == p, filled when seq == p + 1). */
+typedef struct agent_ledger_evict_cell {
+    _Atomic uint64_t seq;
+    agent_launch launch;
+} agent_ledger_evict_cell;
+
+/* The eviction queue holds 2^min(bits, EVICT_BITS) launches: the consumer
+ * empties it at every record and loop turn (at most 10 ms apart), and
+ * 32,768 is about 70 ms of evictions at the H100's launch storm rate. */
+#define AGENT_LEDGER_EVICT_BITS 15
+/* The records declared lost at eviction are remembered, a bit per id and
+ * kind over 2^GONE_BITS ids (4M ids, 1.5 MiB): a record that comes later
+ * is LATE, not an orphan.  (A record later than that, or an orphan whose
+ * id shares a bit with a launch declared lost 4M ids before, is taken for
+ * late: the loss is then a lower bound, never more than it was.) */
+#define AGENT_LEDGER_GONE_BITS 22
 
 /** A launch slot, written by launchers under its sequence count. */
 typedef struct agent_ledger_slot {
@@ -122,6 +160,16 @@ typedef struct agent_ledger {
     agent_ledger_slot *slot;
     agent_ledger_seen *seen;
     uint32_t mask;
+    /* launches pushed out of the window: launchers push, the consumer pops */
+    agent_ledger_evict_cell *evq;
+    uint32_t evq_mask;
+    _Atomic uint64_t evq_head;
+    uint64_t evq_tail;                  /* consumer                       */
+    uint64_t *gone;                     /* ids declared lost at eviction,
+                                           a bit each (consumer)          */
+    agent_ledger_lost_fn evict_fn;      /* told of each such launch       */
+    void *evict_arg;
+    uint64_t evicted;                   /* consumer                       */
     /* launcher-side counts (any thread) */
     _Atomic uint64_t launches, cancelled, overrun, busy, unknowable;
     _Atomic uint64_t expected[AGENT_LEDGER_KINDS];
@@ -151,12 +199,17 @@ bool agent_ledger_launch(agent_ledger *l, const agent_launch *in);
  *  exit): no record will come.  Harmless when corr was not kept. */
 void agent_ledger_cancel(agent_ledger *l, uint32_t corr);
 
-/** A GPU record of `kind` with correlation id corr was parsed (consumer). */
+/** A GPU record of `kind` with correlation id corr was parsed (consumer).
+ *  LATE: its launch was declared lost (pushed out of the window, or by a
+ *  sweep); the caller takes one record back from the launch's stream. */
 agent_ledger_match agent_ledger_arrive(agent_ledger *l, uint32_t corr, agent_ledger_kind kind);
 
-/** A launch with records still missing, as a sweep reports it. */
-typedef void (*agent_ledger_lost_fn)(const agent_launch *launch,
-                                     const uint32_t missing[AGENT_LEDGER_KINDS], void *arg);
+/** Who is told of a launch declared lost at eviction (consumer thread,
+ *  from agent_ledger_arrive, _drain and _sweep).  Set before launches. */
+void agent_ledger_on_evict(agent_ledger *l, agent_ledger_lost_fn fn, void *arg);
+/** Take in the launches pushed out of the window (consumer thread; arrive
+ *  and sweep do it too): each with records missing is declared lost. */
+void agent_ledger_drain(agent_ledger *l);
 
 /** Walk the ledger (consumer thread).  Launches made before lost_before_ns
  *  with records missing are declared lost: `fn` is called once for each,
@@ -171,6 +224,10 @@ void agent_ledger_sweep(agent_ledger *l, uint64_t pending_before_ns, uint64_t lo
 
 /** The counts so far (consumer thread). */
 void agent_ledger_totals_get(agent_ledger *l, agent_ledger_totals *out);
+/** The launcher side's counts only (any thread, the consumer still
+ *  running): launches, cancelled, overrun, busy, unknowable, expected;
+ *  the consumer's counts (matched, extra, late, orphan, lost) are 0. */
+void agent_ledger_totals_launched(agent_ledger *l, agent_ledger_totals *out);
 
 /** After the final sweep: records of kind k expected but neither arrived
  *  nor declared lost per launch -- those of overwritten launches, missing

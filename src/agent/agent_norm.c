@@ -25,6 +25,8 @@ cupstore_kind agent_norm_kind(CUpti_ActivityKind k)
     case CUPTI_ACTIVITY_KIND_MARKER:
     case CUPTI_ACTIVITY_KIND_MARKER_DATA:   /* colour/payload of a marker */
         return CUPSTORE_KIND_MARKER;
+    case CUPTI_ACTIVITY_KIND_GRAPH_TRACE:
+        return CUPSTORE_KIND_GRAPH;
     default:
         return CUPSTORE_KIND_OTHER;
     }
@@ -43,6 +45,7 @@ size_t agent_norm_cupti_kinds(cupstore_kind k, CUpti_ActivityKind out[2])
     case CUPSTORE_KIND_DRIVER: out[0] = CUPTI_ACTIVITY_KIND_DRIVER; return 1;
     case CUPSTORE_KIND_SYNC: out[0] = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION; return 1;
     case CUPSTORE_KIND_OVERHEAD: out[0] = CUPTI_ACTIVITY_KIND_OVERHEAD; return 1;
+    case CUPSTORE_KIND_GRAPH: out[0] = CUPTI_ACTIVITY_KIND_GRAPH_TRACE; return 1;
     case CUPSTORE_KIND_MARKER:
         /* MARKER_DATA (colour, payload, category) is optional, like MEMCPY2 */
         out[0] = CUPTI_ACTIVITY_KIND_MARKER;
@@ -204,6 +207,15 @@ void agent_norm_record(const CUpti_Activity *rec, cupstore_record *o, const char
         const CUpti_ActivityMarkerData2 *m = (const void *)rec;
         o->aux = (uint32_t)m->flags;
         o->correlation = m->id;
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_GRAPH_TRACE: {
+        /* one record per graph launch, for the whole graph: the device,
+         * context and stream its first node ran on, the launch's
+         * correlation id (the cudaGraphLaunch API record's), the graph id */
+        const CUpti_ActivityGraphTrace2 *g = (const void *)rec;
+        NORM_GPU_COMMON(o, g);
+        o->aux = g->graphId;
         break;
     }
     default:

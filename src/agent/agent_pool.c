@@ -107,6 +107,9 @@ int agent_pool_get(agent_pool *p, uint8_t **buf)
     }
     if (slot >= 0) {
         pool_note_use(p);
+        /* a record's first field (its kind) is never 0: zeros here say
+         * CUPTI wrote nothing into it (agent_pool_take_written) */
+        memset(p->slots[slot].buf, 0, AGENT_POOL_HEAD);
         atomic_store_explicit(&p->slots[slot].state, AGENT_SLOT_OUT, memory_order_release);
         atomic_fetch_add_explicit(&p->outstanding, 1, memory_order_relaxed);
         *buf = p->slots[slot].buf;
@@ -152,4 +155,22 @@ void agent_pool_put(agent_pool *p, int slot)
     p->free[p->nfree++] = (uint32_t)slot;
     atomic_fetch_sub_explicit(&p->in_use, 1, memory_order_relaxed);
     pthread_mutex_unlock(&p->lock);
+}
+
+uint32_t agent_pool_take_written(agent_pool *p)
+{
+    static const uint8_t zero[AGENT_POOL_HEAD];
+    uint32_t n = 0, all = atomic_load_explicit(&p->allocated, memory_order_acquire);
+    for (uint32_t i = 0; i < all; i++) {
+        uint32_t want = AGENT_SLOT_OUT;
+        if (atomic_load_explicit(&p->slots[i].state, memory_order_acquire) != want ||
+            !memcmp(p->slots[i].buf, zero, sizeof zero))
+            continue;
+        if (atomic_compare_exchange_strong_explicit(&p->slots[i].state, &want, AGENT_SLOT_TAKEN,
+                                                    memory_order_acq_rel, memory_order_relaxed)) {
+            atomic_fetch_sub_explicit(&p->outstanding, 1, memory_order_relaxed);
+            n++;
+        }
+    }
+    return n;
 }

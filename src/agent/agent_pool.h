@@ -20,11 +20,15 @@
 #include <stdint.h>
 
 #define AGENT_POOL_ALIGN 64
+#define AGENT_POOL_HEAD 8   /* bytes zeroed at hand-out: written or not */
 
 enum {
     AGENT_SLOT_FREE = 0,    /* in the free list                            */
     AGENT_SLOT_OUT,         /* handed to CUPTI                             */
     AGENT_SLOT_QUEUED,      /* completed: queued or being parsed           */
+    AGENT_SLOT_TAKEN,       /* written, and not given back by a forced
+                             * flush that returned: another client's now
+                             * (counted once; never reused)                */
 };
 
 typedef struct agent_pool_slot {
@@ -71,7 +75,14 @@ int agent_pool_find(agent_pool *p, const uint8_t *buf);
  *  (completed twice, or never handed out). */
 bool agent_pool_complete(agent_pool *p, int slot);
 
-/** Give a slot back (from QUEUED or OUT) to the free list. */
+/** Give a slot back (from QUEUED, OUT or TAKEN) to the free list. */
 void agent_pool_put(agent_pool *p, int slot);
+
+/** After a forced flush that returned (every buffer holding a record came
+ *  back): each buffer still OUT that CUPTI wrote a record into (its first
+ *  bytes are no longer the zeros agent_pool_get put there) was taken by
+ *  another client: OUT -> TAKEN, no longer outstanding.  An empty one
+ *  CUPTI may keep stays OUT.  @return how many were taken. */
+uint32_t agent_pool_take_written(agent_pool *p);
 
 #endif /* AGENT_POOL_H */

@@ -275,8 +275,13 @@ static void stop_protocol(agent *a, int exit_path, int detail)
     }
 
     /* the ledger's final sweep, before the last health row (which then
-     * carries `unrecorded`); unreturned buffers: counted lost (a bound) */
-    agent_launches_stop(a, rc == 0, !flushed || agent_attached(a) ? unreturned : 0);
+     * carries `unrecorded`); unreturned buffers: counted lost (a bound).
+     * A consumer that timed out but yielded or was taken over has ended
+     * (joined, its batch counted as tail above): its side of the ledger is
+     * ours.  Only one orphaned in a commit (EBUSY) still uses it (truth
+     * matrix 1105009315060: a slow store, the commit step timed out, and
+     * the ledger went unjudged although the consumer had yielded). */
+    agent_launches_stop(a, rc != EBUSY, !flushed || agent_attached(a) ? unreturned : 0);
 
     /* 5. close: the health thread writes its last row (with the tail), then
      * the final status and the steps go in one transaction, synced. */
@@ -702,7 +707,8 @@ static void atfork_child(void)
      * so the child's session does not count them as never returned. */
     if (a->pool_ready)
         for (uint32_t i = 0; i < atomic_load(&a->pool.allocated); i++)
-            if (atomic_load(&a->pool.slots[i].state) == AGENT_SLOT_OUT)
+            if (atomic_load(&a->pool.slots[i].state) == AGENT_SLOT_OUT ||
+                atomic_load(&a->pool.slots[i].state) == AGENT_SLOT_TAKEN)
                 agent_pool_put(&a->pool, (int)i);
     if (a->discard.slots)
         pthread_mutex_init(&a->discard.lock, NULL);   /* a parent thread may hold it */

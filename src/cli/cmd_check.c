@@ -116,7 +116,7 @@ static void print_notes(const model_summary *s, uint64_t from_s, uint64_t to_s)
 }
 
 static void print_verdict(const model_summary *s, const char *window, uint64_t from_s,
-                          uint64_t to_s, const model_advice *first)
+                          uint64_t to_s, const model_advice *first, const check_win *win)
 {
     const char *v = model_verdict_name(s);
     char id[4 * sizeof s->id + 200];
@@ -141,6 +141,8 @@ static void print_verdict(const model_summary *s, const char *window, uint64_t f
         printf("%s: %s%s\n", id, v, window);
     cli_print_attached(stdout, s);
     cli_print_scope(stdout, s);
+    if (win)   /* periodic windows: what the verdict covers, first */
+        check_win_print(stdout, win);
     for (size_t i = 0; i < s->nreasons; i++) {
         fputs("  - ", stdout);
         fputs(s->reasons[i].text, stdout); /* made safe by the model */
@@ -202,6 +204,7 @@ struct check_item {
     uint64_t read_back;
     char window[128];
     model_ledger ledger;        /* the launch ledger's holes (INCOMPLETE)  */
+    check_win win;              /* periodic windows judged (win.w.n 0: none) */
 };
 
 /* A session with no health row in the window: said so, not judged. */
@@ -233,7 +236,8 @@ static void job_error(const char *id, int rc, char *cause, void *arg)
 }
 
 /* check --job --json: one object for the job, its sessions inside. */
-static int check_job_json(const char *cmd, const model_job *j, size_t unreadable)
+static int check_job_json(const char *cmd, const model_job *j, const model_job_windows *w,
+                          size_t unreadable)
 {
     xout o;
     if (cli_xout_begin(cmd, &o) != 0)
@@ -255,8 +259,15 @@ static int check_job_json(const char *cmd, const model_job *j, size_t unreadable
                 j->duplicate_rank ? "true" : "false");
     for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
         xout_printf(&o, "%s\"%s\":%" PRIu64, l ? "," : "", cupstore_loss_name(l), j->loss[l]);
-    xout_printf(&o, "},\"loss_total\":%" PRIu64 ",\"records\":%" PRIu64 ",\"sessions\":[",
-                j->loss_total, j->records_total);
+    xout_printf(&o, "},\"loss_total\":%" PRIu64 ",\"records\":%" PRIu64, j->loss_total,
+                j->records_total);
+    if (w->procs)
+        xout_printf(&o, ",\"windows\":{\"processes\":%zu,\"boundaries\":%" PRIu32
+                    ",\"in_all\":%" PRIu32 ",\"open_spread_ms\":%.3f}", w->procs,
+                    w->boundaries, w->in_all, (double)w->spread_ns / 1e6);
+    else
+        xout_puts(&o, ",\"windows\":null");
+    xout_puts(&o, ",\"sessions\":[");
     for (size_t i = 0; i < j->n; i++) {
         xout_puts(&o, i ? ",\n" : "\n");
         sessions_json(&o, &j->procs[i]);
@@ -288,7 +299,27 @@ static void check_job_idle_stores(const model_job *j, const model_stores *ss)
 }
 
 /* check --job as text: each process' verdict by rank, then the job's. */
-static void check_job_text(const model_job *j, const model_stores *ss, size_t unreadable)
+/* The job's periodic windows: how far apart its processes opened the
+ * window of one boundary, by their own clocks. */
+static void check_job_windows_text(const model_job_windows *w)
+{
+    char at[32] = "";
+    if (!w->procs)
+        return;
+    if (w->spread_sched_ns)
+        model_format_second(w->spread_sched_ns / 1000000000u, at, sizeof at);
+    printf("  windows: %zu process%s opened windows at %" PRIu32 " boundar%s, %" PRIu32
+           " of them in every such process", w->procs, w->procs == 1 ? "" : "es", w->boundaries,
+           w->boundaries == 1 ? "y" : "ies", w->in_all);
+    if (w->procs > 1)
+        printf("; the opens of one boundary at most %.1f ms apart%s%s (each process' own "
+               "clock: an offset between the hosts' clocks does not show here)",
+               (double)w->spread_ns / 1e6, *at ? ", at " : "", at);
+    printf("\n");
+}
+
+static void check_job_text(const model_job *j, const model_job_windows *w,
+                           const model_stores *ss, size_t unreadable)
 {
     char id[4 * sizeof j->id];
     model_escape(id, sizeof id, j->id, strlen(j->id));
@@ -306,7 +337,7 @@ static void check_job_text(const model_job *j, const model_stores *ss, size_t un
             printf("launcher (pid %d%s) ", s->pid, where);
         else
             printf("no rank (pid %d%s) ", s->pid, where);
-        print_verdict(s, "", 0, UINT64_MAX, NULL);
+        print_verdict(s, "", 0, UINT64_MAX, NULL, NULL);
     }
     printf("job %s: %s", id, j->complete ? "COMPLETE" : "INCOMPLETE");
     if (j->state == MODEL_STATE_RUNNING && j->stalled)
@@ -328,6 +359,7 @@ static void check_job_text(const model_job *j, const model_stores *ss, size_t un
         printf("  - %zu of %d ranks have no session (the first: rank %d): a process that "
                "never started tracing, or whose session is gone\n",
                j->missing, j->world_size, j->first_missing);
+    check_job_windows_text(w);
     if (j->duplicate_rank)
         printf("  note: two processes name the same rank (several launches in one job?)\n");
     if (unreadable && ss->several)
@@ -348,10 +380,10 @@ static int check_job(const char *cmd, const model_stores *ss, size_t bad, const 
     model_job j;
     size_t unreadable = 0;
     const char *dir = ss->v[0].dir;
-    int rc = ss->several ? model_job_read_stores(ss, jobid, 0, UINT64_MAX, false, &j,
+    int rc = ss->several ? model_job_read_stores(ss, jobid, 0, UINT64_MAX, true, &j,
                                                  &unreadable, job_error, (void *)cmd)
-                         : model_job_read(dir, jobid, 0, UINT64_MAX, &j, &unreadable,
-                                          job_error, (void *)cmd);
+                         : model_job_read_open(dir, jobid, 0, UINT64_MAX, &j, &unreadable,
+                                               job_error, (void *)cmd);
     unreadable += bad;
     if (rc == CUPSTORE_ENOTFOUND && ss->several) {
         cli_error(cmd, "no session of job %s in any of the %zu stores", jobid, ss->n);
@@ -363,9 +395,12 @@ static int check_job(const char *cmd, const model_stores *ss, size_t bad, const 
     }
     if (rc)
         return cli_store_error(cmd, dir, rc);
-    int status = json ? check_job_json(cmd, &j, unreadable) : CUPTOP_EXIT_OK;
+    model_job_windows w;
+    if (model_job_windows_read(&j, &w) != 0)
+        memset(&w, 0, sizeof w);   /* a session that faults here was judged above */
+    int status = json ? check_job_json(cmd, &j, &w, unreadable) : CUPTOP_EXIT_OK;
     if (!json)
-        check_job_text(&j, ss, unreadable);
+        check_job_text(&j, &w, ss, unreadable);
     if (status == CUPTOP_EXIT_OK)
         status = unreadable ? CUPTOP_EXIT_USAGE : j.complete ? CUPTOP_EXIT_OK : CUPTOP_EXIT_NO;
     model_job_free(&j);
@@ -425,8 +460,11 @@ static int check_read(cupstore_env *env, void *arg, char **cause)
     }
     model_summary_free(&it->whole);
     it->have_whole = false;
+    check_win_read(env, it->f, it->t, &it->win);
     cupstore_txn *txn;
-    if (!it->s.complete && cupstore_txn_begin(env, false, &txn) == 0) {
+    /* the holes of an INCOMPLETE session; for any session, whether the
+     * ledger covered only part of it (a COMPLETE verdict says so then) */
+    if (cupstore_txn_begin(env, false, &txn) == 0) {
         if (model_ledger_read(txn, &it->ledger) != 0)
             it->ledger.present = false;   /* the verdict stands without it */
         cupstore_txn_abort(txn);
@@ -665,7 +703,7 @@ static int check_judge(const struct check_args *a, const struct check_targets *t
 static void print_item(const struct check_item *it, bool verify)
 {
     print_verdict(&it->s, it->window, it->f, it->t,
-                  it->nadv && !it->s.cupti_advice ? &it->adv[0] : NULL);
+                  it->nadv && !it->s.cupti_advice ? &it->adv[0] : NULL, &it->win);
     /* where the launch ledger found the holes: the first streams */
     for (unsigned i = 0; it->ledger.present && i < it->ledger.nstreams && i < 8; i++) {
         char line[400];
@@ -674,6 +712,11 @@ static void print_item(const struct check_item *it, bool verify)
     }
     if (it->ledger.nstreams > 8)
         printf("  missing: ... %u more streams (cuptop report)\n", it->ledger.nstreams - 8);
+    if (it->ledger.present && it->ledger.partial) {
+        char line[320];
+        model_ledger_partial_text(&it->ledger, line, sizeof line);
+        printf("  %s\n", line);
+    }
     if (verify && it->verified)
         printf("  verified: %" PRIu64 " records read back\n", it->read_back);
     else if (verify)
@@ -708,6 +751,7 @@ static bool check_print(const struct check_args *a, const struct check_item *ite
         } else if (a->json) {
             sessions_json_fields(&o, &it->s);
             advice_json(&o, it->adv, it->nadv, it->adv_failed);
+            check_win_json(&o, &it->win);
             xout_putc(&o, '}');
         } else {
             print_item(it, a->verify);

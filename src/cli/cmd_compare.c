@@ -136,7 +136,7 @@ static void text_durations(xout *o, const model_compare *c, size_t top)
         xout_printf(o, "  %s\n", buf);
     }
     if (!c->ngroups)
-        xout_puts(o, "  (no kernel or memcpy records in either window)\n");
+        xout_puts(o, "  (no kernel, memcpy or graph records in either window)\n");
 }
 
 /* Event order per stream: agreement, and where the order first diverged. */
@@ -223,9 +223,10 @@ static void print_text(xout *o, const model_compare *c, size_t top, const char *
         xout_putc(o, '\n');
         if (sd->ledger)
             xout_printf(o, "  %s: launch ledger: %s%" PRIu64 " kernel, %" PRIu64 " memcpy, %" PRIu64
-                           " memset records missing among the launches in the window\n",
+                           " memset, %" PRIu64 " graph records missing among the launches in "
+                           "the window\n",
                         ab[s], sd->ledger_capped ? "at least " : "", sd->ledger_missing[0],
-                        sd->ledger_missing[1], sd->ledger_missing[2]);
+                        sd->ledger_missing[1], sd->ledger_missing[2], sd->ledger_missing[3]);
     }
 
     text_durations(o, c, top);
@@ -260,21 +261,21 @@ static void json_sides(xout *o, const model_compare *c, const char *const st[2])
         xout_json_str(o, sd->what, strlen(sd->what));
         xout_printf(o, ",\"from_ns\":%" PRIu64 ",\"to_ns\":%" PRIu64 ",\"open\":%s,\"kinds\":\"%s\""
                        ",\"verdict\":\"%s\",\"lossy\":%s,\"running\":%s,\"records\":%" PRIu64
-                       ",\"kernels\":%" PRIu64 ",\"memcpys\":%" PRIu64
+                       ",\"kernels\":%" PRIu64 ",\"memcpys\":%" PRIu64 ",\"graphs\":%" PRIu64
                        ",\"no_duration\":%" PRIu64 ",\"loss_total\":%" PRIu64 ",\"loss\":{",
                     sd->from_ns, sd->end_ns == UINT64_MAX ? 0 : sd->end_ns,
                     sd->open ? "true" : "false", kinds, sd->verdict,
                     sd->lossy ? "true" : "false", sd->running ? "true" : "false", sd->records,
-                    sd->kernels, sd->memcpys, sd->no_duration, sd->loss_total);
+                    sd->kernels, sd->memcpys, sd->graphs, sd->no_duration, sd->loss_total);
         for (unsigned k = 0; k < CUPSTORE_LOSS_MAX; k++)
             xout_printf(o, "%s\"%s\":%" PRIu64, k ? "," : "", cupstore_loss_name(k), sd->loss[k]);
         xout_puts(o, "},\"reason\":");
         xout_json_str(o, sd->reason, strlen(sd->reason));
         if (sd->ledger)
             xout_printf(o, ",\"ledger_missing\":{\"kernel\":%" PRIu64 ",\"memcpy\":%" PRIu64
-                           ",\"memset\":%" PRIu64 ",\"at_least\":%s}",
+                           ",\"memset\":%" PRIu64 ",\"graph\":%" PRIu64 ",\"at_least\":%s}",
                         sd->ledger_missing[0], sd->ledger_missing[1], sd->ledger_missing[2],
-                        sd->ledger_capped ? "true" : "false");
+                        sd->ledger_missing[3], sd->ledger_capped ? "true" : "false");
         xout_putc(o, '}');
     }
 }

@@ -59,6 +59,12 @@ const cli_cmd cli_cmd_control = {
          "h), or none: collect all the time again (without --kinds:\n"
          "the kinds the session started with)\n",
          "--capture-range every:PERIOD/WINDOW|none"},
+        {"ledger", "on|off", 'L',
+         "the launch ledger from now: on registers every launch, copy\n"
+         "and set made from now (not those made before), off stops\n"
+         "registering; either way it covers part of the session and\n"
+         "its counts are lower bounds\n",
+         "--ledger on|off"},
         {"wait", "SECONDS", 'w',
          "wait up to S seconds for the agent to apply it (default 5;\n"
          "0: only write the request)\n",
@@ -75,7 +81,7 @@ static void usage(FILE *f)
     fputs("usage: cuptop control [--store DIR] SESSION [--kinds LIST | --attach | --detach]\n"
           "                      [--pool N] [--api all|gpu|none] [--api-include NAMES]\n"
           "                      [--api-exclude NAMES] [--capture-range every:P/W|none]\n"
-          "                      [--wait SECONDS]\n\n"
+          "                      [--ledger on|off] [--wait SECONDS]\n\n"
           "Ask the agent of a running session to change what it collects, now:\n",
           f);
     cli_opts_help(&cli_cmd_control, f);
@@ -178,6 +184,8 @@ static bool same_request(const cupstore_control *a, const cupstore_control *b)
         return false;
     if (a->every_set && (a->every_set != b->every_set || a->every_period_ms != b->every_period_ms ||
                          a->every_window_ms != b->every_window_ms))
+        return false;
+    if (a->ledger_set && a->ledger_set != b->ledger_set)
         return false;
     return true;
 }
@@ -369,6 +377,8 @@ static int control_session(const char *cmd, cupstore_env *env, const uint32_t *k
     } else if (req->every_set == CUPSTORE_CTL_EVERY_OFF) {
         printf(", capture range none");
     }
+    if (req->ledger_set)
+        printf(", launch ledger %s", req->ledger_set == CUPSTORE_CTL_LEDGER_ON ? "on" : "off");
     printf("\n");
     fflush(stdout);
     if (wait_s == 0.0)
@@ -498,6 +508,14 @@ int cmd_control(int argc, char **argv)
             if (parse_every(cmd, optarg, &req) != 0)
                 return CUPTOP_EXIT_USAGE;
             break;
+        case 'L':
+            if (!strcmp(optarg, "on"))
+                req.ledger_set = CUPSTORE_CTL_LEDGER_ON;
+            else if (!strcmp(optarg, "off"))
+                req.ledger_set = CUPSTORE_CTL_LEDGER_OFF;
+            else
+                return cli_usage_error(cmd, "--ledger takes on or off, not '%.40s'", optarg);
+            break;
         case 'h': usage(stdout); return CUPTOP_EXIT_OK;
         default:
             return cli_bad_option(cmd, argv);
@@ -507,9 +525,11 @@ int cmd_control(int argc, char **argv)
         return cli_one_session(cmd, argc, argv);
     if (attach + detach + (kinds != NULL) > 1)
         return cli_usage_error(cmd, "--kinds, --attach and --detach exclude each other");
-    if (!kinds && !pool && !attach && !detach && !req.api_mode && !req.api_set && !req.every_set)
+    if (!kinds && !pool && !attach && !detach && !req.api_mode && !req.api_set && !req.every_set &&
+        !req.ledger_set)
         return cli_usage_error(cmd, "nothing to change: give --kinds LIST, --attach, --detach, "
-                                    "--pool N, --api MODE and/or --capture-range every:P/W|none");
+                                    "--pool N, --api MODE, --capture-range every:P/W|none "
+                                    "and/or --ledger on|off");
     if (detach && req.every_set)
         return cli_usage_error(cmd, "--detach turns every kind off: no window would collect; "
                                     "give --capture-range without it");

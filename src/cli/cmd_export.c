@@ -64,6 +64,7 @@ const cli_cmd cli_cmd_export = {
         {"output", "PATH", 'o', NULL, NULL},
         {"force", NULL, 'x', NULL, NULL},
         {"mangled", NULL, 'M', NULL, NULL},
+        {"uncompressed", NULL, 'U', NULL, NULL},
         {"job", "JOB", 'J', NULL, NULL},
         {"range", "NAME", 'r', NULL, NULL},
         {"slowest", NULL, 'S', NULL, NULL},
@@ -79,14 +80,15 @@ static void usage(FILE *f)
     fputs("usage: cuptop export [--store DIR]... SESSION (--from T --to T | --mark NAME |\n"
           "                     --range NAME (--slowest | --nth N | --all))\n"
           "                     --format chrome|perfetto|jsonl|csv|store -o PATH [--force]\n"
-          "                     [--mangled]\n"
+          "                     [--mangled] [--uncompressed]\n"
           "       cuptop export [--store DIR]... --job JOB [--from T --to T]\n"
           "                     --format chrome|perfetto\n"
-          "                     -o PATH [--force] [--mangled]\n\n"
+          "                     -o PATH [--force] [--mangled] [--uncompressed]\n\n"
           "Write a window of a session:\n"
           "  chrome  Trace Event JSON for Perfetto UI / chrome://tracing\n"
           "  perfetto  Perfetto's protobuf trace (.pftrace): interned names, counter\n"
-          "          tracks for the health series, a loss track; about 10x smaller\n"
+          "          tracks for the health series, a loss track; packets deflated as\n"
+          "          Perfetto's own compressed_packets (--uncompressed: as they are)\n"
           "  jsonl   one JSON object per record per line\n"
           "  csv     the per-second health rows, with a header line\n"
           "  store   a standalone store holding just the window (cuptop --store PATH)\n\n"
@@ -312,6 +314,7 @@ static int export_parse(int argc, char **argv, struct export_args *a)
         case 'o': a->o.output = optarg; break;
         case 'x': a->o.force = true; break;
         case 'M': a->o.mangled = true; break;
+        case 'U': a->o.uncompressed = true; break;
         case 'r': a->range = optarg; break;
         case 'S': a->slowest = true; break;
         case 'n': a->nth = optarg; break;
@@ -342,6 +345,8 @@ static int export_parse(int argc, char **argv, struct export_args *a)
     if (!export_format_known(a->o.format))
         return cli_usage_error(a->cmd, "unknown format '%s' (chrome, perfetto, jsonl, csv or store)",
                                a->o.format);
+    if (a->o.uncompressed && strcmp(a->o.format, "perfetto") != 0)
+        return cli_usage_error(a->cmd, "--uncompressed is for --format perfetto");
     if (!a->o.output || !*a->o.output)
         return cli_usage_error(a->cmd, "-o PATH is required (- for standard output)");
     a->o.allow_stdout = true;

@@ -176,4 +176,19 @@ void sessions_json(xout *o, const model_summary *s);
  *  members (check --json: "advice"). */
 void sessions_json_fields(xout *o, const model_summary *s);
 
+/* cuptop check over periodic windows (--capture-range every:P/W): how many
+ * were judged, how late their edges came, which lost records (check_windows.c). */
+typedef struct check_win {
+    model_windows w;            /* w.n 0: no periodic windows              */
+    char loss[8][200];          /* the windows that lost records           */
+    size_t nloss, more;         /*   (more: past the eight shown)          */
+} check_win;
+/** Judge the windows of env over [from_s, to_s]; facts that cannot be read
+ *  leave out zeroed (the verdict stands without the windows' words). */
+void check_win_read(cupstore_env *env, uint64_t from_s, uint64_t to_s, check_win *out);
+/** The verdict's window lines ("  windows: ...", one per lossy window). */
+void check_win_print(FILE *f, const check_win *w);
+/** check --json: ,"windows":{...} or ,"windows":null. */
+void check_win_json(xout *o, const check_win *w);
+
 #endif /* CUPTOP_CLI_H */

@@ -30,6 +30,8 @@ typedef struct export_opts {
     bool allow_stdout;       /* "-" means standard output (the CLI only:
                                 the monitor owns its terminal)             */
     bool mangled;            /* keep kernel names as CUPTI gave them       */
+    bool uncompressed;       /* perfetto: packets as they are, not in
+                                deflated compressed_packets                */
     /* export --range: the NVTX range instance the window is (metadata) */
     const char *range_name;  /* raw bytes (NULL: not a range export)       */
     size_t range_name_len;

@@ -241,6 +241,9 @@ static void put_name(chrome *c, const cupstore_record *r, const char **mangled, 
     } else if (is_api(r->kind) && r->cbid) {
         XOUT_LIT(c->o, "cbid ");
         xout_u64(c->o, r->cbid);
+    } else if (r->kind == CUPSTORE_KIND_GRAPH) {   /* one slice per graph launch */
+        XOUT_LIT(c->o, "graph ");
+        xout_u64(c->o, r->aux);
     } else {
         xout_puts(c->o, cupstore_kind_name(r->kind));
     }
@@ -408,6 +411,9 @@ static int emit_record(chrome *c, const cupstore_record *r)
     case CUPSTORE_KIND_DRIVER:
         PUT_KV_U64(o, ",\"cbid\":", r->cbid);
         break;
+    case CUPSTORE_KIND_GRAPH:
+        PUT_KV_U64(o, ",\"graph id\":", r->aux);
+        break;
     default:
         PUT_KV_U64(o, ",\"aux\":", r->aux);
         break;
@@ -467,7 +473,7 @@ static int on_slice(export_ctx *x, void *arg)
  * idle GPU. */
 static int on_lost(const cupstore_lost *l, void *arg)
 {
-    static const char *const kn[3] = {"kernel", "memcpy", "memset"};
+    static const char *const kn[CUPSTORE_LEDGER_KINDS] = {"kernel", "memcpy", "memset", "graph"};
     chrome *c = arg;
     xout *o = c->o;
     unsigned dev = l->device < CUPSTORE_DEVICE_MAX ? l->device : CUPSTORE_DEVICE_MAX;
@@ -479,7 +485,7 @@ static int on_lost(const cupstore_lost *l, void *arg)
     }
     if (!track_get(c, gpid, gtid, 0) || !track_get(c, ppid, ptid, 1))
         return ENOMEM;
-    for (unsigned k = 0; k < 3; k++) {
+    for (unsigned k = 0; k < CUPSTORE_LEDGER_KINDS; k++) {
         if (!l->missing[k])
             continue;
         for (int side = 0; side < 2; side++) {

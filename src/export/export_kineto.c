@@ -56,6 +56,8 @@ size_t export_gpu_name(const cupstore_record *r, char *buf, size_t len)
                      memory_kind_name(CUPSTORE_COPY_DST(r->aux)));
     else if (r->kind == CUPSTORE_KIND_MEMSET)
         n = snprintf(buf, len, "Memset (%s)", memory_kind_name(CUPSTORE_RF_MEMKIND(r->flags)));
+    else if (r->kind == CUPSTORE_KIND_GRAPH)   /* one graph launch, named by its graph id */
+        n = snprintf(buf, len, "graph %u", (unsigned)r->aux);
     else
         return 0;
     return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;

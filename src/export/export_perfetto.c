@@ -23,12 +23,19 @@
  * Records reach the lanes through the chrome writer's reorder window
  * (export_sort.c) in (start asc, end desc) order; a slice that would not
  * nest goes to an overflow lane ("stream 7 (overlap 1)").  Launch -> GPU
- * flows: the API call's BEGIN carries flow id = correlation, the first GPU
- * record of that correlation terminates it.
+ * flows: the API call's BEGIN starts a flow (a small id, handed out again
+ * once the flow ended: flow_id_take), the first GPU record of its
+ * correlation terminates it.
+ *
+ * The packets then go through export_perfetto_out.c: deflated in chunks
+ * into TracePacket.compressed_packets (what Perfetto's service writes with
+ * COMPRESSION_TYPE_DEFLATE), about 5 bytes a record on the bench session
+ * against 28 as they are (--uncompressed).
  *
  * Memory: the reorder window (bounded), per lane a stack (nesting depth)
  * and an interning map (bounded by the session's names), a fixed flow
- * table, one packet buffer.  Nothing grows with the window's length.
+ * table, one packet buffer, two deflate chunks.  Nothing grows with the
+ * window's length.
  */
 #include "config.h"
 
@@ -46,7 +53,7 @@
 static bool is_gpu(unsigned kind)
 {
     return kind == CUPSTORE_KIND_KERNEL || kind == CUPSTORE_KIND_MEMCPY ||
-           kind == CUPSTORE_KIND_MEMSET;
+           kind == CUPSTORE_KIND_MEMSET || kind == CUPSTORE_KIND_GRAPH;
 }
 
 static bool is_api(unsigned kind)
@@ -76,6 +83,36 @@ static pf_flow *flow_find(perfetto *f, uint32_t corr)
         if (b[i].used && b[i].corr == corr)
             return &b[i];
     return NULL;
+}
+
+/* Flow ids are small numbers handed out again once their flow ended, not
+ * correlation ids: 1-2 bytes a flow id instead of 3-5 (two per launch).
+ * Trace processor pairs flow ids in timestamp order over the whole trace,
+ * so an id is taken again only by a launch that starts strictly after the
+ * GPU record that ended its last flow (ts), and the flow of a launch whose
+ * GPU record never came (not a launch, lost, or evicted from f->flows)
+ * keeps its id forever: a later flow never joins a dangling start.  The
+ * ring is FIFO, oldest end first; records leave the reorder window in start
+ * order, so its head is the first to be free (a late record or a --job's
+ * next process, earlier in time, takes a new id instead). */
+static uint32_t flow_id_take(perfetto *f, uint64_t s)
+{
+    if (f->nfree && f->free_ids[f->free_head].ts < s) {
+        uint32_t id = f->free_ids[f->free_head].id;
+        f->free_head = (f->free_head + 1) % FLOW_SLOTS;
+        f->nfree--;
+        return id;
+    }
+    return ++f->next_flow_id;
+}
+
+/* The flow of id ended at ts (the terminating GPU record's start). */
+static void flow_id_give(perfetto *f, uint32_t id, uint64_t ts)
+{
+    if (f->nfree == FLOW_SLOTS)
+        return; /* ring full: the id is never used again (safe) */
+    f->free_ids[(f->free_head + f->nfree) % FLOW_SLOTS] = (pf_free_id){id, ts};
+    f->nfree++;
 }
 
 static int emit_record(perfetto *f, const cupstore_record *r)
@@ -135,6 +172,8 @@ static int emit_record(perfetto *f, const cupstore_record *r)
                        ? KEY_GPU + ((uint64_t)r->kind << 32) + (r->aux & 0xffffffu)
                    : r->kind == CUPSTORE_KIND_MEMSET
                        ? KEY_GPU + ((uint64_t)r->kind << 32) + CUPSTORE_RF_MEMKIND(r->flags)
+                   : r->kind == CUPSTORE_KIND_GRAPH   /* "graph <id>", one slice per launch */
+                       ? KEY_GPU + ((uint64_t)r->kind << 32) + r->aux
                        : KEY_KIND + r->kind;
     if (l->nn >= PF_LANE_NAMES_MAX)
         key = KEY_KIND + r->kind; /* a lane with this many names: kinds only */
@@ -188,13 +227,17 @@ static int emit_record(perfetto *f, const cupstore_record *r)
         l->rt_end = e;
     if (r->correlation && is_api(r->kind) && !nested_driver) {
         pf_flow *fl = flow_set(f, r->correlation);
-        *fl = (pf_flow){.corr = r->correlation, .used = true, .ts = s};
-        pb_uint(p, F_TE_FLOW_OLD, f->flow_base | r->correlation);
+        *fl = (pf_flow){.corr = r->correlation, .used = true, .id = flow_id_take(f, s), .ts = s};
+        pb_uint(p, F_TE_FLOW_OLD, fl->id);
     } else if (r->correlation && is_gpu(r->kind)) {
         pf_flow *fl = flow_find(f, r->correlation);
         if (fl && fl->ts <= s) {
-            pb_uint(p, F_TE_TERM_FLOW_OLD, f->flow_base | r->correlation);
+            pb_uint(p, F_TE_TERM_FLOW_OLD, fl->id);
             fl->used = false; /* one arrow: launch -> its first GPU record */
+            /* at the launch's own start, trace processor may take the
+             * end before the start (no arrow, the id stays open): keep it */
+            if (fl->ts < s)
+                flow_id_give(f, fl->id, s);
             f->flows_out++;
         }
     }
@@ -380,12 +423,12 @@ static void loss_emit(perfetto *f, unsigned cls, const struct loss_win *w)
  * group's track of its stream (rows come in launch order). */
 static int on_lost(const cupstore_lost *l, void *arg)
 {
-    static const char *const kn[3] = {"kernel", "memcpy", "memset"};
+    static const char *const kn[CUPSTORE_LEDGER_KINDS] = {"kernel", "memcpy", "memset", "graph"};
     perfetto *f = arg;
     pb *p = &f->p;
     char name[64] = "lost:";
     uint64_t n = 0;
-    for (unsigned k = 0; k < 3; k++)
+    for (unsigned k = 0; k < CUPSTORE_LEDGER_KINDS; k++)
         if (l->missing[k]) {
             size_t u = strlen(name);
             snprintf(name + u, sizeof name - u, "%s%s", n ? "+" : " ", kn[k]);
@@ -512,7 +555,9 @@ int export_perfetto(export_ctx *x, xout *o)
     f->x = x;
     f->o = o;
     f->flows = calloc(FLOW_SLOTS, sizeof *f->flows);
-    if (!f->flows || export_sort_init(&f->sort) != 0) {
+    f->free_ids = malloc(FLOW_SLOTS * sizeof *f->free_ids);
+    if (!f->flows || !f->free_ids || export_sort_init(&f->sort) != 0 ||
+        pf_out_init(f, o, !(x->o && x->o->uncompressed)) != 0) {
         rc = ENOMEM;
         goto out;
     }
@@ -524,7 +569,6 @@ int export_perfetto(export_ctx *x, xout *o)
             const model_summary *s = &m->sum;
             f->group = m->group;
             f->group_sort = s->rank >= 0 ? (uint64_t)s->rank : 1000000u + i;
-            f->flow_base = (uint64_t)(i + 1) << 32;
             export_job_group_name(x->job, i, f->group_name, sizeof f->group_name);
             memset(f->flows, 0, FLOW_SLOTS * sizeof *f->flows);
             rc = perfetto_session(f, m);
@@ -537,11 +581,13 @@ int export_perfetto(export_ctx *x, xout *o)
     } else if ((rc = perfetto_session(f, x)) != 0) {
         goto out;
     }
-    rc = o->err;
+    rc = pf_out_finish(f);
 out:
     tracks_close(f);
+    pf_out_free(f);
     export_sort_free(&f->sort);
     free(f->flows);
+    free(f->free_ids);
     pb_free(&f->p);
     free(f);
     return rc;

@@ -39,8 +39,7 @@ void pf_packet_end(perfetto *f)
         return;
     hdr[n++] = (uint8_t)((F_TRACE_PACKET << 3) | PB_LEN);
     n += pb_varint_at(hdr + n, f->p.len);
-    xout_put(f->o, (const char *)hdr, n);
-    xout_put(f->o, (const char *)f->p.b, f->p.len);
+    pf_put(f, hdr, n, f->p.b, f->p.len);
 }
 
 /* Bytes as valid UTF-8 (protobuf strings must be): invalid sequences
@@ -350,7 +349,7 @@ void pf_lane_pop(perfetto *f, pf_lane *l, uint64_t ts)
         b[0] = (uint8_t)(F_TRACE_PACKET << 3 | PB_LEN);
         b[1] = (uint8_t)(q - b - 2);   /* < 128: at most 26 bytes */
         l->last_ts = e;
-        xout_put(f->o, (const char *)b, (size_t)(q - b));
+        pf_put(f, b, (size_t)(q - b), NULL, 0);
     }
 }
 

@@ -10,13 +10,15 @@
 #include "export_int.h"
 #include "export_pb.h"
 
+#include <pthread.h>
+
 /* ---- Field numbers (perfetto/protos, see tests/perfetto/) ----------------- */
 enum {
     F_TRACE_PACKET = 1,
     /* TracePacket */
     F_TP_TIMESTAMP = 8, F_TP_CLOCK_ID = 58, F_TP_TRACK_EVENT = 11, F_TP_TRACK_DESC = 60,
     F_TP_CHROME_EVENTS = 5, F_TP_CLOCK_SNAPSHOT = 6, F_TP_SEQ_ID = 10, F_TP_INTERNED = 12,
-    F_TP_SEQ_FLAGS = 13, F_TP_DEFAULTS = 59,
+    F_TP_SEQ_FLAGS = 13, F_TP_DEFAULTS = 59, F_TP_COMPRESSED = 50,
     /* TracePacketDefaults, TrackEventDefaults */
     F_TPD_CLOCK_ID = 58, F_TPD_TRACK_EVENT = 11, F_TED_TRACK_UUID = 11,
     /* ClockSnapshot */
@@ -46,7 +48,8 @@ enum { SEQ_INCREMENTAL_STATE_CLEARED = 1 };
 #define KEY_CBID (2ull << 40)       /* + cbid: "cbid N"                     */
 #define KEY_NVTX (3ull << 40)       /* + index into model_ranges.names      */
 #define KEY_GPU (4ull << 40)        /* + kind << 32 + memcpy aux or memset
-                                       memory kind: Kineto's name          */
+                                       memory kind: Kineto's name; + graph
+                                       id: "graph <id>"                     */
 
 /* Debug annotation names (iids, fixed) */
 enum { DA_BYTES = 1, DA_TRUNCATED, DA_END_MISSING, DA_OPEN, DA_DOMAIN, DA_COUNT, DA_SECONDS,
@@ -93,16 +96,46 @@ typedef struct pf_track {
 typedef struct pf_flow {
     uint32_t corr;
     bool used;
+    uint32_t id;             /* the flow id written on the launch          */
     uint64_t ts;
 } pf_flow;
+
+/* A flow id whose flow ended (its GPU record terminated it) at ts: free
+ * for a launch that starts after ts (export_perfetto.c, flow_id_take). */
+typedef struct pf_free_id {
+    uint32_t id;
+    uint64_t ts;
+} pf_free_id;
 
 typedef struct pf_proc {
     uint64_t pid, uuid;
 } pf_proc;
 
+/* The packets' way out (export_perfetto_out.c): deflated chunks, or the
+ * output itself when zs is NULL (--uncompressed). */
+typedef struct pf_out {
+    xout *o;
+    struct z_stream_s *zs;   /* NULL: packets are written as they are     */
+    uint8_t *buf[2];         /* chunks: one filled, one being deflated    */
+    unsigned cur;            /* the one being filled                      */
+    size_t len;              /* bytes of packets in it                    */
+    uint8_t *z;              /* the deflated chunk                        */
+    size_t zcap;
+    uint64_t in, chunks;     /* bytes of packets deflated, chunks         */
+    /* the worker thread that deflates and writes (threaded) */
+    bool threaded, locks, stop;
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    unsigned job_buf;        /* the chunk handed over, job_len bytes (0:  */
+    size_t job_len;          /* none: the worker is idle)                 */
+    xout wo;                 /* *o, moved, while the worker writes        */
+} pf_out;
+
 typedef struct perfetto {
     export_ctx *x;
     xout *o;
+    pf_out out;
     pb p;                    /* the packet being built                     */
     uint32_t next_seq;
     uint64_t next_uuid;
@@ -114,7 +147,9 @@ typedef struct perfetto {
     uint64_t health_uuid, loss_uuid;
     export_sort sort;
     pf_flow *flows;
-    uint64_t flow_base;      /* --job: process index << 32                 */
+    pf_free_id *free_ids;    /* FIFO ring of FLOW_SLOTS ended flow ids     */
+    size_t free_head, nfree;
+    uint32_t next_flow_id;   /* ids handed out so far (over a --job too)   */
     uint64_t written, zero_ts, overflowed, flows_out, markers_in_ranges, nvtx;
     uint64_t lost_out;            /* launch-ledger holes marked ("lost: ...") */
     bool range_table;
@@ -145,6 +180,13 @@ size_t pf_interned_open(perfetto *f, size_t mark);
 void pf_intern_da(perfetto *f, pf_lane *l, unsigned da, size_t *mark);
 void pf_annotate_uint(perfetto *f, unsigned da, uint64_t v);
 void pf_annotate_bool(perfetto *f, unsigned da);
+
+/* ---- Output (export_perfetto_out.c) ---- */
+
+int pf_out_init(perfetto *f, xout *o, bool deflate);
+void pf_put(perfetto *f, const void *a, size_t na, const void *b, size_t nb);
+int pf_out_finish(perfetto *f);
+void pf_out_free(perfetto *f);
 
 /* ---- NVTX ranges and metadata (export_perfetto_meta.c) ---- */
 

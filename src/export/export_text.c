@@ -39,6 +39,10 @@ static int jsonl_record(const cupstore_record *r, void *arg)
         else
             xout_put(o, name, len);
         xout_putc(o, '"');
+    } else if (r->kind == CUPSTORE_KIND_GRAPH) {
+        /* a graph launch, named as the other exports name it; CUPTI gave
+         * no name */
+        xout_printf(o, "\"graph %u\",\"mangled\":null", (unsigned)r->aux);
     } else {
         xout_puts(o, "null,\"mangled\":null");
     }
@@ -72,6 +76,8 @@ static int jsonl_record(const cupstore_record *r, void *arg)
                     r->grid[2], r->block[0], r->block[1], r->block[2]);
     if (r->kind == CUPSTORE_KIND_MEMSET)
         xout_printf(o, ",\"memory_kind\":%u", CUPSTORE_RF_MEMKIND(r->flags));
+    if (r->kind == CUPSTORE_KIND_GRAPH)
+        xout_printf(o, ",\"graph_id\":%u", (unsigned)r->aux);
     xout_printf(o, ",\"zero_ts\":%s,\"truncated\":%s}\n",
                 r->flags & CUPSTORE_RF_ZERO_TS ? "true" : "false",
                 r->flags & CUPSTORE_RF_TRUNCATED ? "true" : "false");

@@ -490,9 +490,37 @@ static void format_counts(wctx *w)
               SOFF(bytes_delivered), false);
 }
 
+/* The launch ledger's pending records (--ledger): the last health row's,
+ * live; 0 once the session is judged (pending became arrived or lost).
+ * The health row counts per kind only, so device is "all". */
+static void format_pending(wctx *w)
+{
+    char extra[96];
+    bool fam = false;
+    for (size_t i = 0; i < w->n; i++) {
+        const cupstore_health *h = &w->s[i].last;
+        uint64_t on = 0;
+        for (unsigned k = 0; k < CUPSTORE_LEDGER_KINDS; k++)
+            on |= h->ledger_expected[k];
+        if (!w->s[i].have_last || !on)
+            continue;   /* no ledger in the session's last row */
+        if (!fam)
+            family(w, "cuptop_ledger_pending", M_GAUGE,
+                   "GPU records launched over 2 s ago that have not arrived yet, by kind "
+                   "(--ledger, the last second; 0 once the session ended).");
+        fam = true;
+        for (unsigned k = 0; k < CUPSTORE_LEDGER_KINDS; k++) {
+            snprintf(extra, sizeof extra, "kind=\"%s\",device=\"all\"",
+                     model_ledger_kind_name(k));
+            sample_u64(w, i, extra, w->s[i].have_ledger ? 0 : h->ledger_pending[k]);
+        }
+    }
+}
+
 static void format_last(wctx *w)
 {
     char extra[96];
+    format_pending(w);
     fam_last32(w, "cuptop_buffers_outstanding", "Buffers handed to CUPTI and not yet back.",
                HOFF(buf_outstanding));
     fam_last32(w, "cuptop_buffer_pool_limit", "The buffer pool's limit (buffers).",

@@ -16,85 +16,7 @@
 
 #include "model.h"
 #include "model_compare_int.h"
-
-/* ---- histograms: 64 sub-buckets per power of two ------------------------------- */
-
-#define SUB (1u << MODEL_CMP_SUB_BITS)
-
-typedef struct hist {
-    uint32_t lo, n;             /* buckets [lo, lo + n)                       */
-    uint64_t *c;
-    uint64_t count, total, min, max;
-} hist;
-
-static uint32_t hist_index(uint64_t d)
-{
-    if (d < SUB)
-        return (uint32_t)d;
-    unsigned msb = 63u - (unsigned)__builtin_clzll(d);
-    return (msb - MODEL_CMP_SUB_BITS + 1) * SUB +
-           (uint32_t)((d >> (msb - MODEL_CMP_SUB_BITS)) & (SUB - 1));
-}
-
-/* The middle of bucket i: within 1/128 of every duration in it. */
-static uint64_t hist_value(uint32_t i)
-{
-    if (i < SUB)
-        return i;
-    unsigned msb = i / SUB + MODEL_CMP_SUB_BITS - 1, shift = msb - MODEL_CMP_SUB_BITS;
-    uint64_t lower = (uint64_t)(SUB + i % SUB) << shift;
-    return lower + ((1ull << shift) >> 1);
-}
-
-static int hist_add(hist *h, uint64_t d)
-{
-    uint32_t i = hist_index(d);
-    if (!h->n || i < h->lo || i >= h->lo + h->n) {
-        uint32_t lo = h->n ? (i < h->lo ? i : h->lo) : i;
-        uint32_t hi = h->n ? (i >= h->lo + h->n ? i + 1 : h->lo + h->n) : i + 1;
-        lo = lo > 8 ? lo - 8 : 0;   /* a little room: fewer moves */
-        hi += 8;
-        uint64_t *c = calloc(hi - lo, sizeof *c);
-        if (!c)
-            return ENOMEM;
-        if (h->n)
-            memcpy(c + (h->lo - lo), h->c, h->n * sizeof *c);
-        free(h->c);
-        h->c = c;
-        h->lo = lo;
-        h->n = hi - lo;
-    }
-    h->c[i - h->lo]++;
-    if (!h->count || d < h->min)
-        h->min = d;
-    if (d > h->max)
-        h->max = d;
-    h->count++;
-    h->total += d;
-    return 0;
-}
-
-/* Nearest rank: the ceil(p * count)-th duration, as its bucket's middle,
- * kept inside [min, max]. */
-static uint64_t hist_pct(const hist *h, double p)
-{
-    if (!h->count)
-        return 0;
-    uint64_t rank = (uint64_t)(p * (double)h->count);
-    if ((double)rank < p * (double)h->count)
-        rank++;
-    if (rank < 1)
-        rank = 1;
-    uint64_t seen = 0;
-    for (uint32_t k = 0; k < h->n; k++) {
-        seen += h->c[k];
-        if (seen >= rank) {
-            uint64_t v = hist_value(h->lo + k);
-            return v < h->min ? h->min : v > h->max ? h->max : v;
-        }
-    }
-    return h->max;
-}
+#include "model_hist.h"
 
 /* ---- the scan state -------------------------------------------------------------- */
 
@@ -119,7 +41,7 @@ typedef struct group_ent {
     model_cmp_gkind kind;
     char *name;
     size_t len;
-    hist h[2];
+    model_hist h[2];
 } group_ent;
 
 typedef struct cmp_ctx {
@@ -139,6 +61,7 @@ typedef struct cmp_ctx {
     uint32_t *name_map;         /* name id -> group + 1                      */
     size_t name_map_cap;
     uint32_t memcpy_group[16];  /* copy kind -> group + 1 (per comparison)   */
+    uint32_t graph_last, graph_last_id; /* the last graph id's group + 1     */
     uint64_t from_ns, to_ns;
     size_t last_stream;
     int err;
@@ -328,6 +251,23 @@ static int order_add(cmp_ctx *c, stream_side *s, uint64_t start, uint32_t group)
     return 0;
 }
 
+/* A graph id's group ("graph <id>": the name the exports give its
+ * launches), the last one looked up kept (launches of one graph come in
+ * runs). */
+static long graph_group(cmp_ctx *c, uint32_t graph_id)
+{
+    if (c->graph_last && c->graph_last_id == graph_id)
+        return (long)c->graph_last - 1;
+    char name[32];
+    int n = snprintf(name, sizeof name, "graph %" PRIu32, graph_id);
+    long g = group_get(c, MODEL_CMP_GRAPH, name, (size_t)n);
+    if (g >= 0) {
+        c->graph_last = (uint32_t)g + 1;
+        c->graph_last_id = graph_id;
+    }
+    return g;
+}
+
 static int on_record(const cupstore_record *r, void *arg)
 {
     cmp_ctx *c = arg;
@@ -340,6 +280,9 @@ static int on_record(const cupstore_record *r, void *arg)
     } else if (r->kind == CUPSTORE_KIND_MEMCPY) {
         sd->memcpys++;
         g = memcpy_group(c, CUPSTORE_COPY_KIND(r->aux));
+    } else if (r->kind == CUPSTORE_KIND_GRAPH) {
+        sd->graphs++;
+        g = graph_group(c, r->aux);
     } else {
         return 0;
     }
@@ -349,7 +292,7 @@ static int on_record(const cupstore_record *r, void *arg)
         sd->no_duration++;
         return 0;
     }
-    if ((c->err = hist_add(&c->g[g].h[c->side], r->end_ns - r->start_ns)) != 0)
+    if ((c->err = model_hist_add(&c->g[g].h[c->side], r->end_ns - r->start_ns)) != 0)
         return c->err;
     if (r->kind != CUPSTORE_KIND_KERNEL)
         return 0;
@@ -549,10 +492,11 @@ static int cmp_groups(cmp_ctx *c, model_compare *out)
         g->id = (uint32_t)i;
         c->g[i].name = NULL;
         for (int s = 0; s < 2; s++) {
-            const hist *h = &c->g[i].h[s];
+            const model_hist *h = &c->g[i].h[s];
             g->s[s] = (model_cmp_stat){.count = h->count, .total_ns = h->total,
-                                       .p50_ns = hist_pct(h, 0.50), .p90_ns = hist_pct(h, 0.90),
-                                       .p99_ns = hist_pct(h, 0.99), .min_ns = h->min,
+                                       .p50_ns = model_hist_pct(h, 0.50),
+                                       .p90_ns = model_hist_pct(h, 0.90),
+                                       .p99_ns = model_hist_pct(h, 0.99), .min_ns = h->min,
                                        .max_ns = h->max};
         }
         g->change_ns = g->s[1].total_ns > g->s[0].total_ns ? g->s[1].total_ns - g->s[0].total_ns
@@ -661,5 +605,5 @@ void model_compare_free(model_compare *c)
 
 const char *model_cmp_gkind_name(model_cmp_gkind k)
 {
-    return k == MODEL_CMP_MEMCPY ? "memcpy" : "kernel";
+    return k == MODEL_CMP_MEMCPY ? "memcpy" : k == MODEL_CMP_GRAPH ? "graph" : "kernel";
 }

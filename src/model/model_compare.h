@@ -12,7 +12,8 @@
  * - losses per class on each side and whether a side is INCOMPLETE (then
  *   unusable for timing attribution);
  * - key durations per kernel name (through the caller's name function, so
- *   names read as the export shows them) and per memcpy kind: count,
+ *   names read as the export shows them), per memcpy kind and per graph id
+ *   (the graph kind's records, named "graph <id>" as the exports do): count,
  *   total, p50, p90, p99, from log-bucketed histograms (64 sub-buckets per
  *   power of two: a percentile is within 1/128 of a duration that was
  *   recorded, MODEL_CMP_REL_ERROR), sorted by the change in total time;
@@ -103,13 +104,14 @@ typedef struct model_cmp_side {
     uint64_t loss_total;
     char reason[256];           /* the first reason when lossy              */
     uint64_t records, kernels, memcpys; /* records read in the window       */
+    uint64_t graphs;            /* graph launch records read in the window  */
     uint64_t no_duration;       /* kernels/memcpys with zero or missing times */
     /* the launch ledger (a session run with --ledger): GPU records missing
      * among the launches made in the window, by kind (kernel, memcpy,
-     * memset), from the store's `lost` rows; `ledger_capped`: more
+     * memset, graph), from the store's `lost` rows; `ledger_capped`: more
      * launches had records missing than the rows kept (at least) */
     bool ledger, ledger_capped;
-    uint64_t ledger_missing[3];
+    uint64_t ledger_missing[CUPSTORE_LEDGER_KINDS];   /* + graph */
 } model_cmp_side;
 
 /* One difference in the comparability check. */
@@ -124,7 +126,9 @@ typedef struct model_cmp_stat {
     uint64_t p50_ns, p90_ns, p99_ns, min_ns, max_ns;
 } model_cmp_stat;
 
-typedef enum model_cmp_gkind { MODEL_CMP_KERNEL = 0, MODEL_CMP_MEMCPY } model_cmp_gkind;
+/* What a group gathers: a kernel name, a memcpy kind, or a graph id (the
+ * graph kind's records: one per graph launch). */
+typedef enum model_cmp_gkind { MODEL_CMP_KERNEL = 0, MODEL_CMP_MEMCPY, MODEL_CMP_GRAPH } model_cmp_gkind;
 
 /* A kernel name or memcpy kind with its figures on both sides. */
 typedef struct model_cmp_group {
@@ -178,7 +182,7 @@ int model_compare_run(const model_compare_opts *o, const char *a, const char *b,
                       model_compare *out, char **cause);
 void model_compare_free(model_compare *c);
 
-/** "kernel" or "memcpy". */
+/** "kernel", "memcpy" or "graph". */
 const char *model_cmp_gkind_name(model_cmp_gkind k);
 /** "HtoD", "DtoH", ... for a CUPTI memcpy kind ("kind N" beyond). */
 const char *model_memcpy_kind_name(uint32_t kind, char *buf, size_t len);

@@ -228,7 +228,7 @@ static void side_what(model_cmp_side *sd, uint64_t range_nth, bool range_open)
 static int on_lost(const cupstore_lost *l, void *arg)
 {
     model_cmp_side *sd = arg;
-    for (unsigned k = 0; k < 3; k++)
+    for (unsigned k = 0; k < CUPSTORE_LEDGER_KINDS; k++)
         sd->ledger_missing[k] += l->missing[k];
     return 0;
 }

@@ -13,7 +13,8 @@
 #include "model.h"
 #include "model_ledger.h"
 
-static const char *const kind_names[MODEL_LEDGER_KINDS] = {"kernel", "memcpy", "memset"};
+static const char *const kind_names[MODEL_LEDGER_KINDS] = {"kernel", "memcpy", "memset",
+                                                                   "graph"};
 
 const char *model_ledger_kind_name(unsigned k)
 {
@@ -22,8 +23,10 @@ const char *model_ledger_kind_name(unsigned k)
 
 void model_ledger_hole_text(const model_ledger_stream *h, char *buf, size_t len)
 {
-    char what[160] = "", t0[40], t1[40];
+    char what[160] = "", t0[40], t1[40], names[64] = "";
     size_t n = 0;
+    if (h->named_known && h->missing[0])   /* kernel launches carry a name */
+        snprintf(names, sizeof names, ", names known for %" PRIu32, h->named);
     for (unsigned k = 0; k < MODEL_LEDGER_KINDS; k++)
         if (h->missing[k] && n < sizeof what)
             n += (size_t)snprintf(what + n, sizeof what - n, "%s%" PRIu64 " %s", n ? ", " : "",
@@ -32,11 +35,11 @@ void model_ledger_hole_text(const model_ledger_stream *h, char *buf, size_t len)
     model_format_second(h->last_ns / 1000000000u, t1, sizeof t1);
     if (h->other)
         snprintf(buf, len, "other streams: %s records missing, launched %s..%s (%" PRIu32
-                 " launches)", what, t0, t1, h->launches);
+                 " launches%s)", what, t0, t1, h->launches, names);
     else
         snprintf(buf, len, "stream %" PRIu32 " on device %" PRIu32 ": %s records missing, "
-                 "launched %s..%s by thread %" PRIu32 " (%" PRIu32 " launches)", h->stream,
-                 h->device, what, t0, t1, h->tid, h->launches);
+                 "launched %s..%s by thread %" PRIu32 " (%" PRIu32 " launches%s)", h->stream,
+                 h->device, what, t0, t1, h->tid, h->launches, names);
 }
 
 /* The value of `key` in a "k=v k=v" text, or NULL. */
@@ -75,6 +78,9 @@ static void read_totals(const char *v, model_ledger *l)
     l->overrun = u64(v, "overrun");
     l->busy = u64(v, "busy");
     l->exact = u64(v, "exact") != 0;
+    l->partial = u64(v, "partial") != 0;
+    l->unjudged = u64(v, "unjudged") != 0;
+    l->switches = (uint32_t)u64(v, "switches");
     for (unsigned k = 0; k < MODEL_LEDGER_KINDS; k++) {
         l->expected[k] = kind_u64(v, k, "expected");
         l->matched[k] = kind_u64(v, k, "matched");
@@ -93,6 +99,8 @@ static void read_stream(const char *v, bool other, model_ledger_stream *s)
     s->stream = (uint32_t)u64(v, "stream");
     s->tid = (uint32_t)u64(v, "tid");
     s->launches = (uint32_t)u64(v, "launches");
+    s->named_known = field(v, "named") != NULL;
+    s->named = (uint32_t)u64(v, "named");
     s->first_ns = u64(v, "first_ns");
     s->last_ns = u64(v, "last_ns");
     for (unsigned k = 0; k < MODEL_LEDGER_KINDS; k++)
@@ -150,4 +158,19 @@ int model_ledger_read(cupstore_txn *txn, model_ledger *l)
         free(v);
     }
     return cupstore_lost_scan(txn, 0, UINT64_MAX, on_lost, l);
+}
+
+void model_ledger_partial_text(const model_ledger *l, char *buf, size_t len)
+{
+    if (l->unjudged) {
+        snprintf(buf, len, "ledger: not judged (the consumer was still in a store commit when "
+                 "the session stopped): launches are counted, arrived only as last counted "
+                 "live; no record is called missing or unrecorded (the tail class counts "
+                 "what was not stored)");
+        return;
+    }
+    snprintf(buf, len, "ledger: partial (switched on or off %" PRIu32 " time%s at runtime): "
+             "launches outside its spans were not expected, so records CUPTI lost of them "
+             "silently cannot be seen; unrecorded is a lower bound",
+             l->switches, l->switches == 1 ? "" : "s");
 }

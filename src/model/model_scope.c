@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -246,4 +247,42 @@ void model_windows_line(const model_windows *w, char *buf, size_t len)
              "most %.1f ms after their boundary (wall clock)%s%s; the time between them was "
              "out of scope", w->n, w->n == 1 ? "" : "s", ev, w->open_late_ms, w->close_late_ms,
              cut, loss);
+}
+
+/* One window that lost records: "window 3 (epoch 7, due 10:32:01.000Z):
+ * INCOMPLETE, 120 records lost (dropped 120)". */
+static void window_loss_line(unsigned nth, const model_epoch_stat *s, char *buf, size_t len)
+{
+    char at[32] = "?", why[120] = "";
+    size_t off = 0;
+    uint64_t t = s->row.sched_ns ? s->row.sched_ns : s->start_ns;
+    model_format_second(t / 1000000000u, at, sizeof at);
+    for (unsigned c = 0; c < CUPSTORE_LOSS_MAX && off < sizeof why; c++)
+        if (s->loss[c])
+            off += (size_t)snprintf(why + off, sizeof why - off, "%s%s %" PRIu64,
+                                    off ? ", " : "", cupstore_loss_name(c), s->loss[c]);
+    snprintf(buf, len, "window %u (epoch %u, %s %.19s.%03uZ): INCOMPLETE, %" PRIu64
+             " records lost (%s)", nth, s->id, s->row.sched_ns ? "due" : "opened", at,
+             (unsigned)(t % 1000000000u / 1000000u), s->losses, why[0] ? why : "unclassified");
+}
+
+size_t model_windows_lossy_lines(const model_facts *r, char (*lines)[200], size_t max,
+                                 size_t *more)
+{
+    size_t n = 0;
+    unsigned nth = 0;
+    *more = 0;
+    for (size_t i = 0; i < r->nepochs; i++) {
+        const model_epoch_stat *s = &r->epochs[i];
+        if (!s->known || !s->row.window_ms || (s->row.flags & CUPSTORE_EPOCH_OUT_OF_SCOPE))
+            continue;
+        nth++;
+        if (!s->losses)
+            continue;
+        if (n < max)
+            window_loss_line(nth, s, lines[n++], sizeof lines[0]);
+        else
+            (*more)++;
+    }
+    return n;
 }

@@ -21,7 +21,7 @@
 
 #define CUPTOPSIM_API __attribute__((visibility("default")))
 
-#define CUPTOPSIM_KINDS 8       /* kernel memcpy memset runtime driver sync overhead marker */
+#define CUPTOPSIM_KINDS 9       /* kernel memcpy memset runtime driver sync overhead marker graph */
 #define CUPTOPSIM_DEV_MAX 8
 #define CUPTOPSIM_STREAMS 64     /* streams per device (CUPTOPSIM_STREAMS env: up to this) */
 #define CUPTOPSIM_GPU_KINDS 3    /* kernel memcpy memset: the records a launch produces */
@@ -29,7 +29,10 @@
 
 /** Ground truth snapshot, per device and simulated kind (same order as
  *  CUPSTORE_KIND_*: kernel, memcpy, memset, runtime, driver, sync,
- *  overhead, marker). */
+ *  overhead, marker; then graph, CUPSTORE_KIND_GRAPH, after the store's
+ *  "other").  A graph op is one graph launch: its ops count launches, its
+ *  records are GRAPH_TRACE records; the per-node kernel records it makes
+ *  with kernel records on are counted under kernel. */
 typedef struct cuptopsim_truth {
     unsigned devices;
     uint64_t ops[CUPTOPSIM_DEV_MAX][CUPTOPSIM_KINDS];       /* operations the app did     */
@@ -64,6 +67,9 @@ typedef struct cuptopsim_truth {
      * records' streamId - 7), silent ones included: what a launch ledger
      * must account for, stream by stream */
     uint64_t produced_stream[CUPTOPSIM_DEV_MAX][CUPTOPSIM_GPU_KINDS][CUPTOPSIM_STREAMS];
+    unsigned graph_nodes;          /* kernel nodes per graph launch        */
+    /* per-node kernel records graph launches made (in produced[][kernel]) */
+    uint64_t graph_node_records[CUPTOPSIM_DEV_MAX];
 } cuptopsim_truth;
 
 /** Re-read the environment and clear every counter, buffer and context.

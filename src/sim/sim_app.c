@@ -78,12 +78,14 @@ typedef union sim_rt_params {
     cudaMemcpyAsync_v3020_params memcpy;
     cudaMemsetAsync_v3020_params memset;
     cudaStreamSynchronize_v3020_params sync;
+    cudaGraphLaunch_v10000_params graph;
 } sim_rt_params;
 typedef union sim_drv_params {
     cuLaunchKernel_params kernel;
     cuMemcpyHtoDAsync_v2_params memcpy;
     cuMemsetD8Async_params memset;
     cuStreamSynchronize_params sync;
+    cuGraphLaunch_params graph;
 } sim_drv_params;
 
 static void sim_op_params(unsigned k, CUstream hs, sim_rt_params *r, sim_drv_params *d)
@@ -107,6 +109,10 @@ static void sim_op_params(unsigned k, CUstream hs, sim_rt_params *r, sim_drv_par
         r->sync.stream = (cudaStream_t)hs;
         d->sync.hStream = hs;
         break;
+    case SIM_K_GRAPH:
+        r->graph.stream = (cudaStream_t)hs;
+        d->graph.hStream = hs;
+        break;
     default: break;
     }
 }
@@ -117,15 +123,19 @@ static uint32_t sim_enabled_now(struct CUctx_st *c)
            atomic_load_explicit(&c->enabled, memory_order_relaxed);
 }
 
-void sim_api_domain_call(unsigned k, struct CUctx_st *c, unsigned stream, uint32_t corr,
-                         uint32_t *en)
+void sim_api_domain_call(unsigned k, bool sync, struct CUctx_st *c, unsigned stream, uint32_t corr,
+                         const char *symbol, uint32_t *en)
 {
     CUpti_CallbackId rt, drv;
     void *urt = NULL, *udrv = NULL;
-    sim_op_cbids(k, &rt, &drv);
-    CUpti_CallbackFunc crt = rt ? sim_api_sub(&sim.sub.rt_op[k], &sim.sub.rt_domain, &urt) : NULL;
-    CUpti_CallbackFunc cdrv = drv ? sim_api_sub(&sim.sub.drv_op[k], &sim.sub.drv_domain, &udrv)
-                                  : NULL;
+    if (sync)
+        sim_op_sync_cbids(k, &rt, &drv);
+    else
+        sim_op_cbids(k, &rt, &drv);
+    _Atomic bool *ort = sync ? &sim.sub.rt_sop[k] : &sim.sub.rt_op[k];
+    _Atomic bool *odrv = sync ? &sim.sub.drv_sop[k] : &sim.sub.drv_op[k];
+    CUpti_CallbackFunc crt = rt ? sim_api_sub(ort, &sim.sub.rt_domain, &urt) : NULL;
+    CUpti_CallbackFunc cdrv = drv ? sim_api_sub(odrv, &sim.sub.drv_domain, &udrv) : NULL;
     if (!crt && !cdrv) {
         *en = sim_enabled_now(c);
         return;
@@ -134,7 +144,8 @@ void sim_api_domain_call(unsigned k, struct CUctx_st *c, unsigned stream, uint32
     sim_drv_params dp;
     cudaError_t rret = cudaSuccess;
     CUresult dret = CUDA_SUCCESS;
-    sim_op_params(k, SIM_STREAM_HANDLE(stream), &rp, &dp);
+    /* a synchronous copy or set names no stream: the legacy default one */
+    sim_op_params(k, sync ? NULL : SIM_STREAM_HANDLE(stream), &rp, &dp);
     CUpti_CallbackData r, d;
     memset(&r, 0, sizeof r);
     memset(&d, 0, sizeof d);
@@ -146,6 +157,7 @@ void sim_api_domain_call(unsigned k, struct CUctx_st *c, unsigned stream, uint32
      * it, the one the op's records carry (as CUPTI 13 does: doc/benchmarks.md
      * "GPU: session 9") */
     r.correlationId = d.correlationId = corr;
+    r.symbolName = d.symbolName = symbol;   /* a launch's kernel name */
     r.context = d.context = (CUcontext)c;
     r.contextUid = d.contextUid = c->id;
     r.functionParams = &rp;
@@ -342,6 +354,7 @@ SIM_EXPORT int cuptopsim_reset(void)
     atomic_store(&sim.n_invalid, 0);
     atomic_store(&sim.n_zero, 0);
     atomic_store(&sim.n_silent, 0);
+    atomic_store(&sim.n_sync_copy, 0);
     atomic_store(&sim.global_drops, 0);
     atomic_store(&sim.b_requested, 0);
     atomic_store(&sim.b_null, 0);

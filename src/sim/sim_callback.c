@@ -125,11 +125,13 @@ SIM_EXPORT CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable,
                              : CUPTI_DRIVER_TRACE_CBID_cuProfilerStop))
             atomic_store(rt ? &sim.sub.rt_stop : &sim.sub.drv_stop, enable != 0);
         for (unsigned k = 0; k < SIM_KINDS; k++) {
-            CUpti_CallbackId r, d;
+            CUpti_CallbackId r, d, sr, sd;
             sim_op_cbids(k, &r, &d);
-            if (!cbid || cbid != (rt ? r : d))
-                continue;
-            sim_api_switch(rt ? &sim.sub.rt_op[k] : &sim.sub.drv_op[k], enable);
+            sim_op_sync_cbids(k, &sr, &sd);
+            if (cbid && cbid == (rt ? r : d))
+                sim_api_switch(rt ? &sim.sub.rt_op[k] : &sim.sub.drv_op[k], enable);
+            if (cbid && cbid == (rt ? sr : sd))
+                sim_api_switch(rt ? &sim.sub.rt_sop[k] : &sim.sub.drv_sop[k], enable);
         }
         return CUPTI_SUCCESS; /* other API callbacks never fire here */
     }

@@ -16,7 +16,7 @@ _Static_assert(SIM_ARGS_DEVICES_MAX == SIM_DEV_MAX,
                "one device range for cuptop demo and the simulator");
 
 static const char *const sim_kind_names[SIM_KINDS] = {
-    "kernel", "memcpy", "memset", "runtime", "driver", "sync", "overhead", "marker",
+    "kernel", "memcpy", "memset", "runtime", "driver", "sync", "overhead", "marker", "graph",
 };
 
 const char *sim_kind_name(unsigned k)
@@ -70,6 +70,9 @@ static const sim_scenario sim_scenarios[] = {
      * attribute and error reads between them (7 API calls per GPU
      * operation, as PyTorch makes them on the H200: doc/benchmarks.md). */
     {"pytorch", "kernel=20000,memcpy=200,memset=100,sync=50", "", 0, 5},
+    /* Compiled inference or training: CUDA graph launches (10 kernel nodes
+     * each, CUPTOPSIM_GRAPH_NODES), a few plain launches and copies. */
+    {"graph", "graph=2000,kernel=500,memcpy=200,runtime=100,driver=100", "", 0},
 };
 
 /* Parse "k=v,k=v" rates into c->rate[]; a kind not named keeps its value. */
@@ -145,6 +148,8 @@ static int sim_parse_faults(sim_config *c, const char *s, char *why, size_t whyl
             bad = sim_u(v, 1u << 30, &c->dup_every);
         else if (!strcmp(tok, "silent"))
             bad = sim_u(v, 1u << 30, &c->silent_every);
+        else if (!strcmp(tok, "sync_copy"))
+            bad = sim_u(v, 1u << 30, &c->sync_copy_every);
         else if (!strcmp(tok, "slow_kernel")) {
             bad = sim_u(v, SIM_KERNEL_NAMES - 1, &u);
             c->slow_kernel = u + 1;
@@ -159,6 +164,10 @@ static int sim_parse_faults(sim_config *c, const char *s, char *why, size_t whyl
             bad = sim_u(v, 10000, &c->nvtx_init_ms);
         else if (!strcmp(tok, "enable_slow"))
             bad = sim_u(v, 10000, &c->enable_slow_ms);
+        else if (!strcmp(tok, "graph_strict")) {
+            bad = sim_u(v, 1, &u);
+            c->graph_strict = u;
+        }
         else
             bad = -1;
         if (bad) {
@@ -210,6 +219,7 @@ int sim_config_load(sim_config *c, char *why, size_t whylen)
     c->api_version = CUPTI_API_VERSION;
     c->null_signal = SIGSEGV;
     c->seed = 1;
+    c->graph_nodes = 10;
     if ((v = sim_env("CUPTOPSIM_SCENARIO"))) {
         sc = NULL;
         for (size_t i = 0; i < sizeof sim_scenarios / sizeof *sim_scenarios; i++)
@@ -276,7 +286,8 @@ int sim_config_load(sim_config *c, char *why, size_t whylen)
         return -1;
     if ((v = sim_env("CUPTOPSIM_FAULTS")) && sim_parse_faults(c, v, why, whylen))
         return -1;
-    if (sim_env_u("CUPTOPSIM_API_MIX", 0, 64, &c->api_mix, why, whylen))
+    if (sim_env_u("CUPTOPSIM_API_MIX", 0, 64, &c->api_mix, why, whylen) ||
+        sim_env_u("CUPTOPSIM_GRAPH_NODES", 1, 1000, &c->graph_nodes, why, whylen))
         return -1;
     u = 0;
     if (sim_env_u("CUPTOPSIM_MAX_RATE", 0, 1, &u, why, whylen))

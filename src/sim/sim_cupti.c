@@ -263,6 +263,7 @@ SIM_EXPORT CUptiResult CUPTIAPI cuptiGetResultString(CUptiResult result, const c
         {CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED,
          "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"},
         {CUPTI_ERROR_INSUFFICIENT_PRIVILEGES, "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"},
+        {CUPTI_ERROR_NOT_COMPATIBLE, "CUPTI_ERROR_NOT_COMPATIBLE"},
         {CUPTI_ERROR_UNKNOWN, "CUPTI_ERROR_UNKNOWN"},
     };
     if (!str)
@@ -289,6 +290,8 @@ SIM_EXPORT CUptiResult CUPTIAPI cuptiGetErrorMessage(CUptiResult result, const c
                                               "required to perform the operation."},
         {CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED, "Multiple subscribers are not "
                                                          "supported."},
+        {CUPTI_ERROR_NOT_COMPATIBLE, "The current operation is not compatible with the "
+                                     "current state of the object."},
         {CUPTI_ERROR_UNKNOWN, "An unknown internal error has occurred."},
     };
     if (!str)
@@ -368,7 +371,8 @@ SIM_EXPORT CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus 
 }
 
 /* The records' stream id of a handle from an API callback's parameters
- * (SIM_STREAM_HANDLE); the per-thread default stream is not simulated. */
+ * (SIM_STREAM_HANDLE); NULL, the default stream, is stream 0 (the
+ * per-thread default stream is not simulated apart from it). */
 SIM_EXPORT CUptiResult CUPTIAPI cuptiGetStreamIdEx(CUcontext context, CUstream stream,
                                                     uint8_t perThreadStream, uint32_t *streamId)
 {
@@ -379,6 +383,10 @@ SIM_EXPORT CUptiResult CUPTIAPI cuptiGetStreamIdEx(CUcontext context, CUstream s
         return CUPTI_ERROR_INVALID_PARAMETER;
     if (!c || !atomic_load(&c->live))
         return CUPTI_ERROR_INVALID_CONTEXT;
+    if (!h) {   /* the default stream (legacy or per thread): stream 0's */
+        *streamId = SIM_STREAM_ID(0);
+        return CUPTI_SUCCESS;
+    }
     if (h < base || h >= base + SIM_STREAM_MAX)
         return CUPTI_ERROR_INVALID_PARAMETER;
     *streamId = SIM_STREAM_ID(h - base);
@@ -415,6 +423,7 @@ static int sim_kind_of(CUpti_ActivityKind kind)
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return SIM_K_SYNC;
     case CUPTI_ACTIVITY_KIND_OVERHEAD: return SIM_K_OVERHEAD;
     case CUPTI_ACTIVITY_KIND_MARKER: return SIM_K_MARKER;
+    case CUPTI_ACTIVITY_KIND_GRAPH_TRACE: return SIM_K_GRAPH;
     case CUPTI_ACTIVITY_KIND_MEMCPY2:       /* accepted, never produced */
     case CUPTI_ACTIVITY_KIND_STREAM:
     case CUPTI_ACTIVITY_KIND_DEVICE:
@@ -424,6 +433,29 @@ static int sim_kind_of(CUpti_ActivityKind kind)
         return -1;
     default: return -2;
     }
+}
+
+/* GRAPH_TRACE beside kernel records, as CUPTI 13 does on an H100
+ * (doc/benchmarks.md "GPU: session 12"): CONCURRENT_KERNEL and
+ * GRAPH_TRACE may both be on, in either order; the serial KERNEL kind
+ * enabled while GRAPH_TRACE is on, or GRAPH_TRACE while KERNEL is on, is
+ * CUPTI_ERROR_NOT_COMPATIBLE and changes nothing.  `serial` says the
+ * kernel kind on is KERNEL, not CONCURRENT_KERNEL.  The fault
+ * graph_strict=1 refuses every kernel kind beside GRAPH_TRACE: a stricter
+ * CUPTI, so that the agent's word on a refused pair is tested. */
+static bool sim_graph_conflict(CUpti_ActivityKind kind, int k, uint32_t en, bool serial)
+{
+    if (sim.cfg.graph_strict)
+        return (k == SIM_K_GRAPH && (en & (1u << SIM_K_KERNEL))) ||
+               (k == SIM_K_KERNEL && (en & (1u << SIM_K_GRAPH)));
+    return (k == SIM_K_GRAPH && (en & (1u << SIM_K_KERNEL)) && serial) ||
+           (kind == CUPTI_ACTIVITY_KIND_KERNEL && (en & (1u << SIM_K_GRAPH)));
+}
+
+/* Whether the kernel kind that is on is the serial KERNEL kind. */
+static bool sim_kernel_serial(void)
+{
+    return !atomic_load(&sim.kernel_is_concurrent);
 }
 
 static CUptiResult sim_enable(CUpti_ActivityKind kind, bool on)
@@ -438,6 +470,8 @@ static CUptiResult sim_enable(CUpti_ActivityKind kind, bool on)
         sim_devices_dump();   /* the simulated devices exist from the start */
     if (k < 0)
         return CUPTI_SUCCESS;
+    if (on && sim_graph_conflict(kind, k, atomic_load(&sim.enabled), sim_kernel_serial()))
+        return CUPTI_ERROR_NOT_COMPATIBLE;
     if (on && sim.cfg.enable_slow_ms)   /* fault: a slow start (enable_slow) */
         sim_sleep_ms(sim.cfg.enable_slow_ms);
     if (on) {
@@ -532,6 +566,11 @@ static CUptiResult sim_enable_ctx(CUcontext context, CUpti_ActivityKind kind, bo
         sim_devices_dump();   /* the simulated devices exist from the start */
     if (k < 0)
         return CUPTI_SUCCESS;
+    if (on && sim_graph_conflict(kind, k, atomic_load(&sim.enabled) | atomic_load(&c->enabled),
+                                 sim_kernel_serial()))
+        return CUPTI_ERROR_NOT_COMPATIBLE;
+    if (on && k == SIM_K_KERNEL)
+        atomic_store(&sim.kernel_is_concurrent, kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
     if (on)
         atomic_fetch_or(&c->enabled, 1u << k);
     else

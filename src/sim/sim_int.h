@@ -30,6 +30,7 @@
 enum sim_kind {
     SIM_K_KERNEL = 0, SIM_K_MEMCPY, SIM_K_MEMSET, SIM_K_RUNTIME,
     SIM_K_DRIVER, SIM_K_SYNC, SIM_K_OVERHEAD, SIM_K_MARKER,
+    SIM_K_GRAPH,                  /* a graph launch: GRAPH_TRACE records   */
     SIM_KINDS = CUPTOPSIM_KINDS
 };
 #define SIM_DEV_MAX CUPTOPSIM_DEV_MAX
@@ -75,6 +76,7 @@ typedef struct sim_config {
     unsigned steal_every;         /* every Nth buffer goes to the other    */
     unsigned dup_every;           /* every Nth buffer completed twice      */
     unsigned silent_every;        /* every Nth record lost, never counted  */
+    unsigned sync_copy_every;     /* every Nth copy and set synchronous    */
     unsigned slow_kernel;         /* 1 + the index of the kernel name whose
                                      GPU time is multiplied; 0 off          */
     unsigned slow_kernel_x;       /* ... by this factor (default 4)         */
@@ -85,6 +87,10 @@ typedef struct sim_config {
     unsigned nvtx_init_ms;        /* cuptiNvtxInitialize2 takes this long  */
     unsigned enable_slow_ms;      /* enabling a record kind takes this long */
     unsigned api_mix;             /* noise API calls per GPU operation     */
+    unsigned graph_nodes;         /* kernel nodes per graph launch (1-1000) */
+    bool graph_strict;            /* GRAPH_TRACE and both kernel kinds refuse
+                                     each other (graph_strict=1): a CUPTI
+                                     stricter than 13's                    */
 } sim_config;
 
 /** Counts of the records inside one buffer, by kind. */
@@ -123,6 +129,7 @@ struct CUctx_st {
     _Atomic uint64_t stream_end[SIM_STREAM_MAX]; /* GPU clock per stream  */
     /* records produced per GPU kind (kernel, memcpy, memset) and stream */
     _Atomic uint64_t produced_stream[CUPTOPSIM_GPU_KINDS][SIM_STREAM_MAX];
+    _Atomic uint64_t graph_node_records; /* kernel records of graph nodes */
 };
 #define SIM_CTX_MAGIC 0x43747853u
 
@@ -141,9 +148,14 @@ struct CUpti_Subscriber_st {
      * copy, set and synchronize calls: sim_op_cbids), as a launch ledger
      * enables them */
     _Atomic bool rt_op[SIM_KINDS], drv_op[SIM_KINDS];
+    /* the same for the synchronous variants (sync_copy=N): cudaMemcpy /
+     * cuMemcpyDtoH_v2, cudaMemset / cuMemsetD8_v2 */
+    _Atomic bool rt_sop[SIM_KINDS], drv_sop[SIM_KINDS];
 };
 /* The CUstream handle the simulator passes in API callback parameters for
- * stream s; cuptiGetStreamIdEx maps it to the records' stream id. */
+ * stream s; cuptiGetStreamIdEx maps it to the records' stream id.  Stream
+ * 0 is also the legacy default stream: a synchronous copy or set
+ * (sync_copy=N) runs there, and the NULL handle maps to its id. */
 #define SIM_STREAM_HANDLE(s) ((CUstream)(uintptr_t)(0x5ea00u + (unsigned)(s)))
 #define SIM_STREAM_ID(s) (7u + (unsigned)(s))
 
@@ -202,6 +214,7 @@ typedef struct sim_state {
     uint64_t attr[CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE_DEVICE_GRAPHS + 1];
     _Atomic uint32_t corr;        /* correlation ids                       */
     _Atomic uint64_t n_invalid, n_zero, n_silent; /* fault counters        */
+    _Atomic uint64_t n_sync_copy; /* copies and sets made (sync_copy=)     */
     _Atomic uint64_t global_drops;/* NULL-context queue                    */
     /* API records per call id ([0] runtime, [1] driver): whether CUPTI
      * records the call (cuptiActivityEnable of the kind sets every id,
@@ -263,13 +276,15 @@ void sim_api_set_all(unsigned dom, bool on);
 /* sim_app.c: the whole-domain API callbacks of one simulated call (its
  * runtime and driver call ids; 0: none), enter and exit */
 /* The op's runtime and driver API callbacks (enter, exit) for a client
- * subscribed to them; *en is the kinds mask read while the call runs
+ * subscribed to them (symbol: a kernel launch's name, for symbolName); *en is the kinds mask read while the call runs
  * (between the enters and the exits: where CUDA issues the work and CUPTI
  * decides whether it will make a record of it). */
-void sim_api_domain_call(unsigned k, struct CUctx_st *c, unsigned stream, uint32_t corr,
-                         uint32_t *en);
-/** The runtime and driver call ids behind simulated op k (0: none). */
+void sim_api_domain_call(unsigned k, bool sync, struct CUctx_st *c, unsigned stream, uint32_t corr,
+                         const char *symbol, uint32_t *en);
+/** The runtime and driver call ids behind simulated op k (0: none); sync:
+ *  its synchronous variant (copies and sets only, else 0). */
 void sim_op_cbids(unsigned k, CUpti_CallbackId *rt, CUpti_CallbackId *drv);
+void sim_op_sync_cbids(unsigned k, CUpti_CallbackId *rt, CUpti_CallbackId *drv);
 /** Clear every context's per-stream counts (reset, fork child). */
 void sim_stream_counts_clear(void);
 static inline bool sim_api_recorded(unsigned dom, uint32_t cbid)

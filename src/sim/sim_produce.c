@@ -179,6 +179,8 @@ static const struct {
                     CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize},
     [SIM_K_RUNTIME] = {CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020, 0},
     [SIM_K_DRIVER] = {0, CUPTI_DRIVER_TRACE_CBID_cuEventRecord},
+    [SIM_K_GRAPH] = {CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+                     CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch},
 };
 
 void sim_op_cbids(unsigned k, CUpti_CallbackId *rt, CUpti_CallbackId *drv)
@@ -187,8 +189,45 @@ void sim_op_cbids(unsigned k, CUpti_CallbackId *rt, CUpti_CallbackId *drv)
     *drv = k < SIM_KINDS ? sim_api_cbid[k].drv : 0;
 }
 
-static void sim_kernel(sim_thread *t, uint64_t *rng, struct CUctx_st *c, unsigned s,
-                       uint64_t launch, uint32_t corr)
+/* The synchronous variants (sync_copy=N): on the legacy default stream,
+ * one record each, like their asynchronous forms. */
+void sim_op_sync_cbids(unsigned k, CUpti_CallbackId *rt, CUpti_CallbackId *drv)
+{
+    *rt = k == SIM_K_MEMCPY   ? CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020
+          : k == SIM_K_MEMSET ? CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020
+                              : 0;
+    *drv = k == SIM_K_MEMCPY   ? CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2
+           : k == SIM_K_MEMSET ? CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2
+                               : 0;
+}
+
+/* Whether this copy or set is a synchronous one (every Nth of the
+ * process's copies and sets, sync_copy=N). */
+static bool sim_sync_op(unsigned k)
+{
+    unsigned n = sim.cfg.sync_copy_every;
+    return n && (k == SIM_K_MEMCPY || k == SIM_K_MEMSET) &&
+           (atomic_fetch_add_explicit(&sim.n_sync_copy, 1, memory_order_relaxed) + 1) % n == 0;
+}
+
+/* The name the kernel record of the op being made will carry, for the
+ * launch callback's symbolName (CUPTI gives the kernel's name there):
+ * drawn ahead on a copy of the generator, as sim_produce_op and
+ * sim_kernel_rec will draw it (the API call's length, the registers, then
+ * the name), so the records of a seed stay what they were. */
+static const char *sim_kernel_name_ahead(const uint64_t *rng)
+{
+    uint64_t peek = *rng;
+    (void)sim_rand(&peek);
+    (void)sim_rand(&peek);
+    return sim_kernel_names[sim_rand(&peek) % SIM_NKERNEL];
+}
+
+/* One kernel record; graph_id != 0: node `node` of a launch of that graph
+ * (CUPTI's graphId and graphNodeId).  *end_out: its end (0: zero ts). */
+static void sim_kernel_rec(sim_thread *t, uint64_t *rng, struct CUctx_st *c, unsigned s,
+                           uint64_t launch, uint32_t corr, uint32_t graph_id, uint32_t node,
+                           uint64_t *end_out)
 {
     CUpti_ActivityKernel10 r;
     static const int32_t blocks[] = {32, 64, 128, 256, 512, 1024};
@@ -228,7 +267,69 @@ static void sim_kernel(sim_thread *t, uint64_t *rng, struct CUctx_st *c, unsigne
     r.channelID = s;
     r.channelType = CUPTI_CHANNEL_TYPE_COMPUTE;
     r.clusterX = r.clusterY = r.clusterZ = 1;
+    r.graphId = graph_id;
+    r.graphNodeId = graph_id ? ((uint64_t)graph_id << 32 | node) : 0;
+    if (end_out)
+        *end_out = r.end;
     sim_emit(t, c->device, SIM_K_KERNEL, &r, sizeof r, zero);
+}
+
+static void sim_kernel(sim_thread *t, uint64_t *rng, struct CUctx_st *c, unsigned s,
+                       uint64_t launch, uint32_t corr)
+{
+    sim_kernel_rec(t, rng, c, s, launch, corr, 0, 0, NULL);
+}
+
+/* The simulated application's graphs: ids 1-3, each launch picks one. */
+#define SIM_GRAPHS 3u
+
+/* One graph launch's GPU records: one GRAPH_TRACE record when graph
+ * records are on, spanning the nodes, and then no node records even with
+ * kernel records on (what CUPTI 13 does with both GRAPH_TRACE and
+ * CONCURRENT_KERNEL: doc/benchmarks.md "GPU: session 12"); otherwise a
+ * kernel record per node when kernel records are on, all carrying the
+ * launch's correlation id, as CUPTI gives them.  Without node records the
+ * nodes' time is reserved on the stream all the same.  Returns the
+ * records made. */
+static long sim_graph(sim_thread *t, uint64_t *rng, struct CUctx_st *c, unsigned s,
+                      uint64_t launch, uint32_t corr, uint32_t en)
+{
+    uint32_t gid = 1 + (uint32_t)(sim_rand(rng) % SIM_GRAPHS);
+    unsigned nodes = sim.cfg.graph_nodes ? sim.cfg.graph_nodes : 1;
+    uint64_t first = 0, last = 0, end = 0;
+    long n = 0;
+    if ((en & (1u << SIM_K_KERNEL)) && !(en & (1u << SIM_K_GRAPH))) {
+        uint64_t before = atomic_load_explicit(&c->stream_end[s], memory_order_relaxed);
+        for (unsigned i = 0; i < nodes; i++) {
+            sim_kernel_rec(t, rng, c, s, launch, corr, gid, i, &end);
+            atomic_fetch_add_explicit(&c->produced_stream[SIM_K_KERNEL][s], 1,
+                                      memory_order_relaxed);
+            if (end)
+                last = end;
+        }
+        atomic_fetch_add_explicit(&c->graph_node_records, nodes, memory_order_relaxed);
+        first = before + 200 > launch ? before + 200 : launch;
+        n += nodes;
+    } else {
+        sim_stream_slot(c, s, launch, nodes * sim_dur(rng, SIM_K_KERNEL), &first, &last);
+    }
+    if (!(en & (1u << SIM_K_GRAPH)))
+        return n;
+    CUpti_ActivityGraphTrace2 g;
+    bool zero = sim_fault_zero();
+    memset(&g, 0, sizeof g);
+    g.kind = CUPTI_ACTIVITY_KIND_GRAPH_TRACE;
+    g.correlationId = corr;
+    if (!zero) {
+        g.start = first;
+        g.end = last > first ? last : first + 1000;
+    }
+    g.deviceId = g.endDeviceId = c->device + sim.cfg.device_base;
+    g.contextId = g.endContextId = c->id;
+    g.streamId = SIM_STREAM_ID(s);
+    g.graphId = gid;
+    sim_emit(t, c->device, SIM_K_GRAPH, &g, sizeof g, zero);
+    return n + 1;
 }
 
 static void sim_memcpy(sim_thread *t, uint64_t *rng, struct CUctx_st *c, unsigned s,
@@ -402,18 +503,24 @@ long sim_produce_op(sim_thread *t, uint64_t *rng, unsigned d, unsigned k)
         return 0;
     long n = 0;
     unsigned s = (unsigned)(sim_rand(rng) % (sim.cfg.streams ? sim.cfg.streams : 1));
+    bool sync = sim_sync_op(k);
+    if (sync)
+        s = 0;   /* the legacy default stream */
     uint32_t corr = atomic_fetch_add_explicit(&sim.corr, 1, memory_order_relaxed) + 1;
     /* A client's callbacks, with the op's correlation id, context and
      * stream, before its records exist (as on CUPTI: API enter comes
      * before the work is issued). */
     if (cbs) {
-        sim_api_domain_call(k, c, s, corr, &en);
+        sim_api_domain_call(k, sync, c, s, corr, k == SIM_K_KERNEL ? sim_kernel_name_ahead(rng)
+                                                                   : NULL, &en);
         recs = en || atomic_load_explicit(&sim.api_on_count, memory_order_relaxed);
     }
     if (!recs)
         return 0;
+    /* (sim_kernel_name_ahead knows the draws from here to the name) */
     uint64_t api_dur = 2000 + sim_rand(rng) % 3000;
-    bool gpu = k == SIM_K_KERNEL || k == SIM_K_MEMCPY || k == SIM_K_MEMSET || k == SIM_K_SYNC;
+    bool gpu = k == SIM_K_KERNEL || k == SIM_K_MEMCPY || k == SIM_K_MEMSET || k == SIM_K_SYNC ||
+               k == SIM_K_GRAPH;
     bool api = gpu || k == SIM_K_RUNTIME || k == SIM_K_DRIVER;
     unsigned mix = gpu ? sim.cfg.api_mix : 0;
     /* The op's API calls, one after the other on this thread, end now:
@@ -438,12 +545,16 @@ long sim_produce_op(sim_thread *t, uint64_t *rng, unsigned d, unsigned k)
                      SIM_AT(1000 * i + 400), nc);
     }
     uint64_t rt0 = (uint64_t)mix * 1000, rts = SIM_AT(rt0);
+    CUpti_CallbackId rtid = sim_api_cbid[k].rt, drvid = sim_api_cbid[k].drv;
+    if (sync)
+        sim_op_sync_cbids(k, &rtid, &drvid);
     if (gpu || k == SIM_K_RUNTIME)
-        n += sim_api(t, c, d, SIM_K_RUNTIME, sim_api_cbid[k].rt, rts, t0, corr);
+        n += sim_api(t, c, d, SIM_K_RUNTIME, rtid, rts, t0, corr);
     if (gpu || k == SIM_K_DRIVER)
-        n += sim_api(t, c, d, SIM_K_DRIVER, sim_api_cbid[k].drv, SIM_AT(rt0 + 300),
-                     SIM_AT(total - 300), corr);
+        n += sim_api(t, c, d, SIM_K_DRIVER, drvid, SIM_AT(rt0 + 300), SIM_AT(total - 300), corr);
 #undef SIM_AT
+    if (k == SIM_K_GRAPH)
+        return n + sim_graph(t, rng, c, s, t0, corr, en);
     if (!(en & (1u << k)) || k == SIM_K_RUNTIME || k == SIM_K_DRIVER)
         return n;
     if (k == SIM_K_KERNEL || k == SIM_K_MEMCPY || k == SIM_K_MEMSET)

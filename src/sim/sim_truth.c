@@ -56,7 +56,10 @@ void sim_truth_collect(cuptopsim_truth *t)
             for (unsigned s = 0; s < SIM_STREAM_MAX; s++)
                 t->produced_stream[d][k][s] =
                     atomic_load_explicit(&sim.ctx[d].produced_stream[k][s], memory_order_relaxed);
+    t->graph_nodes = sim.cfg.graph_nodes;
     for (unsigned d = 0; d < SIM_DEV_MAX; d++) {
+        t->graph_node_records[d] =
+            atomic_load_explicit(&sim.ctx[d].graph_node_records, memory_order_relaxed);
         for (unsigned k = 0; k < SIM_KINDS; k++) {
             t->held[d][k] += sim.queued[d][k];
             t->delivered[d][k] = sim.delivered[d][k];
@@ -202,6 +205,12 @@ SIM_EXPORT int cuptopsim_truth_write(const char *path, int final, const char *ex
                     sim_out_line(&o, "produced_stream %u %s %u %llu\n", d + sim.cfg.device_base,
                                  gpu_kind[k], SIM_STREAM_ID(s),
                                  (unsigned long long)t.produced_stream[d][k][s]);
+    /* graph launches are ops of kind graph; their nodes' kernel records
+     * are in produced/delivered of kind kernel, and counted apart here */
+    sim_out_line(&o, "graph_nodes %u\n", t.graph_nodes);
+    for (unsigned d = 0; d < t.devices; d++)
+        sim_out_line(&o, "graph_node_records %u %llu\n", d + sim.cfg.device_base,
+                     (unsigned long long)t.graph_node_records[d]);
     for (unsigned d = 0; d < t.devices; d++)
         sim_out_line(&o, "dumped_contexts %u %llu\ndumped_devices %u %llu\n",
                      d + sim.cfg.device_base, (unsigned long long)t.dumped_contexts[d],
@@ -255,4 +264,6 @@ void sim_stream_counts_clear(void)
         for (unsigned k = 0; k < CUPTOPSIM_GPU_KINDS; k++)
             for (unsigned s = 0; s < SIM_STREAM_MAX; s++)
                 atomic_store_explicit(&sim.ctx[d].produced_stream[k][s], 0, memory_order_relaxed);
+    for (unsigned d = 0; d < SIM_DEV_MAX; d++)
+        atomic_store_explicit(&sim.ctx[d].graph_node_records, 0, memory_order_relaxed);
 }

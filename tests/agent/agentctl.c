@@ -63,6 +63,7 @@ struct dump {
     uint64_t rows;
     cupstore_health sum;
     uint32_t max_queue_hw, max_pool_hw;
+    uint64_t last_pending;     /* the last health row's ledger pending */
     uint32_t req_p50, req_p99, req_max, cmp_p50, cmp_p99, cmp_max, commit_p99;
     uint64_t last_ctl_applied;
     /* the epochs' spans (the first EPOCHS_MAX), and the records whose start
@@ -165,6 +166,19 @@ static int on_health(const cupstore_health *h, void *arg)
     for (unsigned i = 0; i < CUPSTORE_OVERHEAD_MAX; i++)
         d->sum.overhead_by_type[i] += h->overhead_by_type[i];
     d->sum.store_refused += h->store_refused;
+    /* the ledger's counts: expected and arrived grow, pending is now --
+     * d->sum keeps the highest of each (the last for the growing ones) */
+    for (unsigned k = 0; k < CUPSTORE_LEDGER_KINDS; k++) {
+        if (h->ledger_expected[k] > d->sum.ledger_expected[k])
+            d->sum.ledger_expected[k] = h->ledger_expected[k];
+        if (h->ledger_arrived[k] > d->sum.ledger_arrived[k])
+            d->sum.ledger_arrived[k] = h->ledger_arrived[k];
+        if (h->ledger_pending[k] > d->sum.ledger_pending[k])
+            d->sum.ledger_pending[k] = h->ledger_pending[k];
+    }
+    d->last_pending = 0;
+    for (unsigned k = 0; k < CUPSTORE_LEDGER_KINDS; k++)
+        d->last_pending += h->ledger_pending[k];
 #define MAXOF(f, v) if ((v) > d->f) d->f = (v)
     MAXOF(req_p50, h->req_lat.p50_ns);
     MAXOF(req_p99, h->req_lat.p99_ns);
@@ -324,6 +338,13 @@ static int dump(const char *store, const char *id)
            (unsigned long long)d.sum.buf_foreign, (unsigned long long)d.sum.records_parsed,
            (unsigned long long)d.sum.records_stored, d.sum.store_refused, d.max_queue_hw,
            d.max_pool_hw, (unsigned long long)d.last_ctl_applied, d.sum.flags);
+    for (unsigned k = 0; k < CUPSTORE_LEDGER_KINDS; k++)
+        printf("health.ledger.%s=expected:%llu arrived:%llu pending_max:%llu\n",
+               (const char *[]){"kernel", "memcpy", "memset", "graph"}[k],
+               (unsigned long long)d.sum.ledger_expected[k],
+               (unsigned long long)d.sum.ledger_arrived[k],
+               (unsigned long long)d.sum.ledger_pending[k]);
+    printf("health.ledger_pending_last=%llu\n", (unsigned long long)d.last_pending);
     printf("lat.req_p50_ns=%u\nlat.req_p99_ns=%u\nlat.req_max_ns=%u\nlat.cmp_p50_ns=%u\n"
            "lat.cmp_p99_ns=%u\nlat.cmp_max_ns=%u\nlat.commit_p99_ns=%u\n",
            d.req_p50, d.req_p99, d.req_max, d.cmp_p50, d.cmp_p99, d.cmp_max, d.commit_p99);

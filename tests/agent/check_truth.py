@@ -20,7 +20,9 @@ exactly once, per kind (and per device for records that carry one):
       expected == produced (in the truth's per-stream table); with no
       other loss: missing == unrecorded == silent (per kind and device),
       and per stream the missing records == produced - stored; with
-      other losses: unrecorded <= silent <= missing
+      other losses: unrecorded <= silent <= missing, and per stream
+      missing == produced - stored still where the ledger is whole (no
+      overrun, busy, orphan, extra, ambiguous, partial, store_refused)
   a final flush that gave up (flush_ok 0): CUPTI may complete buffers
       after the final status, so per kind stored + losses <= delivered -
       invalid, and in all stored + losses + tail_bound <= delivered -
@@ -97,6 +99,11 @@ def ledger_check(dump, truth, dev_names, check):
         check(f"ledger {k}: extra records only of calls a kind switch overlapped",
               led.get(f"{k}.extra", 0) <= led.get("ambiguous", 0), True)
         check(f"ledger {k}: unrecorded loss rows == the ledger's", unrec, led.get(f"{k}.unrecorded"))
+        if not led.get("unjudged"):
+            # late records taken back from their stream's hole and from the
+            # total alike
+            check(f"ledger {k}: the streams' holes add up to the missing",
+                  sum(n for (kk, _, _), n in holes.items() if kk == k), led.get(f"{k}.missing"))
         if others == 0 and led.get("ambiguous") == 0 and not unsure:
             check(f"ledger {k}: missing == silent", led.get(f"{k}.missing"), silent)
             for dv in dev_names:
@@ -112,6 +119,20 @@ def ledger_check(dump, truth, dev_names, check):
             check(f"ledger {k}: unrecorded {unrec} <= silent {silent} <= missing "
                   f"{led.get(f'{k}.missing')} (other losses {others})",
                   unrec <= silent <= led.get(f"{k}.missing", 0) + led.get("ambiguous", 0), True)
+            # a whole ledger (nothing overwritten unseen, no launch it did
+            # not keep or judge, every record that arrived stored) stays
+            # exact per stream under every other loss: launches pushed out
+            # of its window by a starved pool are holes on their streams
+            whole = (not unsure and not led.get("overrun") and not led.get("busy")
+                     and not led.get("partial") and not led.get("unjudged")
+                     and not num(dump, "loss.store_refused"))
+            if whole:
+                for (kk, dv, s), n in sorted(produced.items()):
+                    if kk != k:
+                        continue
+                    stored = num(dump, f"records_stream.{k}.{dv}.{s}")
+                    check(f"ledger {k} device {dv} stream {s}: missing == produced - stored "
+                          f"(other losses {others})", holes.get((k, dv, s), 0), n - stored)
 
 
 def main():

@@ -79,12 +79,79 @@ check "every: records stored outside the windows" "$outside" 0
 sid=$("$ctl" sessions "$d/store" | head -1)
 "$b/cuptop" check --store "$d/store" "$sid" >"$d/verdict" 2>&1
 check "every: cuptop check" "$?/$(grep -c COMPLETE "$d/verdict")" 0/1
+# the verdict covers the windows and says the rest was out of scope
+grep -q "windows: $n periodic windows every:1s/300ms, opened at most .*the time between them was out of scope" \
+    "$d/verdict" || { echo "FAIL every: check does not say the windows were judged, the rest out of scope"; cat "$d/verdict"; fail=1; }
+check "every: check names no lossy window" "$(grep -c '^  window [0-9]* (epoch' "$d/verdict")" 0
+"$b/cuptop" check --json --store "$d/store" "$sid" >"$d/verdict.json" 2>&1
+check "every: check --json carries the windows" "$(python3 -c '
+import json, sys
+w = json.load(open(sys.argv[1]))[0]["windows"]
+print(w["n"], w["every"], w["lossy"], len(w["lossy_windows"]))' "$d/verdict.json")" "$n 1s/300ms 0 0"
+
+# windows under drops: each window that lost records is named, with its
+# time and loss class, by check (text and JSON) and report alike
+d=$tmp/drops
+mkdir -p "$d"
+env CUPTOP_STORE="$d/store" CUPTOP_CAPTURE_RANGE=every:1s/300ms CUPTOPSIM_RATES= \
+    CUPTOPSIM_SCENARIO=drops CUPTOPSIM_THREADS=4 CUPTOP_POOL=1 CUPTOP_BUFFER_SIZE=64K \
+    timeout 300 "$drive" "$sim" "$agent" "$d/truth" "seq:ctx,run:2.5" return >"$d/out" 2>"$d/err" ||
+    { echo "FAIL drops: the application failed"; cat "$d/err"; fail=1; }
+sid=$("$ctl" sessions "$d/store" | head -1)
+"$b/cuptop" check --store "$d/store" "$sid" >"$d/verdict" 2>&1
+check "drops: cuptop check INCOMPLETE" "$?/$(grep -c '^[^ ].*: INCOMPLETE' "$d/verdict")" 1/1
+lossy=$(grep -c '^  window [0-9]* (epoch [0-9]*, due [0-9T:-]*\.[0-9]*Z): INCOMPLETE, [0-9]* records lost (.*dropped [0-9]*' "$d/verdict")
+check "drops: check names the windows that lost records" "$([ "$lossy" -ge 1 ] && echo yes)" yes
+grep -q "windows: .* with a loss; the time between them was out of scope" "$d/verdict" ||
+    { echo "FAIL drops: check's windows line does not count the lossy windows"; fail=1; }
+"$b/cuptop" check --json --store "$d/store" "$sid" >"$d/verdict.json" 2>&1
+check "drops: check --json names the same windows" "$(python3 -c '
+import json, sys
+w = json.load(open(sys.argv[1]))[0]["windows"]
+print(len(w["lossy_windows"]))' "$d/verdict.json")" "$lossy"
+"$b/cuptop" report --store "$d/store" "$sid" >"$d/report" 2>&1
+check "drops: report names the same windows as check" \
+    "$(grep '^  window [0-9]* (epoch' "$d/report")" "$(grep '^  window [0-9]* (epoch' "$d/verdict")"
 "$b/cuptop" report --store "$d/store" "$sid" >"$d/report" 2>&1
 grep -q "in scope: a periodic window (every:1s/300ms" "$d/report" &&
     grep -q "out of scope (between periodic windows every:1s/300ms)" "$d/report" ||
     { echo "FAIL every: the report does not say which epochs were windows"; fail=1; }
 grep -q "windows: .* opened at most .* ms after their boundary" "$d/report" ||
     { echo "FAIL every: the report does not say how late the windows opened"; fail=1; }
+
+# a job of two processes, each with its own store (as gathered from two
+# hosts): check --job says how far apart the processes opened the window of
+# one boundary, the same figure the two stores' epochs give
+d=$tmp/job
+mkdir -p "$d"
+for r in 0 1; do
+    env CUPTOP_STORE="$d/store$r" CUPTOP_CAPTURE_RANGE=every:1s/300ms CUPTOP_JOB=winjob RANK=$r \
+        WORLD_SIZE=2 timeout 300 "$drive" "$sim" "$agent" "$d/truth$r" "seq:ctx,run:2.5" return \
+        >"$d/out$r" 2>"$d/err$r" &
+    eval "pid$r=\$!"
+done
+wait "$pid0" || { echo "FAIL job: rank 0 failed"; cat "$d/err0"; fail=1; }
+wait "$pid1" || { echo "FAIL job: rank 1 failed"; cat "$d/err1"; fail=1; }
+for r in 0 1; do "$ctl" dump "$d/store$r" >"$d/dump$r"; windows "$d/dump$r" >"$d/win$r"; done
+# the expected figures from the epochs: boundaries, in both, largest spread (us)
+want=$(python3 -c '
+import sys
+o = [{int(l.split()[1]): int(l.split()[2]) for l in open(f)} for f in sys.argv[1:]]
+b = set(o[0]) | set(o[1])
+both = set(o[0]) & set(o[1])
+sp = max([abs(o[0][k] - o[1][k]) for k in both] or [0])
+print(len(b), len(both), "%.3f" % (sp / 1e6))' "$d/win0" "$d/win1")
+"$b/cuptop" check --store "$d/store0" --store "$d/store1" --job winjob --json >"$d/job.json" 2>"$d/job.err"
+check "job: check --job exit status" "$?" 0
+check "job: check --job --json windows (boundaries, in all, spread ms) == the epochs'" "$(python3 -c '
+import json, sys
+w = json.load(open(sys.argv[1]))["windows"]
+print(w["boundaries"], w["in_all"], "%.3f" % w["open_spread_ms"], w["processes"])' "$d/job.json")" "$want 2"
+check "job: at least 2 windows opened by both" "$([ "$(echo "$want" | cut -d' ' -f2)" -ge 2 ] && echo yes)" yes
+"$b/cuptop" check --store "$d/store0" --store "$d/store1" --job winjob >"$d/job.txt" 2>&1
+grep -q "^  windows: 2 processes opened windows at $(echo "$want" | cut -d' ' -f1) boundaries, $(echo "$want" | cut -d' ' -f2) of them in every such process; the opens of one boundary at most [0-9.]* ms apart" "$d/job.txt" ||
+    { echo "FAIL job: check --job does not say how far apart the ranks opened their windows"; cat "$d/job.txt"; fail=1; }
+pid0= pid1=
 
 # a control request: windows on in a session without them, then off
 d=$tmp/ctl

@@ -7,14 +7,15 @@
  *
  *   simdrive SIMLIB AGENT TRUTH_FILE WORK EXIT
  *
- * WORK: emit:N      N operations of every kind on every device, from this
+ * WORK: emit:N      N operations of every kind but graph on every device, from this
  *                   thread (deterministic)
  *       run:SECONDS the simulator's producer threads at the configured rates
  *       seq:STEP,STEP,...  steps in order (contexts are then created only
  *                   by a ctx step):
  *                     ctx        create the contexts (resource callbacks)
  *                     destroy    destroy them
- *                     emit:N     N operations of every kind on every device
+ *                     emit:N     N operations of every kind but graph on every device
+ *                     graph:N    N graph launches on every device
  *                     run:S      the producer threads for S seconds
  *                     mark:NAME  write DIR/NAME (DIR: the truth file's
  *                                directory) holding CLOCK_REALTIME ns
@@ -167,8 +168,14 @@ static void put_kv(char **p, const char *key, long dev, uint64_t v)
 }
 
 static const char *const kinds[CUPTOPSIM_KINDS] = {
-    "kernel", "memcpy", "memset", "runtime", "driver", "sync", "overhead", "marker",
+    "kernel", "memcpy", "memset", "runtime", "driver", "sync", "overhead", "marker", "graph",
 };
+
+/* The simulator's graph-launch kind, and the kinds before it: emit:N
+ * makes N operations of each of those (graph launches only when asked,
+ * graph:N, so the older steps' counts stay what they were). */
+#define GRAPH_KIND 8u
+#define PLAIN_KINDS GRAPH_KIND
 
 static void put_matrix(char **p, const char *name, uint64_t m[CUPTOPSIM_DEV_MAX][CUPTOPSIM_KINDS],
                        unsigned devs)
@@ -204,6 +211,13 @@ static void write_truth(const char *path)
     put_matrix(&p, "zero_ts", t.zero_ts, t.devices);
     put_matrix(&p, "invalid", t.invalid, t.devices);
     put_matrix(&p, "foreign", t.foreign, t.devices);
+    put_matrix(&p, "ops", t.ops, t.devices);
+    /* graph launches (ops.graph): the nodes each has, and the per-node
+     * kernel records they made (in produced.kernel; 0 while GRAPH_TRACE
+     * is on, as on CUPTI 13) */
+    put_kv(&p, "graph_nodes", -1, t.graph_nodes);
+    for (unsigned d = 0; d < t.devices; d++)
+        put_kv(&p, "graph_node_records", (long)d, t.graph_node_records[d]);
     for (unsigned d = 0; d < t.devices; d++) {
         put_kv(&p, "reported_dropped", (long)d, t.reported_dropped[d]);
         put_kv(&p, "reported_via_null", (long)d, t.reported_via_null[d]);
@@ -748,6 +762,15 @@ static void seq_exec(const char *name)
 /* InitializeInjection, kept for the "init" step (SIMDRIVE_LATE_INIT). */
 static int (*late_init)(void);
 
+/* n operations of kinds [k0, k1) on each of the nctx devices. */
+static void emit_all(cuptopsim_emit_fn emit, int nctx, unsigned k0, unsigned k1, uint64_t n)
+{
+    for (int d = 0; d < nctx; d++)
+        for (unsigned k = k0; k < k1; k++)
+            if (emit((unsigned)d, k, n) < 0)
+                fprintf(stderr, "simdrive: emit %d %u failed\n", d, k);
+}
+
 static int seq_run(void *sim, const char *steps, cuptopsim_emit_fn emit,
                    cuptopsim_contexts_create_fn ctx_create,
                    cuptopsim_contexts_destroy_fn ctx_destroy, cuptopsim_app_run_fn app_run)
@@ -774,11 +797,9 @@ static int seq_run(void *sim, const char *steps, cuptopsim_emit_fn emit,
             ctx_destroy();
             nctx = 0;
         } else if (!strncmp(st, "emit:", 5)) {
-            uint64_t n = strtoull(st + 5, NULL, 10);
-            for (int d = 0; d < nctx; d++)
-                for (unsigned k = 0; k < CUPTOPSIM_KINDS; k++)
-                    if (emit((unsigned)d, k, n) < 0)
-                        fprintf(stderr, "simdrive: emit %d %u failed\n", d, k);
+            emit_all(emit, nctx, 0, PLAIN_KINDS, strtoull(st + 5, NULL, 10));
+        } else if (!strncmp(st, "graph:", 6)) {
+            emit_all(emit, nctx, GRAPH_KIND, GRAPH_KIND + 1, strtoull(st + 6, NULL, 10));
         } else if (!strncmp(st, "run:", 4)) {
             app_run(atof(st + 4));
         } else if (!strncmp(st, "mark:", 5)) {
@@ -942,11 +963,9 @@ int main(int argc, char **argv)
     int nctx = strncmp(argv[4], "seq:", 4) ? ctx_create() : 0;
     (void)nctx;
     if (!strncmp(argv[4], "emit:", 5)) {
-        uint64_t n = strtoull(argv[4] + 5, NULL, 10);
-        for (int d = 0; d < nctx; d++)
-            for (unsigned k = 0; k < CUPTOPSIM_KINDS; k++)
-                if (emit((unsigned)d, k, n) < 0)
-                    fprintf(stderr, "simdrive: emit %d %u failed\n", d, k);
+        emit_all(emit, nctx, 0, PLAIN_KINDS, strtoull(argv[4] + 5, NULL, 10));
+    } else if (!strncmp(argv[4], "graph:", 6)) {
+        emit_all(emit, nctx, GRAPH_KIND, GRAPH_KIND + 1, strtoull(argv[4] + 6, NULL, 10));
     } else if (!strncmp(argv[4], "run:", 4)) {
         app_run(atof(argv[4] + 4));
     }

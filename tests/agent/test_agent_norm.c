@@ -175,6 +175,44 @@ static void test_overhead_marker_other(void **state)
     assert_int_equal(r.kind, CUPSTORE_KIND_OTHER);
 }
 
+/* A GRAPH_TRACE record (the toolkit's CUpti_ActivityGraphTrace2): one
+ * record per graph launch, the graph id in aux, a zero end flagged. */
+static void test_graph(void **state)
+{
+    cupstore_record r;
+    const char *name;
+    CUpti_ActivityGraphTrace2 g;
+    CUpti_ActivityKind ck[2];
+    (void)state;
+
+    memset(&g, 0, sizeof g);
+    g.kind = CUPTI_ACTIVITY_KIND_GRAPH_TRACE;
+    g.correlationId = 77;
+    g.start = 1000;
+    g.end = 5000;
+    g.deviceId = 2;
+    g.contextId = 5;
+    g.streamId = 13;
+    g.graphId = 42;
+    agent_norm_record((CUpti_Activity *)&g, &r, &name, NULL, NULL);
+    assert_int_equal(r.kind, CUPSTORE_KIND_GRAPH);
+    assert_int_equal(r.correlation, 77);
+    assert_int_equal(r.start_ns, 1000);
+    assert_int_equal(r.end_ns, 5000);
+    assert_int_equal(r.device, 2);
+    assert_int_equal(r.context, 5);
+    assert_int_equal(r.stream, 13);
+    assert_int_equal(r.aux, 42);
+    assert_int_equal(r.flags, 0);
+    assert_null(name);
+    g.end = 0;   /* still running at a forced flush */
+    agent_norm_record((CUpti_Activity *)&g, &r, &name, NULL, NULL);
+    assert_true(r.flags & CUPSTORE_RF_TRUNCATED);
+    assert_int_equal(agent_norm_kind(CUPTI_ACTIVITY_KIND_GRAPH_TRACE), CUPSTORE_KIND_GRAPH);
+    assert_int_equal(agent_norm_cupti_kinds(CUPSTORE_KIND_GRAPH, ck), 1);
+    assert_int_equal(ck[0], CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
+}
+
 static void test_kind_maps(void **state)
 {
     CUpti_ActivityKind ck[2];
@@ -201,6 +239,7 @@ int main(void)
         cmocka_unit_test(test_memcpy_memset_api_sync),
         cmocka_unit_test(test_overhead_marker_other),
         cmocka_unit_test(test_kind_maps),
+        cmocka_unit_test(test_graph),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

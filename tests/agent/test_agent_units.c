@@ -59,6 +59,35 @@ static void test_pool_bounds_and_recycle(void **state)
     agent_pool_free(&p);
 }
 
+/* After a forced flush that returned, only buffers CUPTI wrote into and
+ * kept are another client's: taken once, no longer outstanding; an empty
+ * one stays out; a recycled buffer's old records do not count (the head
+ * is zeroed at hand-out); the fork's reclaim takes a taken slot back. */
+static void test_pool_take_written(void **state)
+{
+    (void)state;
+    agent_pool p;
+    uint8_t *b[3];
+    int s[3];
+    assert_int_equal(agent_pool_init(&p, 1000, 3, 3), 0);
+    for (int i = 0; i < 3; i++)
+        s[i] = agent_pool_get(&p, &b[i]);
+    memset(b[0], 0xab, 64);                      /* completed normally  */
+    assert_true(agent_pool_complete(&p, s[0]));
+    agent_pool_put(&p, s[0]);
+    memset(b[1], 0x11, 16);                      /* written, kept       */
+    assert_int_equal(agent_pool_take_written(&p), 1);
+    assert_int_equal(atomic_load(&p.outstanding), 1);   /* b[2]: empty  */
+    assert_int_equal(agent_pool_take_written(&p), 0);   /* counted once */
+    assert_false(agent_pool_complete(&p, s[1]));        /* not ours now */
+    s[0] = agent_pool_get(&p, &b[0]);                   /* recycled     */
+    assert_int_equal(b[0][0], 0);
+    assert_int_equal(agent_pool_take_written(&p), 0);
+    agent_pool_put(&p, s[1]);                           /* fork reclaim */
+    assert_int_equal(atomic_load(&p.outstanding), 2);
+    agent_pool_free(&p);
+}
+
 static void test_pool_limit_grows(void **state)
 {
     agent_pool p;
@@ -544,6 +573,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pool_bounds_and_recycle),
         cmocka_unit_test(test_pool_limit_grows),
+        cmocka_unit_test(test_pool_take_written),
         cmocka_unit_test(test_pool_threads),
         cmocka_unit_test(test_hist_buckets),
         cmocka_unit_test(test_hist_quantiles_and_seconds),

@@ -19,15 +19,24 @@ mkdir -p "$O"
 "$FILL" "$S" || { echo "fill_store failed" >&2; exit 1; }
 CLEAN=20250101T120000-1001
 
-# decode FILE: protoc against Perfetto's schema; no unknown (numbered) field
-decode() {
-    checks=$((checks + 1))
+# protoc FILE OUT: decode with Perfetto's schema; no unknown (numbered) field
+protoc_check() {
     if ! protoc --decode=perfetto.protos.Trace -I "$PROTO_DIR" "$PROTO_DIR/perfetto_trace.proto" \
-        <"$1" >"$1.txt" 2>"$1.protoc.err"; then
-        fail "protoc cannot decode $1: $(head -3 "$1.protoc.err")"
+        <"$1" >"$2" 2>"$2.protoc.err"; then
+        fail "protoc cannot decode $1: $(head -3 "$2.protoc.err")"
         return
     fi
-    grep -qE '^ *[0-9]+: ' "$1.txt" && fail "$1: fields unknown to Perfetto's schema: $(grep -E '^ *[0-9]+: ' "$1.txt" | head -3)"
+    grep -qE '^ *[0-9]+: ' "$2" && fail "$1: fields unknown to Perfetto's schema: $(grep -E '^ *[0-9]+: ' "$2" | head -3)"
+}
+
+# decode FILE: the file as written (deflated chunks: compressed_packets) and
+# the packets inside them (FILE.inflated, FILE.txt) both decode with protoc;
+# pftrace.py reads it as trace processor does (FILE.json)
+decode() {
+    checks=$((checks + 1))
+    protoc_check "$1" "$1.outer.txt"
+    python3 "$PFTRACE" --inflate "$1" >"$1.inflated" || fail "$1: pftrace.py cannot inflate it"
+    protoc_check "$1.inflated" "$1.txt"
     python3 "$PFTRACE" "$1" >"$1.json" || fail "$1: pftrace.py cannot read it"
 }
 
@@ -41,8 +50,8 @@ run 0 chrome_all "$CUPTOP" export --store "$S" "$CLEAN" --from start --to end --
 decode "$O/all.pftrace"
 grep -q 'primary_trace_clock: BUILTIN_CLOCK_REALTIME' "$O/all.pftrace.txt" ||
     fail "the trace clock is not CLOCK_REALTIME"
-python3 - "$O/all.pftrace.json" "$O/all.jsonl" "$O/all.json" "$top_srcdir/tests/cli" <<'PY' ||
-    fail "perfetto round trip (whole session)"
+python3 - "$O/all.pftrace.json" "$O/all.jsonl" "$O/all.json" "$top_srcdir/tests/cli" \
+    <<'PY' || fail "perfetto round trip (whole session)"
 import collections, json, sys
 t = json.load(open(sys.argv[1]))
 recs = [json.loads(l) for l in open(sys.argv[2])][1:]
@@ -98,6 +107,10 @@ for a, b in t["flows"]:
     assert a["cat"] in ("cuda_runtime", "cuda_driver") and \
         b["cat"] in ("kernel", "gpu_memcpy", "gpu_memset"), (a, b)
     assert a["ts"] <= b["ts"]
+    # the ids are small and handed out again: the pair must still be one
+    # launch and its own GPU record
+    ra, rb = by_key[(a["cat"], a["ts"], a["name"])], by_key[(b["cat"], b["ts"], b["name"])]
+    assert ra["correlation"] == rb["correlation"], (ra, rb)
 # health counters: records/s by kind as in chrome's counter events
 base = chrome["otherData"]["base_ns"]
 cev = {int(round(float(e["ts"]) * 1000)) + base: e["args"] for e in chrome["traceEvents"]
@@ -118,9 +131,71 @@ pf=$(wc -c <"$O/all.pftrace") js=$(wc -c <"$O/all.json")
 checks=$((checks + 1))
 [ $((pf * 5)) -lt "$js" ] || fail "perfetto $pf bytes is not 5x smaller than chrome's $js"
 
+# deflated by default (compressed_packets); --uncompressed writes the very
+# packets the chunks hold, as they are
+grep -q '^ *compressed_packets: ' "$O/all.pftrace.outer.txt" ||
+    fail "the trace is not deflated into compressed_packets"
+grep -q '^ *track_event ' "$O/all.pftrace.outer.txt" &&
+    fail "track events outside compressed_packets"
+run 0 pf_plain "$CUPTOP" export --store "$S" "$CLEAN" --from start --to end --format perfetto \
+    --uncompressed -o "$O/plain.pftrace"
+checks=$((checks + 1))
+cmp -s "$O/plain.pftrace" "$O/all.pftrace.inflated" ||
+    fail "--uncompressed differs from the packets inside compressed_packets"
+decode "$O/plain.pftrace"
+cmp -s "$O/plain.pftrace.json" "$O/all.pftrace.json" || {
+    python3 - "$O/plain.pftrace.json" "$O/all.pftrace.json" <<'PY' || fail "--uncompressed reads back differently"
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+for k in ("bytes", "inflated_bytes", "compressed_packets"):
+    a.pop(k), b.pop(k)
+assert a == b
+PY
+}
+
 # standard output: the same bytes
 run 0 pf_stdout "$CUPTOP" export --store "$S" "$CLEAN" --from start --to end --format perfetto -o -
 cmp -s "$WORK/pf_stdout.out" "$O/all.pftrace" || fail "-o - differs from the file"
+
+# ---- a busy session (fill_store --bench: 10,000 launches on 2 threads and 6
+# streams): every record back with its exact time on the incremental clocks,
+# every launch's arrow to its own GPU record although flow ids are reused,
+# and the size per record -----------------------------------------------------
+B=$WORK/bench
+"$FILL" --bench "$B" 30000 || fail "fill_store --bench"
+BS=20250101T120000-4242
+run 0 pf_bench "$CUPTOP" export --store "$B" "$BS" --from start --to end --format perfetto \
+    -o "$O/bench.pftrace"
+run 0 jsonl_bench "$CUPTOP" export --store "$B" "$BS" --from start --to end --format jsonl \
+    -o "$O/bench.jsonl"
+decode "$O/bench.pftrace"
+python3 - "$O/bench.pftrace.json" "$O/bench.jsonl" "$O/bench.pftrace.txt" \
+    <<'PY' || fail "perfetto round trip (bench session)"
+import collections, json, re, sys
+t = json.load(open(sys.argv[1]))
+recs = [json.loads(l) for l in open(sys.argv[2])][1:]
+sl = t["slices"]
+assert len(recs) == 30000 and len(sl) == 30000, (len(recs), len(sl))
+# the size goal of issue 33: at most 20 bytes a record, exact times
+assert t["compressed_packets"] >= 1 and t["bytes"] <= 20 * 30000, (t["bytes"], t["compressed_packets"])
+want = collections.Counter((r["start_ns"], r["end_ns"] - r["start_ns"]) for r in recs)
+got = collections.Counter((s["ts"], s["dur"]) for s in sl)
+assert got == want, (list((got - want).items())[:3], list((want - got).items())[:3])
+by_ts = collections.defaultdict(list)
+for r in recs:
+    by_ts[r["start_ns"]].append(r)
+def corr(s):
+    c = {r["correlation"] for r in by_ts[s["ts"]] if r["end_ns"] - r["start_ns"] == s["dur"]}
+    assert len(c) == 1, (s, c)
+    return c.pop()
+# every launch draws its arrow, to the GPU record of its own correlation
+assert len(t["flows"]) == 10000, len(t["flows"])
+for a, b in t["flows"]:
+    assert corr(sl[a]) == corr(sl[b]), (sl[a], sl[b])
+# ids handed out again: a few dozen ids for 10,000 arrows
+ids = [int(x) for x in re.findall(r"flow_ids_old: (\d+)", open(sys.argv[3]).read())]
+assert len(ids) == 20000 and max(ids) < 128, (len(ids), max(ids))
+PY
 
 # ---- an INCOMPLETE window: the losses on the "loss" track, the verdict -------
 run 0 pf_drop "$CUPTOP" export --store "$S" 20250101T120100 --from +2 --to +5 --format perfetto \
@@ -179,5 +254,8 @@ PY
 usage_error pf_bad_format "$CUPTOP" export --store "$S" "$CLEAN" --from start --to end \
     --format protobuf -o "$O/x"
 grep -q "perfetto" "$WORK/pf_bad_format.err" || fail "the format list does not name perfetto"
+usage_error pf_plain_chrome "$CUPTOP" export --store "$S" "$CLEAN" --from start --to end \
+    --format chrome --uncompressed -o "$O/x"
+grep -q "uncompressed" "$WORK/pf_plain_chrome.err" || fail "--uncompressed with chrome: no word why"
 
 finish

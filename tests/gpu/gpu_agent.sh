@@ -6,6 +6,7 @@
 # exits 77 (skip) without them.
 set -u
 B=${top_builddir:?}; S=${top_srcdir:?}
+[ -d "$B/carry" ] && export LD_LIBRARY_PATH="$B/carry${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"   # the GPU machine lacks libmicrohttpd (bench/gpu/prepare_carry.sh)
 command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 || { echo "SKIP: no NVIDIA GPU"; exit 77; }
 NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 [ -x "$NVCC" ] || { echo "SKIP: no nvcc"; exit 77; }

@@ -204,6 +204,44 @@ static void test_session_job(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+
+/* Periodic windows across a job: openings aligned by boundary; the spread
+ * is the largest of one boundary opened by two or more processes; a
+ * boundary only some processes opened is not "in all". */
+static void test_windows_align(void **state)
+{
+    (void)state;
+    const uint64_t S = 1000000000ull;
+    model_job_opening v[] = {
+        {.proc = 1, .sched_ns = 11 * S, .start_ns = 11 * S + 3000000},
+        {.proc = 0, .sched_ns = 10 * S, .start_ns = 10 * S + 1000000},
+        {.proc = 1, .sched_ns = 10 * S, .start_ns = 10 * S + 1500000},
+        {.proc = 0, .sched_ns = 11 * S, .start_ns = 11 * S + 200000},
+        {.proc = 0, .sched_ns = 12 * S, .start_ns = 12 * S + 100000},   /* rank 1 ended */
+    };
+    model_job_windows w;
+    model_job_windows_align(v, 5, &w);
+    assert_int_equal(w.procs, 2);
+    assert_int_equal(w.boundaries, 3);
+    assert_int_equal(w.in_all, 2);
+    assert_int_equal(w.spread_ns, 2800000);   /* boundary 11: 3.0 ms - 0.2 ms */
+    assert_int_equal(w.spread_sched_ns, 11 * S);
+    assert_int_equal(v[0].sched_ns, 10 * S);   /* sorted in place */
+
+    /* one process: boundaries counted, no spread */
+    model_job_opening one[] = {{.proc = 3, .sched_ns = 5 * S, .start_ns = 5 * S + 9}};
+    model_job_windows_align(one, 1, &w);
+    assert_int_equal(w.procs, 1);
+    assert_int_equal(w.boundaries, 1);
+    assert_int_equal(w.in_all, 1);
+    assert_int_equal(w.spread_ns, 0);
+    assert_int_equal(w.spread_sched_ns, 0);
+
+    model_job_windows_align(NULL, 0, &w);
+    assert_int_equal(w.procs, 0);
+    assert_int_equal(w.boundaries, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -213,6 +251,7 @@ int main(void)
         cmocka_unit_test(test_duplicate_rank),
         cmocka_unit_test(test_launcher),
         cmocka_unit_test(test_session_job),
+        cmocka_unit_test(test_windows_align),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

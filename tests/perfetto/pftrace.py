@@ -7,6 +7,13 @@ counters and flows.  No protobuf library: varints and length-delimited
 fields by hand, as the writer (src/export/export_pb.h) makes them.
 
     pftrace.py TRACE            print a JSON summary (the tests read it)
+    pftrace.py --inflate TRACE  print the trace with every compressed_packets
+                                packet replaced by the packets it holds
+
+Packets deflated into TracePacket.compressed_packets (field 50: one zlib
+stream each, under 512 KiB a packet, as Perfetto's service writes them with
+COMPRESSION_TYPE_DEFLATE) are inflated and read in their place, as trace
+processor's tokenizer does.
 
 It fails (exit 1, a message) on anything trace processor would reject or
 mis-read: a sequence-scoped clock or interned id used before it is defined,
@@ -15,6 +22,7 @@ on a sequence, a track used before its descriptor, bytes after the end.
 """
 import json
 import sys
+import zlib
 
 VARINT, FIXED64, LEN, FIXED32 = 0, 1, 2, 5
 
@@ -91,10 +99,51 @@ class Seq:
         self.valid = False
 
 
+COMPRESSED_MAX = 512 * 1024   # trace_packet.proto: "should be less than 512KB"
+
+
+def inflate(data):
+    """The Trace with its compressed_packets packets inflated in place, and
+    how many there were."""
+    out, chunks = [], 0
+    for f, wt, pkt in fields(data):
+        if f != 1 or wt != LEN:
+            raise Bad("Trace holds field %d" % f)
+        p = fields(pkt)
+        z = first(p, 50)
+        if z is None:
+            out.append(b"\x0a" + enc_varint(len(pkt)) + pkt)
+            continue
+        if len(p) != 1:
+            raise Bad("compressed_packets beside other fields")
+        if len(pkt) + 1 + len(enc_varint(len(pkt))) >= COMPRESSED_MAX:
+            raise Bad("a compressed_packets packet of %d bytes" % len(pkt))
+        d = zlib.decompressobj()
+        inner = d.decompress(z)
+        if not d.eof or d.unused_data:
+            raise Bad("compressed_packets is not one whole zlib stream")
+        for f2, wt2, _ in fields(inner):
+            if f2 != 1 or wt2 != LEN:
+                raise Bad("compressed_packets holds field %d" % f2)
+        out.append(inner)
+        chunks += 1
+    return b"".join(out), chunks
+
+
+def enc_varint(v):
+    b = bytearray()
+    while v >= 0x80:
+        b.append(v & 0x7F | 0x80)
+        v >>= 7
+    b.append(v)
+    return bytes(b)
+
+
 def read(path):
-    data = open(path, "rb").read()
+    raw = open(path, "rb").read()
+    data, chunks = inflate(raw)
     seqs, tracks = {}, {}
-    stacks, slices, counters, flows_open, flows = {}, [], {}, {}, []
+    stacks, slices, counters, flows_open, flows, flow_ev = {}, [], {}, {}, [], []
     meta, primary = {}, None
     npackets = 0
     for f, wt, pkt in fields(data):
@@ -233,18 +282,29 @@ def read(path):
         slices.append(sl)
         idx = len(slices) - 1
         for fid in every(e, 36):
-            flows_open[fid] = idx
+            flow_ev.append((ts, len(flow_ev), 36, fid, idx))
         for fid in every(e, 42):
-            if fid in flows_open:
-                flows.append((flows_open.pop(fid), idx))
+            flow_ev.append((ts, len(flow_ev), 42, fid, idx))
         if typ == 1:
             st.append(sl)
+    # flows as trace processor pairs them: in timestamp order over the whole
+    # trace (not file order); an id started again while its flow is open
+    # would join the two starts with a wrong arrow
+    for ts, _, kind, fid, idx in sorted(flow_ev):
+        if kind == 36:
+            if fid in flows_open:
+                raise Bad("flow id %d started at %d while open since slice %d"
+                          % (fid, ts, flows_open[fid]))
+            flows_open[fid] = idx
+        elif fid in flows_open:
+            flows.append((flows_open.pop(fid), idx))
     left = {t: len(s) for t, s in stacks.items() if s}
     if left:
         raise Bad("slices left open: %s" % left)
     return {"packets": npackets, "sequences": len(seqs), "primary_clock": primary,
             "tracks": tracks, "slices": slices, "counters": counters, "flows": flows,
-            "metadata": meta, "bytes": len(data)}
+            "metadata": meta, "bytes": len(raw), "inflated_bytes": len(data),
+            "compressed_packets": chunks}
 
 
 def track_path(tracks, uuid):
@@ -256,9 +316,16 @@ def track_path(tracks, uuid):
 
 
 def main():
+    if sys.argv[1] == "--inflate":
+        try:
+            sys.stdout.buffer.write(inflate(open(sys.argv[2], "rb").read())[0])
+        except (Bad, zlib.error) as e:
+            print("pftrace.py: %s: %s" % (sys.argv[2], e), file=sys.stderr)
+            return 1
+        return 0
     try:
         t = read(sys.argv[1])
-    except (Bad, UnicodeDecodeError, ValueError) as e:
+    except (Bad, UnicodeDecodeError, ValueError, zlib.error) as e:
         print("pftrace.py: %s: %s" % (sys.argv[1], e), file=sys.stderr)
         return 1
     for s in t["slices"]:

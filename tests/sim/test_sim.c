@@ -100,6 +100,11 @@ static struct client {
         }                                                                      \
     } while (0)
 
+/* The sim kind of a graph launch, and the kinds before it (one op, one
+ * record of its own kind): the loops over every kind stop there. */
+#define GRAPH 8u
+#define PLAIN_KINDS GRAPH
+
 static int sim_kind(uint32_t k)
 {
     switch (k) {
@@ -112,6 +117,7 @@ static int sim_kind(uint32_t k)
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return 5;
     case CUPTI_ACTIVITY_KIND_OVERHEAD: return 6;
     case CUPTI_ACTIVITY_KIND_MARKER: return 7;
+    case CUPTI_ACTIVITY_KIND_GRAPH_TRACE: return GRAPH;
     default: return -1;
     }
 }
@@ -209,6 +215,13 @@ static void walk(CUcontext ctx, uint8_t *buf, size_t valid)
         case 5: corr = ((CUpti_ActivitySynchronization2 *)r)->correlationId; break;
         case 6: CHECK((((CUpti_ActivityOverhead3 *)r)->objectId.dcs.deviceId) == (dv)); break;
         case 7: name = ((CUpti_ActivityMarker2 *)r)->name; break;
+        case GRAPH: {   /* the real layout: one record per launch, its graph */
+            CUpti_ActivityGraphTrace2 *x = (void *)r;
+            corr = x->correlationId, dv = x->deviceId;
+            CHECK(x->graphId >= 1 && x->graphId <= 3);
+            CHECK(x->start <= x->end && x->endDeviceId == x->deviceId);
+            break;
+        }
         }
         CHECK((dv) == ((uint32_t)dev));
         if (!name)
@@ -445,13 +458,13 @@ static void test_layout_walk(void **state)
     (void)state;
     setup_sim(NULL, "2", all_kinds, 8);
     for (unsigned d = 0; d < 2; d++)
-        for (unsigned k = 0; k < CUPTOPSIM_KINDS; k++)
+        for (unsigned k = 0; k < PLAIN_KINDS; k++)
             assert_true(L.emit(d, k, 25) > 0);
     assert_int_equal(L.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
     L.truth_get(&t);
     assert_sums(&t);
     for (unsigned d = 0; d < 2; d++) {
-        for (unsigned k = 0; k < CUPTOPSIM_KINDS; k++) {
+        for (unsigned k = 0; k < PLAIN_KINDS; k++) {
             assert_int_equal(t.ops[d][k], 25);
             assert_int_equal(t.held[d][k], 0);
             assert_int_equal(C.rec[d][k], t.delivered[d][k]);
@@ -598,7 +611,7 @@ static void test_disabled_kinds(void **state)
     cuptopsim_truth t;
     (void)state;
     setup_sim(NULL, "2", kernel_only, 1);
-    for (unsigned k = 0; k < CUPTOPSIM_KINDS; k++)
+    for (unsigned k = 0; k < PLAIN_KINDS; k++)
         assert_true(L.emit(0, k, 10) >= 0);
     assert_int_equal(L.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), CUPTI_SUCCESS);
     assert_int_equal(L.emit(0, 0, 10), 0);
@@ -609,7 +622,7 @@ static void test_disabled_kinds(void **state)
     assert_int_equal(L.emit(1, 1, 10), 10);
     assert_int_equal(L.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
     L.truth_get(&t);
-    for (unsigned k = 0; k < CUPTOPSIM_KINDS; k++) {
+    for (unsigned k = 0; k < PLAIN_KINDS; k++) {
         assert_int_equal(t.produced[0][k], k == 0 ? 10 : 0);
         assert_int_equal(t.produced[1][k], k == 1 ? 10 : 0);
     }
@@ -618,6 +631,79 @@ static void test_disabled_kinds(void **state)
     assert_int_equal(C.rec[1][1], 10);
     /* a kind CUPTI does not have */
     assert_int_equal(L.cuptiActivityEnable((CUpti_ActivityKind)0x4000), CUPTI_ERROR_NOT_SUPPORTED);
+}
+
+/* Graph launches: with kernel records on, one kernel record per node, all
+ * with the launch's correlation id, and no graph record; with GRAPH_TRACE
+ * on, one graph record per launch and no node records, also beside
+ * CONCURRENT_KERNEL (whose plain launches keep their records); the serial
+ * KERNEL kind and GRAPH_TRACE refuse each other (CUPTI_ERROR_NOT_COMPATIBLE),
+ * as CUPTI 13 does on an H100. */
+static void test_graph_launches(void **state)
+{
+    cuptopsim_truth t;
+    static const CUpti_ActivityKind graph_only[] = {CUPTI_ACTIVITY_KIND_GRAPH_TRACE};
+    static const CUpti_ActivityKind serial[] = {CUPTI_ACTIVITY_KIND_KERNEL};
+    (void)state;
+    setenv("CUPTOPSIM_GRAPH_NODES", "7", 1);
+    setup_sim(NULL, "1", kernel_only, 1);
+    assert_int_equal(L.emit(0, GRAPH, 10), 70);
+    assert_int_equal(L.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
+    L.truth_get(&t);
+    assert_sums(&t);
+    assert_int_equal(t.ops[0][GRAPH], 10);
+    assert_int_equal(t.graph_nodes, 7);
+    assert_int_equal(t.graph_node_records[0], 70);
+    assert_int_equal(C.rec[0][0], 70);
+    assert_int_equal(C.rec[0][GRAPH], 0);
+    /* CONCURRENT_KERNEL on, then GRAPH_TRACE: both on, graph records only */
+    assert_int_equal(L.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE), CUPTI_SUCCESS);
+    assert_int_equal(L.emit(0, GRAPH, 10), 10);
+    assert_int_equal(L.emit(0, 0, 5), 5);          /* plain kernels keep theirs */
+    assert_int_equal(L.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_KERNEL), CUPTI_ERROR_NOT_COMPATIBLE);
+    assert_int_equal(L.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
+    L.truth_get(&t);
+    assert_sums(&t);
+    assert_int_equal(t.ops[0][GRAPH], 20);
+    assert_int_equal(t.graph_node_records[0], 70);
+    assert_int_equal(t.delivered[0][GRAPH], 10);
+    assert_int_equal(C.rec[0][0], 75);
+    assert_int_equal(C.rec[0][GRAPH], 10);
+
+    /* GRAPH_TRACE first, then CONCURRENT_KERNEL; per context too */
+    setup_sim(NULL, "1", graph_only, 1);
+    assert_int_equal(L.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_KERNEL), CUPTI_ERROR_NOT_COMPATIBLE);
+    assert_int_equal(L.cuptiActivityEnableContext(L.context(0), CUPTI_ACTIVITY_KIND_KERNEL),
+                     CUPTI_ERROR_NOT_COMPATIBLE);
+    assert_int_equal(L.emit(0, GRAPH, 10), 10);
+    assert_int_equal(L.emit(0, 0, 5), 0);          /* plain kernels: kernel kind off */
+    assert_int_equal(L.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), CUPTI_SUCCESS);
+    assert_int_equal(L.emit(0, GRAPH, 4), 4);
+    assert_int_equal(L.emit(0, 0, 5), 5);
+    assert_int_equal(L.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
+    L.truth_get(&t);
+    assert_sums(&t);
+    assert_int_equal(C.rec[0][GRAPH], 14);
+    assert_int_equal(t.delivered[0][GRAPH], 14);
+    assert_int_equal(t.graph_node_records[0], 0);
+    assert_int_equal(C.rec[0][0], 5);
+
+    /* the serial KERNEL kind on: GRAPH_TRACE refused, globally and per context */
+    setup_sim(NULL, "1", serial, 1);
+    assert_int_equal(L.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE),
+                     CUPTI_ERROR_NOT_COMPATIBLE);
+    assert_int_equal(L.cuptiActivityEnableContext(L.context(0), CUPTI_ACTIVITY_KIND_GRAPH_TRACE),
+                     CUPTI_ERROR_NOT_COMPATIBLE);
+    assert_int_equal(L.emit(0, GRAPH, 2), 2 * 7);
+    assert_int_equal(L.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
+
+    /* graph_strict=1: CONCURRENT_KERNEL refused beside GRAPH_TRACE too */
+    setup_sim("graph_strict=1", "1", graph_only, 1);
+    assert_int_equal(L.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL),
+                     CUPTI_ERROR_NOT_COMPATIBLE);
+    assert_int_equal(L.emit(0, GRAPH, 3), 3);
+    assert_int_equal(L.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
+    unsetenv("CUPTOPSIM_GRAPH_NODES");
 }
 
 /* API records per call id, with CUPTI's precedence: a per-call enable
@@ -945,6 +1031,12 @@ static void test_launch_callbacks(void **state)
     assert_int_equal(L.cuptiGetStreamIdEx(NULL, NULL, 0, &id), CUPTI_ERROR_INVALID_CONTEXT);
     assert_int_equal(L.cuptiGetStreamIdEx(L.context(0), NULL, 0, NULL),
                      CUPTI_ERROR_INVALID_PARAMETER);
+    /* the NULL stream (a synchronous copy's): the legacy default, stream 0 */
+    for (uint8_t pt = 0; pt <= 1; pt++) {
+        id = 0;
+        assert_int_equal(L.cuptiGetStreamIdEx(L.context(0), NULL, pt, &id), CUPTI_SUCCESS);
+        assert_int_equal(id, 7);
+    }
     assert_int_equal(L.cuptiUnsubscribe(sub), CUPTI_SUCCESS);
 }
 
@@ -1105,6 +1197,7 @@ int main(void)
         cmocka_unit_test_teardown(test_flush_variants, check_client),
         cmocka_unit_test_teardown(test_flush_period, check_client),
         cmocka_unit_test_teardown(test_disabled_kinds, check_client),
+        cmocka_unit_test_teardown(test_graph_launches, check_client),
         cmocka_unit_test_teardown(test_api_per_call, check_client),
         cmocka_unit_test_teardown(test_truth_sums_threads, check_client),
         cmocka_unit_test_teardown(test_low_api_null_crash, check_client),

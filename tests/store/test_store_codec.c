@@ -31,7 +31,7 @@ static void test_kind_names(void **state)
     assert_int_equal(mask, (1u << CUPSTORE_KIND_KERNEL) | (1u << CUPSTORE_KIND_RUNTIME));
     assert_null(bad);
     assert_int_equal(cupstore_kinds_parse("all", &mask, NULL), 0);
-    assert_int_equal(mask, (1u << CUPSTORE_KIND_MAX) - 1);
+    assert_int_equal(mask, CUPSTORE_KINDS_ALL);
     assert_int_equal(cupstore_kinds_parse("none", &mask, NULL), 0);
     assert_int_equal(mask, 0);
     assert_int_equal(cupstore_kinds_parse("default", &mask, NULL), 0);
@@ -47,8 +47,15 @@ static void test_kind_names(void **state)
     assert_string_equal(buf, "kernel,sync");
     cupstore_kinds_format(0, buf, sizeof buf);
     assert_string_equal(buf, "none");
-    cupstore_kinds_format(0xffffffffu, buf, sizeof buf);
+    cupstore_kinds_format(CUPSTORE_KINDS_ALL, buf, sizeof buf);
     assert_string_equal(buf, "all");
+    /* graph is not in "all" (CUPTI does not trace it beside kernels) */
+    cupstore_kinds_format(0xffffffffu, buf, sizeof buf);
+    assert_string_equal(buf, "kernel,memcpy,memset,runtime,driver,sync,overhead,marker,other,graph");
+    assert_int_equal(cupstore_kind_parse("graph"), CUPSTORE_KIND_GRAPH);
+    assert_int_equal(cupstore_kind_parse("CUPTI_ACTIVITY_KIND_GRAPH_TRACE"), CUPSTORE_KIND_GRAPH);
+    assert_int_equal(cupstore_kinds_parse("all", &mask, NULL), 0);
+    assert_false(mask & (1u << CUPSTORE_KIND_GRAPH));
     cupstore_kinds_format(CUPSTORE_KINDS_DEFAULT, buf, sizeof buf);
     assert_int_equal(cupstore_kinds_parse(buf, &mask, NULL), 0);
     assert_int_equal(mask, CUPSTORE_KINDS_DEFAULT);
@@ -354,6 +361,11 @@ static void fill_health(cupstore_health *h)
     h->batch_records_p50 = 8192;
     h->store_refused = 2;
     h->flags = CUPSTORE_HF_STOPPING | CUPSTORE_HF_COUNT_ONLY;
+    for (int k = 0; k < CUPSTORE_LEDGER_KINDS; k++) {   /* fields 31-33 */
+        h->ledger_expected[k] = 1000000 + (uint64_t)k;
+        h->ledger_arrived[k] = 999000 + (uint64_t)k;
+        h->ledger_pending[k] = 7 * (uint64_t)k;
+    }
 }
 
 static void test_health_tlv(void **state)

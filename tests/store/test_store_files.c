@@ -418,6 +418,33 @@ static void test_window_fields(void **state)
     free(id);
 }
 
+/* A `ledger on|off` request comes back as written, the latest first; a
+ * value it cannot mean is refused. */
+static void test_ledger_request(void **state)
+{
+    st_fix *f = *state;
+    char *id;
+    cupstore_env *env = st_create(f->dir, &id);
+    cupstore_txn *txn;
+    cupstore_control c = {.kinds = 1, .ledger_set = CUPSTORE_CTL_LEDGER_ON};
+    uint64_t on_gen, off_gen;
+    assert_int_equal(cupstore_txn_begin(env, true, &txn), 0);
+    assert_int_equal(cupstore_control_put(txn, &c, &on_gen), 0);
+    c.ledger_set = CUPSTORE_CTL_LEDGER_OFF;
+    assert_int_equal(cupstore_control_put(txn, &c, &off_gen), 0);
+    c.ledger_set = 3;
+    assert_int_equal(cupstore_control_put(txn, &c, NULL), CUPSTORE_EINVAL);
+    assert_int_equal(cupstore_txn_commit(txn), 0);
+    assert_int_equal(cupstore_txn_begin(env, false, &txn), 0);
+    assert_int_equal(cupstore_control_latest(txn, &c), 0);
+    assert_int_equal(c.gen, off_gen);
+    assert_int_equal(off_gen, on_gen + 1);
+    assert_int_equal(c.ledger_set, CUPSTORE_CTL_LEDGER_OFF);
+    cupstore_txn_abort(txn);
+    cupstore_env_close(env);
+    free(id);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, st_setup, st_teardown)
 
 int main(void)
@@ -429,6 +456,7 @@ int main(void)
         T(test_map_full),
         T(test_write_retries),
         T(test_window_fields),
+        T(test_ledger_request),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

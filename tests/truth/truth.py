@@ -37,8 +37,9 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import truth_windows  # noqa: E402  (the periodic-window dimension)
 
-KINDS = ["kernel", "memcpy", "memset", "runtime", "driver", "sync", "overhead", "marker"]
-DEVICE_KINDS = ["kernel", "memcpy", "memset", "sync", "overhead", "marker"]
+KINDS = ["kernel", "memcpy", "memset", "runtime", "driver", "sync", "overhead", "marker", "graph"]
+DEVICE_KINDS = ["kernel", "memcpy", "memset", "sync", "overhead", "marker", "graph"]
+LEDGER_KINDS = ["kernel", "memcpy", "memset", "graph"]   # GPU records a launch expects
 CLASSES = ["cupti_dropped", "declined", "queue_overflow", "parse_error", "store_refused",
            "zero_ts", "tail", "conflict", "unrecorded"]
 DEFAULT_KINDS = "kernel,memcpy,memset,runtime,driver,overhead"
@@ -56,11 +57,12 @@ DIMS = [
                "attach2race", "capture_every"]),  # attach2: a second cuptop attach after the
                                              # first, attach2race: two at once, capture_every:
                                              # periodic windows (truth_windows.py)
-    ("kinds", ["default", "all", "kernel", "kernel,runtime", "kernel,memcpy,memset,marker"]),
+    ("kinds", ["default", "all", "kernel", "kernel,runtime", "kernel,memcpy,memset,marker",
+               "kernel,graph"]),       # kernel,graph: GRAPH_TRACE beside CONCURRENT_KERNEL
     ("api", ["gpu", "all", "none", "gpu+include", "all-exclude"]),
     ("sizes", ["ample", "small", "starved", "queue1"]),
     ("workload", ["emit", "clean", "drops", "slow-consumer", "zero-ts", "conflict", "pytorch",
-                  "invalid", "steal", "silent"]),
+                  "invalid", "steal", "silent", "graph"]),   # graph: CUDA graph launches too
     ("devices", ["1", "2", "3"]),
     ("threads", ["2", "1", "4"]),
     ("scope", ["all", "0"]),
@@ -69,7 +71,7 @@ DIMS = [
     ("store", ["plain", "slow", "slowstop", "full", "readonly"]),
     ("reader", ["none", "sessions", "exporter", "hold"]),   # hold: a read txn held throughout
     ("nvtx", ["none", "nested", "unbalanced", "threads", "early"]),
-    ("control", ["none", "kinds", "burst", "detach", "pool"]),
+    ("control", ["none", "kinds", "burst", "detach", "pool", "ledger"]),   # ledger: --ledger on|off mid-run
     ("job", ["none", "two", "only-if"]),       # cuptop run --job: two ranks (--only-if RANK=0)
     ("fork", ["none", "fork", "exec"]),        # cuptop-simapp --fork [--exec]: a CUDA child
     ("range_end", ["closed", "open"]),         # open: the app ends inside its capture range
@@ -133,6 +135,10 @@ def normalize(case):
         c["control"] = "none"
     if c["start"] in CAPTURE + ("capture_every",):
         c["control"] = "none"       # a capture range owns the kinds
+    if c["control"] == "ledger" and c["workload"] == "conflict":
+        # the ledger needs the subscriber slot the other client holds: a
+        # `ledger on` is refused (acknowledged with an error) by design
+        c["control"] = "none"
     if c["start"] not in CAPTURE:
         c["range_end"] = "closed"   # no capture range to leave open
     if c["start"] == "capture_nvtx" and c["nvtx"] == "early":
@@ -255,7 +261,8 @@ def simapp_truth_kv(path):
         f = line.split()
         if len(f) == 4 and f[0] not in ("api_calls", "api_produced", "call"):
             d[f"{f[0]}.{f[2]}.{f[1]}"] = f[3]
-        elif len(f) == 3 and ("dropped" in f[0] or "via_null" in f[0]):
+        elif len(f) == 3 and ("dropped" in f[0] or "via_null" in f[0] or
+                              f[0] == "graph_node_records"):
             d[f"{f[0]}.{f[1]}"] = f[2]
         elif len(f) == 2:
             d[f[0]] = f[1]
@@ -381,7 +388,9 @@ def on_stop_signal(sig, _frame):
     os.kill(os.getpid(), sig)
 
 WORK_EMIT = 300
-SECONDS = {"clean": 0.3, "drops": 0.3, "slow-consumer": 0.4, "pytorch": 0.3}
+WORK_GRAPH = 100      # graph launches per device (simdrive's graph:N)
+GRAPH_NODES = 4       # kernel nodes per graph launch (workload=graph)
+SECONDS = {"clean": 0.3, "drops": 0.3, "slow-consumer": 0.4, "pytorch": 0.3, "graph": 0.3}
 
 
 def build_env(c, cs):
@@ -391,7 +400,8 @@ def build_env(c, cs):
          "CUPTOP_STOP_TIMEOUT_MS": "20000"}
     scen = {"emit": "clean", "clean": "clean", "drops": "drops", "slow-consumer": "slow-consumer",
             "zero-ts": "zero-ts", "conflict": "conflict", "pytorch": "pytorch",
-            "invalid": "invalid", "steal": "clean", "silent": "clean"}[c["workload"]]
+            "invalid": "invalid", "steal": "clean", "silent": "clean",
+            "graph": "graph"}[c["workload"]]
     e["CUPTOPSIM_SCENARIO"] = scen
     if c["workload"] == "steal":
         e["CUPTOPSIM_FAULTS"] = "steal=3"
@@ -399,8 +409,10 @@ def build_env(c, cs):
         e["CUPTOPSIM_FAULTS"] = "silent=97"   # a CUPTI that loses records silently
     if c.get("ledger") == "on":
         e["CUPTOP_LEDGER"] = "1"
-    if c["workload"] in ("clean", "pytorch"):
+    if c["workload"] in ("clean", "pytorch", "graph"):
         e["CUPTOPSIM_SCALE"] = "0.3"
+    if c["workload"] == "graph":
+        e["CUPTOPSIM_GRAPH_NODES"] = str(GRAPH_NODES)
     if c["kinds"] != "default":
         e["CUPTOP_KINDS"] = c["kinds"]
     api = c["api"]
@@ -459,6 +471,9 @@ def simdrive_seq(c):
     (what, name) the harness acts on when DIR/name appears."""
     w = f"emit:{WORK_EMIT}" if c["workload"] in ("emit", "zero-ts", "conflict", "invalid", "steal", "silent") \
         else f"run:{SECONDS.get(c['workload'], 0.3)}"
+    if c["workload"] == "graph":
+        # exact counts: plain work of every kind, then graph launches
+        w = f"emit:{WORK_EMIT},graph:{WORK_GRAPH}"
     nv = NVTX_STEPS[c["nvtx"]]
     steps, hs = [], []
     if c["nvtx"] == "early":
@@ -667,6 +682,12 @@ def run_app(cs):
             rc, o, er = cs.cuptop("control", "--store", cs.store, sid, "--kinds", "all",
                                   "--wait", "60")
             cs.eq("control:burst", rc, 0)
+        elif what == "ledger":
+            # the ledger switched the other way mid-run: partial from here
+            onoff = "off" if c.get("ledger") == "on" else "on"
+            rc, o, er = cs.cuptop("control", "--store", cs.store, sid, "--ledger", onoff,
+                                  "--wait", "60")
+            cs.eq("control:ledger", rc, 0)
         elif what == "detach":
             rc, o, er = cs.cuptop("control", "--store", cs.store, sid, "--detach", "--wait", "60")
             cs.eq("control:detach", rc, 0)
@@ -959,18 +980,76 @@ def oracle_job_split(cs, ss, j):
     shutil.rmtree(split, ignore_errors=True)
 
 
-def oracle_ledger(cs, dump, t, stale):
+def kinds_steady(c):
+    """The kinds were the case's from the first operation to the last on
+    every device: no dormant, attach or capture start, no kind switch or
+    detach, no device scope (its other devices trace nothing), no stop
+    while the work still runs (twosig: signals at a random moment, the
+    agent's stop turns the kinds off while the producers go on)."""
+    return (c["start"] == "eager" and c["control"] in ("none", "pool", "ledger")
+            and c["scope"] == "all" and c["end"] not in ("twosig", "kill9"))
+
+
+def oracle_graph(cs, sess, truth, t, agent, stale):
+    """CUDA graph launches (workload=graph) against the truth, as CUPTI 13
+    traces them: with the graph kind on, one graph record per launch
+    (graph records stored + lost == the launches) and no per-node kernel
+    records, even beside kernel; with it off, nodes x launches kernel
+    records where kernel is on."""
+    c = cs.case
+    launches = t("ops", "graph")
+    if c["workload"] != "graph" or not launches or stale or not kinds_steady(c):
+        return
+    kinds = (c["kinds"] if c["kinds"] != "default" else DEFAULT_KINDS).split(",")
+    if c["kinds"] == "all":
+        kinds = KINDS[:-1]   # every kind but graph
+    graph_on, kernel_on = "graph" in kinds, "kernel" in kinds
+    nodes = num(truth, "graph_nodes") or GRAPH_NODES
+    node_recs = sum(num(truth, f"graph_node_records.{d}") for d in range(int(c["devices"])))
+    cs.eq("graph:produced==launches" if graph_on else "graph:none-produced-when-off",
+          t("produced", "graph"), launches if graph_on else 0)
+    cs.eq("graph:node-records", node_recs, nodes * launches if kernel_on and not graph_on else 0)
+    if graph_on and not sum((sess.get("loss_at_most") or {}).values()):
+        # stored + what the agent counted lost after delivery + what never
+        # reached it (the truth's: dropped, held, stolen, silent; invalid)
+        kept = ["records", "loss.store_refused", "loss.queue_overflow", "loss.tail",
+                "loss.declined"]
+        got = (sum(agent("graph", None, a) for a in kept) + t("invalid", "graph") +
+               t("produced", "graph") - t("delivered", "graph"))
+        cs.eq("graph:stored+lost==launches", got, launches)
+    cs.eq("graph:sessions-records", sess["records_by_kind"].get("graph", 0),
+          agent("graph", None, "records"))
+
+
+def oracle_ledger(cs, dump, t, stale, verdict):
     """The launch ledger (--ledger) against the truth: never more
     `unrecorded` than the GPU records the simulator lost silently; exactly
-    those when nothing else was lost and no kind switch overlapped a call."""
+    those when nothing else was lost and no kind switch overlapped a call.
+    Switched at runtime (control=ledger) it covers part of the session:
+    partial, never exact, its figures only a bound.  Clean (nothing lost
+    at all): nothing unrecorded, nothing pending in the last health row."""
     c = cs.case
+    switched = c["control"] == "ledger"
     if "meta.ledger" not in dump:
         # off only where the agent has no subscription (another client)
         cs.check("ledger:present", c["workload"] == "conflict",
                  f"no ledger result (notes: {[v for k, v in dump.items() if k.startswith('note.')][:3]})")
         return
     led = {k: v for k, v in (w.split("=", 1) for w in dump["meta.ledger"].split() if "=" in w)}
-    gpu_silent = sum(t("silent", k) for k in ("kernel", "memcpy", "memset"))
+    if led.get("unjudged") == "1":
+        # the consumer was orphaned in a store commit at the stop (its side
+        # of the ledger still in use): no final sweep. Honest only as a
+        # partial result that says so, calls nothing unrecorded, and a
+        # session that is not COMPLETE (the commit step failed)
+        notes = [v for k, v in dump.items() if k.startswith("note.")]
+        cs.check("ledger:unjudged-noted", any("launch ledger not judged" in v for v in notes),
+                 f"notes: {notes[:3]}")
+        cs.eq("ledger:unjudged-is-partial", led.get("partial"), "1")
+        cs.eq("ledger:unjudged-never-exact", led.get("exact"), "0")
+        cs.eq("ledger:unjudged-unrecorded==0", num(dump, "loss.unrecorded"), 0)
+        cs.check("ledger:unjudged-not-complete", verdict != "COMPLETE", verdict)
+        return
+    gpu_silent = sum(t("silent", k) for k in LEDGER_KINDS)
     unrec = num(dump, "loss.unrecorded")
     cs.check("ledger:unrecorded<=silent", unrec <= gpu_silent,
              f"unrecorded {unrec}, the simulator lost {gpu_silent} GPU records silently")
@@ -978,10 +1057,25 @@ def oracle_ledger(cs, dump, t, stale):
     # launches made while kinds were switched are not judged (taken back:
     # ambiguous; or skipped: their records orphans)
     unsure = int(led.get("ambiguous", 0)) + sum(int(led.get(f"{k}.orphan", 0))
-                                                for k in ("kernel", "memcpy", "memset"))
-    if not others and not unsure and not stale:
+                                                for k in LEDGER_KINDS)
+    if switched:
+        cs.eq("ledger:switched-is-partial", led.get("partial"), "1")
+        cs.eq("ledger:partial-never-exact", led.get("exact"), "0")
+    else:
+        cs.eq("ledger:whole-not-partial", led.get("partial", "0"), "0")
+    if not others and not unsure and not stale and not switched:
         cs.eq("ledger:unrecorded==silent", unrec, gpu_silent)
-    for k in ("kernel", "memcpy", "memset"):
+    if not others and not gpu_silent and not stale:
+        cs.eq("ledger:clean-unrecorded==0", unrec, 0)
+        cs.eq("ledger:clean-pending==0", num(dump, "health.ledger_pending_last"), 0)
+    holes = [dict(w.split("=", 1) for w in v.split() if "=" in w)
+             for key, v in dump.items() if key.startswith("meta.ledger.stream.")]
+    for k in LEDGER_KINDS:
+        # launches pushed out of the window are holes at once, and their
+        # late records come off their stream's hole and the total alike
+        cs.eq(f"ledger:holes-add-up:{k}", sum(int(h.get(k, 0)) for h in holes),
+              int(led.get(f"{k}.missing", 0)))
+    for k in LEDGER_KINDS:
         cs.check(f"ledger:extra-only-of-ambiguous:{k}",
                  int(led.get(f"{k}.extra", 0)) <= int(led.get("ambiguous", 0)),
                  f"extra {led.get(f'{k}.extra')}, ambiguous {led.get('ambiguous')}")
@@ -1178,8 +1272,10 @@ def oracle_session(cs, sid, truth_path, crashed_end, end=None):
                          f"{got} vs produced {prod}")
             if silent:
                 cs.eq("truth:stored+lost==produced" + silent, got, prod)
-        if final and not crashed_end and c.get("ledger") == "on":
-            oracle_ledger(cs, dump, t, stale)
+        if final and not crashed_end and (c.get("ledger") == "on" or c["control"] == "ledger"):
+            oracle_ledger(cs, dump, t, stale, verdict)
+        if final and not crashed_end:
+            oracle_graph(cs, sess, truth, t, agent, stale)
     else:
         cs.check("truth:none", True, "no truth (killed from outside)")
 

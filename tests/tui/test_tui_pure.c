@@ -161,6 +161,19 @@ static void test_layout(void **state)
     assert_true(tui_layout_dash(50, 200, false, &l));
     assert_int_equal(l.npanels, 6);
     assert_int_equal(l.panels[0].y, l.panels[2].y);
+    /* With the launch ledger's panel: seven at 120x40 in four rows of two,
+     * none overlapping; fewer where they do not fit, never more. */
+    assert_true(tui_layout_dash_panels(40, 120, 0, 0, TUI_DASH_PANELS, &l));
+    assert_int_equal(l.npanels, 7);
+    assert_int_equal(l.panels[6].x, 0);
+    assert_true(l.panels[6].y > l.panels[4].y);
+    for (int i = 0; i < 7; i++)
+        for (int j = i + 1; j < 7; j++)
+            assert_false(overlap(l.panels[i], l.panels[j]));
+    assert_true(tui_layout_dash_panels(24, 80, 0, 0, TUI_DASH_PANELS, &l));
+    assert_true(l.npanels >= 4 && l.npanels <= 7);
+    assert_true(tui_layout_dash_panels(24, 80, 0, 0, 99, &l));   /* out of range: the base */
+    assert_true(l.npanels <= TUI_DASH_PANELS_BASE);
 }
 
 /* Lines of a wrap, as strings, for the assertions below. */
