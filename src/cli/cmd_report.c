@@ -209,6 +209,7 @@ const cli_cmd cli_cmd_report = {
     .shortopts = "h",
     .opts = (const cli_opt[]){
         {"store", "DIR", 's', NULL, NULL},
+        {"json", NULL, 'j', NULL, NULL},
         {"help", NULL, 'h', NULL, NULL},
         {NULL, NULL, 0, NULL, NULL},
     },
@@ -216,10 +217,13 @@ const cli_cmd cli_cmd_report = {
 
 static void usage(FILE *f)
 {
-    fputs("usage: cuptop report [--store DIR] SESSION\n\n"
+    fputs("usage: cuptop report [--store DIR] [--json] SESSION\n\n"
           "A human summary of a session: epochs, rates and losses per kind and device,\n"
-          "buffers and queue, the stop-protocol steps, the longest loss window, the\n"
-          "agent's notes (warnings, errors), and advice on where the pressure is.\n"
+          "CUDA graph launches per graph id (count, p50/p90/p99), buffers and queue,\n"
+          "the stop-protocol steps, the longest loss window, the agent's notes\n"
+          "(warnings, errors), and advice on where the pressure is.\n"
+          "--json: the session's summary (as sessions --json) and its graph launches\n"
+          "per graph id, as one JSON object.\n"
           "Exit status: 0 COMPLETE, 1 INCOMPLETE (or crashed), 2 usage error, unknown\n"
           "session or unreadable store.\n",
           f);
@@ -297,6 +301,12 @@ static void report_epochs(const model_summary *s, const model_facts *r)
         printf("  windows: ");
         print_safe_str(line);
         putchar('\n');
+        char lossy[8][200];   /* the windows that lost records: as check says */
+        size_t more, n = model_windows_lossy_lines(r, lossy, 8, &more);
+        for (size_t i = 0; i < n; i++)
+            printf("  %s\n", lossy[i]);
+        if (more)
+            printf("  ... %zu more windows with a loss\n", more);
     }
     /* what each epoch's scope was (lazy attach, device scope): the model's words */
     for (size_t i = 0; i < r->nepochs; i++) {
@@ -343,6 +353,37 @@ static void report_kinds(const model_summary *s, const model_facts *r)
                    r->dev_loss[d]);
 }
 
+/* CUDA graph launches per graph id (the graph kind's records): count and
+ * durations.  Nothing when the session has no graph record. */
+static void report_graphs(const model_graphs *g)
+{
+    if (!g->n)
+        return;
+    printf("\nGraph launches per graph id (%" PRIu64 " launches; durations in us, "
+           "percentiles within 1/128)\n", g->launches);
+    printf("  %10s %10s %12s %10s %10s %10s %10s\n", "GRAPH", "LAUNCHES", "TOTAL MS", "P50",
+           "P90", "P99", "MAX");
+    for (size_t i = 0; i < g->n; i++) {
+        const model_graph_stat *x = &g->g[i];
+        printf("  %10" PRIu32 " %10" PRIu64 " %12.3f %10.1f %10.1f %10.1f %10.1f", x->graph_id,
+               x->count, (double)x->total_ns / 1e6, (double)x->p50_ns / 1e3,
+               (double)x->p90_ns / 1e3, (double)x->p99_ns / 1e3, (double)x->max_ns / 1e3);
+        if (x->timed < x->count)
+            printf("  (%" PRIu64 " without times)", x->count - x->timed);
+        putchar('\n');
+    }
+}
+
+/* The graph launches of the session's records, read only when the
+ * summary counted graph records (the scan reads every record). */
+static int read_graphs(cupstore_txn *txn, const model_summary *s, model_graphs *g)
+{
+    memset(g, 0, sizeof *g);
+    if (!s->records_by_kind[CUPSTORE_KIND_GRAPH])
+        return 0;
+    return model_graphs_read(txn, 0, UINT64_MAX, g);
+}
+
 /* Losses by class, with the estimates and the bounds beside. */
 static void report_losses(const model_summary *s)
 {
@@ -371,11 +412,12 @@ static void report_ledger(cupstore_txn *txn)
     model_ledger l;
     if (model_ledger_read(txn, &l) != 0 || !l.present)
         return;
-    printf("\nLaunch ledger (every kernel, copy and set launched, matched to its record)\n");
+    printf("\nLaunch ledger (every kernel, copy, set and graph launched, matched to its record)\n");
     for (unsigned k = 0; k < MODEL_LEDGER_KINDS; k++)
-        printf("  %s: %" PRIu64 " launched, %" PRIu64 " arrived, %" PRIu64 " missing (%" PRIu64
-               " unrecorded), %" PRIu64 " orphans\n", model_ledger_kind_name(k), l.expected[k],
-               l.matched[k], l.missing[k], l.unrecorded[k], l.orphan[k]);
+        if (k != 3 || l.expected[k] || l.matched[k] || l.orphan[k])   /* graph: when traced */
+            printf("  %s: %" PRIu64 " launched, %" PRIu64 " arrived, %" PRIu64 " missing (%" PRIu64
+                   " unrecorded), %" PRIu64 " orphans\n", model_ledger_kind_name(k),
+                   l.expected[k], l.matched[k], l.missing[k], l.unrecorded[k], l.orphan[k]);
     for (unsigned i = 0; i < l.nstreams; i++) {
         char line[400];
         model_ledger_hole_text(&l.stream[i], line, sizeof line);
@@ -402,8 +444,13 @@ static void report_ledger(cupstore_txn *txn)
     if (orphans)
         printf("  orphans: records of launches the ledger does not cover (made before it "
                "began, synchronous copies and sets, graph launches)\n");
-    if (!l.exact && (l.unrecorded[0] || l.unrecorded[1] || l.unrecorded[2]))
+    if (l.partial) {
+        char line[320];
+        model_ledger_partial_text(&l, line, sizeof line);
+        printf("  %s\n", line);
+    } else if (!l.exact && (l.unrecorded[0] || l.unrecorded[1] || l.unrecorded[2])) {
         printf("  unrecorded is a lower bound here: other loss classes counted records too\n");
+    }
 }
 
 /* Buffers, pool, queue, latencies and CUPTI's overhead records. */
@@ -527,10 +574,20 @@ static int report(cupstore_env *env, model_summary *s, char **cause)
         model_facts_free(r);
         return rc;
     }
+    model_graphs graphs;
+    if ((rc = read_graphs(txn, s, &graphs)) != 0) {
+        cupstore_txn_abort(txn);
+        model_facts_free(r);
+        if (asprintf(cause, "%s: reading its graph records: %s", s->id, model_strerror(rc)) < 0)
+            *cause = NULL;
+        return rc;
+    }
     bool have_final = cupstore_final_get(txn, &f) == 0;
     report_session(txn, s);
     report_epochs(s, r);
     report_kinds(s, r);
+    report_graphs(&graphs);
+    model_graphs_free(&graphs);
     report_losses(s);
     report_ledger(txn);
     report_buffers(r);
@@ -545,15 +602,53 @@ static int report(cupstore_env *env, model_summary *s, char **cause)
     return rc;
 }
 
+/* report --json: the summary's members (sessions --json) and "graphs". */
+static int report_json(const char *cmd, cupstore_env *env, const model_summary *s, char **cause)
+{
+    cupstore_txn *txn;
+    model_graphs g;
+    xout o;
+    int rc = cupstore_txn_begin(env, false, &txn);
+    if (rc)
+        return rc;
+    rc = read_graphs(txn, s, &g);
+    cupstore_txn_abort(txn);
+    if (rc) {
+        if (asprintf(cause, "%s: reading its graph records: %s", s->id, model_strerror(rc)) < 0)
+            *cause = NULL;
+        return rc;
+    }
+    if ((rc = cli_xout_begin(cmd, &o)) != 0) {
+        model_graphs_free(&g);
+        return rc;
+    }
+    sessions_json_fields(&o, s);
+    xout_printf(&o, ",\"graphs\":{\"launches\":%" PRIu64 ",\"percentile_relative_error\":%.6g"
+                    ",\"by_id\":[", g.launches, MODEL_CMP_REL_ERROR);
+    for (size_t i = 0; i < g.n; i++) {
+        const model_graph_stat *x = &g.g[i];
+        xout_printf(&o, "%s{\"graph_id\":%" PRIu32 ",\"count\":%" PRIu64 ",\"timed\":%" PRIu64
+                        ",\"total_ns\":%" PRIu64 ",\"min_ns\":%" PRIu64 ",\"p50_ns\":%" PRIu64
+                        ",\"p90_ns\":%" PRIu64 ",\"p99_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64 "}",
+                    i ? "," : "", x->graph_id, x->count, x->timed, x->total_ns, x->min_ns,
+                    x->p50_ns, x->p90_ns, x->p99_ns, x->max_ns);
+    }
+    xout_puts(&o, "]}}\n");
+    model_graphs_free(&g);
+    return cli_xout_end(&o);
+}
+
 int cmd_report(int argc, char **argv)
 {
     struct option longopts[CLI_OPTS_MAX];
     const char *cmd = argv[0], *store = NULL;
+    bool json = false;
     int c;
     cli_opts_begin(&cli_cmd_report, longopts);
     while ((c = getopt_long(argc, argv, cli_cmd_report.shortopts, longopts, NULL)) != -1) {
         switch (c) {
         case 's': store = optarg; break;
+        case 'j': json = true; break;
         case 'h': usage(stdout); return CUPTOP_EXIT_OK;
         default:
             return cli_bad_option(cmd, argv);
@@ -570,7 +665,7 @@ int cmd_report(int argc, char **argv)
     char *cause = NULL;
     if ((rc = model_summarize(env, 0, UINT64_MAX, &s, &cause)) != 0) {
         cli_model_error(cmd, argv[optind], rc, cause);
-    } else if ((rc = report(env, &s, &cause)) != 0) {
+    } else if ((rc = json ? report_json(cmd, env, &s, &cause) : report(env, &s, &cause)) != 0) {
         fflush(stdout);
         if (cause)   /* "ID: what failed" */
             cli_error(cmd, "%s", cause);

@@ -15,6 +15,7 @@
 #include "model_prov.h"
 #include "model_compare.h"
 #include "model_ranges.h"
+#include "model_graphs.h"
 
 /* Exit statuses of every front end (cuptop's subcommands, export_run and
  * the monitor): 0 ok, 1 a negative answer (INCOMPLETE, export failed),
@@ -512,6 +513,13 @@ uint32_t model_windows_judge(const model_facts *r, model_windows *out);
  *  out of scope".  Empty when w->n is 0. */
 void model_windows_line(const model_windows *w, char *buf, size_t len);
 
+/** The windows that lost records, one line each ("window 3 (epoch 7, due
+ *  ...Z): INCOMPLETE, 120 records lost (dropped 120)"), numbered among
+ *  the windows in scope; at most max, the rest counted in *more.  Said the
+ *  same by cuptop check and cuptop report. */
+size_t model_windows_lossy_lines(const model_facts *r, char (*lines)[200], size_t max,
+                                 size_t *more);
+
 /** The monitor's countdown under periodic windows (open: the open epoch,
  *  now_ns: CLOCK_REALTIME): "window closes in 0.2 s", "next window in
  *  42.0 s", "next window in 12m05s"; "" without a schedule. */
@@ -703,6 +711,32 @@ void model_job_free(model_job *j);
 /** Read a session's job id and whether it is its own (one short read
  *  transaction); job holds at least 96 bytes. */
 int model_session_job(cupstore_env *env, char *job, size_t len, bool *own);
+
+/* ---- Periodic windows across a job's processes (model_job_win.c) ---- */
+
+/** One window a process opened: the boundary it was due at, when it
+ *  opened (each by the process' own CLOCK_REALTIME). */
+typedef struct model_job_opening {
+    size_t proc;                /* index into the job's procs              */
+    uint64_t sched_ns, start_ns;
+} model_job_opening;
+
+typedef struct model_job_windows {
+    size_t procs;               /* processes that opened any window        */
+    uint32_t boundaries;        /* distinct boundaries some process opened */
+    uint32_t in_all;            /* of them, opened by every such process   */
+    uint64_t spread_ns;         /* the largest spread of open times at one
+                                   boundary opened by two or more          */
+    uint64_t spread_sched_ns;   /* that boundary (0: none shared)          */
+} model_job_windows;
+
+/** Align the openings v[0..n) (sorted in place) by boundary.  Pure. */
+void model_job_windows_align(model_job_opening *v, size_t n, model_job_windows *out);
+
+/** The windows of a job read by model_job_read_open (or _stores with
+ *  keep): each process' window epochs, aligned by boundary.  out->procs 0:
+ *  no process had windows.  @return 0 or a cupstore error (-ENOMEM). */
+int model_job_windows_read(const model_job *j, model_job_windows *out);
 
 /** Called for a session that cannot be read while a job is collected: it
  *  may belong to the job.  cause is the malloc'ed message (callee frees). */

@@ -44,7 +44,7 @@ done
 # unknown options and stray arguments
 misuse sessions --store "$S" --json extra
 misuse check --store "$S" --all --json extra
-misuse report --store "$S" "$C" --json
+misuse report --store "$S" "$C" --bogus
 misuse top --store "$S" --bogus
 misuse top --store "$S" stray
 misuse top --store "$S" --session 19990101
