@@ -18,7 +18,7 @@ cd "$here"
 build=${BUILD_DIR:-build}
 
 pkgs="build-essential autoconf automake autoconf-archive libtool pkg-config
-      liblmdb-dev lmdb-utils libncurses-dev libcmocka-dev liblz4-dev zlib1g-dev tmux
+      liblmdb-dev lmdb-utils libncurses-dev libcmocka-dev liblz4-dev libdeflate-dev tmux
       python3 procps binutils libmicrohttpd-dev prometheus curl protobuf-compiler strace"
 
 if [ "${CUPTOP_NO_APT:-0}" != 1 ]; then

@@ -8,7 +8,7 @@ mkdir -p "$B/carry"
 # (and ncurses for the cuptop program, e.g. `cuptop control` in provoke.sh)
 # (and libmicrohttpd for the exporter linked into cuptop; its gnutls chain is
 # left to the machine, which has it: carrying Debian's libffi would break python)
-for lib in liblmdb.so.0 liblz4.so.1 libncursesw.so.6 libtinfo.so.6 libmicrohttpd.so.12; do
+for lib in liblmdb.so.0 liblz4.so.1 libdeflate.so.0 libncursesw.so.6 libtinfo.so.6 libmicrohttpd.so.12; do
     p=$(ldd "$B/libcuptop-agent.so" "$B/cuptop" | awk -v l="$lib" '$1 == l { print $3; exit }')
     [ -n "$p" ] && cp -L "$p" "$B/carry/$lib" && echo "carry: $lib <- $p"
 done

@@ -112,10 +112,10 @@ typedef struct pf_proc {
 } pf_proc;
 
 /* The packets' way out (export_perfetto_out.c): deflated chunks, or the
- * output itself when zs is NULL (--uncompressed). */
+ * output itself when zc is NULL (--uncompressed). */
 typedef struct pf_out {
     xout *o;
-    struct z_stream_s *zs;   /* NULL: packets are written as they are     */
+    struct libdeflate_compressor *zc;   /* NULL: packets as they are      */
     uint8_t *buf[2];         /* chunks: one filled, one being deflated    */
     unsigned cur;            /* the one being filled                      */
     size_t len;              /* bytes of packets in it                    */
