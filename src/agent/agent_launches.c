@@ -68,9 +68,8 @@ static const launch_call launch_calls[] = {
     CALL(cuMemsetD2D8Async, S),
     CALL(cuMemsetD2D16Async, S),
     CALL(cuMemsetD2D32Async, S),
-    /* a graph launch: one GRAPH_TRACE record (the graph kind), with the
-     * launch's correlation id; its nodes' kernel records are not expected
-     * (their count is the instantiated graph's: not known here yet) */
+    /* a graph launch: one GRAPH_TRACE record (the graph kind), or its
+     * nodes' records, all with the launch's correlation id (graph_expect) */
     CALL(cuGraphLaunch, G),
     /* synchronous copies and sets: one record each, on the default stream
      * (the 32-bit entry points of CUDA 3 are not among them: no current
@@ -92,8 +91,10 @@ static const launch_call launch_calls[] = {
 #define NCALLS (sizeof launch_calls / sizeof *launch_calls)
 _Static_assert(NCALLS < 255, "call_of[] holds an index + 1 in a byte");
 
-/* cbid -> launch_calls index + 1 (0: not a ledger call), filled at start */
+/* cbid -> launch_calls index + 1 (0: not a ledger call), filled at start;
+ * GRAPH_CALL: a graph-management call (agent_graphs_api) */
 #define CBID_MAX 1024
+#define GRAPH_CALL UINT8_MAX
 static uint8_t call_of[CBID_MAX];
 
 static const unsigned ledger_kind_store[AGENT_LEDGER_KINDS] = {
@@ -159,6 +160,7 @@ void agent_launches_start(agent *a)
      * (it passed the `on` check), and the switch generation stays what it
      * is for the same reason. */
     agent_ledger_reset(&s->ledger);
+    agent_graphs_reset(&s->graphs);
     agent_holes_clear(s);
     s->attaches = 0;
     atomic_store(&s->ambiguous, 0);
@@ -206,6 +208,15 @@ void agent_launches_attach(agent *a)
         call_of[launch_calls[i].cbid] = (uint8_t)(i + 1);
         on += a->cupti.EnableCallback(1, agent_attach_subscriber(a), CUPTI_CB_DOMAIN_DRIVER_API,
                                       launch_calls[i].cbid) == CUPTI_SUCCESS;
+    }
+    unsigned ng;
+    const CUpti_CallbackId *gc = agent_graphs_cbids(&ng);
+    for (unsigned i = 0; !why && on && i < ng; i++) {
+        if (gc[i] >= CBID_MAX)
+            continue;
+        call_of[gc[i]] = GRAPH_CALL;
+        (void)a->cupti.EnableCallback(1, agent_attach_subscriber(a), CUPTI_CB_DOMAIN_DRIVER_API,
+                                      gc[i]);   /* refused: those graphs stay unknown */
     }
     if (!why && !on)
         why = "CUPTI refused every launch callback";
@@ -309,6 +320,42 @@ static CUstream launch_stream(const launch_call *lc, const CUpti_CallbackData *c
     return cfg ? cfg->hStream : NULL;
 }
 
+/* What a graph launch makes: with the graph kind on, one graph record
+ * (CUPTI 13 then makes no node records, whatever else is on); with it
+ * off, the records of the graph's nodes of the kinds that are on, as
+ * counted at its instantiate.  false: nothing expected (no node kind on,
+ * or a graph of none of them). */
+static bool graph_expect(agent *a, const CUpti_CallbackData *cd, unsigned kinds,
+                         agent_launch *l)
+{
+    if (kinds & (1u << CUPSTORE_KIND_GRAPH)) {
+        l->expect[AGENT_LEDGER_GRAPH] = 1;
+        return true;
+    }
+    static const agent_ledger_kind nk[] = {AGENT_LEDGER_KERNEL, AGENT_LEDGER_MEMCPY,
+                                           AGENT_LEDGER_MEMSET};
+    bool any = false;
+    for (unsigned i = 0; i < 3; i++)
+        any |= (kinds & (1u << ledger_kind_store[nk[i]])) != 0;
+    if (!any)
+        return false;
+    const cuGraphLaunch_params *p = cd->functionParams;   /* _ptsz: the same */
+    if (!agent_graphs_lookup(&a->launches.graphs, p->hGraph, l->expect)) {
+        /* instantiated before the attach, or not countable */
+        atomic_fetch_add_explicit(&a->launches.graphs.launches_unknown, 1, memory_order_relaxed);
+        memset(l->expect, 0, sizeof l->expect);
+        l->unknowable = true;
+        return true;
+    }
+    unsigned total = 0;
+    for (unsigned i = 0; i < 3; i++) {
+        if (!(kinds & (1u << ledger_kind_store[nk[i]])))
+            l->expect[nk[i]] = 0;
+        total += l->expect[nk[i]];
+    }
+    return total != 0;
+}
+
 static void launch_enter(agent *a, const launch_call *lc, const CUpti_CallbackData *cd)
 {
     agent_launches_state *s = &a->launches;
@@ -323,8 +370,14 @@ static void launch_enter(agent *a, const launch_call *lc, const CUpti_CallbackDa
      * registered before still has its exit (cancel) handled */
     if (!atomic_load_explicit(&s->registering, memory_order_relaxed))
         return;
+    unsigned kinds = (unsigned)atomic_load(&a->kinds);
     if ((tls_gen & 1) || !cd->correlationId || !cd->functionParams ||
-        !(atomic_load(&a->kinds) & (1 << ledger_kind_store[lc->kind])))
+        (lc->kind != AGENT_LEDGER_GRAPH && !(kinds & (1u << ledger_kind_store[lc->kind]))))
+        return;
+    agent_launch l = {.corr = cd->correlationId, .launch_ns = now};
+    if (lc->kind != AGENT_LEDGER_GRAPH)
+        l.expect[lc->kind] = 1;
+    else if (!graph_expect(a, cd, kinds, &l))
         return;
     CUstream hs = launch_stream(lc, cd);
     int cap = 0;
@@ -345,8 +398,9 @@ static void launch_enter(agent *a, const launch_call *lc, const CUpti_CallbackDa
     }
     if (!tls_tid)
         tls_tid = (uint32_t)syscall(SYS_gettid);
-    agent_launch l = {.corr = cd->correlationId, .stream = sid, .tid = tls_tid,
-                      .launch_ns = now, .device = dev};
+    l.stream = sid;
+    l.tid = tls_tid;
+    l.device = dev;
     if (lc->kind == AGENT_LEDGER_KERNEL && cd->symbolName) {
         /* a loop launches the same kernel again and again: one compare */
         if (cd->symbolName != tls_sym || !tls_sym_id) {
@@ -355,7 +409,6 @@ static void launch_enter(agent *a, const launch_call *lc, const CUpti_CallbackDa
         }
         l.name_id = tls_sym_id;
     }
-    l.expect[lc->kind] = 1;
     (void)agent_ledger_launch(&s->ledger, &l);
 }
 
@@ -380,7 +433,9 @@ bool agent_launches_api(agent *a, CUpti_CallbackId cbid, const CUpti_CallbackDat
         return false;
     if (!cd)
         return true;
-    if (cd->callbackSite == CUPTI_API_ENTER)
+    if (call_of[cbid] == GRAPH_CALL)
+        agent_graphs_api(a, cbid, cd);
+    else if (cd->callbackSite == CUPTI_API_ENTER)
         launch_enter(a, &launch_calls[call_of[cbid] - 1], cd);
     else
         launch_exit(a, cd);
@@ -538,6 +593,10 @@ void agent_launches_final(agent *a, uint64_t unreturned)
      * classes' counts cover them too: a lower bound only */
     if (unreturned || atomic_load(&s->partial))
         s->unrecorded_exact = false;
+    /* graph launches whose nodes were not counted: their records are
+     * matched, never missing, so a silent loss among them is not seen */
+    if (s->totals.unknowable)
+        s->unrecorded_exact = false;
     uint64_t miss = 0, unrec = 0;
     for (unsigned d = 0; d <= CUPSTORE_DEVICE_MAX; d++)
         for (unsigned k = 0; k < AGENT_LEDGER_KINDS; k++) {
@@ -644,11 +703,15 @@ int agent_launches_put(agent *a, cupstore_txn *txn)
                   "launches=%" PRIu64 " cancelled=%" PRIu64 " ambiguous=%" PRIu64
                   " capturing=%" PRIu64 " overrun=%" PRIu64 " busy=%" PRIu64 " exact=%d"
                   " unreturned=%" PRIu64 " scoped_out=%" PRIu64 " lost_rows=%" PRIu32
-                  " lost_unkept=%" PRIu64 " partial=%d switches=%" PRIu32 " evicted=%" PRIu64 "%s",
+                  " lost_unkept=%" PRIu64 " partial=%d switches=%" PRIu32 " evicted=%" PRIu64
+                  " unknowable=%" PRIu64 " graphs=%" PRIu64 " graphs_unknowable=%" PRIu64
+                  " graphs_untracked=%" PRIu64 " graph_launches_unknown=%" PRIu64 "%s",
                   t->launches, t->cancelled, atomic_load(&s->ambiguous),
                   atomic_load(&s->capturing), t->overrun, t->busy, s->unrecorded_exact,
                   s->unreturned, atomic_load(&s->scoped_out), s->nlost, s->lost_unkept,
-                  (int)atomic_load(&s->partial), s->switches, t->evicted,
+                  (int)atomic_load(&s->partial), s->switches, t->evicted, t->unknowable,
+                  atomic_load(&s->graphs.known), atomic_load(&s->graphs.unknowable),
+                  atomic_load(&s->graphs.untracked), atomic_load(&s->graphs.launches_unknown),
                   s->unjudged ? " unjudged=1" : "");
     static const char *const kn[AGENT_LEDGER_KINDS] = {"kernel", "memcpy", "memset", "graph"};
     for (unsigned k = 0; k < AGENT_LEDGER_KINDS && n < (int)sizeof v; k++) {

@@ -27,9 +27,12 @@
  * Covered calls: cuLaunchKernel(Ex), cuLaunchCooperativeKernel,
  * cuLaunchGridAsync, the asynchronous copies (cuMemcpy*Async) and sets
  * (cuMemsetD*Async), the synchronous ones (cuMemcpy*, cuMemsetD*_v2, on
- * the default stream), with their per-thread-stream variants.  Not yet:
- * graph launches (their records arrive as orphans: counted, never matched
- * by guess).
+ * the default stream), with their per-thread-stream variants; graph
+ * launches (cuGraphLaunch): with the graph kind on, the one graph record
+ * CUPTI 13 makes instead of the nodes' records; with it off, the kernel,
+ * memcpy and memset records of the launched graph's nodes, as counted
+ * when it was instantiated (agent_graphs.h), or, for a graph not known or
+ * not countable, unknowable (matched, never called missing).
  */
 #ifndef AGENT_LAUNCHES_H
 #define AGENT_LAUNCHES_H
@@ -39,6 +42,7 @@
 #include <stdint.h>
 
 #include "agent_cupti.h"
+#include "agent_graphs.h"
 #include "agent_ledger.h"
 #include "cupstore.h"
 
@@ -73,6 +77,7 @@ typedef struct agent_launches_state {
                                         (health thread)                  */
     unsigned attaches;               /* attaches it was enabled at        */
     agent_ledger ledger;
+    agent_graphs_state graphs;       /* instantiated graphs' node counts  */
     /* cuStreamIsCapturing (libcuda, or what the simulated CUPTI offers):
      * a launch into a capturing stream makes no record */
     int (*is_capturing)(void *stream, int *status);

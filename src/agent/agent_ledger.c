@@ -23,6 +23,7 @@
 
 /* one bitmap per kind, back to back */
 #define GONE_WORDS (((size_t)1 << AGENT_LEDGER_GONE_BITS) / 64 * AGENT_LEDGER_KINDS)
+#define GONE_MULTI ((size_t)1 << AGENT_LEDGER_GONE_MULTI_BITS)
 
 static unsigned evq_bits(unsigned bits)
 {
@@ -48,7 +49,8 @@ int agent_ledger_init(agent_ledger *l, unsigned bits)
     l->seen = calloc(n, sizeof *l->seen);
     l->evq = calloc(q, sizeof *l->evq);
     l->gone = calloc(GONE_WORDS, sizeof *l->gone);
-    if (!l->slot || !l->seen || !l->evq || !l->gone) {
+    l->gone_multi = calloc(GONE_MULTI, sizeof *l->gone_multi);
+    if (!l->slot || !l->seen || !l->evq || !l->gone || !l->gone_multi) {
         agent_ledger_free(l);
         return ENOMEM;
     }
@@ -64,10 +66,12 @@ void agent_ledger_free(agent_ledger *l)
     free(l->seen);
     free(l->evq);
     free(l->gone);
+    free(l->gone_multi);
     l->slot = NULL;
     l->seen = NULL;
     l->evq = NULL;
     l->gone = NULL;
+    l->gone_multi = NULL;
 }
 
 void agent_ledger_on_evict(agent_ledger *l, agent_ledger_lost_fn fn, void *arg)
@@ -83,8 +87,9 @@ void agent_ledger_reset(agent_ledger *l)
     memset(l->slot, 0, ((size_t)l->mask + 1) * sizeof *l->slot);
     memset(l->seen, 0, ((size_t)l->mask + 1) * sizeof *l->seen);
     memset(l->gone, 0, GONE_WORDS * sizeof *l->gone);
+    memset(l->gone_multi, 0, GONE_MULTI * sizeof *l->gone_multi);
     evq_clear(l);
-    l->evicted = 0;
+    l->evicted = l->gone_forgot = 0;
     atomic_store(&l->launches, 0);
     atomic_store(&l->cancelled, 0);
     atomic_store(&l->overrun, 0);
@@ -101,7 +106,7 @@ size_t agent_ledger_bytes(unsigned bits)
 {
     return ((size_t)1 << bits) * (sizeof(agent_ledger_slot) + sizeof(agent_ledger_seen)) +
            ((size_t)1 << evq_bits(bits)) * sizeof(agent_ledger_evict_cell) +
-           GONE_WORDS * sizeof(uint64_t);
+           GONE_WORDS * sizeof(uint64_t) + GONE_MULTI * sizeof(agent_ledger_gone_multi);
 }
 
 /* ---- launches pushed out of the window ---------------------------------- */
@@ -147,16 +152,37 @@ static uint64_t *gone_word(agent_ledger *l, uint32_t corr, unsigned k, uint64_t 
 }
 
 /* Was a record of kind k of corr declared lost at eviction?  Forgotten
- * once asked: a launch the ledger pushes out expects at most one record of
- * a kind (a graph launch, which may expect more, is unknowable or not
- * registered: never pushed out). */
+ * once asked, or, for a launch pushed out with several records of the
+ * kind outstanding (a graph launch's nodes), once each of them has come. */
 static bool gone_take(agent_ledger *l, uint32_t corr, unsigned k)
 {
     uint64_t bit, *w = gone_word(l, corr, k, &bit);
     if (!(*w & bit))
         return false;
+    agent_ledger_gone_multi *m = &l->gone_multi[corr & (GONE_MULTI - 1)];
+    if (m->corr == corr && m->left[k] > 1) {
+        m->left[k]--;
+        return true;   /* more of them may come: the bit stays */
+    }
+    if (m->corr == corr)
+        m->left[k] = 0;
     *w &= ~bit;
     return true;
+}
+
+/* Remember a launch pushed out with several records of a kind missing. */
+static void gone_multi_put(agent_ledger *l, uint32_t corr, const uint32_t missing[])
+{
+    agent_ledger_gone_multi *m = &l->gone_multi[corr & (GONE_MULTI - 1)];
+    for (unsigned k = 0; m->corr && m->corr != corr && k < AGENT_LEDGER_KINDS; k++)
+        if (m->left[k] > 1) {
+            /* its later records are taken for orphans: no longer whole */
+            l->gone_forgot++;
+            break;
+        }
+    m->corr = corr;
+    for (unsigned k = 0; k < AGENT_LEDGER_KINDS; k++)
+        m->left[k] = missing[k] > UINT16_MAX ? UINT16_MAX : (uint16_t)missing[k];
 }
 
 /* Declare one launch pushed out of the window lost (consumer). */
@@ -175,11 +201,15 @@ static void evicted_take(agent_ledger *l, const agent_launch *in)
     }
     if (!total)
         return;   /* its last record came while it was pushed out */
+    bool multi = false;
     for (unsigned k = 0; k < AGENT_LEDGER_KINDS; k++) {
         uint64_t bit, *w = gone_word(l, in->corr, k, &bit);
         if (missing[k])
             *w |= bit;
+        multi |= missing[k] > 1;
     }
+    if (multi)
+        gone_multi_put(l, in->corr, missing);
     l->evicted++;
     if (l->evict_fn)
         l->evict_fn(in, missing, l->evict_arg);
@@ -434,7 +464,7 @@ void agent_ledger_totals_launched(agent_ledger *l, agent_ledger_totals *t)
     memset(t, 0, sizeof *t);
     t->launches = atomic_load_explicit(&l->launches, RLX);
     t->cancelled = atomic_load_explicit(&l->cancelled, RLX);
-    t->overrun = atomic_load_explicit(&l->overrun, RLX);
+    t->overrun = atomic_load_explicit(&l->overrun, RLX) + l->gone_forgot;
     t->busy = atomic_load_explicit(&l->busy, RLX);
     t->unknowable = atomic_load_explicit(&l->unknowable, RLX);
     t->evicted = l->evicted;

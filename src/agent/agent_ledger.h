@@ -135,6 +135,19 @@ typedef struct agent_ledger_evict_cell {
  * id shares a bit with a launch declared lost 4M ids before, is taken for
  * late: the loss is then a lower bound, never more than it was.) */
 #define AGENT_LEDGER_GONE_BITS 22
+/* A launch pushed out with more than one record of a kind outstanding (a
+ * graph launch's nodes) is remembered with its counts, direct-mapped by
+ * id over 2^GONE_MULTI_BITS entries: each late record takes one back.
+ * One that finds its entry taken by a later such launch is counted
+ * `overrun` (the ledger is then no longer whole: never exact). */
+#define AGENT_LEDGER_GONE_MULTI_BITS 10
+
+/** The counts of one launch pushed out with several records of a kind
+ *  outstanding (consumer). */
+typedef struct agent_ledger_gone_multi {
+    uint32_t corr;
+    uint16_t left[AGENT_LEDGER_KINDS];
+} agent_ledger_gone_multi;
 
 /** A launch slot, written by launchers under its sequence count. */
 typedef struct agent_ledger_slot {
@@ -167,6 +180,10 @@ typedef struct agent_ledger {
     uint64_t evq_tail;                  /* consumer                       */
     uint64_t *gone;                     /* ids declared lost at eviction,
                                            a bit each (consumer)          */
+    agent_ledger_gone_multi *gone_multi; /* ... several records of a kind
+                                           (consumer)                     */
+    uint64_t gone_forgot;               /* gone_multi entries overwritten
+                                           with records left (consumer)   */
     agent_ledger_lost_fn evict_fn;      /* told of each such launch       */
     void *evict_arg;
     uint64_t evicted;                   /* consumer                       */

@@ -26,6 +26,7 @@ agent agent_g = {
     .scope = AGENT_SCOPE_INIT,
     .window = AGENT_WINDOW_INIT,
     .reserve = {.fd = -1, .aside_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER},
+    .launches = {.graphs = {.lock = PTHREAD_MUTEX_INITIALIZER}},
 };
 
 /* Buffer requests this thread made, counted to 2: a thread is counted in

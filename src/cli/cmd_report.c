@@ -440,10 +440,14 @@ static void report_ledger(cupstore_txn *txn)
         printf("  not judged: %" PRIu64 " launches a kind switch overlapped, %" PRIu64
                " into capturing streams; %" PRIu64 " launches overwritten in the window\n",
                l.ambiguous, l.capturing, l.overrun);
+    if (l.unknowable)
+        printf("  not judged: %" PRIu64 " graph launches whose nodes were not counted (graphs "
+               "instantiated before the agent attached, or with conditional nodes): their records "
+               "are matched, never called missing\n", l.unknowable);
     uint64_t orphans = l.orphan[0] + l.orphan[1] + l.orphan[2];
     if (orphans)
         printf("  orphans: records of launches the ledger does not cover (made before it "
-               "began, synchronous copies and sets, graph launches)\n");
+               "began, or overwritten in its window)\n");
     if (l.partial) {
         char line[320];
         model_ledger_partial_text(&l, line, sizeof line);

@@ -77,6 +77,9 @@ static void read_totals(const char *v, model_ledger *l)
     l->capturing = u64(v, "capturing");
     l->overrun = u64(v, "overrun");
     l->busy = u64(v, "busy");
+    l->unknowable = u64(v, "unknowable");
+    l->graphs = u64(v, "graphs");
+    l->graphs_unknowable = u64(v, "graphs_unknowable");
     l->exact = u64(v, "exact") != 0;
     l->partial = u64(v, "partial") != 0;
     l->unjudged = u64(v, "unjudged") != 0;

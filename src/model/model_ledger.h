@@ -41,6 +41,10 @@ typedef struct model_ledger {
                                              * only as last counted live   */
     uint32_t switches;                      /* ledger on/off requests      */
     uint64_t launches, cancelled, ambiguous, capturing, overrun, busy;
+    /* graph launches whose node records could not be counted (the graph
+     * was instantiated before the agent attached, or is not countable):
+     * matched, never called missing; and the instantiated graphs counted */
+    uint64_t unknowable, graphs, graphs_unknowable;
     uint64_t expected[MODEL_LEDGER_KINDS], matched[MODEL_LEDGER_KINDS];
     uint64_t missing[MODEL_LEDGER_KINDS], unrecorded[MODEL_LEDGER_KINDS];
     uint64_t orphan[MODEL_LEDGER_KINDS], extra[MODEL_LEDGER_KINDS];

@@ -4,6 +4,7 @@
  * threads, the deterministic producer for tests, and reset.
  */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -69,6 +70,40 @@ static void sim_api_cb(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const ch
     cd.functionName = name;
     sim_api_site(cb, ud, dom, cbid, &cd, CUPTI_API_ENTER);
     sim_api_site(cb, ud, dom, cbid, &cd, CUPTI_API_EXIT);
+}
+
+void sim_graph_instantiate(struct CUctx_st *c, uint32_t gid)
+{
+    if (gid == 0 || gid > SIM_GRAPHS)
+        return;
+    uint8_t st = 0;
+    if (!atomic_compare_exchange_strong(&c->graph_inst[gid], &st, 1)) {
+        while (atomic_load(&c->graph_inst[gid]) != 2)
+            sched_yield();   /* another thread instantiates it right now */
+        return;
+    }
+    void *ud = NULL;
+    CUpti_CallbackFunc cb = sim_api_sub(&sim.sub.drv_inst, &sim.sub.drv_domain, &ud);
+    if (cb) {
+        CUgraphExec exec = NULL;
+        cuGraphInstantiateWithFlags_params p = {.phGraphExec = &exec,
+                                                .hGraph = SIM_GRAPH_HANDLE(gid), .flags = 0};
+        CUresult ret = CUDA_SUCCESS;
+        CUpti_CallbackData cd;
+        memset(&cd, 0, sizeof cd);
+        cd.functionName = "cuGraphInstantiateWithFlags";
+        cd.correlationId = atomic_fetch_add_explicit(&sim.corr, 1, memory_order_relaxed) + 1;
+        cd.context = (CUcontext)c;
+        cd.contextUid = c->id;
+        cd.functionParams = &p;
+        cd.functionReturnValue = &ret;
+        sim_api_site(cb, ud, CUPTI_CB_DOMAIN_DRIVER_API,
+                     CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags, &cd, CUPTI_API_ENTER);
+        exec = SIM_GRAPH_EXEC(c->device, gid);   /* made by the call */
+        sim_api_site(cb, ud, CUPTI_CB_DOMAIN_DRIVER_API,
+                     CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags, &cd, CUPTI_API_EXIT);
+    }
+    atomic_store(&c->graph_inst[gid], 2);
 }
 
 /* The parameters of op k's runtime and driver calls (only the stream is
@@ -146,6 +181,10 @@ void sim_api_domain_call(unsigned k, bool sync, struct CUctx_st *c, unsigned str
     CUresult dret = CUDA_SUCCESS;
     /* a synchronous copy or set names no stream: the legacy default one */
     sim_op_params(k, sync ? NULL : SIM_STREAM_HANDLE(stream), &rp, &dp);
+    if (k == SIM_K_GRAPH) {   /* the graph launched: picked by corr */
+        rp.graph.graphExec = (cudaGraphExec_t)SIM_GRAPH_EXEC(c->device, SIM_GRAPH_OF(corr));
+        dp.graph.hGraph = SIM_GRAPH_EXEC(c->device, SIM_GRAPH_OF(corr));
+    }
     CUpti_CallbackData r, d;
     memset(&r, 0, sizeof r);
     memset(&d, 0, sizeof d);
@@ -209,6 +248,8 @@ SIM_EXPORT int cuptopsim_contexts_create(void)
         c->id = ++sim.next_ctx_id;
         for (unsigned s = 0; s < SIM_STREAM_MAX; s++)
             atomic_store(&c->stream_end[s], 0);
+        for (unsigned g = 0; g <= SIM_GRAPHS; g++)
+            atomic_store(&c->graph_inst[g], 0);   /* a new context has none */
         atomic_store_explicit(&c->live, true, memory_order_release);
         pthread_mutex_unlock(&sim.reg_lock);
         sim_resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, c);

@@ -124,6 +124,8 @@ SIM_EXPORT CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable,
         else if (cbid == (rt ? CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000
                              : CUPTI_DRIVER_TRACE_CBID_cuProfilerStop))
             atomic_store(rt ? &sim.sub.rt_stop : &sim.sub.drv_stop, enable != 0);
+        else if (!rt && cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags)
+            atomic_store(&sim.sub.drv_inst, enable != 0);
         for (unsigned k = 0; k < SIM_KINDS; k++) {
             CUpti_CallbackId r, d, sr, sd;
             sim_op_cbids(k, &r, &d);

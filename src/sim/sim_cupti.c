@@ -370,6 +370,48 @@ SIM_EXPORT CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus 
     return CUDA_SUCCESS;
 }
 
+/* The driver's graph queries, as a CUPTI client finds them in the process
+ * (the launch ledger counts an instantiated graph's nodes): every
+ * simulated graph has sim.cfg.graph_nodes kernel nodes and no child
+ * graph.  A real libcupti does not export them; the agent looks here
+ * last. */
+static uint32_t sim_graph_id(CUgraph g)
+{
+    uintptr_t v = (uintptr_t)g;
+    return v > (uintptr_t)SIM_GRAPH_HANDLE(0) && v <= (uintptr_t)SIM_GRAPH_HANDLE(SIM_GRAPHS)
+               ? (uint32_t)(v - (uintptr_t)SIM_GRAPH_HANDLE(0)) : 0;
+}
+
+SIM_EXPORT CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes)
+{
+    uint32_t gid = sim_graph_id(hGraph);
+    if (!gid || !numNodes)
+        return CUDA_ERROR_INVALID_VALUE;
+    size_t n = sim.cfg.graph_nodes ? sim.cfg.graph_nodes : 1;
+    if (nodes)
+        for (size_t i = 0; i < n && i < *numNodes; i++)
+            nodes[i] = SIM_GRAPH_NODE(gid, i);
+    *numNodes = n;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type)
+{
+    uintptr_t v = (uintptr_t)hNode;
+    if (!type || v < (uintptr_t)SIM_GRAPH_NODE(1, 0) ||
+        v >= (uintptr_t)SIM_GRAPH_NODE(SIM_GRAPHS + 1, 0))
+        return CUDA_ERROR_INVALID_VALUE;
+    *type = CU_GRAPH_NODE_TYPE_KERNEL;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph *phGraph)
+{
+    (void)hNode;
+    (void)phGraph;
+    return CUDA_ERROR_INVALID_VALUE;   /* no child graph node here */
+}
+
 /* The records' stream id of a handle from an API callback's parameters
  * (SIM_STREAM_HANDLE); NULL, the default stream, is stream 0 (the
  * per-thread default stream is not simulated apart from it). */

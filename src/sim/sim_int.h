@@ -120,6 +120,19 @@ typedef struct sim_thread {
 } sim_thread;
 
 /* Fake CUcontext: the toolkit only declares struct CUctx_st. */
+/* The simulated application's CUDA graphs: ids 1-SIM_GRAPHS, each of
+ * sim.cfg.graph_nodes kernel nodes; a graph launch picks one by its
+ * correlation id.  Handles as the driver's queries (cuGraphGetNodes, ...)
+ * and the launch's parameters give them: a CUgraph per id, a CUgraphExec
+ * per id and context, a CUgraphNode per node. */
+#define SIM_GRAPHS 3u
+#define SIM_GRAPH_OF(corr) (1u + (uint32_t)(corr) % SIM_GRAPHS)
+#define SIM_GRAPH_HANDLE(gid) ((CUgraph)(uintptr_t)(0x6a000u + (unsigned)(gid)))
+#define SIM_GRAPH_EXEC(dev, gid) \
+    ((CUgraphExec)(uintptr_t)(0x6c000u + 16u * (unsigned)(dev) + (unsigned)(gid)))
+#define SIM_GRAPH_NODE(gid, i) \
+    ((CUgraphNode)(uintptr_t)(0x6b00000u + 0x10000u * (unsigned)(gid) + (unsigned)(i)))
+
 struct CUctx_st {
     uint32_t magic;               /* SIM_CTX_MAGIC                         */
     uint32_t device, id;
@@ -130,6 +143,9 @@ struct CUctx_st {
     /* records produced per GPU kind (kernel, memcpy, memset) and stream */
     _Atomic uint64_t produced_stream[CUPTOPSIM_GPU_KINDS][SIM_STREAM_MAX];
     _Atomic uint64_t graph_node_records; /* kernel records of graph nodes */
+    /* each graph's instantiation in this context: 0 not yet, 1 under way,
+     * 2 done (sim_graph_instantiate) */
+    _Atomic uint8_t graph_inst[SIM_GRAPHS + 1];
 };
 #define SIM_CTX_MAGIC 0x43747853u
 
@@ -144,6 +160,9 @@ struct CUpti_Subscriber_st {
      * (cuptiEnableDomain: every simulated API call, enter and exit) */
     _Atomic bool rt_start, rt_stop, drv_start, drv_stop;
     _Atomic bool rt_domain, drv_domain;
+    /* cuGraphInstantiateWithFlags (per cbid): a graph's first launch in a
+     * context instantiates it, callbacks only (as the profiler calls) */
+    _Atomic bool drv_inst;
     /* per-cbid enables of the calls behind each simulated op (the launch,
      * copy, set and synchronize calls: sim_op_cbids), as a launch ledger
      * enables them */
@@ -279,6 +298,9 @@ void sim_api_set_all(unsigned dom, bool on);
  * subscribed to them (symbol: a kernel launch's name, for symbolName); *en is the kinds mask read while the call runs
  * (between the enters and the exits: where CUDA issues the work and CUPTI
  * decides whether it will make a record of it). */
+/* Instantiate graph gid in context c unless done (the context's first
+ * graph launch does, for every graph; others wait for it). */
+void sim_graph_instantiate(struct CUctx_st *c, uint32_t gid);
 void sim_api_domain_call(unsigned k, bool sync, struct CUctx_st *c, unsigned stream, uint32_t corr,
                          const char *symbol, uint32_t *en);
 /** The runtime and driver call ids behind simulated op k (0: none); sync:

@@ -280,9 +280,6 @@ static void sim_kernel(sim_thread *t, uint64_t *rng, struct CUctx_st *c, unsigne
     sim_kernel_rec(t, rng, c, s, launch, corr, 0, 0, NULL);
 }
 
-/* The simulated application's graphs: ids 1-3, each launch picks one. */
-#define SIM_GRAPHS 3u
-
 /* One graph launch's GPU records: one GRAPH_TRACE record when graph
  * records are on, spanning the nodes, and then no node records even with
  * kernel records on (what CUPTI 13 does with both GRAPH_TRACE and
@@ -294,7 +291,11 @@ static void sim_kernel(sim_thread *t, uint64_t *rng, struct CUctx_st *c, unsigne
 static long sim_graph(sim_thread *t, uint64_t *rng, struct CUctx_st *c, unsigned s,
                       uint64_t launch, uint32_t corr, uint32_t en)
 {
-    uint32_t gid = 1 + (uint32_t)(sim_rand(rng) % SIM_GRAPHS);
+    /* the graph, picked by the correlation id its launch call was made
+     * with (SIM_GRAPH_OF); this draw picked it before and is kept, so a
+     * seed gives the records it gave */
+    (void)sim_rand(rng);
+    uint32_t gid = SIM_GRAPH_OF(corr);
     unsigned nodes = sim.cfg.graph_nodes ? sim.cfg.graph_nodes : 1;
     uint64_t first = 0, last = 0, end = 0;
     long n = 0;
@@ -497,6 +498,12 @@ long sim_produce_op(sim_thread *t, uint64_t *rng, unsigned d, unsigned k)
     uint32_t en = atomic_load_explicit(&sim.enabled, memory_order_relaxed) |
                   atomic_load_explicit(&c->enabled, memory_order_relaxed);
     atomic_fetch_add_explicit(&sl->ops[k], 1, memory_order_relaxed);
+    /* the application instantiates its graphs before it first launches
+     * one, whether anyone is listening or not (an agent that attaches
+     * later never learns their nodes) */
+    if (k == SIM_K_GRAPH)
+        for (uint32_t g = 1; g <= SIM_GRAPHS; g++)
+            sim_graph_instantiate(c, g);
     bool cbs = atomic_load_explicit(&sim.api_domains, memory_order_relaxed) != 0;
     bool recs = en || atomic_load_explicit(&sim.api_on_count, memory_order_relaxed);
     if (!cbs && !recs)

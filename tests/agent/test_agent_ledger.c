@@ -254,6 +254,57 @@ static void test_evict(void **state)
     agent_ledger_free(&l);
 }
 
+/* A graph launch pushed out with several node records outstanding: each
+ * that still comes is LATE (taken back one by one), and one more is an
+ * orphan.  When its counts are overwritten by another such launch before
+ * they have all come, that is counted as an overrun (no longer whole). */
+static void test_evict_graph(void **state)
+{
+    agent_ledger l;
+    agent_ledger_totals t;
+    struct lost_log ev = {0};
+    uint32_t n = 1u << AGENT_LEDGER_BITS_MIN, m = 1u << AGENT_LEDGER_GONE_MULTI_BITS;
+    (void)state;
+    assert_int_equal(agent_ledger_init(&l, AGENT_LEDGER_BITS_MIN), 0);
+    agent_ledger_on_evict(&l, log_lost, &ev);
+    agent_launch g = {.corr = 4, .stream = 2, .launch_ns = 1, .expect = {[K] = 5, [C] = 1}};
+    assert_true(agent_ledger_launch(&l, &g));
+    assert_int_equal(agent_ledger_arrive(&l, 4, K), AGENT_LEDGER_MATCHED);
+    assert_int_equal(agent_ledger_arrive(&l, 4, K), AGENT_LEDGER_MATCHED);
+    agent_launch k2 = kernel(4 + n, 0, 2);
+    assert_true(agent_ledger_launch(&l, &k2));   /* g open: pushed out */
+    agent_ledger_drain(&l);
+    assert_int_equal(ev.calls, 1);
+    assert_int_equal(ev.missing[K], 3);
+    assert_int_equal(ev.missing[C], 1);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(agent_ledger_arrive(&l, 4, K), AGENT_LEDGER_LATE);
+    assert_int_equal(agent_ledger_arrive(&l, 4, K), AGENT_LEDGER_ORPHAN);   /* one too many */
+    assert_int_equal(agent_ledger_arrive(&l, 4, C), AGENT_LEDGER_LATE);
+    assert_int_equal(agent_ledger_arrive(&l, 4, C), AGENT_LEDGER_ORPHAN);
+    agent_ledger_totals_get(&l, &t);
+    assert_int_equal(t.lost[K] - t.late[K], 0);
+    assert_int_equal(t.lost[C] - t.late[C], 0);
+    assert_int_equal(t.overrun, 0);
+
+    /* two graph launches pushed out whose ids share an entry of the
+     * counts: the first's later records cannot all be told apart */
+    agent_launch g1 = {.corr = 8, .stream = 1, .launch_ns = 3, .expect = {[K] = 4}};
+    agent_launch g2 = {.corr = 8 + m, .stream = 1, .launch_ns = 3, .expect = {[K] = 4}};
+    assert_true(agent_ledger_launch(&l, &g1));
+    agent_launch k3 = kernel(8 + n, 0, 4);
+    assert_true(agent_ledger_launch(&l, &k3));   /* g1 pushed out: 4 missing */
+    agent_ledger_drain(&l);
+    assert_true(agent_ledger_launch(&l, &g2));   /* k3 open: pushed out */
+    agent_launch k4 = kernel(8 + m + n, 0, 5);
+    assert_true(agent_ledger_launch(&l, &k4));   /* g2 pushed out: its counts over g1's */
+    agent_ledger_drain(&l);
+    assert_int_equal(agent_ledger_arrive(&l, 8 + m, K), AGENT_LEDGER_LATE);
+    agent_ledger_totals_get(&l, &t);
+    assert_int_equal(t.overrun, 1);
+    agent_ledger_free(&l);
+}
+
 /* The queue to the consumer is full (it has not drained): the old launch
  * is overwritten unseen, counted, and its record is missing in total only. */
 static void test_overrun(void **state)
@@ -507,6 +558,7 @@ int main(void)
         cmocka_unit_test(test_graph),
         cmocka_unit_test(test_cancel_and_orphans),
         cmocka_unit_test(test_evict),
+        cmocka_unit_test(test_evict_graph),
         cmocka_unit_test(test_overrun),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_threads_evict),

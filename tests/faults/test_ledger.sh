@@ -6,6 +6,9 @@
 # kind, per stream missing == produced - stored, unrecorded == silent).
 #  - clean: 0 missing, COMPLETE;
 #  - synchronous copies and sets are registered too: no orphans, exact;
+#  - graph launches: with the graph kind off, the node records of the
+#    instantiated graph are expected (a silent loss among them exact);
+#    with it on, the one graph record;
 #  - a CUPTI that loses records silently (fault silent=N): without the
 #    ledger no class can see it (the reason the ledger exists); with it the
 #    loss is `unrecorded`, exact per kind and device, on the right streams,
@@ -52,6 +55,39 @@ for k in memcpy memset; do
     check "sync: no $k record arrives as an orphan" "$(ledger_field "$WORK/sync.d" $k.orphan)" 0
 done
 truth_check sync "$st" "$id" "$SIM_DIR/truth" --exit ctx_destroy --expect unrecorded
+
+# ---- graph launches with the graph kind off: each expects the records of
+# its graph's nodes, counted when the graph was instantiated (the
+# simulator's graphs: 6 kernel nodes each, instantiated at the first
+# launch, cuGraphInstantiateWithFlags); a silent loss among the node
+# records is missing and unrecorded like any other
+sim_run graph CUPTOP_LEDGER=1 CUPTOP_KINDS=kernel CUPTOPSIM_GRAPH_NODES=6 -- \
+    --scenario graph --seconds 1 --exit return --faults silent=97
+st=$SIM_DIR/store
+id=$(sessions "$st" | head -1)
+"$CTL" dump "$st" "$id" >"$WORK/graph.d"
+glaunch=$(awk '$1 == "ops" && $3 == "graph" { s += $4 } END { print s + 0 }' "$SIM_DIR/truth")
+gnodes=$(awk '$1 == "graph_node_records" { s += $3 } END { print s + 0 }' "$SIM_DIR/truth")
+check_ge "graph: the simulator launched graphs" "$glaunch" 100
+check "graph: node records = 6 x launches" "$gnodes" $((6 * glaunch))
+check "graph: the 3 graphs' instantiations counted" "$(ledger_field "$WORK/graph.d" graphs)" 3
+check "graph: no launch unknowable" "$(ledger_field "$WORK/graph.d" unknowable)" 0
+check "graph: no node record arrives as an orphan" "$(ledger_field "$WORK/graph.d" kernel.orphan)" 0
+check "graph: the ledger is exact" "$(ledger_field "$WORK/graph.d" exact)" 1
+truth_check graph "$st" "$id" "$SIM_DIR/truth" --exit ctx_destroy --expect unrecorded
+# with the graph kind on, CUPTI 13 makes one graph record per launch and
+# none for its nodes: that record is what is expected
+sim_run graphkind CUPTOP_LEDGER=1 CUPTOP_KINDS=kernel,graph CUPTOPSIM_GRAPH_NODES=6 -- \
+    --scenario graph --seconds 1 --exit return
+st=$SIM_DIR/store
+id=$(sessions "$st" | head -1)
+"$CTL" dump "$st" "$id" >"$WORK/graphkind.d"
+glaunch=$(awk '$1 == "ops" && $3 == "graph" { s += $4 } END { print s + 0 }' "$SIM_DIR/truth")
+check "graphkind: one graph record expected per launch" \
+    "$(ledger_field "$WORK/graphkind.d" graph.expected)" "$glaunch"
+check "graphkind: all arrived" "$(ledger_field "$WORK/graphkind.d" graph.matched)" "$glaunch"
+check "graphkind: no kernel orphan" "$(ledger_field "$WORK/graphkind.d" kernel.orphan)" 0
+check "graphkind: verdict" "$(verdict "$st" "$id")" "0 ended COMPLETE"
 
 # ---- silent loss: invisible without the ledger, exact with it --------------
 sim_run silent-off -- --seconds 1 --streams 4 --exit return --faults silent=97

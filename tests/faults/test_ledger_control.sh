@@ -10,6 +10,9 @@
 #    ledger flag from the request on;
 #  - off mid-run, clean: what it registered is still judged (0 missing),
 #    the verdict COMPLETE and check says the ledger was partial;
+#  - on mid-run over graph launches whose graphs were instantiated before
+#    it: those launches are unknowable (not counted, never missing), and
+#    report says so;
 #  - the same request twice changes nothing; bad values are usage errors.
 . "${top_srcdir:?}/tests/faults/lib.sh"
 need_sim
@@ -65,6 +68,32 @@ grep -q "ledger: partial" "$WORK/on.report" && pass "on: report says the ledger 
 grep -q "launch ledger on (launches made before now are out of its scope" "$WORK/on.report" &&
     pass "on: the session's note names what is out of scope" ||
     fail "on: no note on the scope: $(grep -i 'ledger' "$WORK/on.report" | head -5)"
+
+# ---- on mid-run over graph launches: the graphs were instantiated before
+# the request, so their nodes were never counted; their launches after it
+# are unknowable (node records matched, never called missing), and the
+# report says how many were not judged
+sim_start gon CUPTOP_KINDS=kernel CUPTOPSIM_GRAPH_NODES=4 -- --scenario graph --seconds 3 \
+    --exit return
+st=$SIM_DIR/store
+"$CTL" wait-session "$st" 1 60 >/dev/null 2>&1 || fail "graph on: no session within 60 s"
+id=$(sessions "$st" | head -1)
+sleep 1
+"$CUPTOP" control --store "$st" "$id" --ledger on --wait 10 >"$WORK/gon.ctl" 2>&1 ||
+    fail "graph on: control --ledger on: $(cat "$WORK/gon.ctl")"
+wait_pid "$SIM_PID" 300
+"$CTL" dump "$st" "$id" >"$WORK/gon.d"
+check "graph on: no graph instantiation seen" "$(ledger_field "$WORK/gon.d" graphs)" 0
+check_ge "graph on: graph launches unknowable" "$(ledger_field "$WORK/gon.d" unknowable)" 1
+check "graph on: unknowable graph launches counted as such" \
+    "$(ledger_field "$WORK/gon.d" graph_launches_unknown)" "$(ledger_field "$WORK/gon.d" unknowable)"
+check "graph on: nothing missing" "$(ledger_field "$WORK/gon.d" kernel.missing)" 0
+check "graph on: verdict" "$(verdict "$st" "$id")" "0 ended COMPLETE"
+"$CUPTOP" report --store "$st" "$id" >"$WORK/gon.report" 2>&1
+grep -q "not judged: [0-9]* graph launches whose nodes were not counted" "$WORK/gon.report" &&
+    pass "graph on: report says which launches were not judged" ||
+    fail "graph on: report: $(grep -A12 'Launch ledger' "$WORK/gon.report")"
+truth_check gon "$st" "$id" "$SIM_DIR/truth" --exit ctx_destroy
 
 # ---- off mid-run, clean ----------------------------------------------------
 sim_start off CUPTOP_LEDGER=1 -- --seconds 3 --streams 4 --exit return

@@ -1056,8 +1056,10 @@ def oracle_ledger(cs, dump, t, stale, verdict):
     others = sum(num(dump, f"loss.{x}") for x in CLASSES if x not in ("unrecorded", "store_refused"))
     # launches made while kinds were switched are not judged (taken back:
     # ambiguous; or skipped: their records orphans)
-    unsure = int(led.get("ambiguous", 0)) + sum(int(led.get(f"{k}.orphan", 0))
-                                                for k in LEDGER_KINDS)
+    # ... and a graph launch whose nodes it could not count (a graph
+    # instantiated before the attach): matched, never called missing
+    unsure = int(led.get("ambiguous", 0)) + int(led.get("unknowable", 0)) + \
+        sum(int(led.get(f"{k}.orphan", 0)) for k in LEDGER_KINDS)
     if switched:
         cs.eq("ledger:switched-is-partial", led.get("partial"), "1")
         cs.eq("ledger:partial-never-exact", led.get("exact"), "0")
