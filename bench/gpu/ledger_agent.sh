@@ -56,6 +56,12 @@ one() {    # MODE WORKLOAD: run once, print its seconds
         id=$("$B/cuptop" sessions --store "$st" 2>/dev/null | awk 'NR == 2 { print $1 }')
         "$B/agentctl" dump "$st" "$id" 2>/dev/null | sed -n 's/^meta\.ledger=//p' |
             tr ' ' '\n' | grep '\.missing=' | grep -v '=0$' | sed "s/^/$w rep missing: /" >>"$OUT/cost.bad"
+        # a CUDA-graph loop under the default kinds (graph off): each launch
+        # expects its nodes' records, counted at the instantiate
+        [ "$w" = graph ] && "$B/agentctl" dump "$st" "$id" 2>/dev/null |
+            sed -n 's/^meta\.ledger=//p' | tr ' ' '\n' |
+            grep -E '^(graphs|graphs_unknowable|unknowable|graph_launches_unknown|overrun|(kernel|memcpy|memset)\.(expected|matched|missing|orphan|extra))=' |
+            tr '\n' ' ' | sed 's/^/graph ledger: /; s/$/\n/' >>"$OUT/graph_ledger.txt"
     fi
     rm -rf "$st"
 }
@@ -86,6 +92,13 @@ for w in ("storm", "eager", "graph"):
           f"{m['ledger'] / m['agent']:.3f} | {m['agent'] / m['none']:.3f} | {pairs} |")
 PY
 echo
+if [ -s "$OUT/graph_ledger.txt" ]; then
+    echo "The CUDA-graph loop's ledger (default kinds, graph off: node records expected):"
+    sed 's/^/    /' "$OUT/graph_ledger.txt"
+    if grep -Eq '(kernel|memcpy|memset)\.(orphan|extra)=[1-9]' "$OUT/graph_ledger.txt"; then
+        echo "FAIL: graph node records the ledger did not expect"; fails=1
+    fi
+fi
 if [ -s "$OUT/cost.bad" ]; then
     echo "FAIL: ledger runs with missing records:"; sed 's/^/    /' "$OUT/cost.bad"; fails=1
 else
