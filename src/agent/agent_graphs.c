@@ -15,6 +15,12 @@
 #define GONE ((uintptr_t)1)   /* a destroyed exec's entry: probes go on  */
 #define MASK ((uintptr_t)AGENT_GRAPHS_MAX - 1)
 
+/* Where an exec's probe starts. */
+static uintptr_t exec_hash(uintptr_t exec)
+{
+    return (exec >> 4) * UINT64_C(0x9e3779b97f4a7c15) >> 20;
+}
+
 /* The leading parameters every instantiate and update variant shares. */
 typedef struct {
     CUgraphExec *phGraphExec;
@@ -58,9 +64,7 @@ void agent_graphs_reset(agent_graphs_state *g)
     pthread_mutex_unlock(&g->lock);
 }
 
-/* The driver's graph queries: the process's libcuda, else what the loaded
- * CUPTI library offers (the simulated one does). */
-static void *find_fn(agent *a, const char *name)
+void *agent_driver_fn(agent *a, const char *name)
 {
     void *f = dlsym(RTLD_DEFAULT, name);
     if (!f) {
@@ -80,9 +84,9 @@ static void find_queries(agent *a, agent_graphs_state *g)
     if (g->tried)
         return;
     g->tried = true;
-    *(void **)&g->get_nodes = find_fn(a, "cuGraphGetNodes");
-    *(void **)&g->node_type = find_fn(a, "cuGraphNodeGetType");
-    *(void **)&g->child_graph = find_fn(a, "cuGraphChildGraphNodeGetGraph");
+    *(void **)&g->get_nodes = agent_driver_fn(a, "cuGraphGetNodes");
+    *(void **)&g->node_type = agent_driver_fn(a, "cuGraphNodeGetType");
+    *(void **)&g->child_graph = agent_driver_fn(a, "cuGraphChildGraphNodeGetGraph");
 }
 
 static uint64_t pack(const uint32_t n[3])
@@ -154,7 +158,7 @@ static uint64_t counts_of(agent_graphs_state *g, CUgraph graph)
 static agent_graph_exec *slot_of(agent_graphs_state *g, uintptr_t exec, bool insert)
 {
     agent_graph_exec *spare = NULL, *tab = atomic_load_explicit(&g->tab, memory_order_relaxed);
-    uintptr_t h = (exec >> 4) * UINT64_C(0x9e3779b97f4a7c15) >> 20;
+    uintptr_t h = exec_hash(exec);
     for (uintptr_t i = 0; i <= MASK; i++) {
         agent_graph_exec *e = &tab[(h + i) & MASK];
         uintptr_t k = atomic_load_explicit(&e->exec, memory_order_relaxed);
@@ -254,7 +258,7 @@ bool agent_graphs_lookup(agent_graphs_state *g, const void *exec,
     if (!tab || !exec)
         return false;
     uintptr_t key = (uintptr_t)exec;
-    uintptr_t h = (key >> 4) * UINT64_C(0x9e3779b97f4a7c15) >> 20;
+    uintptr_t h = exec_hash(key);
     for (uintptr_t i = 0; i <= MASK; i++) {
         agent_graph_exec *e = &tab[(h + i) & MASK];
         uintptr_t k = atomic_load_explicit(&e->exec, memory_order_acquire);

@@ -71,6 +71,10 @@ typedef struct agent_graphs_state {
 
 struct agent;
 
+/** A driver function by name: the process's libcuda (linked or loaded),
+ *  else what the loaded CUPTI library offers (the simulated one does);
+ *  NULL when neither has it. */
+void *agent_driver_fn(struct agent *a, const char *name);
 /** Empty the table for a new session (its memory kept). */
 void agent_graphs_reset(agent_graphs_state *g);
 /** The graph-management call ids the ledger enables beside the launches

@@ -4,7 +4,6 @@
  */
 #include "config.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stddef.h>
@@ -122,17 +121,7 @@ static int ledger_alloc(agent_launches_state *s)
  * libcupti does not export it). */
 static void *find_is_capturing(agent *a)
 {
-    void *f = dlsym(RTLD_DEFAULT, "cuStreamIsCapturing");
-    if (!f) {
-        void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-        if (h) {
-            f = dlsym(h, "cuStreamIsCapturing");
-            dlclose(h);
-        }
-    }
-    if (!f && a->cupti.handle)
-        f = dlsym(a->cupti.handle, "cuStreamIsCapturing");
-    return f;
+    return agent_driver_fn(a, "cuStreamIsCapturing");
 }
 
 static const char *start_refusal(agent *a)
