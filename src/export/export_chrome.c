@@ -221,8 +221,9 @@ static bool is_api(unsigned kind)
 }
 
 /* The event's name; *mangled: the raw name when the shown one was
- * demangled (for args), else NULL. */
-static void put_name(chrome *c, const cupstore_record *r, const char **mangled, size_t *mlen)
+ * demangled (for args), else NULL.  nv: a graph launch's NVTX range. */
+static void put_name(chrome *c, const cupstore_record *r, const export_gnvtx_hit *nv,
+                     const char **mangled, size_t *mlen)
 {
     size_t len;
     const char *n = name_cache_get_full(&c->x->names, c->x->txn, r->name_id, &len, mangled, mlen);
@@ -244,6 +245,11 @@ static void put_name(chrome *c, const cupstore_record *r, const char **mangled, 
     } else if (r->kind == CUPSTORE_KIND_GRAPH) {   /* one slice per graph launch */
         XOUT_LIT(c->o, "graph ");
         xout_u64(c->o, r->aux);
+        if (nv->name) {   /* and the NVTX range around its launch */
+            XOUT_LIT(c->o, " (NVTX: ");
+            xout_put(c->o, nv->json, nv->json_len);
+            xout_putc(c->o, ')');
+        }
     } else {
         xout_puts(c->o, cupstore_kind_name(r->kind));
     }
@@ -359,6 +365,17 @@ static int emit_record(chrome *c, const cupstore_record *r)
     if (lt == UINT64_MAX)
         return ENOMEM;
 
+    export_gnvtx_hit nv = {0};
+    if (r->kind == CUPSTORE_KIND_GRAPH) {
+        bool known;
+        int rc = export_gnvtx_find(c->gnvtx, r, &nv, &known);
+        if (rc)
+            return rc;
+        c->graphs_in_ranges += nv.name != NULL;
+    } else if (is_api(r->kind)) {
+        export_gnvtx_api(c->gnvtx, r);
+    }
+
     xout *o = c->o;
     chrome_ev_begin(c);
     XOUT_LIT(o, "\"ph\":\"X\",\"cat\":\"");
@@ -366,7 +383,7 @@ static int emit_record(chrome *c, const cupstore_record *r)
     xout_putc(o, '"');
     const char *mangled;
     size_t mlen = 0;
-    put_name(c, r, &mangled, &mlen);
+    put_name(c, r, &nv, &mangled, &mlen);
     PUT_KV_U64(o, ",\"pid\":", pid);
     PUT_KV_U64(o, ",\"tid\":", lt);
     chrome_put_ts(c, s);
@@ -413,6 +430,11 @@ static int emit_record(chrome *c, const cupstore_record *r)
         break;
     case CUPSTORE_KIND_GRAPH:
         PUT_KV_U64(o, ",\"graph id\":", r->aux);
+        if (nv.name) {
+            XOUT_LIT(o, ",\"nvtx_range\":\"");
+            xout_put(o, nv.json, nv.json_len);
+            xout_putc(o, '"');
+        }
         break;
     default:
         PUT_KV_U64(o, ",\"aux\":", r->aux);
@@ -537,8 +559,13 @@ static int chrome_session(chrome *c, export_ctx *x)
         rc = cupstore_epoch_scan(txn, chrome_on_epoch, &ea);
     cupstore_txn_abort(txn);
     c->range_table = !rc && chrome_has_range_table(x);
-    if (rc || (rc = export_scan(x, on_record, on_slice, c)) != 0 || (rc = chrome_write_nvtx(c)) != 0 ||
-        (rc = chrome_write_lost(c, x)) != 0)
+    if (!rc && c->range_table)
+        rc = export_gnvtx_open(x, &c->gnvtx);
+    if (!rc)
+        rc = export_scan(x, on_record, on_slice, c);
+    export_gnvtx_close(c->gnvtx);
+    c->gnvtx = NULL;
+    if (rc || (rc = chrome_write_nvtx(c)) != 0 || (rc = chrome_write_lost(c, x)) != 0)
         return rc;
     chrome_process_seen(c, chrome_health_pid(c));
     chrome_ev_begin(c);
@@ -552,6 +579,8 @@ static int chrome_session(chrome *c, export_ctx *x)
         PUT_KV_U64(o, ",\"nvtx_markers_as_ranges\":", c->markers_in_ranges);
     if (c->lost_out)
         PUT_KV_U64(o, ",\"lost_marked\":", c->lost_out);
+    if (c->graphs_in_ranges)
+        PUT_KV_U64(o, ",\"graphs_named_by_nvtx\":", c->graphs_in_ranges);
     if (c->group) {
         XOUT_LIT(o, ",\"session\":");
         xout_json_str(o, x->sum.id, strlen(x->sum.id));
@@ -576,7 +605,7 @@ static void chrome_reset(chrome *c)
     if (c->flows)
         memset(c->flows, 0, FLOW_SLOTS * sizeof *c->flows);
     c->written = c->zero_ts = c->overflowed = c->flows_out = c->markers_in_ranges = 0;
-    c->lost_out = 0;
+    c->lost_out = c->graphs_in_ranges = 0;
 }
 
 int export_chrome_metadata(export_ctx *x, xout *o)

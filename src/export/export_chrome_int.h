@@ -62,6 +62,8 @@ typedef struct chrome {
     bool range_table;         /* NVTX ranges drawn from the range table    */
     uint64_t markers_in_ranges;   /* MARKER records drawn only as ranges   */
     uint64_t lost_out;            /* launch-ledger holes marked ("lost: ...") */
+    export_gnvtx *gnvtx;          /* graph launches' NVTX ranges (or NULL) */
+    uint64_t graphs_in_ranges;    /* graph slices named by their range     */
     char devnames[CUPSTORE_DEVICE_MAX][160];
     uint64_t group;           /* --job: this process' group pid, else 0    */
     uint64_t group_sort;      /* its sort index (the rank)                 */

@@ -55,9 +55,47 @@ typedef struct export_ctx {
     bool faulted;               /* a read faulted: the store is damaged   */
     name_cache names;
     cupstore_txn *txn;              /* the slice's read txn during a scan   */
+    uint64_t slice_end;             /* the last ns of the slice being read:
+                                       every chunk keyed at or before it
+                                       was read by its end_slice call      */
     struct export_job *job;         /* --job: the processes (else NULL)     */
     uint64_t group;                 /* --job: this process' group pid       */
 } export_ctx;
+
+/* ---- The NVTX range around a graph launch (export_gnvtx.c) ----------------
+ * For the graph slices' names, "graph 7 (NVTX: forward)": the launch's API
+ * record (same correlation id) gives the thread and the call's start, the
+ * range table the innermost range open there.  Every function takes a NULL
+ * export_gnvtx (a session without ranges) and then does nothing. */
+typedef struct export_gnvtx export_gnvtx;
+
+/* A graph launch's range: its name as stored (raw bytes) and JSON-escaped
+ * (without quotes), and its index into model_ranges.names; name NULL: none. */
+typedef struct export_gnvtx_hit {
+    const char *name, *json;
+    size_t len, json_len;
+    uint32_t idx;
+} export_gnvtx_hit;
+
+/** Set up the lookup for x's session: *out NULL when it has no range table
+ *  (nothing to name).  @return 0, ENOMEM or a store code. */
+int export_gnvtx_open(export_ctx *x, export_gnvtx **out);
+void export_gnvtx_close(export_gnvtx *g);
+/** Note an API record (runtime or driver; others are ignored by the
+ *  caller): kept when it launches a graph.  Call during the scan (x->txn). */
+void export_gnvtx_api(export_gnvtx *g, const cupstore_record *r);
+/** The innermost NVTX range open on the launching thread at the start of
+ *  graph record r's launch call, in *hit (name NULL when none).  *known:
+ *  the launch's API record was seen (false: none yet, or --api none).
+ *  Reads the range table at the first call (x->txn).
+ *  @return 0, ENOMEM or a store code.
+ *  @note hit's strings are valid until export_gnvtx_close. */
+int export_gnvtx_find(export_gnvtx *g, const cupstore_record *r, export_gnvtx_hit *hit,
+                      bool *known);
+/** A small number for the pair (graph id, range name index), 1, 2, ... in
+ *  the order first asked (the perfetto writer's name key); 0 when too many
+ *  pairs were seen (or ENOMEM): then name the slice without its range. */
+uint32_t export_gnvtx_label(export_gnvtx *g, uint32_t graph_id, uint32_t idx);
 
 /* export --job: one export context per process of the job (each with its
  * own env, window summary and names), all on the job's window and base_ns;

@@ -115,6 +115,20 @@ static void flow_id_give(perfetto *f, uint32_t id, uint64_t ts)
     f->nfree++;
 }
 
+/* "graph <id> (NVTX: <range>)" into f->namebuf (the range's raw bytes,
+ * cut to fit; pf_clean_str makes them valid UTF-8); returns its length. */
+static size_t graph_nvtx_name(perfetto *f, const cupstore_record *r, const export_gnvtx_hit *nv)
+{
+    size_t cap = sizeof f->namebuf;
+    int n = snprintf(f->namebuf, cap, "graph %u (NVTX: ", (unsigned)r->aux);
+    size_t len = n > 0 ? (size_t)n : 0, take = nv->len < cap - len - 1 ? nv->len : cap - len - 1;
+    memcpy(f->namebuf + len, nv->name, take);
+    len += take;
+    if (len < cap)
+        f->namebuf[len++] = ')';
+    return len;
+}
+
 static int emit_record(perfetto *f, const cupstore_record *r)
 {
     uint64_t pid, tid;
@@ -165,6 +179,20 @@ static int emit_record(perfetto *f, const cupstore_record *r)
     l->stack[l->depth++] = e;
     l->last_start = s;
 
+    /* a graph launch: the NVTX range around its launch call, if any */
+    export_gnvtx_hit nv = {0};
+    uint32_t label = 0;
+    if (r->kind == CUPSTORE_KIND_GRAPH) {
+        bool known;
+        int rc = export_gnvtx_find(f->gnvtx, r, &nv, &known);
+        if (rc)
+            return rc;
+        if (nv.name)
+            label = export_gnvtx_label(f->gnvtx, r->aux, nv.idx);
+    } else if (is_api(r->kind)) {
+        export_gnvtx_api(f->gnvtx, r);
+    }
+
     /* the BEGIN packet: interned data first (what this sequence lacks) */
     uint64_t key = r->name_id ? r->name_id
                    : is_api(r->kind) && r->cbid ? KEY_CBID + r->cbid
@@ -175,6 +203,8 @@ static int emit_record(perfetto *f, const cupstore_record *r)
                    : r->kind == CUPSTORE_KIND_GRAPH   /* "graph <id>", one slice per launch */
                        ? KEY_GPU + ((uint64_t)r->kind << 32) + r->aux
                        : KEY_KIND + r->kind;
+    if (label)
+        key = KEY_GNVTX + label;
     if (l->nn >= PF_LANE_NAMES_MAX)
         key = KEY_KIND + r->kind; /* a lane with this many names: kinds only */
     bool fresh;
@@ -185,7 +215,8 @@ static int emit_record(perfetto *f, const cupstore_record *r)
     pb *p = &f->p;
     size_t im = SIZE_MAX;
     if (fresh) {
-        size_t n = pf_name_text(f, r, key);
+        size_t n = key >= KEY_GNVTX && key < KEY_GNVTX + (1ull << 40)
+                       ? graph_nvtx_name(f, r, &nv) : pf_name_text(f, r, key);
         im = pf_interned_open(f, im);
         size_t en = pb_open(p, F_ID_NAMES);
         pb_uint(p, F_IID, iid);
@@ -207,6 +238,8 @@ static int emit_record(perfetto *f, const cupstore_record *r)
         pf_intern_da(f, l, DA_TRUNCATED, &im);
     if (r->end_ns < r->start_ns)
         pf_intern_da(f, l, DA_END_MISSING, &im);
+    if (nv.name)
+        pf_intern_da(f, l, DA_NVTX_RANGE, &im);
     if (im != SIZE_MAX)
         pb_close(p, im);
     size_t te = pb_open(p, F_TP_TRACK_EVENT);
@@ -219,6 +252,12 @@ static int emit_record(perfetto *f, const cupstore_record *r)
         pf_annotate_bool(f, DA_TRUNCATED);
     if (r->end_ns < r->start_ns)
         pf_annotate_bool(f, DA_END_MISSING);
+    if (nv.name) {
+        size_t a = pb_open(p, F_TE_ANNOTATIONS);
+        pb_uint(p, F_DA_NAME_IID, DA_NVTX_RANGE);
+        pf_clean_str(f, F_DA_STRING, nv.name, nv.len);
+        pb_close(p, a);
+    }
     /* A driver call made by an open runtime call on the same thread never
      * starts an arrow: CUPTI gives the GPU work the runtime call's
      * correlation id, so its start would dangle (7 bytes each). */
@@ -534,8 +573,12 @@ static int perfetto_session(perfetto *f, export_ctx *x)
             model_ranges_free(m);
         }
     }
+    if (!rc && f->range_table)
+        rc = export_gnvtx_open(x, &f->gnvtx);
     if (!rc)
         rc = export_scan(x, on_record, on_slice, f);
+    export_gnvtx_close(f->gnvtx);
+    f->gnvtx = NULL;
     if (!rc)
         rc = pf_write_nvtx(f);
     if (!rc && (rc = cupstore_txn_begin(x->env, false, &txn)) == 0) {

@@ -20,7 +20,7 @@ static const char *const da_names[DA_MAX] = {
     [DA_BYTES] = "bytes", [DA_TRUNCATED] = "truncated", [DA_END_MISSING] = "end_missing",
     [DA_OPEN] = "open", [DA_DOMAIN] = "domain", [DA_COUNT] = "count",
     [DA_SECONDS] = "seconds", [DA_CORRELATION] = "correlation",
-    [DA_THREAD] = "launching thread",
+    [DA_THREAD] = "launching thread", [DA_NVTX_RANGE] = "nvtx_range",
 };
 
 /* ---- Packets ------------------------------------------------------------- */

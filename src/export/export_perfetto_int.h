@@ -50,10 +50,12 @@ enum { SEQ_INCREMENTAL_STATE_CLEARED = 1 };
 #define KEY_GPU (4ull << 40)        /* + kind << 32 + memcpy aux or memset
                                        memory kind: Kineto's name; + graph
                                        id: "graph <id>"                     */
+#define KEY_GNVTX (5ull << 40)      /* + export_gnvtx_label: "graph <id>
+                                       (NVTX: <range>)"                     */
 
 /* Debug annotation names (iids, fixed) */
 enum { DA_BYTES = 1, DA_TRUNCATED, DA_END_MISSING, DA_OPEN, DA_DOMAIN, DA_COUNT, DA_SECONDS,
-       DA_CORRELATION, DA_THREAD, DA_MAX };
+       DA_CORRELATION, DA_THREAD, DA_NVTX_RANGE, DA_MAX };
 
 #define FLOW_SLOTS (1u << 16)
 #define PF_LANE_NAMES_MAX 65536u     /* interned names per lane before a reset */
@@ -153,6 +155,7 @@ typedef struct perfetto {
     uint64_t written, zero_ts, overflowed, flows_out, markers_in_ranges, nvtx;
     uint64_t lost_out;            /* launch-ledger holes marked ("lost: ...") */
     bool range_table;
+    export_gnvtx *gnvtx;     /* graph launches' NVTX ranges (or NULL)      */
     uint64_t group;          /* --job: the process' group pid, else 0      */
     uint64_t group_sort;
     char group_name[96];

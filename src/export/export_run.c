@@ -70,6 +70,7 @@ int export_scan(export_ctx *x, cupstore_record_fn fn, export_slice_fn end_slice,
             end = x->to_ns;
         if ((rc = cupstore_txn_begin(x->env, false, &x->txn)) != 0)
             return rc;
+        x->slice_end = end;
         rc = cupstore_record_scan(x->txn, t, end, scan_one, &s);
         if (!rc && end_slice)
             rc = end_slice(x, arg);

@@ -6,20 +6,30 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "export_int.h"
 
 /* ---- jsonl ----------------------------------------------------------------- */
 
+/* Graph records whose launch's API record was not read yet: records come
+ * in chunk order, and the API record's chunk is keyed at or before the
+ * call's start, so before the graph record's start: it has been read by
+ * the end of the slice holding that start (export_ctx.slice_end).  Held
+ * until then, at most JSONL_PENDING_MAX (then written as they are). */
+#define JSONL_PENDING_MAX 65536u
+
 struct jsonl {
     export_ctx *x;
     xout *o;
+    export_gnvtx *gnvtx;        /* NULL: no ranges, nothing held          */
+    cupstore_record *pending;
+    size_t npending;
 };
 
-static int jsonl_record(const cupstore_record *r, void *arg)
+static int jsonl_write(struct jsonl *j, const cupstore_record *r, const export_gnvtx_hit *nv)
 {
-    struct jsonl *j = arg;
     xout *o = j->o;
     size_t len, mlen = 0;
     const char *mangled;
@@ -42,7 +52,13 @@ static int jsonl_record(const cupstore_record *r, void *arg)
     } else if (r->kind == CUPSTORE_KIND_GRAPH) {
         /* a graph launch, named as the other exports name it; CUPTI gave
          * no name */
-        xout_printf(o, "\"graph %u\",\"mangled\":null", (unsigned)r->aux);
+        xout_printf(o, "\"graph %u", (unsigned)r->aux);
+        if (nv->name) {   /* and the NVTX range around its launch */
+            xout_puts(o, " (NVTX: ");
+            xout_put(o, nv->json, nv->json_len);
+            xout_putc(o, ')');
+        }
+        xout_puts(o, "\",\"mangled\":null");
     } else {
         xout_puts(o, "null,\"mangled\":null");
     }
@@ -76,12 +92,76 @@ static int jsonl_record(const cupstore_record *r, void *arg)
                     r->grid[2], r->block[0], r->block[1], r->block[2]);
     if (r->kind == CUPSTORE_KIND_MEMSET)
         xout_printf(o, ",\"memory_kind\":%u", CUPSTORE_RF_MEMKIND(r->flags));
-    if (r->kind == CUPSTORE_KIND_GRAPH)
+    if (r->kind == CUPSTORE_KIND_GRAPH) {
         xout_printf(o, ",\"graph_id\":%u", (unsigned)r->aux);
+        if (nv->name) {
+            xout_puts(o, ",\"nvtx_range\":\"");
+            xout_put(o, nv->json, nv->json_len);
+            xout_putc(o, '"');
+        }
+    }
     xout_printf(o, ",\"zero_ts\":%s,\"truncated\":%s}\n",
                 r->flags & CUPSTORE_RF_ZERO_TS ? "true" : "false",
                 r->flags & CUPSTORE_RF_TRUNCATED ? "true" : "false");
     return o->err;
+}
+
+/* A graph record, named by the range around its launch. */
+static int jsonl_graph(struct jsonl *j, const cupstore_record *r)
+{
+    export_gnvtx_hit nv;
+    bool known;
+    int rc = export_gnvtx_find(j->gnvtx, r, &nv, &known);
+    return rc ? rc : jsonl_write(j, r, &nv);
+}
+
+/* Write the held graph records whose launch has been read by now (all of
+ * them when all): in the order they came. */
+static int jsonl_pending(struct jsonl *j, bool all)
+{
+    size_t keep = 0;
+    for (size_t i = 0; i < j->npending; i++) {
+        const cupstore_record *r = &j->pending[i];
+        if (!all && r->start_ns > j->x->slice_end) {
+            j->pending[keep++] = *r;
+            continue;
+        }
+        int rc = jsonl_graph(j, r);
+        if (rc)
+            return rc;
+    }
+    j->npending = keep;
+    return 0;
+}
+
+static int jsonl_record(const cupstore_record *r, void *arg)
+{
+    struct jsonl *j = arg;
+    static const export_gnvtx_hit none;
+    if (!j->gnvtx)
+        return jsonl_write(j, r, &none);
+    if (r->kind == CUPSTORE_KIND_RUNTIME || r->kind == CUPSTORE_KIND_DRIVER)
+        export_gnvtx_api(j->gnvtx, r);
+    if (r->kind != CUPSTORE_KIND_GRAPH || !r->start_ns || (r->flags & CUPSTORE_RF_ZERO_TS))
+        return jsonl_write(j, r, &none);
+    export_gnvtx_hit nv;
+    bool known;
+    int rc = export_gnvtx_find(j->gnvtx, r, &nv, &known);
+    if (rc || known)
+        return rc ? rc : jsonl_write(j, r, &nv);
+    if (!j->pending && !(j->pending = malloc(JSONL_PENDING_MAX * sizeof *j->pending)))
+        return ENOMEM;
+    if (j->npending == JSONL_PENDING_MAX && (rc = jsonl_pending(j, true)) != 0)
+        return rc;
+    j->pending[j->npending++] = *r;
+    return 0;
+}
+
+static int jsonl_slice(export_ctx *x, void *arg)
+{
+    struct jsonl *j = arg;
+    int rc = jsonl_pending(j, x->slice_end >= x->to_ns);
+    return rc ? rc : j->o->err;
 }
 
 /* The first line: what the session ran on (kind "session"), so a jsonl
@@ -118,7 +198,13 @@ int export_jsonl(export_ctx *x, xout *o)
 {
     struct jsonl j = {.x = x, .o = o};
     jsonl_session(x, o);
-    int rc = export_scan(x, jsonl_record, NULL, &j);
+    int rc = export_gnvtx_open(x, &j.gnvtx);
+    if (!rc)
+        rc = export_scan(x, jsonl_record, j.gnvtx ? jsonl_slice : NULL, &j);
+    if (!rc)
+        rc = jsonl_pending(&j, true);   /* (records after the window's end) */
+    free(j.pending);
+    export_gnvtx_close(j.gnvtx);
     return rc ? rc : o->err;
 }
 

@@ -145,7 +145,7 @@ static long sim_api(sim_thread *t, struct CUctx_st *c, unsigned d, unsigned k,
     return 1;
 }
 
-/* The end of this thread's last API call (sim_produce_op). */
+/* The end of this thread's last API or NVTX call (sim_produce_op, sim_produce_marker). */
 static _Thread_local uint64_t sim_api_end;
 
 /* What a framework calls between its launches (CUPTOPSIM_API_MIX per GPU
@@ -451,6 +451,10 @@ bool sim_marker_on(void)
 bool sim_produce_marker(uint32_t flags, uint32_t id, const char *name, const char *domain,
                         uint64_t ts)
 {
+    /* an NVTX call is a call of this thread too: its later API calls
+     * start after it (a launch right after a push is inside the range) */
+    if (ts > sim_api_end)
+        sim_api_end = ts;
     if (!sim_marker_on())
         return false;
     CUpti_ActivityMarker2 r;
