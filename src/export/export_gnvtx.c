@@ -29,7 +29,6 @@
 #include <string.h>
 
 #include "export_int.h"
-#include "model_ranges.h"
 
 #define GN_SLOTS (1u << 16)        /* graph launches remembered           */
 #define GN_NAME_CACHE 256u         /* API name ids: graph launch or not   */
