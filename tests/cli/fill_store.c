@@ -35,6 +35,12 @@
  *                             closed NVTX ranges "step" (ids 1..N, 1 ms each
  *                             from T0): a ranges table of several pages for
  *                             the damaged-page rows of the fault matrix
+ *   fill_store --graph-nvtx DIR  the clean session 20250101T120000-1001 with
+ *                             graph launches (cudaGraphLaunch records, thread
+ *                             77 and 78, correlation 9001..) inside NVTX
+ *                             ranges that nest and one that does not, their
+ *                             graph records in a chunk read before the
+ *                             launches' chunk (see fill_graph_nvtx)
  */
 #include "config.h"
 
@@ -581,8 +587,81 @@ static void fill_shuffled(const char *dir, uint64_t total, uint64_t claimed, uin
     free(recs);
 }
 
+/* --graph-nvtx: ranges on thread 77 (ms after T0 + 5 s): push outer
+ * [0, 100], push inner [10, 20], start/end async [15, 50] (does not nest:
+ * it outlives inner), a mark at 12.  Graph launches (a runtime
+ * cudaGraphLaunch_v10000 record, its graph record 0.5 ms later), by
+ * correlation id:
+ *   9001 thread 77 at 12 -> inner      9002 77 at 16 -> async
+ *   9003 77 at 30 -> async             9004 77 at 60 -> outer
+ *   9005 77 at 200 -> none             9006 thread 78 at 12 -> none
+ *   9007 no launch record -> none
+ * The graph records' chunk holds a kernel at T0 + 4.9 s, so it is keyed
+ * (and read) before the launches' chunk (keyed at their first start): the
+ * jsonl writer sees each graph record before its launch. */
+static void fill_graph_nvtx(const char *dir)
+{
+    static const struct { uint32_t corr, tid, at_us; bool api; } l[] = {
+        {9001, 77, 12000, true}, {9002, 77, 16000, true}, {9003, 77, 30000, true},
+        {9004, 77, 60000, true}, {9005, 77, 200000, true}, {9006, 78, 12000, true},
+        {9007, 77, 14000, false},
+    };
+    static const struct { uint32_t id, name, flags; uint64_t s_us, e_us; } rg[] = {
+        {1, 900002, CUPSTORE_RANGE_START | CUPSTORE_RANGE_END, 0, 100000},
+        {2, 900003, CUPSTORE_RANGE_START | CUPSTORE_RANGE_END, 10000, 20000},
+        {3, 900004, CUPSTORE_RANGE_START | CUPSTORE_RANGE_END, 15000, 50000},
+        {4, 900005, CUPSTORE_RANGE_START | CUPSTORE_RANGE_END | CUPSTORE_RANGE_POINT, 12000,
+         12000},
+    };
+    static const char *const nm[] = {"cudaGraphLaunch_v10000", "outer", "inner", "async", "here"};
+    const uint64_t base = (T0 + 5) * NS;
+    cupstore_record api[8], gr[8];
+    size_t na = 0, ng = 0;
+    cupstore_env *env;
+    cupstore_txn *txn;
+    char path[4096];
+    fill_session(dir, &sessions[0], false);
+    snprintf(path, sizeof path, "%s/%s", dir, sessions[0].id);
+    CK(cupstore_env_open(&env, path, 0, NULL));
+    CK(cupstore_txn_begin(env, true, &txn));
+    for (uint32_t i = 0; i < 5; i++)
+        CK(cupstore_name_put(txn, 900001 + i, nm[i], strlen(nm[i])));
+    for (size_t i = 0; i < sizeof rg / sizeof rg[0]; i++) {
+        cupstore_range r = {.id = 500 + rg[i].id, .name_id = rg[i].name, .pid = 1001, .tid = 77,
+                            .flags = rg[i].flags, .start_ns = base + rg[i].s_us * 1000,
+                            .end_ns = base + rg[i].e_us * 1000};
+        CK(cupstore_range_put(txn, &r));
+    }
+    gr[ng++] = (cupstore_record){.kind = CUPSTORE_KIND_KERNEL, .device = 0, .context = 1,
+                                 .stream = 7, .correlation = 8999, .start_ns = base - NS / 10,
+                                 .end_ns = base - NS / 10 + 1000, .name_id = 3};
+    for (size_t i = 0; i < sizeof l / sizeof l[0]; i++) {
+        uint64_t a = base + (uint64_t)l[i].at_us * 1000;
+        if (l[i].api)
+            api[na++] = (cupstore_record){.kind = CUPSTORE_KIND_RUNTIME,
+                                          .device = CUPSTORE_DEVICE_NONE,
+                                          .correlation = l[i].corr, .start_ns = a,
+                                          .end_ns = a + 5000, .name_id = 900001, .pid = 1001,
+                                          .tid = l[i].tid, .cbid = 311};
+        gr[ng++] = (cupstore_record){.kind = CUPSTORE_KIND_GRAPH, .device = 0, .context = 1,
+                                     .stream = 7 + (uint32_t)i, .correlation = l[i].corr,
+                                     .start_ns = a + 500000,
+                                     .end_ns = a + 800000 + (uint64_t)i * 1000,
+                                     .aux = 1 + (uint32_t)i % 3};
+    }
+    CK(cupstore_chunk_put(txn, gr, ng));
+    CK(cupstore_chunk_put(txn, api, na));
+    CK(cupstore_txn_commit(txn));
+    cupstore_env_close(env);
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "--graph-nvtx") == 0) {
+        CK(cupstore_dir_prepare(argv[2]));
+        fill_graph_nvtx(argv[2]);
+        return 0;
+    }
     if ((argc == 4 || argc == 5) && strcmp(argv[1], "--bench") == 0) {
         CK(cupstore_dir_prepare(argv[2]));
         fill_bench(argv[2], strtoull(argv[3], NULL, 10),
@@ -689,7 +768,7 @@ int main(int argc, char **argv)
     if (argc != 2) {
         fprintf(stderr, "usage: fill_store DIR | --running DIR | --count-only DIR | --invisible DIR "
                         "| --bench DIR N | --shuffled DIR N [CLAIMED] | --late DIR N | --config DIR TEXT "
-                        "[BUFFER_SIZE] | --ranges DIR N\n");
+                        "[BUFFER_SIZE] | --ranges DIR N | --graph-nvtx DIR\n");
         return 2;
     }
     CK(cupstore_dir_prepare(argv[1]));

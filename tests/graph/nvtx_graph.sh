@@ -6,7 +6,9 @@
 # exports name each graph launch "graph <id> (NVTX: <innermost range>)"
 # with args.nvtx_range, and "graph <id>" with no nvtx_range when its launch
 # was in no range.  Without API records (no runtime or driver kind) or
-# without ranges (marker off) every name stays "graph <id>".  Exits 77
+# without ranges (marker off) every name stays "graph <id>".  And a store
+# written by hand (fill_store --graph-nvtx): ranges that do not nest, a
+# launch on another thread, graph records read before their launches.  Exits 77
 # without the simulator.
 SIM_LIB_NAME=nvtxgraph
 . "${top_srcdir:?}/tests/agent/sim_lib.sh"
@@ -93,4 +95,33 @@ check "no API record: names unchanged" "$(names noapi '- - - - - - - - - - - -')
 # no ranges (marker off): names unchanged
 run noranges graph,runtime
 check "no ranges: names unchanged" "$(names noranges '- - - - - - - - - - - -')" ok
+
+# a store written by hand (fill_store --graph-nvtx): ranges that nest and a
+# start/end range that does not, launches on two threads, one graph record
+# without its launch record, and the graph records' chunk read before the
+# launches' (the jsonl writer holds them until their launch is read)
+fs=$tmp/fill
+mkdir -p "$fs"
+"$b/tests/cli/fill_store" --graph-nvtx "$fs/store" || { echo "FAIL fill_store --graph-nvtx"; exit 1; }
+for f in chrome jsonl perfetto; do
+    # shellcheck disable=SC2086
+    "$b/cuptop" export --store "$fs/store" 20250101T120000-1001 $win --format "$f" -o "$fs/x.$f" \
+        2>"$fs/export.err" || { echo "FAIL fill: export $f"; cat "$fs/export.err"; fail=1; }
+done
+python3 "$pf" "$fs/x.perfetto" >"$fs/pf.json" 2>"$fs/pf.err" ||
+    { echo "FAIL fill: pftrace.py"; head -3 "$fs/pf.err"; fail=1; }
+check "fill: innermost range (nested, not nesting, other thread, no launch)" \
+    "$(names fill 'inner async async outer - - -')" ok
+check "fill: jsonl writes a graph record after its launch's record" "$(python3 - "$fs/x.jsonl" <<'PY'
+import json, sys
+seen, bad = set(), 0
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r["kind"] == "runtime":
+        seen.add(r["correlation"])
+    elif r["kind"] == "graph" and r["correlation"] != 9007 and r["correlation"] not in seen:
+        bad += 1
+print(bad)
+PY
+)" 0
 exit $fail
