@@ -739,6 +739,9 @@ typedef struct cupstore_lost {
     uint32_t tid;           /* launching thread                            */
     uint32_t missing[CUPSTORE_LEDGER_KINDS]; /* records missing: kernel, memcpy,
                                memset, graph (an older row: graph 0)   */
+    uint32_t name_id;       /* the launch's kernel name in the names table
+                               (mangled, as kernel records name it); 0:
+                               unknown, not a kernel, or an older row     */
 } cupstore_lost;
 int cupstore_lost_put(cupstore_txn *txn, const cupstore_lost *l);
 typedef int (*cupstore_lost_fn)(const cupstore_lost *l, void *arg);

@@ -19,6 +19,7 @@ static const cupstore_tlv_field lost_fields[] = {
     F(cupstore_lost, 2, U32, 1, stream),
     F(cupstore_lost, 3, U32, 1, tid),
     F(cupstore_lost, 4, U32, CUPSTORE_LEDGER_KINDS, missing),
+    F(cupstore_lost, 5, U32, 1, name_id),
 };
 
 int cupstore_lost_put(cupstore_txn *txn, const cupstore_lost *l)

@@ -603,12 +603,40 @@ void agent_launches_final(agent *a, uint64_t unreturned)
                    "as tail or conflict, a bound), so none is called unrecorded", miss, unreturned);
 }
 
+/* The rows' kernel names as names-table ids: the consumer's own (it has
+ * stopped, so its table is this thread's now), interned where no record
+ * used them (a launch whose every record was lost) and pending until the
+ * rows' transaction commits. */
+static void lost_names(agent *a)
+{
+    agent_launches_state *s = &a->launches;
+    agent_names *nm = &a->consumer.work.names;
+    for (uint32_t i = 0; i < s->nlost; i++) {
+        const char *sym = s->lost_name ? agent_lname(s->lost_name[i]) : NULL;
+        uint32_t id = sym ? agent_names_intern(nm, sym, SIZE_MAX) : 0;
+        if (id)
+            agent_names_touch(nm, id);
+        s->lost[i].name_id = id;
+    }
+}
+
+struct put_lost_arg {
+    agent_launches_state *s;
+    agent_names *names;
+};
+
 static int put_lost(cupstore_txn *txn, void *arg)
 {
-    agent_launches_state *s = arg;
+    struct put_lost_arg *p = arg;
+    const uint32_t *ids;
+    size_t np = agent_names_pending(p->names, &ids);
     int rc = 0;
-    for (uint32_t i = 0; rc == 0 && i < s->nlost; i++)
-        rc = cupstore_lost_put(txn, &s->lost[i]);
+    for (size_t i = 0; i < np && rc == 0; i++) {
+        const agent_name *n = agent_names_get(p->names, ids[i]);
+        rc = cupstore_name_put(txn, ids[i], n->str, n->len);
+    }
+    for (uint32_t i = 0; rc == 0 && i < p->s->nlost; i++)
+        rc = cupstore_lost_put(txn, &p->s->lost[i]);
     return rc;
 }
 
@@ -620,9 +648,15 @@ void agent_launches_put_lost(agent *a)
     /* its own transaction, before the final status's, and only where the
      * disk keeps the room for that one: the rows are the trace's markers,
      * the final status is the verdict */
+    lost_names(a);
+    struct put_lost_arg p = {s, &a->consumer.work.names};
+    const uint32_t *ids;
     uint64_t need = (uint64_t)s->nlost * (sizeof(cupstore_lost) + 16) * 2;
+    for (size_t i = 0, np = agent_names_pending(p.names, &ids); i < np; i++)
+        need += agent_names_get(p.names, ids[i])->len + 64;
     int rc = agent_reserve_room(a, need, AGENT_RESERVE_KEEP)
-                 ? agent_store_put(a, put_lost, s, AGENT_PUT_NOTE_TRIES) : ENOSPC;
+                 ? agent_store_put(a, put_lost, &p, AGENT_PUT_NOTE_TRIES) : ENOSPC;
+    agent_names_batch_end(p.names, rc == 0);
     if (rc) {
         agent_note(a, 1, "launch ledger: the %" PRIu32 " launches with records missing were not "
                    "stored (%s): the report's per-stream holes stand, the trace has no markers",

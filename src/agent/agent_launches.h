@@ -176,8 +176,11 @@ void agent_launches_stop(struct agent *a, bool consumer_stopped, uint64_t unretu
  *  own transaction before the final status's, where the disk has room. */
 void agent_launches_put_lost(struct agent *a);
 /* agent_lnames.c: a launch's kernel name (the launch callback's
- * symbolName), interned by its pointer from any thread.  0: unknown. */
-#define AGENT_LNAME_MAX 1024
+ * symbolName), interned by its pointer from any thread.  0: unknown.
+ * Kept as long as the consumer keeps a kernel record's name
+ * (AGENT_NAME_MAX_LEN), so a lost launch's name is the same names-table
+ * entry as its kernel's records. */
+#define AGENT_LNAME_MAX (4096 + 1)
 uint32_t agent_lname_id(const char *sym);
 /** The text of a name id, NULL when unknown. */
 const char *agent_lname(uint32_t id);

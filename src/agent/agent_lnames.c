@@ -19,7 +19,8 @@
 #include "agent_launches.h"
 
 #define SLOTS 4096u              /* distinct names kept; the rest unknown */
-#define ARENA (1u << 20)         /* their text, at most 1 KiB each        */
+#define ARENA (4u << 20)         /* their text (bss: only what is used
+                                    takes memory), at most 4 KiB each    */
 #define PROBES 32
 
 typedef struct lname_slot {

@@ -322,6 +322,114 @@ static const flow_slot *flow_find(chrome *c, uint32_t corr)
     return NULL;
 }
 
+/* ---- The launch ledger's holes -------------------------------------------
+ * A launch whose records never arrived (the store's `lost` rows, written
+ * with --ledger) is drawn where it belongs (export_lost.c): a "lost: NAME"
+ * slice on its stream's track between the records that ran before and
+ * after it (an instant after the last one when none came after it), and
+ * an instant on the launching thread at its launch, so a gap in the
+ * timeline reads as a loss, not as idle GPU.  NAME: the kernel's name
+ * when the ledger knew it, else the kinds missing. */
+
+static const char *const lost_kinds[CUPSTORE_LEDGER_KINDS] = {"kernel", "memcpy", "memset",
+                                                              "graph"};
+
+static void lost_put_name(chrome *c, const cupstore_lost *l, const char *suffix)
+{
+    xout *o = c->o;
+    size_t len = 0;
+    const char *n = l->name_id ? name_cache_get(&c->x->names, c->lost_txn ? c->lost_txn : c->x->txn,
+                                                l->name_id, &len)
+                               : NULL;
+    XOUT_LIT(o, ",\"name\":\"lost: ");
+    if (n) {
+        xout_put(o, n, len);
+    } else {
+        bool first = true;
+        for (unsigned k = 0; k < CUPSTORE_LEDGER_KINDS; k++)
+            if (l->missing[k]) {
+                if (!first)
+                    xout_putc(o, '+');
+                xout_puts(o, lost_kinds[k]);
+                first = false;
+            }
+    }
+    xout_puts(o, suffix);
+    xout_putc(o, '"');
+}
+
+static void lost_put_args(chrome *c, const cupstore_lost *l)
+{
+    xout *o = c->o;
+    PUT_KV_U64(o, ",\"args\":{\"correlation\":", l->corr);
+    for (unsigned k = 0; k < CUPSTORE_LEDGER_KINDS; k++)
+        if (l->missing[k]) {
+            XOUT_LIT(o, ",\"");
+            xout_puts(o, lost_kinds[k]);
+            XOUT_LIT(o, " records missing\":");
+            xout_u64(o, l->missing[k]);
+        }
+    PUT_KV_U64(o, ",\"device\":", l->device);
+    PUT_KV_U64(o, ",\"stream\":", l->stream);
+    PUT_KV_U64(o, ",\"launching thread\":", l->tid);
+    XOUT_LIT(o, ",\"why\":\"launched, its record never arrived (launch ledger)\"}}");
+}
+
+/* The stream's side: between its neighbours (from < to), or a point. */
+static int chrome_lost_on_stream(const cupstore_lost *l, uint64_t from_ns, uint64_t to_ns, void *arg)
+{
+    chrome *c = arg;
+    xout *o = c->o;
+    unsigned dev = l->device < CUPSTORE_DEVICE_MAX ? l->device : CUPSTORE_DEVICE_MAX;
+    uint64_t pid = DEV_PID + dev, tid = l->stream;
+    if (c->group) {
+        tid = GROUP_GPU_TID(dev) + (tid & GROUP_GPU_MASK);
+        pid = c->group;
+    }
+    track *t = track_get(c, pid, tid, 0);
+    if (!t)
+        return ENOMEM;
+    bool span = to_ns > from_ns;
+    uint64_t lt = span ? track_place(c, t, from_ns, to_ns) : tid;
+    if (lt == UINT64_MAX)
+        return ENOMEM;
+    chrome_ev_begin(c);
+    if (span)
+        XOUT_LIT(o, "\"ph\":\"X\",\"cat\":\"lost\"");
+    else
+        XOUT_LIT(o, "\"ph\":\"i\",\"s\":\"t\",\"cat\":\"lost\"");
+    lost_put_name(c, l, "");
+    PUT_KV_U64(o, ",\"pid\":", pid);
+    PUT_KV_U64(o, ",\"tid\":", lt);
+    chrome_put_ts(c, from_ns);
+    if (span) {
+        XOUT_LIT(o, ",\"dur\":");
+        xout_us(o, to_ns - from_ns);
+    }
+    lost_put_args(c, l);
+    c->lost_out++;
+    return o->err;
+}
+
+/* The launching thread's side, at the launch. */
+static int chrome_lost_on_thread(chrome *c, const cupstore_lost *l)
+{
+    xout *o = c->o;
+    uint64_t pid = (uint64_t)(c->x->sum.pid > 0 ? c->x->sum.pid : 0), tid = l->tid;
+    if (c->group)
+        pid = c->group;
+    if (!track_get(c, pid, tid, 1))
+        return ENOMEM;
+    chrome_ev_begin(c);
+    XOUT_LIT(o, "\"ph\":\"i\",\"s\":\"t\",\"cat\":\"lost\"");
+    lost_put_name(c, l, " (launched here)");
+    PUT_KV_U64(o, ",\"pid\":", pid);
+    PUT_KV_U64(o, ",\"tid\":", tid);
+    chrome_put_ts(c, l->launch_ns);
+    lost_put_args(c, l);
+    return o->err;
+}
+
 static int emit_record(chrome *c, const cupstore_record *r)
 {
     uint64_t pid, tid;
@@ -357,6 +465,12 @@ static int emit_record(chrome *c, const cupstore_record *r)
         if (cls != 1)
             tid = GROUP_GPU_TID(r->device) + (tid & GROUP_GPU_MASK);
         pid = c->group;
+    }
+    if (cls == 0 && c->lost.n) {   /* the stream's lost records before it */
+        int rc = export_lost_before(&c->lost, r->device, r->stream, r->correlation, s, e,
+                                    chrome_lost_on_stream, c);
+        if (rc)
+            return rc;
     }
     track *t = track_get(c, pid, tid, cls);
     if (!t)
@@ -486,55 +600,19 @@ static int on_slice(export_ctx *x, void *arg)
 
 /* One process' events: its health rows, losses and epochs, then its
  * records through the reorder window, then the export's own instant. */
-/* ---- The launch ledger's holes ------------------------------------------- */
-
-/* One launch whose records never arrived (the store's `lost` rows, written
- * with --ledger): an instant "lost: KIND" on its stream's track at its
- * launch time (when it would have run on the GPU is not known) and one on
- * the launching thread, so a gap in the timeline reads as a loss, not as
- * idle GPU. */
-static int on_lost(const cupstore_lost *l, void *arg)
-{
-    static const char *const kn[CUPSTORE_LEDGER_KINDS] = {"kernel", "memcpy", "memset", "graph"};
-    chrome *c = arg;
-    xout *o = c->o;
-    unsigned dev = l->device < CUPSTORE_DEVICE_MAX ? l->device : CUPSTORE_DEVICE_MAX;
-    uint64_t gpid = DEV_PID + dev, gtid = l->stream;
-    uint64_t ppid = (uint64_t)(c->x->sum.pid > 0 ? c->x->sum.pid : 0), ptid = l->tid;
-    if (c->group) {
-        gtid = GROUP_GPU_TID(dev) + (gtid & GROUP_GPU_MASK);
-        gpid = ppid = c->group;
-    }
-    if (!track_get(c, gpid, gtid, 0) || !track_get(c, ppid, ptid, 1))
-        return ENOMEM;
-    for (unsigned k = 0; k < CUPSTORE_LEDGER_KINDS; k++) {
-        if (!l->missing[k])
-            continue;
-        for (int side = 0; side < 2; side++) {
-            chrome_ev_begin(c);
-            xout_printf(o, "\"ph\":\"i\",\"s\":\"t\",\"cat\":\"lost\",\"name\":\"lost: %s%s\","
-                           "\"pid\":%llu,\"tid\":%llu", kn[k], side ? " record (launched here)" : "",
-                        (unsigned long long)(side ? ppid : gpid),
-                        (unsigned long long)(side ? ptid : gtid));
-            chrome_put_ts(c, l->launch_ns);
-            xout_printf(o, ",\"args\":{\"correlation\":%u,\"records missing\":%u,\"stream\":%u,"
-                           "\"launching thread\":%u,\"why\":\"launched, its record never "
-                           "arrived (launch ledger)\"}}",
-                        l->corr, l->missing[k], l->stream, l->tid);
-        }
-        c->lost_out++;
-    }
-    return o->err;
-}
-
+/* After the scan: the rows no record came after, and every row's launch. */
 static int chrome_write_lost(chrome *c, export_ctx *x)
 {
-    cupstore_txn *txn;
-    int rc = cupstore_txn_begin(x->env, false, &txn);
+    if (!c->lost.n)
+        return 0;
+    int rc = cupstore_txn_begin(x->env, false, &c->lost_txn);
     if (rc)
         return rc;
-    rc = cupstore_lost_scan(txn, x->from_ns, x->to_ns, on_lost, c);
-    cupstore_txn_abort(txn);
+    rc = export_lost_rest(&c->lost, chrome_lost_on_stream, c);
+    for (size_t i = 0; rc == 0 && i < c->lost.n; i++)
+        rc = chrome_lost_on_thread(c, &c->lost.v[i]);
+    cupstore_txn_abort(c->lost_txn);
+    c->lost_txn = NULL;
     return rc;
 }
 
@@ -561,6 +639,8 @@ static int chrome_session(chrome *c, export_ctx *x)
     c->range_table = !rc && chrome_has_range_table(x);
     if (!rc && c->range_table)
         rc = export_gnvtx_open(x, &c->gnvtx);
+    if (!rc)
+        rc = export_lost_load(&c->lost, x);
     if (!rc)
         rc = export_scan(x, on_record, on_slice, c);
     export_gnvtx_close(c->gnvtx);
@@ -606,6 +686,7 @@ static void chrome_reset(chrome *c)
         memset(c->flows, 0, FLOW_SLOTS * sizeof *c->flows);
     c->written = c->zero_ts = c->overflowed = c->flows_out = c->markers_in_ranges = 0;
     c->lost_out = c->graphs_in_ranges = 0;
+    export_lost_free(&c->lost);
 }
 
 int export_chrome_metadata(export_ctx *x, xout *o)

@@ -64,6 +64,8 @@ typedef struct chrome {
     uint64_t lost_out;            /* launch-ledger holes marked ("lost: ...") */
     export_gnvtx *gnvtx;          /* graph launches' NVTX ranges (or NULL) */
     uint64_t graphs_in_ranges;    /* graph slices named by their range     */
+    export_lost lost;             /* the window's lost rows (export_lost.c)    */
+    cupstore_txn *lost_txn;       /* names of the rows placed after the scan   */
     char devnames[CUPSTORE_DEVICE_MAX][160];
     uint64_t group;           /* --job: this process' group pid, else 0    */
     uint64_t group_sort;      /* its sort index (the rank)                 */

@@ -113,6 +113,39 @@ typedef struct export_job {
 typedef int (*export_slice_fn)(export_ctx *x, void *arg);
 int export_scan(export_ctx *x, cupstore_record_fn fn, export_slice_fn end_slice, void *arg);
 
+/* ---- Lost records (export_lost.c) -----------------------------------------
+ * The launch ledger's `lost` rows of the window, each placed on its stream
+ * between its neighbours: after the stream's last record with a smaller
+ * correlation id ended (and after its launch), before the first with a
+ * larger one started; rows between the same two records share the gap in
+ * equal parts.  Bounded by the store's rows (CUPSTORE_LOST_MAX a process). */
+typedef struct export_lost_stream {
+    uint32_t device, stream;
+    size_t first, end;              /* its rows: first..end-1               */
+    size_t next;                    /* the first not yet placed             */
+    uint64_t prev_end;              /* end of its last record written       */
+} export_lost_stream;
+
+typedef struct export_lost {
+    cupstore_lost *v;               /* by device, stream, correlation id    */
+    size_t n, cap;
+    export_lost_stream *s;          /* by device, stream                    */
+    size_t ns;
+} export_lost;
+
+/** A row placed: on its stream from from_ns to to_ns (equal when only the
+ *  earliest time is known: no record after it on the stream). */
+typedef int (*export_lost_fn)(const cupstore_lost *l, uint64_t from_ns, uint64_t to_ns, void *arg);
+/** Read the window's rows (none: L->n 0, and every call below is free). */
+int export_lost_load(export_lost *L, export_ctx *x);
+void export_lost_free(export_lost *L);
+/** Before writing a GPU record: fn for each row of its stream that ran
+ *  before it, then the record's end is the stream's last. */
+int export_lost_before(export_lost *L, uint32_t device, uint32_t stream, uint32_t corr,
+                       uint64_t start_ns, uint64_t end_ns, export_lost_fn fn, void *arg);
+/** After the last record: the rows no record came after. */
+int export_lost_rest(export_lost *L, export_lost_fn fn, void *arg);
+
 /* ---- Reorder window (export_sort.c) ----------------------------------------
  * Records in, records out in (start asc, end desc, arrival) order, holding at
  * most EXPORT_SORT_WINDOW records (or EXPORT_SORT_MAX_RUNS runs). */

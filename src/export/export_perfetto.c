@@ -129,6 +129,17 @@ static size_t graph_nvtx_name(perfetto *f, const cupstore_record *r, const expor
     return len;
 }
 
+/* A lost row's place on its stream (export_lost.c), kept until the rows
+ * are drawn after the scan, each stream's in time order. */
+static int pf_lost_placed(const cupstore_lost *l, uint64_t from_ns, uint64_t to_ns, void *arg)
+{
+    perfetto *f = arg;
+    size_t i = (size_t)(l - f->lost.v);
+    f->lost_at[i][0] = from_ns;
+    f->lost_at[i][1] = to_ns;
+    return 0;
+}
+
 static int emit_record(perfetto *f, const cupstore_record *r)
 {
     uint64_t pid, tid;
@@ -144,6 +155,12 @@ static int emit_record(perfetto *f, const cupstore_record *r)
         return 0;
     }
     uint64_t s = r->start_ns, e = r->end_ns >= r->start_ns ? r->end_ns : r->start_ns;
+    if (is_gpu(r->kind) && f->lost.n) {   /* the stream's lost records before it */
+        int rc = export_lost_before(&f->lost, r->device, r->stream, r->correlation, s, e,
+                                    pf_lost_placed, f);
+        if (rc)
+            return rc;
+    }
     if (is_gpu(r->kind)) {
         pid = f->group;
         tid = r->stream;
@@ -457,30 +474,51 @@ static void loss_emit(perfetto *f, unsigned cls, const struct loss_win *w)
     pf_packet_end(f);
 }
 
-/* One launch whose records never arrived (the store's `lost` rows, with
- * --ledger): an instant "lost: KIND" at its launch time on the loss
- * group's track of its stream (rows come in launch order). */
-static int on_lost(const cupstore_lost *l, void *arg)
+/* The name of a lost row: "lost: " and the kernel's name when the ledger
+ * knew it (demangled as its records are), else the kinds missing. */
+static size_t lost_name(perfetto *f, cupstore_txn *txn, const cupstore_lost *l)
 {
     static const char *const kn[CUPSTORE_LEDGER_KINDS] = {"kernel", "memcpy", "memset", "graph"};
-    perfetto *f = arg;
+    char *b = f->namebuf;
+    size_t cap = sizeof f->namebuf, n = (size_t)snprintf(b, cap, "lost: ");
+    const char *raw;
+    size_t rl;
+    if (l->name_id && cupstore_name_get(txn, l->name_id, &raw, &rl) == 0 && rl) {
+        size_t dl = f->x->names.raw ? 0 : export_demangle(raw, rl, b + n, cap - n);
+        if (!dl) {
+            dl = rl < cap - n - 1 ? rl : cap - n - 1;
+            memcpy(b + n, raw, dl);
+        }
+        return n + dl;
+    }
+    for (unsigned k = 0, first = 1; k < CUPSTORE_LEDGER_KINDS; k++)
+        if (l->missing[k]) {
+            n += (size_t)snprintf(b + n, cap - n, "%s%s", first ? "" : "+", kn[k]);
+            first = 0;
+        }
+    return n;
+}
+
+/* One launch whose records never arrived (the store's `lost` rows, with
+ * --ledger): "lost: NAME" on the loss group's track of its stream, a
+ * slice where it ran between its stream's neighbours, or an instant after
+ * the stream's last record when none came after it. */
+static int lost_draw(perfetto *f, cupstore_txn *txn, size_t i)
+{
+    const cupstore_lost *l = &f->lost.v[i];
+    uint64_t from = f->lost_at[i][0], to = f->lost_at[i][1];
     pb *p = &f->p;
-    char name[64] = "lost:";
     uint64_t n = 0;
     for (unsigned k = 0; k < CUPSTORE_LEDGER_KINDS; k++)
-        if (l->missing[k]) {
-            size_t u = strlen(name);
-            snprintf(name + u, sizeof name - u, "%s%s", n ? "+" : " ", kn[k]);
-            n += l->missing[k];
-        }
+        n += l->missing[k];
     loss_group(f);
     uint16_t dev = l->device < CUPSTORE_DEVICE_MAX ? (uint16_t)l->device : CUPSTORE_DEVICE_NONE;
     pf_track *t = pf_track_get(f, f->group, ((uint64_t)dev << 32) | l->stream, CLS_LOST, dev,
                                l->stream);
-    pf_lane *ln = t ? pf_track_place(f, t, l->launch_ns, l->launch_ns) : NULL;
+    pf_lane *ln = t ? pf_track_place(f, t, from, to) : NULL;
     if (!ln)
         return ENOMEM;
-    loss_lane_at(f, ln, l->launch_ns);
+    loss_lane_at(f, ln, from);
     size_t im = SIZE_MAX;
     pf_intern_da(f, ln, DA_COUNT, &im);
     pf_intern_da(f, ln, DA_CORRELATION, &im);
@@ -488,15 +526,60 @@ static int on_lost(const cupstore_lost *l, void *arg)
     if (im != SIZE_MAX)
         pb_close(p, im);
     size_t te = pb_open(p, F_TP_TRACK_EVENT);
-    pb_uint(p, F_TE_TYPE, TYPE_INSTANT);
-    pb_str(p, F_TE_NAME, name);
+    pb_uint(p, F_TE_TYPE, to > from ? TYPE_SLICE_BEGIN : TYPE_INSTANT);
+    pf_clean_str(f, F_TE_NAME, f->namebuf, lost_name(f, txn, l));
     pf_annotate_uint(f, DA_COUNT, n);
     pf_annotate_uint(f, DA_CORRELATION, l->corr);
     pf_annotate_uint(f, DA_THREAD, l->tid);
     pb_close(p, te);
     pf_packet_end(f);
+    if (to > from) {
+        pf_lane_packet(f, ln, to);
+        te = pb_open(p, F_TP_TRACK_EVENT);
+        pb_uint(p, F_TE_TYPE, TYPE_SLICE_END);
+        pb_close(p, te);
+        pf_packet_end(f);
+    }
     f->lost_out++;
     return p->err;
+}
+
+struct lost_ord {
+    size_t row;      /* rows are by device and stream already */
+    uint64_t from;
+};
+
+static int lost_order(const void *pa, const void *pb_)
+{
+    const struct lost_ord *a = pa, *b = pb_;
+    return a->from != b->from ? (a->from < b->from ? -1 : 1) : (a->row > b->row) - (a->row < b->row);
+}
+
+/* After the scan: the rows no record came after placed too, then all
+ * drawn, each stream's in time order. */
+static int lost_write(perfetto *f, export_ctx *x)
+{
+    if (!f->lost.n)
+        return 0;
+    int rc = export_lost_rest(&f->lost, pf_lost_placed, f);
+    struct lost_ord *ord = rc ? NULL : malloc(f->lost.n * sizeof *ord);
+    if (!rc && !ord)
+        rc = ENOMEM;
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < f->lost.n; i++)
+        ord[i] = (struct lost_ord){i, f->lost_at[i][0]};
+    for (size_t g = 0; g < f->lost.ns; g++)   /* each stream's rows by time */
+        qsort(ord + f->lost.s[g].first, f->lost.s[g].end - f->lost.s[g].first, sizeof *ord,
+              lost_order);
+    cupstore_txn *txn;
+    if ((rc = cupstore_txn_begin(x->env, false, &txn)) == 0) {
+        for (size_t i = 0; rc == 0 && i < f->lost.n; i++)
+            rc = lost_draw(f, txn, ord[i].row);
+        cupstore_txn_abort(txn);
+    }
+    free(ord);
+    return rc;
 }
 
 /* The loss windows from a health row: a class with losses this second
@@ -575,16 +658,20 @@ static int perfetto_session(perfetto *f, export_ctx *x)
     }
     if (!rc && f->range_table)
         rc = export_gnvtx_open(x, &f->gnvtx);
+    if (!rc && (rc = export_lost_load(&f->lost, x)) == 0 && f->lost.n &&
+        !(f->lost_at = calloc(f->lost.n, sizeof *f->lost_at)))
+        rc = ENOMEM;
     if (!rc)
         rc = export_scan(x, on_record, on_slice, f);
     export_gnvtx_close(f->gnvtx);
     f->gnvtx = NULL;
     if (!rc)
         rc = pf_write_nvtx(f);
-    if (!rc && (rc = cupstore_txn_begin(x->env, false, &txn)) == 0) {
-        rc = cupstore_lost_scan(txn, x->from_ns, x->to_ns, on_lost, f);
-        cupstore_txn_abort(txn);
-    }
+    if (!rc)
+        rc = lost_write(f, x);
+    free(f->lost_at);
+    f->lost_at = NULL;
+    export_lost_free(&f->lost);
     tracks_close(f);
     return rc ? rc : f->p.err ? f->p.err : f->o->err;
 }

@@ -154,6 +154,8 @@ typedef struct perfetto {
     uint32_t next_flow_id;   /* ids handed out so far (over a --job too)   */
     uint64_t written, zero_ts, overflowed, flows_out, markers_in_ranges, nvtx;
     uint64_t lost_out;            /* launch-ledger holes marked ("lost: ...") */
+    export_lost lost;             /* the window's lost rows (export_lost.c)    */
+    uint64_t (*lost_at)[2];       /* each row's place: from, to (by row)      */
     bool range_table;
     export_gnvtx *gnvtx;     /* graph launches' NVTX ranges (or NULL)      */
     uint64_t group;          /* --job: the process' group pid, else 0      */

@@ -130,12 +130,13 @@ named=$(awk '/^  stream [0-9]* on device 0: / {
              }' "$WORK/silent.report" | sort | uniq -c | tr -s ' ' | sed 's/^ //')
 check "silent: report: names known for every lost kernel launch, per stream" "$named" "4 ok"
 
-# the chrome trace marks every hole: a "lost: KIND" instant on the stream's
-# track at its launch, and one on the launching thread, per stream equal to
-# the ledger's holes
+# the chrome trace marks every hole: a "lost: NAME" slice on the stream's
+# track between the records that ran before and after it (by correlation
+# id: a stream runs its work in launch order), named by the kernel, and an
+# instant on the launching thread, per stream equal to the ledger's holes
 "$CUPTOP" export --store "$st" --format chrome --from start --to end "$id" \
     -o "$WORK/silent.json" >"$WORK/export.out" 2>&1 || fail "silent: export: $(cat "$WORK/export.out")"
-python3 - "$WORK/silent.json" "$WORK/silent.d" >"$WORK/lost.out" 2>&1 <<'PY' && pass "silent: the chrome trace marks every missing record on its stream and thread" || fail "silent: chrome lost markers: $(cat "$WORK/lost.out")"
+python3 - "$WORK/silent.json" "$WORK/silent.d" >"$WORK/lost.out" 2>&1 <<'PY' && pass "silent: the chrome trace draws every missing record on its stream between its neighbours, named, and on its thread" || fail "silent: chrome lost markers: $(cat "$WORK/lost.out")"
 import json, sys
 ev = json.load(open(sys.argv[1]))
 ev = ev["traceEvents"] if isinstance(ev, dict) else ev
@@ -147,20 +148,56 @@ for key, v in dump.items():
         for k in ("kernel", "memcpy", "memset"):
             if int(f[k]):
                 want[(int(f["stream"]), k)] = int(f[k])
-got, thread = {}, 0
+recs = {}   # stream -> [(corr, start, end)] of the records that arrived
+names = set()
+for e in ev:
+    if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"):
+        recs.setdefault(e["args"]["stream"], []).append(
+            (e["args"]["correlation"], e["ts"], e["ts"] + e["dur"]))
+        if e["cat"] == "kernel":
+            names.add(e["name"])
+got, thread, spans, raced = {}, 0, 0, 0
 for e in ev:
     if e.get("cat") != "lost":
         continue
-    k = e["name"].split()[1]
+    a = e["args"]
+    kinds = [k for k in ("kernel", "memcpy", "memset", "graph") if f"{k} records missing" in a]
+    assert len(kinds) == 1, e
+    k = kinds[0]
+    shown = e["name"][len("lost: "):].replace(" (launched here)", "")
+    # the simulator's launches all name their kernel: the name, not the kind
+    assert (shown in names) if k == "kernel" else shown == k, (shown, e)
     if e["name"].endswith("(launched here)"):
         thread += 1
-        assert e["tid"] == e["args"]["launching thread"], e
+        assert e["tid"] == a["launching thread"], e
+        continue
+    assert e["pid"] == 1000000000 and a["stream"] == a["stream"], e
+    got[(a["stream"], k)] = got.get((a["stream"], k), 0) + a[f"{k} records missing"]
+    on = recs.get(a["stream"], [])
+    before = [r for r in on if r[0] < a["correlation"]]
+    after = [r for r in on if r[0] > a["correlation"]]
+    ts = e["ts"]
+    end = ts + e.get("dur", 0)
+    # never over a record of its stream
+    assert all(r[2] <= ts + 0.001 or r[1] >= end - 0.001 for r in on), ("overlaps", e)
+    if not after:
+        assert e["ph"] == "i", ("no record after it: a point", e)
+        continue
+    nxt = min(after)
+    assert end <= nxt[1] + 0.001, ("ends after its next neighbour starts", nxt, e)
+    # the neighbour before it: where two launchers raced for the stream,
+    # the stream ran a later id first (the simulator's threads, as CUDA's
+    # may) and no place is between both neighbours; else it must be
+    prev = max(before) if before else None
+    if prev and prev[2] <= nxt[1]:
+        assert prev[2] <= ts + 0.001, ("starts before its neighbour ends", prev, e)
+        spans += e["ph"] == "X"
     else:
-        assert e["pid"] == 1000000000 and e["tid"] == e["args"]["stream"], e
-        got[(e["tid"], k)] = got.get((e["tid"], k), 0) + e["args"]["records missing"]
+        raced += 1
 assert got == want, (got, want)
 assert thread == sum(1 for e in ev if e.get("cat") == "lost") // 2, thread
-print("ok", sum(want.values()))
+assert spans > raced, ("few lost records drawn between two neighbours", spans, raced)
+print("ok", sum(want.values()), "between neighbours", spans, "raced", raced)
 PY
 
 # the Perfetto trace: one "lost: ..." instant per launch with records
@@ -170,7 +207,7 @@ PY
     -o "$WORK/silent.pftrace" >"$WORK/export.out" 2>&1 || fail "silent: perfetto export: $(cat "$WORK/export.out")"
 python3 "$top_srcdir/tests/perfetto/pftrace.py" "$WORK/silent.pftrace" >"$WORK/silent.pf.json" 2>&1 ||
     fail "silent: pftrace.py: $(tail -3 "$WORK/silent.pf.json")"
-python3 - "$WORK/silent.pf.json" "$WORK/silent.d" >"$WORK/pflost.out" 2>&1 <<'PY' && pass "silent: the Perfetto trace marks every launch with records missing on its stream's loss track" || fail "silent: perfetto lost markers: $(cat "$WORK/pflost.out")"
+python3 - "$WORK/silent.pf.json" "$WORK/silent.d" >"$WORK/pflost.out" 2>&1 <<'PY' && pass "silent: the Perfetto trace draws every launch with records missing on its stream's loss track, between its stream's records" || fail "silent: perfetto lost markers: $(cat "$WORK/pflost.out")"
 import json, sys
 d = json.load(open(sys.argv[1]))
 dump = dict(l.rstrip("\n").split("=", 1) for l in open(sys.argv[2]) if "=" in l)
@@ -180,14 +217,27 @@ for key, v in dump.items():
         f = dict(w.split("=", 1) for w in v.split())
         want[f"lost on stream {f['stream']} (GPU {f['device']})"] = int(f["launches"])
 tracks = {int(k): v for k, v in d["tracks"].items()}
-got = {}
+recs = {}   # (GPU track, stream track) -> [(start, end)]
+for s in d["slices"]:
+    if s["cat"] in ("kernel", "gpu_memcpy", "gpu_memset"):
+        recs.setdefault(tuple(s["path"]), []).append((s["ts"], s["ts"] + s["dur"]))
+got, spans = {}, 0
 for s in d["slices"]:
     if s["name"].startswith("lost: "):
         name = tracks[s["track"]]["name"]
         got[name] = got.get(name, 0) + 1
-        assert s["dur"] == 0 and s["args"]["correlation"] > 0, s
+        assert s["args"]["correlation"] > 0, s
+        stream, gpu = name[len("lost on stream "):].rstrip(")").split(" (GPU ")
+        on = [v for k, v in recs.items() if k[-1] == f"stream {stream}" and k[0].startswith(f"GPU {gpu}")]
+        assert len(on) == 1, (name, list(recs))
+        end = s["ts"] + s["dur"]
+        assert all(e <= s["ts"] or b >= end for b, e in on[0]), ("over a record of its stream", s)
+        if s["dur"]:   # up to the next record of its stream
+            assert any(b == end for b, e in on[0]), ("not up to a record", s)
+            spans += 1
 assert got == want, (got, want)
-print("ok", sum(got.values()))
+assert spans, "no lost record drawn between two records"
+print("ok", sum(got.values()), spans)
 PY
 
 # compare: the ledger's missing records among the launches of each side
