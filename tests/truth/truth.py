@@ -1021,7 +1021,7 @@ def oracle_graph(cs, sess, truth, t, agent, stale):
           agent("graph", None, "records"))
 
 
-def oracle_ledger(cs, dump, t, stale, verdict):
+def oracle_ledger(cs, dump, t, stale, verdict, sid):
     """The launch ledger (--ledger) against the truth: never more
     `unrecorded` than the GPU records the simulator lost silently; exactly
     those when nothing else was lost and no kind switch overlapped a call.
@@ -1077,10 +1077,46 @@ def oracle_ledger(cs, dump, t, stale, verdict):
         # late records come off their stream's hole and the total alike
         cs.eq(f"ledger:holes-add-up:{k}", sum(int(h.get(k, 0)) for h in holes),
               int(led.get(f"{k}.missing", 0)))
+    rows = int(led.get("lost_rows", 0))
+    if rows and num(dump, "records.total") <= 200000:
+        oracle_lost_trace(cs, sid, rows)
     for k in LEDGER_KINDS:
         cs.check(f"ledger:extra-only-of-ambiguous:{k}",
                  int(led.get(f"{k}.extra", 0)) <= int(led.get("ambiguous", 0)),
                  f"extra {led.get(f'{k}.extra')}, ambiguous {led.get('ambiguous')}")
+
+
+def oracle_lost_trace(cs, sid, rows):
+    """The chrome trace draws each `lost` row twice: on its stream (a slice
+    over no record of that stream, or a point after them) and on its
+    launching thread."""
+    out = os.path.join(cs.work, f"lost-{sid}.json")
+    rc, _, er = cs.cuptop("export", "--store", cs.store, sid, "--from", "start", "--to", "end",
+                          "--format", "chrome", "-o", out)
+    try:
+        with open(out, encoding="utf-8", errors="replace") as f:
+            ev = json.load(f)["traceEvents"]
+        os.unlink(out)
+    except (OSError, ValueError, KeyError):
+        cs.check("ledger:trace", False, f"rc {rc} {er[:200]}")
+        return
+    recs, lost = {}, []
+    for e in ev:
+        if e.get("cat") == "lost":
+            lost.append(e)
+        elif e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"):
+            a = e.get("args", {})
+            recs.setdefault((e["pid"], a.get("stream")), []).append((e["ts"], e["ts"] + e["dur"]))
+    thread = [e for e in lost if e["name"].endswith("(launched here)")]
+    stream = [e for e in lost if not e["name"].endswith("(launched here)")]
+    cs.eq("ledger:trace-lost-on-threads==rows", len(thread), rows)
+    cs.eq("ledger:trace-lost-on-streams==rows", len(stream), rows)
+    over = 0
+    for e in stream:
+        b, end = e["ts"], e["ts"] + e.get("dur", 0)
+        on = recs.get((e["pid"], e["args"]["stream"]), [])
+        over += any(s < end - 0.001 and x > b + 0.001 for s, x in on)
+    cs.eq("ledger:trace-lost-over-no-record", over, 0)
 
 
 def oracle_session(cs, sid, truth_path, crashed_end, end=None):
@@ -1275,7 +1311,7 @@ def oracle_session(cs, sid, truth_path, crashed_end, end=None):
             if silent:
                 cs.eq("truth:stored+lost==produced" + silent, got, prod)
         if final and not crashed_end and (c.get("ledger") == "on" or c["control"] == "ledger"):
-            oracle_ledger(cs, dump, t, stale, verdict)
+            oracle_ledger(cs, dump, t, stale, verdict, sid)
         if final and not crashed_end:
             oracle_graph(cs, sess, truth, t, agent, stale)
     else:
