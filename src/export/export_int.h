@@ -139,6 +139,8 @@ typedef int (*export_lost_fn)(const cupstore_lost *l, uint64_t from_ns, uint64_t
 /** Read the window's rows (none: L->n 0, and every call below is free). */
 int export_lost_load(export_lost *L, export_ctx *x);
 void export_lost_free(export_lost *L);
+/** Sort L->v[0..n) (allocated by malloc) and index its streams. */
+int export_lost_index(export_lost *L);
 /** Before writing a GPU record: fn for each row of its stream that ran
  *  before it, then the record's end is the stream's last. */
 int export_lost_before(export_lost *L, uint32_t device, uint32_t stream, uint32_t corr,

@@ -60,8 +60,13 @@ int export_lost_load(export_lost *L, export_ctx *x)
         return rc;
     rc = cupstore_lost_scan(txn, x->from_ns, x->to_ns, on_row, L);
     cupstore_txn_abort(txn);
-    if (rc || !L->n)
-        return rc;
+    return rc ? rc : export_lost_index(L);
+}
+
+int export_lost_index(export_lost *L)
+{
+    if (!L->n)
+        return 0;
     qsort(L->v, L->n, sizeof *L->v, by_stream);
     for (size_t i = 0; i < L->n; i++)
         L->ns += !i || !same_stream(&L->v[i - 1], &L->v[i]);

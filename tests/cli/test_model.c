@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "export.h"
+#include "export_int.h"
 #include "model.h"
 
 static void test_parse_time(void **state)
@@ -250,6 +251,75 @@ static void test_windows(void **state)
     assert_string_equal(line, "");
 }
 
+/* ---- export_lost: where a lost record is drawn ---- */
+struct placed {
+    uint32_t corr[8];
+    uint64_t from[8], to[8];
+    int n;
+};
+
+static int on_placed(const cupstore_lost *l, uint64_t from_ns, uint64_t to_ns, void *arg)
+{
+    struct placed *p = arg;
+    assert_true(p->n < 8);
+    p->corr[p->n] = l->corr;
+    p->from[p->n] = from_ns;
+    p->to[p->n++] = to_ns;
+    return 0;
+}
+
+static void test_lost_between(void **state)
+{
+    (void)state;
+    export_lost L = {0};
+    /* stream 7: ids 5 and 6 lost between 4 and 9; 12 after the last;
+     * stream 3 (another device) id 2 lost before its first record */
+    static const struct { uint32_t dev, stream, corr; uint64_t launch; } rows[] = {
+        {0, 7, 12, 1200}, {0, 7, 6, 600}, {0, 7, 5, 500}, {1, 3, 2, 100},
+    };
+    L.n = L.cap = 4;
+    L.v = calloc(4, sizeof *L.v);
+    assert_non_null(L.v);
+    for (int i = 0; i < 4; i++)
+        L.v[i] = (cupstore_lost){.launch_ns = rows[i].launch, .corr = rows[i].corr,
+                                 .device = rows[i].dev, .stream = rows[i].stream,
+                                 .missing = {1}};
+    assert_int_equal(export_lost_index(&L), 0);
+    assert_int_equal(L.ns, 2);
+    struct placed p = {0};
+    /* a stream with no lost row: nothing, and no state */
+    assert_int_equal(export_lost_before(&L, 0, 8, 7, 700, 800, on_placed, &p), 0);
+    assert_int_equal(p.n, 0);
+    /* id 4 ran 1000..2000: nothing lost before it */
+    assert_int_equal(export_lost_before(&L, 0, 7, 4, 1000, 2000, on_placed, &p), 0);
+    assert_int_equal(p.n, 0);
+    /* id 9 at 3000: 5 and 6 share 2000..3000 in id order */
+    assert_int_equal(export_lost_before(&L, 0, 7, 9, 3000, 3500, on_placed, &p), 0);
+    assert_int_equal(p.n, 2);
+    assert_int_equal(p.corr[0], 5);
+    assert_int_equal(p.from[0], 2000);
+    assert_int_equal(p.to[0], 2500);
+    assert_int_equal(p.corr[1], 6);
+    assert_int_equal(p.from[1], 2500);
+    assert_int_equal(p.to[1], 3000);
+    /* device 1 stream 3: id 2 before id 3 at 400, no record before: from
+     * its launch (100) */
+    assert_int_equal(export_lost_before(&L, 1, 3, 3, 400, 450, on_placed, &p), 0);
+    assert_int_equal(p.n, 3);
+    assert_int_equal(p.from[2], 100);
+    assert_int_equal(p.to[2], 400);
+    /* the rest: 12 after stream 7's last record (3500), a point */
+    assert_int_equal(export_lost_rest(&L, on_placed, &p), 0);
+    assert_int_equal(p.n, 4);
+    assert_int_equal(p.corr[3], 12);
+    assert_int_equal(p.from[3], 3500);
+    assert_int_equal(p.to[3], 3500);
+    /* all placed: nothing twice */
+    assert_int_equal(export_lost_rest(&L, on_placed, &p), 0);
+    assert_int_equal(p.n, 4);
+    export_lost_free(&L);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -257,6 +327,7 @@ int main(void)
         cmocka_unit_test(test_sanitize), cmocka_unit_test(test_escape_invisible),
         cmocka_unit_test(test_json_escape), cmocka_unit_test(test_xout),
         cmocka_unit_test(test_names), cmocka_unit_test(test_windows),
+        cmocka_unit_test(test_lost_between),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
