@@ -73,6 +73,14 @@ static inline size_t pb_varint_at(uint8_t *d, uint64_t v)
     return n;
 }
 
+/* A varint field at d (room for 20 bytes; a constant field's tag folds to
+ * its bytes); returns the end.  For packets built in place. */
+static inline uint8_t *pb_uint_at(uint8_t *d, uint32_t field, uint64_t v)
+{
+    d += pb_varint_at(d, ((uint64_t)field << 3) | PB_VARINT);
+    return d + pb_varint_at(d, v);
+}
+
 static inline void pb_varint(pb *p, uint64_t v)
 {
     if (pb_reserve(p, 10))

@@ -140,6 +140,20 @@ static int pf_lost_placed(const cupstore_lost *l, uint64_t from_ns, uint64_t to_
     return 0;
 }
 
+/* A DebugAnnotation of a TrackEvent at q (at most 16 bytes): name iid da,
+ * value v in field vf (F_DA_UINT, or F_DA_BOOL with 1), as
+ * pf_annotate_uint/pf_annotate_bool write it. */
+static uint8_t *te_annotation(uint8_t *q, unsigned da, uint32_t vf, uint64_t v)
+{
+    uint8_t *b = q;
+    *q++ = (uint8_t)(F_TE_ANNOTATIONS << 3 | PB_LEN);
+    q++;
+    q = pb_uint_at(q, F_DA_NAME_IID, da);
+    q = pb_uint_at(q, vf, v);
+    b[1] = (uint8_t)(q - b - 2);
+    return q;
+}
+
 static int emit_record(perfetto *f, const cupstore_record *r)
 {
     uint64_t pid, tid;
@@ -228,6 +242,63 @@ static int emit_record(perfetto *f, const cupstore_record *r)
     uint32_t iid = pf_lane_iid(l, key, &fresh);
     if (!iid)
         return ENOMEM;
+    bool bytes = r->kind == CUPSTORE_KIND_MEMCPY || r->kind == CUPSTORE_KIND_MEMSET;
+    bool trunc = r->flags & CUPSTORE_RF_TRUNCATED, no_end = r->end_ns < r->start_ns;
+
+    /* The TrackEvent first, raw (te_len < 64: one-byte lengths). */
+    uint8_t te[64], *q = te;
+    q = pb_uint_at(q, F_TE_TYPE, TYPE_SLICE_BEGIN);
+    q = pb_uint_at(q, F_TE_NAME_IID, iid);
+    q = pb_uint_at(q, F_TE_CATEGORY_IIDS, r->kind + 1u);
+    if (bytes)
+        q = te_annotation(q, DA_BYTES, F_DA_UINT, r->bytes);
+    if (trunc)
+        q = te_annotation(q, DA_TRUNCATED, F_DA_BOOL, 1);
+    if (no_end)
+        q = te_annotation(q, DA_END_MISSING, F_DA_BOOL, 1);
+    /* A driver call made by an open runtime call on the same thread never
+     * starts an arrow: CUPTI gives the GPU work the runtime call's
+     * correlation id, so its start would dangle (7 bytes each). */
+    bool nested_driver = r->kind == CUPSTORE_KIND_DRIVER && l->rt_end > s && l->depth > 1;
+    if (r->kind == CUPSTORE_KIND_RUNTIME)
+        l->rt_end = e;
+    if (r->correlation && is_api(r->kind) && !nested_driver) {
+        pf_flow *fl = flow_set(f, r->correlation);
+        *fl = (pf_flow){.corr = r->correlation, .used = true, .id = flow_id_take(f, s), .ts = s};
+        q = pb_uint_at(q, F_TE_FLOW_OLD, fl->id);
+    } else if (r->correlation && is_gpu(r->kind)) {
+        pf_flow *fl = flow_find(f, r->correlation);
+        if (fl && fl->ts <= s) {
+            q = pb_uint_at(q, F_TE_TERM_FLOW_OLD, fl->id);
+            fl->used = false; /* one arrow: launch -> its first GPU record */
+            /* at the launch's own start, trace processor may take the
+             * end before the start (no arrow, the id stays open): keep it */
+            if (fl->ts < s)
+                flow_id_give(f, fl->id, s);
+            f->flows_out++;
+        }
+    }
+    size_t te_len = (size_t)(q - te);
+
+    /* Nearly every BEGIN interns nothing: built in place, one write. */
+    if (!fresh && (l->cats & (1u << r->kind)) && (!bytes || (l->das & (1u << DA_BYTES))) &&
+        !trunc && !no_end && !nv.name) {
+        uint8_t *b = pf_small_at(f), *w = b + 2;
+        w = pb_uint_at(w, F_TP_TIMESTAMP, s - l->last_ts);
+        w = pb_uint_at(w, F_TP_SEQ_ID, l->seq);
+        *w++ = (uint8_t)(F_TP_TRACK_EVENT << 3 | PB_LEN);
+        *w++ = (uint8_t)te_len;
+        memcpy(w, te, te_len);
+        w += te_len;
+        b[0] = (uint8_t)(F_TRACE_PACKET << 3 | PB_LEN);
+        b[1] = (uint8_t)(w - b - 2);   /* < 128: at most 83 bytes */
+        l->last_ts = s;
+        pf_small_put(f, b, (size_t)(w - b));
+        f->written++;
+        return 0;
+    }
+
+    /* the BEGIN packet: interned data first (what this sequence lacks) */
     pf_lane_packet(f, l, s);
     pb *p = &f->p;
     size_t im = SIZE_MAX;
@@ -248,56 +319,30 @@ static int emit_record(perfetto *f, const cupstore_record *r)
         pb_str(p, F_INAME, export_kineto_cat(r->kind));
         pb_close(p, ec);
     }
-    bool bytes = r->kind == CUPSTORE_KIND_MEMCPY || r->kind == CUPSTORE_KIND_MEMSET;
     if (bytes)
         pf_intern_da(f, l, DA_BYTES, &im);
-    if (r->flags & CUPSTORE_RF_TRUNCATED)
+    if (trunc)
         pf_intern_da(f, l, DA_TRUNCATED, &im);
-    if (r->end_ns < r->start_ns)
+    if (no_end)
         pf_intern_da(f, l, DA_END_MISSING, &im);
     if (nv.name)
         pf_intern_da(f, l, DA_NVTX_RANGE, &im);
     if (im != SIZE_MAX)
         pb_close(p, im);
-    size_t te = pb_open(p, F_TP_TRACK_EVENT);
-    pb_uint(p, F_TE_TYPE, TYPE_SLICE_BEGIN);
-    pb_uint(p, F_TE_NAME_IID, iid);
-    pb_uint(p, F_TE_CATEGORY_IIDS, r->kind + 1u);
-    if (bytes)
-        pf_annotate_uint(f, DA_BYTES, r->bytes);
-    if (r->flags & CUPSTORE_RF_TRUNCATED)
-        pf_annotate_bool(f, DA_TRUNCATED);
-    if (r->end_ns < r->start_ns)
-        pf_annotate_bool(f, DA_END_MISSING);
-    if (nv.name) {
+    if (nv.name) {   /* the range's name: any length, so not raw */
+        size_t m = pb_open(p, F_TP_TRACK_EVENT);
+        if (pb_reserve(p, te_len) == 0) {
+            memcpy(p->b + p->len, te, te_len);
+            p->len += te_len;
+        }
         size_t a = pb_open(p, F_TE_ANNOTATIONS);
         pb_uint(p, F_DA_NAME_IID, DA_NVTX_RANGE);
         pf_clean_str(f, F_DA_STRING, nv.name, nv.len);
         pb_close(p, a);
+        pb_close(p, m);
+    } else {
+        pb_bytes(p, F_TP_TRACK_EVENT, te, te_len);
     }
-    /* A driver call made by an open runtime call on the same thread never
-     * starts an arrow: CUPTI gives the GPU work the runtime call's
-     * correlation id, so its start would dangle (7 bytes each). */
-    bool nested_driver = r->kind == CUPSTORE_KIND_DRIVER && l->rt_end > s && l->depth > 1;
-    if (r->kind == CUPSTORE_KIND_RUNTIME)
-        l->rt_end = e;
-    if (r->correlation && is_api(r->kind) && !nested_driver) {
-        pf_flow *fl = flow_set(f, r->correlation);
-        *fl = (pf_flow){.corr = r->correlation, .used = true, .id = flow_id_take(f, s), .ts = s};
-        pb_uint(p, F_TE_FLOW_OLD, fl->id);
-    } else if (r->correlation && is_gpu(r->kind)) {
-        pf_flow *fl = flow_find(f, r->correlation);
-        if (fl && fl->ts <= s) {
-            pb_uint(p, F_TE_TERM_FLOW_OLD, fl->id);
-            fl->used = false; /* one arrow: launch -> its first GPU record */
-            /* at the launch's own start, trace processor may take the
-             * end before the start (no arrow, the id stays open): keep it */
-            if (fl->ts < s)
-                flow_id_give(f, fl->id, s);
-            f->flows_out++;
-        }
-    }
-    pb_close(p, te);
     pf_packet_end(f);
     f->written++;
     return p->err;

@@ -334,10 +334,10 @@ void pf_lane_pop(perfetto *f, pf_lane *l, uint64_t ts)
 {
     while (l->depth && l->stack[l->depth - 1] <= ts) {
         /* An END is half of all packets and always the same but for the
-         * time and the sequence: framed in place, written with one put
-         * (pb_open/pb_close and a second put were a fifth of the export). */
+         * time and the sequence: built in place in the chunk (pb_open/
+         * pb_close and a second put were a fifth of the export). */
         uint64_t e = l->stack[--l->depth];
-        uint8_t b[32], *q = b + 2;
+        uint8_t *b = pf_small_at(f), *q = b + 2;
         *q++ = (uint8_t)(F_TP_TIMESTAMP << 3 | PB_VARINT);
         q += pb_varint_at(q, e - l->last_ts);
         *q++ = (uint8_t)(F_TP_SEQ_ID << 3 | PB_VARINT);
@@ -349,7 +349,7 @@ void pf_lane_pop(perfetto *f, pf_lane *l, uint64_t ts)
         b[0] = (uint8_t)(F_TRACE_PACKET << 3 | PB_LEN);
         b[1] = (uint8_t)(q - b - 2);   /* < 128: at most 26 bytes */
         l->last_ts = e;
-        pf_put(f, b, (size_t)(q - b), NULL, 0);
+        pf_small_put(f, b, (size_t)(q - b));
     }
 }
 

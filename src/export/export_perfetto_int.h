@@ -115,6 +115,9 @@ typedef struct pf_proc {
 
 /* The packets' way out (export_perfetto_out.c): deflated chunks, or the
  * output itself when zc is NULL (--uncompressed). */
+#define PF_CHUNK (384u * 1024u)   /* packets per compressed_packets        */
+#define PF_SMALL 96u              /* the most a packet written in place
+                                     (pf_small_at) takes, framed          */
 typedef struct pf_out {
     xout *o;
     struct libdeflate_compressor *zc;   /* NULL: packets as they are      */
@@ -132,6 +135,7 @@ typedef struct pf_out {
     unsigned job_buf;        /* the chunk handed over, job_len bytes (0:  */
     size_t job_len;          /* none: the worker is idle)                 */
     xout wo;                 /* *o, moved, while the worker writes        */
+    uint8_t small[PF_SMALL]; /* a small packet's place when uncompressed  */
 } pf_out;
 
 typedef struct perfetto {
@@ -190,6 +194,30 @@ void pf_annotate_bool(perfetto *f, unsigned da);
 
 int pf_out_init(perfetto *f, xout *o, bool deflate);
 void pf_put(perfetto *f, const void *a, size_t na, const void *b, size_t nb);
+void pf_small_spill(perfetto *f, const uint8_t *d, size_t n);
+
+/* Where the next small packet (at most PF_SMALL bytes, framed) is built in
+ * place: the end of the chunk being filled (each chunk buffer has PF_SMALL
+ * bytes of slack past PF_CHUNK), or pf_out.small when uncompressed.  The
+ * packet is then given to pf_small_put; no other write in between.  The
+ * END and the common BEGIN packets (nearly all of them) go this way: no
+ * packet buffer, no copy. */
+static inline uint8_t *pf_small_at(perfetto *f)
+{
+    pf_out *u = &f->out;
+    return u->zc ? u->buf[u->cur] + u->len : u->small;
+}
+
+/* The n bytes built at d = pf_small_at(f) are a packet: keep them. */
+static inline void pf_small_put(perfetto *f, uint8_t *d, size_t n)
+{
+    pf_out *u = &f->out;
+    if (__builtin_expect(u->zc && u->len + n <= PF_CHUNK, 1)) {
+        u->len += n;
+        return;
+    }
+    pf_small_spill(f, d, n);   /* past the chunk's end, or uncompressed */
+}
 int pf_out_finish(perfetto *f);
 void pf_out_free(perfetto *f);
 

@@ -46,7 +46,6 @@
 #include "export_int.h"
 #include "export_perfetto_int.h"
 
-#define PF_CHUNK (384u * 1024u)   /* packets per compressed_packets        */
 #define PF_ZLEVEL 1               /* the fastest level: 5x smaller here    */
 
 /* Deflate n bytes of packets into one compressed_packets packet on w. */
@@ -97,8 +96,8 @@ int pf_out_init(perfetto *f, xout *o, bool deflate)
     if (!deflate)
         return 0;
     u->zc = libdeflate_alloc_compressor(PF_ZLEVEL);
-    u->buf[0] = malloc(PF_CHUNK);
-    u->buf[1] = malloc(PF_CHUNK);
+    u->buf[0] = malloc(PF_CHUNK + PF_SMALL);   /* slack: pf_small_at */
+    u->buf[1] = malloc(PF_CHUNK + PF_SMALL);
     if (!u->zc || !u->buf[0] || !u->buf[1])
         return ENOMEM;
     u->zcap = libdeflate_zlib_compress_bound(u->zc, PF_CHUNK);
@@ -174,6 +173,16 @@ void pf_put(perfetto *f, const void *a, size_t na, const void *b, size_t nb)
     xout_put(w, a, na);
     if (nb)
         xout_put(w, b, nb);
+}
+
+/* A small packet built at d (pf_small_at) that does not fit the chunk
+ * being filled (it went into the slack), or any when uncompressed: a copy
+ * goes through pf_put, which starts the next chunk. */
+void pf_small_spill(perfetto *f, const uint8_t *d, size_t n)
+{
+    uint8_t tmp[PF_SMALL];
+    memcpy(tmp, d, n);
+    pf_put(f, tmp, n, NULL, 0);
 }
 
 /* End the worker: the chunks handed over are written, wo goes back to *o. */
