@@ -178,6 +178,8 @@ typedef struct export_sort {
     uint32_t nspare;
     uint32_t merge[EXPORT_SORT_MAX_RUNS]; /* min-heap of runs by head record */
     uint32_t nmerge;
+    uint32_t rival;           /* the root's earlier child, when rival_ok   */
+    bool rival_ok;
     size_t held;              /* records in runs                           */
     uint64_t run_seq;
 } export_sort;
