@@ -245,8 +245,23 @@ static int emit_record(perfetto *f, const cupstore_record *r)
     bool bytes = r->kind == CUPSTORE_KIND_MEMCPY || r->kind == CUPSTORE_KIND_MEMSET;
     bool trunc = r->flags & CUPSTORE_RF_TRUNCATED, no_end = r->end_ns < r->start_ns;
 
-    /* The TrackEvent first, raw (te_len < 64: one-byte lengths). */
-    uint8_t te[64], *q = te;
+    /* Nearly every BEGIN interns nothing: then it is built in place in the
+     * chunk (its TrackEvent too), one write.  Else the TrackEvent is built
+     * in te_buf and goes after the interned data. */
+    bool in_place = !fresh && (l->cats & (1u << r->kind)) &&
+                    (!bytes || (l->das & (1u << DA_BYTES))) && !trunc && !no_end &&
+                    !nv.name;
+    uint8_t te_buf[64], *b = NULL, *q = te_buf;
+    if (in_place) {
+        b = pf_small_at(f);
+        q = pb_uint_at(b + 2, F_TP_TIMESTAMP, s - l->last_ts);
+        q = pb_uint_at(q, F_TP_SEQ_ID, l->seq);
+        *q++ = (uint8_t)(F_TP_TRACK_EVENT << 3 | PB_LEN);
+        q++;   /* its length, below */
+    }
+
+    /* The TrackEvent (at most 48 bytes: one-byte lengths). */
+    uint8_t *te = q;
     q = pb_uint_at(q, F_TE_TYPE, TYPE_SLICE_BEGIN);
     q = pb_uint_at(q, F_TE_NAME_IID, iid);
     q = pb_uint_at(q, F_TE_CATEGORY_IIDS, r->kind + 1u);
@@ -279,21 +294,12 @@ static int emit_record(perfetto *f, const cupstore_record *r)
         }
     }
     size_t te_len = (size_t)(q - te);
-
-    /* Nearly every BEGIN interns nothing: built in place, one write. */
-    if (!fresh && (l->cats & (1u << r->kind)) && (!bytes || (l->das & (1u << DA_BYTES))) &&
-        !trunc && !no_end && !nv.name) {
-        uint8_t *b = pf_small_at(f), *w = b + 2;
-        w = pb_uint_at(w, F_TP_TIMESTAMP, s - l->last_ts);
-        w = pb_uint_at(w, F_TP_SEQ_ID, l->seq);
-        *w++ = (uint8_t)(F_TP_TRACK_EVENT << 3 | PB_LEN);
-        *w++ = (uint8_t)te_len;
-        memcpy(w, te, te_len);
-        w += te_len;
+    if (in_place) {
+        te[-1] = (uint8_t)te_len;
         b[0] = (uint8_t)(F_TRACE_PACKET << 3 | PB_LEN);
-        b[1] = (uint8_t)(w - b - 2);   /* < 128: at most 83 bytes */
+        b[1] = (uint8_t)(q - b - 2);   /* < 128: at most 69 bytes */
         l->last_ts = s;
-        pf_small_put(f, b, (size_t)(w - b));
+        pf_small_put(f, b, (size_t)(q - b));
         f->written++;
         return 0;
     }

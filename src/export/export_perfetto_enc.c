@@ -213,13 +213,9 @@ uint64_t pf_health_uuid(perfetto *f)
 
 /* ---- Tracks and lanes ---------------------------------------------------------- */
 
-static size_t track_hash(uint64_t pid, uint64_t tid, uint8_t cls, size_t cap)
-{
-    return (size_t)((pid * 0x9e3779b97f4a7c15ull) ^ (tid * 0xc2b2ae3d27d4eb4full) ^ cls) &
-           (cap - 1);
-}
-
-pf_track *pf_track_get(perfetto *f, uint64_t pid, uint64_t tid, uint8_t cls,
+/* pf_track_get's other way: the table grown when half full, then the
+ * track found or added. */
+pf_track *pf_track_new(perfetto *f, uint64_t pid, uint64_t tid, uint8_t cls,
                        uint16_t device, uint64_t shown)
 {
     if ((f->ntracks + 1) * 2 > f->cap) {
@@ -230,7 +226,7 @@ pf_track *pf_track_get(perfetto *f, uint64_t pid, uint64_t tid, uint8_t cls,
         for (size_t i = 0; i < f->cap; i++) {
             if (!f->tracks[i].used)
                 continue;
-            size_t j = track_hash(f->tracks[i].pid, f->tracks[i].tid, f->tracks[i].cls, ncap);
+            size_t j = pf_track_hash(f->tracks[i].pid, f->tracks[i].tid, f->tracks[i].cls, ncap);
             while (nt[j].used)
                 j = (j + 1) & (ncap - 1);
             nt[j] = f->tracks[i];
@@ -239,7 +235,7 @@ pf_track *pf_track_get(perfetto *f, uint64_t pid, uint64_t tid, uint8_t cls,
         f->tracks = nt;
         f->cap = ncap;
     }
-    size_t i = track_hash(pid, tid, cls, f->cap);
+    size_t i = pf_track_hash(pid, tid, cls, f->cap);
     while (f->tracks[i].used &&
            (f->tracks[i].pid != pid || f->tracks[i].tid != tid || f->tracks[i].cls != cls))
         i = (i + 1) & (f->cap - 1);
@@ -353,9 +349,9 @@ void pf_lane_pop(perfetto *f, pf_lane *l, uint64_t ts)
     }
 }
 
-/* The iid of a name key on l's sequence; *fresh: first use (the caller
- * interns it in this packet). */
-uint32_t pf_lane_iid(pf_lane *l, uint64_t key, bool *fresh)
+/* pf_lane_iid's other way: the map grown when half full, then the key
+ * found or given the next iid. */
+uint32_t pf_lane_iid_new(pf_lane *l, uint64_t key, bool *fresh)
 {
     *fresh = false;
     if ((l->nn + 1) * 2 > l->ncap) {
@@ -366,7 +362,7 @@ uint32_t pf_lane_iid(pf_lane *l, uint64_t key, bool *fresh)
         for (size_t i = 0; i < l->ncap; i++) {
             if (!l->names[i].key)
                 continue;
-            size_t j = (size_t)(l->names[i].key * 0x9e3779b97f4a7c15ull >> 20) & (ncap - 1);
+            size_t j = pf_iid_hash(l->names[i].key, ncap);
             while (ne[j].key)
                 j = (j + 1) & (ncap - 1);
             ne[j] = l->names[i];
@@ -375,7 +371,7 @@ uint32_t pf_lane_iid(pf_lane *l, uint64_t key, bool *fresh)
         l->names = ne;
         l->ncap = ncap;
     }
-    size_t i = (size_t)(key * 0x9e3779b97f4a7c15ull >> 20) & (l->ncap - 1);
+    size_t i = pf_iid_hash(key, l->ncap);
     while (l->names[i].key && l->names[i].key != key)
         i = (i + 1) & (l->ncap - 1);
     if (!l->names[i].key) {

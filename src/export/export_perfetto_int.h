@@ -178,12 +178,55 @@ void pf_describe(perfetto *f, uint64_t uuid, uint64_t parent, const char *name, 
                  int64_t tid, bool thread, bool process, bool counter, int64_t order);
 uint64_t pf_health_uuid(perfetto *f);
 void pf_sequence_start(perfetto *f, pf_lane *l, uint64_t ts, bool default_track);
-uint32_t pf_lane_iid(pf_lane *l, uint64_t key, bool *fresh);
+uint32_t pf_lane_iid_new(pf_lane *l, uint64_t key, bool *fresh);
+
+static inline size_t pf_iid_hash(uint64_t key, size_t cap)
+{
+    return (size_t)(key * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
+}
+
+/* The iid of a name key on l's sequence (0: no memory); *fresh: first use
+ * (the caller interns it in this packet).  A known key is found in line. */
+static inline uint32_t pf_lane_iid(pf_lane *l, uint64_t key, bool *fresh)
+{
+    if ((l->nn + 1) * 2 <= l->ncap) {
+        for (size_t i = pf_iid_hash(key, l->ncap); l->names[i].key; i = (i + 1) & (l->ncap - 1))
+            if (l->names[i].key == key) {
+                *fresh = false;
+                return l->names[i].iid;
+            }
+    }
+    return pf_lane_iid_new(l, key, fresh);
+}
 void pf_lane_packet(perfetto *f, pf_lane *l, uint64_t ts);
 void pf_lane_pop(perfetto *f, pf_lane *l, uint64_t ts);
 size_t pf_name_text(perfetto *f, const cupstore_record *r, uint64_t key);
-pf_track *pf_track_get(perfetto *f, uint64_t pid, uint64_t tid, uint8_t cls,
-                         uint16_t device, uint64_t shown);
+pf_track *pf_track_new(perfetto *f, uint64_t pid, uint64_t tid, uint8_t cls,
+                       uint16_t device, uint64_t shown);
+
+static inline size_t pf_track_hash(uint64_t pid, uint64_t tid, uint8_t cls, size_t cap)
+{
+    return (size_t)((pid * 0x9e3779b97f4a7c15ull) ^ (tid * 0xc2b2ae3d27d4eb4full) ^ cls) &
+           (cap - 1);
+}
+
+/* The track of (pid, tid, cls), added when new (NULL: no memory).  A track
+ * already there is found in line; pf_track_new grows the table (before a
+ * lookup, as it always did: the tracks' order, that of their last ENDs,
+ * does not change) and adds. */
+static inline pf_track *pf_track_get(perfetto *f, uint64_t pid, uint64_t tid, uint8_t cls,
+                                     uint16_t device, uint64_t shown)
+{
+    if ((f->ntracks + 1) * 2 <= f->cap) {
+        size_t i = pf_track_hash(pid, tid, cls, f->cap);
+        for (pf_track *t = &f->tracks[i]; t->used; t = &f->tracks[i]) {
+            if (t->pid == pid && t->tid == tid && t->cls == cls)
+                return t;
+            i = (i + 1) & (f->cap - 1);
+        }
+    }
+    return pf_track_new(f, pid, tid, cls, device, shown);
+}
 pf_lane *pf_track_place(perfetto *f, pf_track *t, uint64_t s, uint64_t e);
 size_t pf_interned_open(perfetto *f, size_t mark);
 void pf_intern_da(perfetto *f, pf_lane *l, unsigned da, size_t *mark);
