@@ -499,6 +499,29 @@ int cupstore_chunk_put(cupstore_txn *txn, const cupstore_record *recs, size_t n)
 typedef int (*cupstore_record_fn)(const cupstore_record *r, void *arg);
 int cupstore_record_scan(cupstore_txn *txn, uint64_t from_ns, uint64_t to_ns,
                          cupstore_record_fn fn, void *arg);
+/** A window scan's memory from one cupstore_record_scan_memo call to the
+ *  next: the last record time of each chunk it read whole.  A chunk's
+ *  records are not sorted, so a scan starts max_span (the longest chunk of
+ *  the session) before its window and decodes every chunk from there; a
+ *  reader that scans second by second (an export: one short read
+ *  transaction per second) decoded each chunk once per second of max_span.
+ *  With the memo, a chunk already read whose records all lie before the
+ *  window is skipped undecoded.  The records given to fn are the same as
+ *  cupstore_record_scan's.  Made for ascending windows of one session (any
+ *  order stays correct, only slower); chunk keys are never reused, so the
+ *  memo stays right across transactions while a writer appends.  Memory:
+ *  one 24-byte entry per chunk within max_span of the latest window.
+ *  Not thread-safe: one memo per reader.
+ *  @param[out] out  the new memo (caller frees with cupstore_scan_memo_free)
+ *  @return 0 or ENOMEM */
+typedef struct cupstore_scan_memo cupstore_scan_memo;
+int cupstore_scan_memo_new(cupstore_scan_memo **out);
+void cupstore_scan_memo_free(cupstore_scan_memo *m);
+/** cupstore_record_scan with a memo (NULL: none), which it reads and
+ *  adds to (a memo that cannot grow stops adding: the same records, only
+ *  slower).  @return as cupstore_record_scan. */
+int cupstore_record_scan_memo(cupstore_txn *txn, uint64_t from_ns, uint64_t to_ns,
+                              cupstore_scan_memo *m, cupstore_record_fn fn, void *arg);
 /** Totals without decoding: chunks, records, encoded bytes. */
 int cupstore_record_stats(cupstore_txn *txn, uint64_t *chunks, uint64_t *records,
                           uint64_t *bytes);

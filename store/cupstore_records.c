@@ -95,8 +95,71 @@ int cupstore_chunk_put(cupstore_txn *txn, const cupstore_record *recs, size_t n)
     return stats_put(txn, &st);
 }
 
+/* One chunk read whole by a memo'd scan: its key and the last record time
+ * in it (start_ns, or the chunk's key for a record without one). */
+typedef struct memo_ent {
+    uint64_t key_ns;
+    uint32_t seq;
+    uint64_t last;
+} memo_ent;
+
+/* Entries sorted by (key_ns, seq), the walk's order. */
+struct cupstore_scan_memo {
+    memo_ent *v;
+    size_t n, cap;
+};
+
+int cupstore_scan_memo_new(cupstore_scan_memo **out)
+{
+    if (!out)
+        return CUPSTORE_EINVAL;
+    *out = calloc(1, sizeof **out);
+    return *out ? 0 : ENOMEM;
+}
+
+void cupstore_scan_memo_free(cupstore_scan_memo *m)
+{
+    if (m)
+        free(m->v);
+    free(m);
+}
+
+/* Forget the chunks keyed before from (a later scan starting at from or
+ * after never walks them). */
+static void memo_prune(cupstore_scan_memo *m, uint64_t from)
+{
+    size_t k = 0;
+    while (k < m->n && m->v[k].key_ns < from)
+        k++;
+    if (k) {
+        memmove(m->v, m->v + k, (m->n - k) * sizeof *m->v);
+        m->n -= k;
+    }
+}
+
+/* Remember chunk (key_ns, seq) at index i (its place in the order). */
+static int memo_insert(cupstore_scan_memo *m, size_t i, uint64_t key_ns, uint32_t seq,
+                       uint64_t last)
+{
+    if (m->n == m->cap) {
+        size_t ncap = m->cap ? m->cap * 2 : 64;
+        memo_ent *nv = realloc(m->v, ncap * sizeof *nv);
+        if (!nv)
+            return ENOMEM;
+        m->v = nv;
+        m->cap = ncap;
+    }
+    memmove(m->v + i + 1, m->v + i, (m->n - i) * sizeof *m->v);
+    m->v[i] = (memo_ent){.key_ns = key_ns, .seq = seq, .last = last};
+    m->n++;
+    return 0;
+}
+
 struct scan {
     uint64_t from, to, key;
+    uint64_t last;              /* latest record time of the chunk read    */
+    cupstore_scan_memo *memo;   /* NULL: none                              */
+    size_t at;                  /* memo: the first entry not before key    */
     cupstore_record_fn fn;
     void *arg;
     cupstore_buf scratch;
@@ -106,6 +169,8 @@ static int scan_record(const cupstore_record *r, void *arg)
 {
     struct scan *s = arg;
     uint64_t t = r->start_ns ? r->start_ns : s->key;
+    if (t > s->last)
+        s->last = t;
     if (t < s->from || t > s->to)
         return 0;
     return s->fn(r, s->arg);
@@ -121,13 +186,31 @@ static int scan_chunk(const MDB_val *k, const MDB_val *v, void *arg, bool *done)
         *done = true;
         return 0;
     }
-    return cupstore_chunk_decode_buf(v->mv_data, v->mv_size, &s->scratch, scan_record, s);
+    cupstore_scan_memo *m = s->memo;
+    uint32_t seq = cupstore_be32_get((const uint8_t *)k->mv_data + 8);
+    if (m) {
+        while (s->at < m->n && (m->v[s->at].key_ns < s->key ||
+                                (m->v[s->at].key_ns == s->key && m->v[s->at].seq < seq)))
+            s->at++;
+        if (s->at < m->n && m->v[s->at].key_ns == s->key && m->v[s->at].seq == seq) {
+            if (m->v[s->at].last < s->from)
+                return 0; /* read before: nothing at or after the window */
+            m = NULL;     /* known: read it, no new entry */
+        }
+    }
+    s->last = 0;
+    int rc = cupstore_chunk_decode_buf(v->mv_data, v->mv_size, &s->scratch, scan_record, s);
+    /* only a chunk read whole is remembered (fn may stop the scan); a
+     * memo that cannot grow forgets it: the same records, only slower */
+    if (rc == 0 && m)
+        (void)memo_insert(m, s->at, s->key, seq, s->last);
+    return rc;
 }
 
-int cupstore_record_scan(cupstore_txn *txn, uint64_t from_ns, uint64_t to_ns,
-                         cupstore_record_fn fn, void *arg)
+int cupstore_record_scan_memo(cupstore_txn *txn, uint64_t from_ns, uint64_t to_ns,
+                              cupstore_scan_memo *m, cupstore_record_fn fn, void *arg)
 {
-    struct scan s = {.from = from_ns, .to = to_ns, .fn = fn, .arg = arg};
+    struct scan s = {.from = from_ns, .to = to_ns, .memo = m, .fn = fn, .arg = arg};
     chunkstats st;
     uint8_t key[CHUNK_KEY] = {0};
     if (!txn || !fn)
@@ -137,10 +220,19 @@ int cupstore_record_scan(cupstore_txn *txn, uint64_t from_ns, uint64_t to_ns,
     int rc = stats_get(txn, &st);
     if (rc)
         return rc;
-    cupstore_be64_put(key, from_ns > st.span ? from_ns - st.span : 0);
+    uint64_t first = from_ns > st.span ? from_ns - st.span : 0;
+    if (m)
+        memo_prune(m, first);
+    cupstore_be64_put(key, first);
     rc = cupstore_walk(txn, CUPSTORE_DB_CHUNKS, key, CHUNK_KEY, scan_chunk, &s);
     cupstore_buf_free(&s.scratch);
     return rc;
+}
+
+int cupstore_record_scan(cupstore_txn *txn, uint64_t from_ns, uint64_t to_ns,
+                         cupstore_record_fn fn, void *arg)
+{
+    return cupstore_record_scan_memo(txn, from_ns, to_ns, NULL, fn, arg);
 }
 
 /* cupstore_record_scan_after: each chunk's sequence number and count (one

@@ -63,30 +63,38 @@ int export_scan(export_ctx *x, cupstore_record_fn fn, export_slice_fn end_slice,
 {
     struct scan_arg s = {.x = x, .fn = fn, .arg = arg};
     uint64_t t = x->from_ns;
-    int rc = 0;
-    while (t <= x->to_ns) {
+    cupstore_scan_memo *memo;
+    int rc = cupstore_scan_memo_new(&memo);
+    if (rc)
+        return rc;
+    /* one short read transaction per second; the memo keeps each second
+     * from decoding again the chunks that ended before it (a session with
+     * a chunk spanning N seconds decoded every chunk about N times) */
+    while (!rc && t <= x->to_ns) {
         uint64_t end = (t / NS + 1) * NS - 1;
         if (end > x->to_ns)
             end = x->to_ns;
         if ((rc = cupstore_txn_begin(x->env, false, &x->txn)) != 0)
-            return rc;
+            break;
         x->slice_end = end;
-        rc = cupstore_record_scan(x->txn, t, end, scan_one, &s);
+        rc = cupstore_record_scan_memo(x->txn, t, end, memo, scan_one, &s);
         if (!rc && end_slice)
             rc = end_slice(x, arg);
         cupstore_txn_abort(x->txn);
         x->txn = NULL;
         if (rc)
-            return rc;
+            break;
         if (x->progress && x->progress(x->done, x->total_hint, x->progress_arg)) {
             x->cancelled = true;
-            return ECANCELED;
+            rc = ECANCELED;
+            break;
         }
         if (end == UINT64_MAX)
             break;
         t = end + 1;
     }
-    return 0;
+    cupstore_scan_memo_free(memo);
+    return rc;
 }
 
 /* ---- Window checks ---------------------------------------------------------- */

@@ -559,14 +559,16 @@ static int cmp_rec(const void *a, const void *b)
     return memcmp(a, b, sizeof(cupstore_record));
 }
 
-static void check_window(cupstore_env *env, const cupstore_record *all, const uint64_t *keys,
-                         size_t n, uint64_t from, uint64_t to)
+/* The window's records from a scan (with memo m, or none) equal brute
+ * force's. */
+static void check_window_memo(cupstore_env *env, const cupstore_record *all, const uint64_t *keys,
+                              size_t n, uint64_t from, uint64_t to, cupstore_scan_memo *m)
 {
     st_collect got = {0};
     cupstore_record *want = malloc((n + 1) * sizeof *want);
     size_t nw = 0;
     cupstore_txn *txn = rbegin(env);
-    assert_int_equal(cupstore_record_scan(txn, from, to, st_collect_fn, &got), 0);
+    assert_int_equal(cupstore_record_scan_memo(txn, from, to, m, st_collect_fn, &got), 0);
     cupstore_txn_abort(txn);
     for (size_t i = 0; i < n; i++) {
         uint64_t t = all[i].start_ns ? all[i].start_ns : keys[i];
@@ -582,6 +584,14 @@ static void check_window(cupstore_env *env, const cupstore_record *all, const ui
     free(want);
     free(got.v);
 }
+
+static void check_window(cupstore_env *env, const cupstore_record *all, const uint64_t *keys,
+                         size_t n, uint64_t from, uint64_t to)
+{
+    check_window_memo(env, all, keys, n, from, to, NULL);
+}
+
+static int stop_rec(const cupstore_record *r, void *arg);
 
 static void test_record_windows(void **state)
 {
@@ -633,6 +643,28 @@ static void test_record_windows(void **state)
         check_window(env, all, keys, N, a, b);
     }
     check_window(env, all, keys, N, 5, 4); /* empty window */
+
+    /* A memo across ascending windows (an export's seconds, here 250 us,
+     * each in a transaction of its own): the same records as without */
+    cupstore_scan_memo *m;
+    assert_int_equal(cupstore_scan_memo_new(&m), 0);
+    for (uint64_t a = t0 - 250000; a < t0 + 45000000; a += 250000)
+        check_window_memo(env, all, keys, N, a, a + 249999, m);
+    /* windows that go back, repeat or jump: still the same records */
+    check_window_memo(env, all, keys, N, t0 + 3000000, t0 + 3100000, m);
+    check_window_memo(env, all, keys, N, t0 + 3000000, t0 + 3100000, m);
+    check_window_memo(env, all, keys, N, 0, UINT64_MAX, m);
+    check_window_memo(env, all, keys, N, t0 + 20000000, t0 + 20000001, m);
+    cupstore_scan_memo_free(m);
+    /* a scan stopped inside a chunk does not remember it */
+    assert_int_equal(cupstore_scan_memo_new(&m), 0);
+    int stopped = 0;
+    txn = rbegin(env);
+    assert_int_equal(cupstore_record_scan_memo(txn, t0, t0 + 1000000, m, stop_rec, &stopped), 7);
+    cupstore_txn_abort(txn);
+    check_window_memo(env, all, keys, N, t0 + 1000, t0 + 2000000, m);
+    cupstore_scan_memo_free(m);
+    cupstore_scan_memo_free(NULL);
     cupstore_env_close(env);
     free(all);
     free(keys);
