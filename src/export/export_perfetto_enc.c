@@ -325,8 +325,8 @@ void pf_lane_packet(perfetto *f, pf_lane *l, uint64_t ts)
     l->last_ts = ts;
 }
 
-/* End the open slices of l that end at or before ts (all: UINT64_MAX). */
-void pf_lane_pop(perfetto *f, pf_lane *l, uint64_t ts)
+/* pf_lane_pop's work: the ENDs, once there is one to write. */
+void pf_lane_pop_ends(perfetto *f, pf_lane *l, uint64_t ts)
 {
     while (l->depth && l->stack[l->depth - 1] <= ts) {
         /* An END is half of all packets and always the same but for the

@@ -199,7 +199,7 @@ static inline uint32_t pf_lane_iid(pf_lane *l, uint64_t key, bool *fresh)
     return pf_lane_iid_new(l, key, fresh);
 }
 void pf_lane_packet(perfetto *f, pf_lane *l, uint64_t ts);
-void pf_lane_pop(perfetto *f, pf_lane *l, uint64_t ts);
+void pf_lane_pop_ends(perfetto *f, pf_lane *l, uint64_t ts);
 size_t pf_name_text(perfetto *f, const cupstore_record *r, uint64_t key);
 pf_track *pf_track_new(perfetto *f, uint64_t pid, uint64_t tid, uint8_t cls,
                        uint16_t device, uint64_t shown);
@@ -232,6 +232,14 @@ size_t pf_interned_open(perfetto *f, size_t mark);
 void pf_intern_da(perfetto *f, pf_lane *l, unsigned da, size_t *mark);
 void pf_annotate_uint(perfetto *f, unsigned da, uint64_t v);
 void pf_annotate_bool(perfetto *f, unsigned da);
+
+/* End the open slices of l that end at or before ts (all: UINT64_MAX);
+ * nothing to end (a third of the calls) is decided in line. */
+static inline void pf_lane_pop(perfetto *f, pf_lane *l, uint64_t ts)
+{
+    if (l->depth && l->stack[l->depth - 1] <= ts)
+        pf_lane_pop_ends(f, l, ts);
+}
 
 /* ---- Output (export_perfetto_out.c) ---- */
 

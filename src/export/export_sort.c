@@ -115,8 +115,12 @@ static struct export_skey *sort_block(export_sort *c)
         if (s && !(in[i].flags & CUPSTORE_RF_ZERO_TS))
             key = (w < 64 ? (s - lo) << w : 0) | (dmax - (in[i].end_ns - s));
         k[i] = (struct export_skey){.key = key, .idx = i};
-        for (unsigned b = 0; b < passes; b++)
-            hist[b][(key >> (SORT_DIGIT * b)) & dmask]++;
+    }
+    for (unsigned b = 0; b < passes; b++) { /* a digit at a time: a tight loop */
+        uint32_t *h = hist[b];
+        unsigned sh = SORT_DIGIT * b;
+        for (uint32_t i = 0; i < n; i++)
+            h[(k[i].key >> sh) & dmask]++;
     }
     for (unsigned b = 0; b < passes; b++) {
         uint32_t *h = hist[b], sum = 0;
