@@ -184,11 +184,31 @@ static inline size_t cupstore_varint_put(uint8_t *p, uint64_t v)
     return n;
 }
 
-/* Read a varint from [*pp, end); false on truncation or overlong input. */
+/* Read a varint from [*pp, end); false on truncation or overlong input.
+ * Values of one to three bytes with three bytes left (nearly all of a
+ * chunk's) take the straight path; the loop gives the same results. */
 static inline bool cupstore_varint_get(const uint8_t **pp, const uint8_t *end, uint64_t *out)
 {
     const uint8_t *p = *pp;
     uint64_t v = 0;
+    if (__builtin_expect(end - p >= 3, 1)) {
+        uint64_t b0 = p[0], b1 = p[1], b2 = p[2];
+        if (b0 < 0x80) {
+            *pp = p + 1;
+            *out = b0;
+            return true;
+        }
+        if (b1 < 0x80) {
+            *pp = p + 2;
+            *out = (b0 & 0x7f) | b1 << 7;
+            return true;
+        }
+        if (b2 < 0x80) {
+            *pp = p + 3;
+            *out = (b0 & 0x7f) | (b1 & 0x7f) << 7 | b2 << 14;
+            return true;
+        }
+    }
     for (unsigned shift = 0; shift < 64; shift += 7) {
         if (p >= end)
             return false;

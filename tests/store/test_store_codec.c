@@ -260,6 +260,40 @@ static void test_chunk_malformed(void **state)
 }
 
 /* CRC-32C: the standard check value, and chaining. */
+/* cupstore_varint_get: every length 1..10 with 0..12 bytes of room after
+ * it (the straight path needs three), truncation and overlong input. */
+static void test_varint_get(void **state)
+{
+    (void)state;
+    uint8_t buf[32];
+    for (unsigned len = 1; len <= 10; len++) {
+        uint64_t v = len == 10 ? UINT64_MAX - 5 : (1ull << (7 * (len - 1))) + 3 * len;
+        for (unsigned room = 0; room <= 12; room++) {
+            memset(buf, 0xff, sizeof buf);
+            size_t n = cupstore_varint_put(buf, v);
+            assert_int_equal(n, len);
+            const uint8_t *p = buf;
+            uint64_t got = 0;
+            assert_true(cupstore_varint_get(&p, buf + n + room, &got));
+            assert_true(got == v);
+            assert_ptr_equal(p, buf + n);
+            p = buf; /* cut short by one byte */
+            assert_false(cupstore_varint_get(&p, buf + n - 1, &got));
+            assert_ptr_equal(p, buf);
+        }
+    }
+    /* the tenth byte holds bit 63 alone; an eleventh is never read */
+    static const uint8_t over[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 0, 0};
+    static const uint8_t longer[] = {0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x81, 0};
+    const uint8_t *p = over;
+    uint64_t got;
+    assert_false(cupstore_varint_get(&p, over + sizeof over, &got));
+    p = longer;
+    assert_false(cupstore_varint_get(&p, longer + sizeof longer, &got));
+    p = over; /* nothing to read */
+    assert_false(cupstore_varint_get(&p, over, &got));
+}
+
 static void test_crc32c(void **state)
 {
     (void)state;
@@ -449,6 +483,7 @@ int main(void)
         cmocka_unit_test(test_chunk_extremes),
         cmocka_unit_test(test_chunk_realistic_compact),
         cmocka_unit_test(test_chunk_malformed),
+        cmocka_unit_test(test_varint_get),
         cmocka_unit_test(test_crc32c),
         cmocka_unit_test(test_chunk_v1),
         cmocka_unit_test(test_chunk_stop),
