@@ -6,6 +6,10 @@
  * BE u32 sequence.  Records inside a chunk are not sorted, so a window
  * scan starts max_span before the window, where max_span is the largest
  * (max start - min start) of any chunk, kept in the chunk statistics row.
+ * A reader scanning window after window (the export, second by second)
+ * passes a cupstore_scan_memo: the chunks it read whole and their last
+ * record time, so that a chunk with nothing left ahead is not decoded
+ * again for every later window within max_span.
  */
 #include "config.h"
 
