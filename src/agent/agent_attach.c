@@ -241,7 +241,7 @@ int agent_attach(agent *a, bool late, char *why, size_t len)
 }
 
 /* Why this detach may not tear CUPTI down (NULL: it may). */
-static const char *fin_refusal(agent *a)
+const char *agent_detach_refusal(agent *a)
 {
     if (a->cfg.detach_keep)
         return "--on-detach keep";
@@ -316,7 +316,7 @@ void agent_detach_cupti(agent *a)
         detach_count_taken(a);
     if (a->cfg.flush_period_ms && a->cupti.ActivityFlushPeriod)
         (void)a->cupti.ActivityFlushPeriod(0);
-    const char *keep = fin_refusal(a);
+    const char *keep = agent_detach_refusal(a);
     a->attach.fin_armable = keep == NULL;
     if (a->attach.subscriber && a->cupti.EnableDomain)
         (void)a->cupti.EnableDomain(0, a->attach.subscriber, CUPTI_CB_DOMAIN_RESOURCE);
@@ -330,7 +330,7 @@ void agent_detach_cupti(agent *a)
     atomic_store(&a->attach.on, false);   /* late CONTEXT records: ignored */
     atomic_store(&a->attach.pre_contexts, 0);
     pthread_mutex_unlock(&a->ctx_lock);
-    if (keep)
+    if (keep && !a->attach.quiet)
         agent_note(a, 0,
                    "detached from CUPTI in %.1f ms: kinds disabled, buffers flushed%s%s; not "
                    "released: CUPTI stays initialised, not torn down (%s): CUDA calls may stay "
@@ -341,7 +341,7 @@ void agent_detach_cupti(agent *a)
                    was_subscribed ? ", unsubscribed (the subscriber slot is free for another tool)"
                                   : "",
                    keep);
-    else
+    else if (!a->attach.quiet)
         agent_note(a, 0,
                    "detached from CUPTI in %.1f ms: kinds disabled, buffers flushed%s; CUPTI is "
                    "torn down (cuptiFinalize) at the exit of the next CUDA call, which frees "
@@ -434,7 +434,8 @@ void agent_finalize_settle(agent *a, bool cancel)
         a->attach.callbacks = false;
         a->attach.attrs_set = false;
         a->attach.finalizes++;
-        agent_note(a, 0, "CUPTI torn down (cuptiFinalize) %.1f ms after the detach, at the exit "
+        if (!a->attach.quiet)
+            agent_note(a, 0, "CUPTI torn down (cuptiFinalize) %.1f ms after the detach, at the exit "
                          "of the next CUDA call: CUDA runs as without CUPTI; the next attach "
                          "starts it again", ms);
     } else {

@@ -60,6 +60,8 @@ typedef struct agent_attach_state {
     uint32_t started_at_fin;          /* finalizes when CUPTI last started */
     uint64_t ns, cost_ns;             /* the latest attach                */
     bool late;                        /* ... came after the start         */
+    _Atomic bool quiet;               /* periodic windows: the detach's and
+                                         teardown's routine notes said once */
     _Atomic uint32_t pre_contexts;    /* contexts dumped at that attach   */
 } agent_attach_state;
 
@@ -83,6 +85,8 @@ int agent_attach(struct agent *a, bool late, char *why, size_t len);
  *  kinds, forced flush, last drop query, flush period off, unsubscribe.
  *  Notes what could not be released.  Health thread or stop path. */
 void agent_detach_cupti(struct agent *a);
+/** Why a detach now could not tear CUPTI down (NULL: it could). */
+const char *agent_detach_refusal(struct agent *a);
 /** After a detach and the drain of what it flushed (drained: complete):
  *  arm the teardown (cuptiFinalize at the next runtime/driver API exit)
  *  where allowed, else unsubscribe.  Health thread. */

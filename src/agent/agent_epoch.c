@@ -98,9 +98,13 @@ void agent_epoch_refresh(agent *a)
     a->epoch.pre_written = pre;
     agent_epoch_fill(a, &e);
     (void)agent_store_put(a, put_epoch, &e, AGENT_PUT_TRIES);
-    agent_note(a, 1, "epoch %u: %u context(s) existed before CUPTI was attached; CUPTI gives "
-               "no handle for them, so their drops are reported under device none, not per "
-               "device", a->epoch.id, pre);
+    /* periodic windows attach at every window: the epochs say it, the
+     * note is said once (the first window's) */
+    if (pre && !a->attach.quiet)
+        agent_note(a, 1, "epoch %u: %u context(s) existed before CUPTI was attached; CUPTI "
+                   "gives no handle for them, so their drops are reported under device none, "
+                   "not per device%s", a->epoch.id, pre,
+                   a->cfg.capture == AGENT_CAPTURE_EVERY ? " (so in every periodic window)" : "");
 }
 
 void agent_epoch_contexts_written(agent *a, uint32_t n)

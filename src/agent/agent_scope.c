@@ -172,6 +172,50 @@ void agent_scope_window(agent *a, bool open, uint64_t sched_ns, uint32_t period_
     pthread_mutex_unlock(&a->scope.lock);
 }
 
+#define REST_MARGIN_NS 50000000ull   /* the drain ends this long before the next open */
+/* A teardown and the attach after it cost tens of ms (the attach alone
+ * 24-32 ms on an H100) and the detach's forced flush waits for a slow
+ * consumer: below this gap, kinds off is the cheaper rest and never
+ * delays the next window. */
+#define REST_MIN_GAP_NS 2000000000ull
+
+void agent_scope_window_rest(agent *a, uint64_t next_open_ns)
+{
+    pthread_mutex_lock(&a->scope.lock);
+    bool rest = a->cfg.capture == AGENT_CAPTURE_EVERY && !a->scope.in_range && !a->scope.done;
+    pthread_mutex_unlock(&a->scope.lock);
+    uint64_t now = agent_real_ns();
+    if (!rest || !agent_attached(a) || atomic_load(&a->state) != AGENT_RUNNING ||
+        next_open_ns < now + REST_MIN_GAP_NS)
+        return;
+    /* --devices: a context that exists before an attach has no handle, so
+     * its device kinds could not be enabled again at the next window */
+    const char *keep = a->cfg.devices ? "--devices: contexts met again at an attach have no handle"
+                                      : agent_detach_refusal(a);
+    if (keep) {
+        /* kinds off, CUPTI initialised: CUDA calls may stay slower
+         * between windows (up to ~20 % on the H200) */
+        if (!a->attach.quiet)
+            agent_note(a, 1, "periodic windows: CUPTI stays attached between windows (%s): "
+                       "kinds off only, CUDA calls may stay slower there", keep);
+        a->attach.quiet = true;
+        return;
+    }
+    /* the window thread alone opens windows: none opens meanwhile */
+    agent_detach_cupti(a);
+    now = agent_real_ns();
+    uint64_t ms = a->cfg.stop_timeout_ms ? a->cfg.stop_timeout_ms : 2000;
+    uint64_t left = next_open_ns > now + REST_MARGIN_NS ? (next_open_ns - now - REST_MARGIN_NS) / 1000000 : 0;
+    bool drained = left && agent_drain(a, (uint32_t)(left < ms ? left : ms), true) == 0;
+    if (atomic_load(&a->state) == AGENT_RUNNING)   /* the stop disarms one it raced */
+        agent_detach_release(a, drained);
+    if (!a->attach.quiet)
+        agent_note(a, 0, "periodic windows: after each window CUPTI is detached and torn down "
+                   "as a detach does (CUDA runs as without CUPTI), and attached again at the "
+                   "next; these notes are said once");
+    a->attach.quiet = true;
+}
+
 /* The schedule changes under range_lock: a window open closes (unscheduled:
  * sched_ns 0), and from none every kind goes off until the first window.
  * @return -1 for a capture range of another mode. */
@@ -295,7 +339,7 @@ void agent_scope_poll(agent *a)
         if (!ev.window_ms)
             agent_note(a, 0, "capture range %s (epoch %u)", ev.kinds ? "entered" : "left",
                        agent_epoch_id(a));
-        else if (ev.attach)
+        else if (ev.attach && !a->attach.quiet)
             agent_note(a, 0, "periodic window: CUPTI attached at the first window in %.1f ms "
                        "(epoch %u)", (double)agent_attach_cost_ns(a) / 1e6, agent_epoch_id(a));
     }

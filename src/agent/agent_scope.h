@@ -81,6 +81,15 @@ void agent_scope_nvtx(struct agent *a, bool start);
  *  longer in force (a control request replaced it meanwhile). */
 void agent_scope_window(struct agent *a, bool open, uint64_t sched_ns, uint32_t period_ms,
                         uint32_t window_ms);
+/** The window thread, after it closed a window: detach from CUPTI and
+ *  tear it down as a detach does, where CUPTI allows it, so CUDA runs as
+ *  without CUPTI until the next window attaches again; where it does not
+ *  (agent_detach_refusal, --devices) or the next window opens within 2 s,
+ *  the kinds stay off and CUPTI attached.  The
+ *  teardown waits for what the detach flushed to be stored, at most until
+ *  shortly before next_open_ns (CLOCK_REALTIME): the next window opens on
+ *  time, and a detach not drained by then only unsubscribes. */
+void agent_scope_window_rest(struct agent *a, uint64_t next_open_ns);
 /** A control request's schedule (health thread): every period_ms for
  *  window_ms, or none (period_ms 0: collect whenever kinds are on).  A
  *  window open now closes (an epoch of its own); from none, every kind

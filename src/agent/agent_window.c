@@ -77,6 +77,11 @@ static void *window_main(void *arg)
         uint64_t now = agent_real_ns();
         if (open_at + win * MS_NS <= now)   /* slept through it: the next whole one */
             open_at = window_align(now, period * MS_NS);
+        if (gen == w->gen) {
+            pthread_mutex_unlock(&w->lock);
+            agent_scope_window_rest(a, open_at);   /* dormant until the next */
+            pthread_mutex_lock(&w->lock);
+        }
     }
     pthread_mutex_unlock(&w->lock);
     return NULL;

@@ -14,7 +14,8 @@ SIM_LIB_NAME=windows
 . "${top_srcdir:?}/tests/agent/sim_lib.sh"
 export CUPTOPSIM_DEVICES=1 CUPTOPSIM_RATES=kernel=2000,runtime=2000
 # how late an open or close may come: ~1 ms on an idle machine (the first
-# window a few more: it attaches); a busy CI box, or a sanitizer build, more
+# window a few more: it attaches, as every window does after the teardown
+# between windows); a busy CI box, or a sanitizer build, more
 case ${CUPTOP_TEST_SANITIZER:-no} in
 no | "") BOUND_MS=${WINDOWS_BOUND_MS:-150} ;;
 *) BOUND_MS=${WINDOWS_BOUND_MS:-500} ;;
@@ -76,6 +77,9 @@ for id in $(sed -n 's/^epoch\.\([0-9]*\)\.scope=flags:[^ ]*out_of_scope.*/\1/p' 
     outside=$((outside + $(val "$d/dump" "records_epoch.$id")))
 done
 check "every: records stored outside the windows" "$outside" 0
+# 700 ms between windows: too short for a teardown and an attach (the
+# next window would open late): kinds off only, CUPTI stays initialised
+check "every: no teardown between windows 700 ms apart" "$(val "$d/truth" finalize_in_api_exit)" 0
 sid=$("$ctl" sessions "$d/store" | head -1)
 "$b/cuptop" check --store "$d/store" "$sid" >"$d/verdict" 2>&1
 check "every: cuptop check" "$?/$(grep -c COMPLETE "$d/verdict")" 0/1
@@ -88,6 +92,37 @@ check "every: check --json carries the windows" "$(python3 -c '
 import json, sys
 w = json.load(open(sys.argv[1]))[0]["windows"]
 print(w["n"], w["every"], w["lossy"], len(w["lossy_windows"]))' "$d/verdict.json")" "$n 1s/300ms 0 0"
+
+# windows 2.7 s apart: between them CUPTI is torn down as a detach does
+# (cuptiFinalize at the exit of the next CUDA call), so CUDA runs as without
+# CUPTI, and the next window attaches again: one teardown after each window
+# that closed (the last may close just before the end, with no CUDA call
+# after it); every record still accounted for; the routine notes of the
+# detach and the teardown said once
+d=$tmp/rest
+mkdir -p "$d"
+env CUPTOP_STORE="$d/store" CUPTOP_CAPTURE_RANGE=every:3s/300ms \
+    timeout 300 "$drive" "$sim" "$agent" "$d/truth" "seq:ctx,run:7.5" return >"$d/out" 2>"$d/err" ||
+    { echo "FAIL rest: the application failed"; cat "$d/err"; fail=1; }
+"$ctl" dump "$d/store" >"$d/dump"
+if python3 "$s/tests/agent/check_truth.py" "$d/dump" "$d/truth" --exit return >"$d/check"
+then echo "ok   rest: every record accounted for against the truth"
+else echo "FAIL rest accounting:"; grep FAIL "$d/check"; fail=1; fi
+windows "$d/dump" >"$d/windows"
+nclosed=0
+while read -r id _; do
+    grep -q "^epoch\.$((id + 1))\.window=" "$d/dump" && nclosed=$((nclosed + 1))
+    check "rest: window epoch $id holds records" \
+        "$([ "$(val "$d/dump" "records_epoch.$id")" -gt 0 ] && echo yes)" yes
+done <"$d/windows"
+fin=$(val "$d/truth" finalize_in_api_exit)
+check "rest: CUPTI torn down after each window that closed ($fin of $nclosed)" \
+    "$([ "$nclosed" -ge 2 ] && [ "$fin" -ge $((nclosed - 1)) ] && [ "$fin" -le "$nclosed" ] && echo yes)" yes
+check "rest: no teardown outside an API exit" "$(val "$d/truth" finalize_outside)" 0
+check "rest: the detach and teardown notes said once" \
+    "$(grep -c '^note\.[0-9]*=0 detached from CUPTI' "$d/dump")/$(grep -c 'torn down as a detach does' "$d/dump")" 1/1
+"$b/cuptop" check --store "$d/store" "$("$ctl" sessions "$d/store" | head -1)" >"$d/verdict" 2>&1
+check "rest: cuptop check" "$?/$(grep -c COMPLETE "$d/verdict")" 0/1
 
 # windows under drops: each window that lost records is named, with its
 # time and loss class, by check (text and JSON) and report alike
