@@ -76,6 +76,8 @@ DIMS = [
     ("fork", ["none", "fork", "exec"]),        # cuptop-simapp --fork [--exec]: a CUDA child
     ("range_end", ["closed", "open"]),         # open: the app ends inside its capture range
     ("ledger", ["off", "on"]),                 # --ledger: the launch ledger (CUPTOP_LEDGER=1)
+    ("windows", ["short", "rest"]),            # start=capture_every: 500 ms periods, or 2.5 s
+                                               # ones (CUPTI torn down between windows)
 ]
 ATTACH = ("attach", "attach2", "attach2race")
 CAPTURE = ("capture", "capture_nvtx")
@@ -91,7 +93,7 @@ DEFAULT_WEIGHT = 0.45
 def draw(seed):
     rnd = random.Random(seed)
     case = {}
-    for name, values in DIMS:
+    for name, values in DIMS[:-1]:
         if rnd.random() < DEFAULT_WEIGHT:
             case[name] = values[0]
         else:
@@ -104,6 +106,8 @@ def draw(seed):
             case["start"] = rnd.choice(CAPTURE)
         if rnd.random() < 0.7:
             case["end"] = rnd.choice(CRASH_ENDS)
+    # drawn last, so every other dimension of a seed stays as it was
+    case["windows"] = "rest" if rnd.random() < 0.5 else "short"
     return normalize(case)
 
 
@@ -173,6 +177,8 @@ def normalize(case):
             c["fork"] = "none"
         elif c["fork"] == "fork" and os.environ.get("CUPTOP_TEST_SANITIZER", "no") not in ("", "no"):
             c["fork"] = "exec"   # libasan deadlocks in a threaded fork (doc/reliability.md row 3)
+    if c["start"] != "capture_every" or c["driver"] != "simdrive":
+        c["windows"] = "short"   # a schedule only where windows run
     return c
 
 
@@ -448,7 +454,7 @@ def build_env(c, cs):
     if c["start"] == "capture_nvtx":
         e["CUPTOP_CAPTURE_RANGE"] = "nvtx:step"
     if c["start"] == "capture_every":
-        e["CUPTOP_CAPTURE_RANGE"] = truth_windows.SPEC
+        e["CUPTOP_CAPTURE_RANGE"] = truth_windows.spec(c)
     if c["nvtx"] != "none" or c["start"] == "capture_nvtx":
         e["NVTX_INJECTION64_PATH"] = cs.env.agent
         e["CUPTOPSIM_NVTX_TRUTH"] = cs.nvtx_path
@@ -488,7 +494,7 @@ def simdrive_seq(c):
     elif c["start"] == "capture_nvtx":
         steps += ["emit:50", "push:step", w] + (["pop", "emit:50"] if c["range_end"] == "closed" else [])
     elif c["start"] == "capture_every":
-        steps += truth_windows.seq_steps(w)
+        steps += truth_windows.seq_steps(w, c)
     else:
         steps += [w]
     if c["reader"] == "hold":
@@ -1146,7 +1152,7 @@ def oracle_session(cs, sid, truth_path, crashed_end, end=None):
         # destruction reached the agent (not with another subscriber)
         crashed_end = True
     if c["start"] == "capture_every" and c["driver"] == "simdrive":
-        truth_windows.check(cs, dump, crashed_end)
+        truth_windows.check(cs, dump, crashed_end, truth)
 
     rc, sj, _ = cs.cuptop("sessions", "--store", cs.store, "--json")
     try:

@@ -4,22 +4,36 @@ case runs under, the application steps that straddle windows, and the
 oracle's window checks.  Kept apart from truth.py (its own dimension, its
 own expectations); truth.py calls these three functions."""
 
-# Short cases: a 500 ms period and 200 ms windows; the work comes in
-# bursts 250 ms apart, so some land inside a window and some outside it
-# (outside, the simulator produces nothing: its truth is the windows' work).
-PERIOD_MS, WINDOW_MS = 500, 200
-SPEC = f"every:{PERIOD_MS}ms/{WINDOW_MS}ms"
+# windows=short: a 500 ms period and 200 ms windows (too close together
+# for a teardown: CUPTI stays attached, every kind off, between them);
+# windows=rest: a 2.5 s period, so the agent tears CUPTI down after each
+# window and attaches again at the next.  The work comes in bursts half a
+# period apart, so some land inside a window and some outside it (outside,
+# the simulator produces nothing: its truth is the windows' work).
+SCHEDULES = {"short": (500, 200), "rest": (2500, 200)}
 BURSTS = 4
 # how late a window's open or close may come on a loaded 2-core machine
 # running two cases at once (the simulator measures ~1 ms when idle)
 LATE_BOUND_NS = 250_000_000
 
 
-def seq_steps(work):
-    """The application's steps: bursts of the case's work 250 ms apart."""
+def schedule(c):
+    """(period ms, window ms) of a case."""
+    return SCHEDULES[c.get("windows", "short")]
+
+
+def spec(c):
+    """The case's --capture-range."""
+    period, window = schedule(c)
+    return f"every:{period}ms/{window}ms"
+
+
+def seq_steps(work, c):
+    """The application's steps: bursts of the case's work half a period apart."""
+    period, _ = schedule(c)
     steps = []
     for i in range(BURSTS):
-        steps += ([f"sleep:{PERIOD_MS // 2}"] if i else []) + [work]
+        steps += ([f"sleep:{period // 2}"] if i else []) + [work]
     return steps
 
 
@@ -30,17 +44,31 @@ def _num(d, k):
         return 0
 
 
-def check(cs, dump, crashed_end):
+def check(cs, dump, crashed_end, truth):
     """Each window epoch is due at a multiple of the period and opened
     within the bound; no stored API record starts outside a window (their
     start is the CPU call's, so this is exact), and no GPU record either -
     except a launch's made inside a window whose GPU work started after
-    its close: epochs are cut at CPU times (known defect 29.2)."""
+    its close: epochs are cut at CPU times (known defect 29.2).  Between
+    windows of the rest schedule CUPTI is torn down (the agent says so
+    once), each teardown at the exit of a CUDA call; never between short
+    ones."""
+    c = cs.case
+    PERIOD_MS, WINDOW_MS = schedule(c)
     period_ns, window_ns = PERIOD_MS * 1_000_000, WINDOW_MS * 1_000_000
+    said = any("after each window CUPTI is detached and torn down" in v
+               for k, v in dump.items() if k.startswith("note."))
+    fin = _num(truth, "finalize_in_api_exit")
+    if c.get("windows", "short") == "short":
+        cs.check("windows:no-teardown-between-short-windows", not said, "the agent tore down")
+    elif said and truth:
+        cs.check("windows:torn-down-at-an-api-exit", fin >= 1, f"finalize_in_api_exit {fin}")
+    if truth:
+        cs.eq("windows:no-teardown-outside-an-api-exit", _num(truth, "finalize_outside"), 0)
     nep = _num(dump, "epochs")
     outside = _num(dump, "records_no_epoch")
     api_outside = _num(dump, "records_no_epoch.api")
-    windows = 0
+    windows = closed = 0
     for i in range(1, nep + 1):
         scope = dump.get(f"epoch.{i}.scope", "")
         w = dump.get(f"epoch.{i}.window", "")
@@ -65,9 +93,15 @@ def check(cs, dump, crashed_end):
         if nxt:
             nsched = int(dict(x.split(":", 1) for x in nxt.split())["sched_ns"])
             nstart = _num(dump, f"epoch.{i + 1}.start_ns")
+            closed += 1
             cs.eq(f"windows:closes-after-the-window:{i}", nsched - sched, window_ns)
             cs.check(f"windows:closed-in-time:{i}", nsched <= nstart <= nsched + LATE_BOUND_NS,
                      f"closed {(nstart - nsched) / 1e6:.1f} ms after its boundary")
+    # a window closed with a later one due: torn down, where nothing forbids
+    # it (--devices, NVTX handed to CUPTI, another client's subscriber)
+    if (c.get("windows") == "rest" and closed and c["scope"] == "all" and c["nvtx"] == "none"
+            and c["workload"] != "conflict"):
+        cs.check("windows:rest-torn-down", said, f"{closed} window(s) closed, no teardown said")
     if not crashed_end:
         cs.eq("windows:api-records-outside-windows", api_outside, 0)
         cs.eq("windows:gpu-records-outside-windows", outside - api_outside, 0)
