@@ -331,9 +331,6 @@ static const flow_slot *flow_find(chrome *c, uint32_t corr)
  * timeline reads as a loss, not as idle GPU.  NAME: the kernel's name
  * when the ledger knew it, else the kinds missing. */
 
-static const char *const lost_kinds[CUPSTORE_LEDGER_KINDS] = {"kernel", "memcpy", "memset",
-                                                              "graph"};
-
 static void lost_put_name(chrome *c, const cupstore_lost *l, const char *suffix)
 {
     xout *o = c->o;
@@ -345,14 +342,8 @@ static void lost_put_name(chrome *c, const cupstore_lost *l, const char *suffix)
     if (n) {
         xout_put(o, n, len);
     } else {
-        bool first = true;
-        for (unsigned k = 0; k < CUPSTORE_LEDGER_KINDS; k++)
-            if (l->missing[k]) {
-                if (!first)
-                    xout_putc(o, '+');
-                xout_puts(o, lost_kinds[k]);
-                first = false;
-            }
+        char kinds[64];
+        xout_put(o, kinds, export_lost_kinds(l, kinds, sizeof kinds));
     }
     xout_puts(o, suffix);
     xout_putc(o, '"');
@@ -365,7 +356,7 @@ static void lost_put_args(chrome *c, const cupstore_lost *l)
     for (unsigned k = 0; k < CUPSTORE_LEDGER_KINDS; k++)
         if (l->missing[k]) {
             XOUT_LIT(o, ",\"");
-            xout_puts(o, lost_kinds[k]);
+            xout_puts(o, export_lost_kind(k));
             XOUT_LIT(o, " records missing\":");
             xout_u64(o, l->missing[k]);
         }

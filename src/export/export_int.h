@@ -147,6 +147,10 @@ int export_lost_before(export_lost *L, uint32_t device, uint32_t stream, uint32_
                        uint64_t start_ns, uint64_t end_ns, export_lost_fn fn, void *arg);
 /** After the last record: the rows no record came after. */
 int export_lost_rest(export_lost *L, export_lost_fn fn, void *arg);
+/** The name of ledger kind k ("kernel", "memcpy", "memset", "graph"). */
+const char *export_lost_kind(unsigned k);
+/** The kinds a row misses, "kernel+memcpy", into buf; returns its length. */
+size_t export_lost_kinds(const cupstore_lost *l, char *buf, size_t cap);
 
 /* ---- Reorder window (export_sort.c) ----------------------------------------
  * Records in, records out in (start asc, end desc, arrival) order, holding at

@@ -15,6 +15,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "export_int.h"
@@ -158,4 +159,20 @@ int export_lost_rest(export_lost *L, export_lost_fn fn, void *arg)
         }
     }
     return 0;
+}
+
+const char *export_lost_kind(unsigned k)
+{
+    static const char *const kn[CUPSTORE_LEDGER_KINDS] = {"kernel", "memcpy", "memset", "graph"};
+    return k < CUPSTORE_LEDGER_KINDS ? kn[k] : "?";
+}
+
+size_t export_lost_kinds(const cupstore_lost *l, char *buf, size_t cap)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (unsigned k = 0; k < CUPSTORE_LEDGER_KINDS && n < cap; k++)
+        if (l->missing[k])
+            n += (size_t)snprintf(buf + n, cap - n, "%s%s", n ? "+" : "", export_lost_kind(k));
+    return n < cap ? n : cap - 1;
 }

@@ -529,25 +529,11 @@ static void loss_emit(perfetto *f, unsigned cls, const struct loss_win *w)
  * knew it (demangled as its records are), else the kinds missing. */
 static size_t lost_name(perfetto *f, cupstore_txn *txn, const cupstore_lost *l)
 {
-    static const char *const kn[CUPSTORE_LEDGER_KINDS] = {"kernel", "memcpy", "memset", "graph"};
     char *b = f->namebuf;
     size_t cap = sizeof f->namebuf, n = (size_t)snprintf(b, cap, "lost: ");
-    const char *raw;
-    size_t rl;
-    if (l->name_id && cupstore_name_get(txn, l->name_id, &raw, &rl) == 0 && rl) {
-        size_t dl = f->x->names.raw ? 0 : export_demangle(raw, rl, b + n, cap - n);
-        if (!dl) {
-            dl = rl < cap - n - 1 ? rl : cap - n - 1;
-            memcpy(b + n, raw, dl);
-        }
-        return n + dl;
-    }
-    for (unsigned k = 0, first = 1; k < CUPSTORE_LEDGER_KINDS; k++)
-        if (l->missing[k]) {
-            n += (size_t)snprintf(b + n, cap - n, "%s%s", first ? "" : "+", kn[k]);
-            first = 0;
-        }
-    return n;
+    bool found = false;
+    size_t k = l->name_id ? pf_name_stored(f, txn, l->name_id, true, b + n, cap - n, &found) : 0;
+    return n + (found && k ? k : export_lost_kinds(l, b + n, cap - n));
 }
 
 /* One launch whose records never arrived (the store's `lost` rows, with

@@ -382,22 +382,34 @@ uint32_t pf_lane_iid_new(pf_lane *l, uint64_t key, bool *fresh)
     return l->names[i].iid;
 }
 
+size_t pf_name_stored(perfetto *f, cupstore_txn *txn, uint32_t id, bool kernel, char *buf,
+                      size_t cap, bool *found)
+{
+    const char *raw;
+    size_t rl, dl = 0;
+    *found = txn && cupstore_name_get(txn, id, &raw, &rl) == 0;
+    if (!*found)
+        return 0;
+    if (!f->x->names.raw && kernel)
+        dl = export_demangle(raw, rl, buf, cap);
+    if (dl)
+        return dl;
+    if (rl >= cap)
+        rl = cap - 1;
+    memcpy(buf, raw, rl);
+    return rl;
+}
+
 /* The text of a record's name key into f->namebuf; returns its length. */
 size_t pf_name_text(perfetto *f, const cupstore_record *r, uint64_t key)
 {
-    const char *raw;
-    size_t rl;
-    if (key < KEY_KIND && f->x->txn && cupstore_name_get(f->x->txn, r->name_id, &raw, &rl) == 0) {
-        size_t dl = 0;
-        if (!f->x->names.raw && r->kind == CUPSTORE_KIND_KERNEL)
-            dl = export_demangle(raw, rl, f->namebuf, sizeof f->namebuf);
-        if (dl)
-            return dl;
-        if (rl >= sizeof f->namebuf)
-            rl = sizeof f->namebuf - 1;
-        memcpy(f->namebuf, raw, rl);
-        return rl;
-    }
+    bool found = false;
+    size_t n = key < KEY_KIND ? pf_name_stored(f, f->x->txn, r->name_id,
+                                               r->kind == CUPSTORE_KIND_KERNEL, f->namebuf,
+                                               sizeof f->namebuf, &found)
+                              : 0;
+    if (found)
+        return n;
     if (key >= KEY_CBID && key < KEY_NVTX)
         return (size_t)snprintf(f->namebuf, sizeof f->namebuf, "cbid %u", r->cbid);
     if (key >= KEY_GPU && key < KEY_GPU + (1ull << 40))

@@ -201,6 +201,10 @@ static inline uint32_t pf_lane_iid(pf_lane *l, uint64_t key, bool *fresh)
 void pf_lane_packet(perfetto *f, pf_lane *l, uint64_t ts);
 void pf_lane_pop_ends(perfetto *f, pf_lane *l, uint64_t ts);
 size_t pf_name_text(perfetto *f, const cupstore_record *r, uint64_t key);
+/** Name id's text from the names table of txn into buf (demangled when
+ *  kernel, unless --mangled); *found false when the table has no such id. */
+size_t pf_name_stored(perfetto *f, cupstore_txn *txn, uint32_t id, bool kernel, char *buf,
+                      size_t cap, bool *found);
 pf_track *pf_track_new(perfetto *f, uint64_t pid, uint64_t tid, uint8_t cls,
                        uint16_t device, uint64_t shown);
 
