@@ -17,11 +17,18 @@
 # unrecorded == 0 since CUPTI reported every drop).  Streams are mapped
 # from the program's ids (cudaStreamGetId) to CUPTI's by rank; the
 # synchronous copies are checked on the default stream; no orphans, no
-# overrun of the ledger's window.  Exit 1 if any check
+# overrun of the ledger's window.  PyTorch with CUDA graphs (torch_bench.py
+# graph GRAPH_N, default 5000 replays): a clean run (ample pool) gives each
+# kind's record count; a starved run of the same workload (CUPTOP_POOL=2,
+# 64K buffers) must expect the same per kind, and its missing must equal
+# the clean count - its stored, exactly, with unrecorded 0.  The cost's
+# graph loop runs GRAPH_N replays too (500 in session 12: 49 ms, too short
+# to tell a cost from a first-launch effect).  Exit 1 if any check
 # fails.  Writes ledger_agent.md in $OUT.
 set -u
 B=$(cd "${1:?usage: ledger_agent.sh BUILD_DIR [REPS]}" && pwd)
 REPS=${2:-5}
+GRAPH_N=${GRAPH_N:-5000}
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 here=$(cd "$(dirname "$0")" && pwd)
@@ -50,7 +57,7 @@ one() {    # MODE WORKLOAD: run once, print its seconds
     case $w in
     storm) env "${env[@]}" "$STORM" -n 300000 -s 4 ;;
     eager) env "${env[@]}" python3 "$here/torch_bench.py" cuptop ops 50000 ;;
-    graph) env "${env[@]}" python3 "$here/torch_bench.py" cuptop graph 500 ;;
+    graph) env "${env[@]}" python3 "$here/torch_bench.py" cuptop graph "$GRAPH_N" ;;
     esac 2>>"$OUT/cost.err" | secs "$w"
     if [ "$mode" = ledger ]; then   # the ledger must have missed nothing
         id=$("$B/cuptop" sessions --store "$st" 2>/dev/null | awk 'NR == 2 { print $1 }')
@@ -206,6 +213,54 @@ print(f"- {case}: {'PASS' if not bad else 'FAIL'}")
 sys.exit(1 if bad else 0)
 PY
 done
+echo
+echo "## PyTorch CUDA graphs ($GRAPH_N replays of 100 ops): per-kind losses of a starved pool against a clean run"
+echo
+for case in clean starved; do
+    st=$OUT/tg-$case
+    rm -rf "$st"
+    env=(CUDA_INJECTION64_PATH=$B/libcuptop-agent.so CUPTOP_STORE=$st CUPTOP_LEDGER=1)
+    [ $case = starved ] && env+=(CUPTOP_POOL=2 CUPTOP_BUFFER_SIZE=64K)
+    env "${env[@]}" python3 "$here/torch_bench.py" cuptop graph "$GRAPH_N" >"$OUT/tg-$case.out" 2>"$OUT/tg-$case.err"
+    id=$("$B/cuptop" sessions --store "$st" | awk 'NR == 2 { print $1 }')
+    "$B/agentctl" dump "$st" "$id" >"$OUT/tg-$case.dump"
+    "$B/cuptop" sessions --store "$st" --json >"$OUT/tg-$case.json"
+    "$B/cuptop" check --store "$st" "$id" >"$OUT/tg-$case.check" 2>&1
+done
+python3 - "$OUT" <<'PY' || fails=1
+import json, sys
+out = sys.argv[1]
+r = {}
+for case in ("clean", "starved"):
+    d = dict(l.rstrip("\n").split("=", 1) for l in open(f"{out}/tg-{case}.dump") if "=" in l)
+    led = dict(w.split("=", 1) for w in d.get("meta.ledger", "").split())
+    s = json.load(open(f"{out}/tg-{case}.json"))[0]
+    r[case] = (led, s, open(f"{out}/tg-{case}.check").read().split("\n")[0])
+bad = 0
+print("| kind | clean stored | clean expected | starved expected | starved stored | starved missing | clean - stored | unrecorded |")
+print("|---|---|---|---|---|---|---|---|")
+for kind in ("kernel", "memcpy", "memset"):
+    (cl, cs, _), (sl, ss, _) = r["clean"], r["starved"]
+    c_st, s_st = cs["records_by_kind"][kind], ss["records_by_kind"][kind]
+    c_exp, s_exp = int(cl.get(f"{kind}.expected", -1)), int(sl.get(f"{kind}.expected", -1))
+    miss, unrec = int(sl.get(f"{kind}.missing", -1)), int(sl.get(f"{kind}.unrecorded", -1))
+    ok = c_exp == c_st and s_exp == c_exp and miss == c_st - s_st and unrec == 0 \
+        and int(cl.get(f"{kind}.missing", -1)) == 0
+    bad += not ok
+    print(f"| {kind} | {c_st} | {c_exp} | {s_exp} | {s_st} | {miss} | {c_st - s_st} | {unrec}{'' if ok else ' MISMATCH'} |")
+for case in ("clean", "starved"):
+    led, s, verdict = r[case]
+    print(f"- {case}: {verdict}; loss {s['loss']}; graphs {led.get('graphs')}, unknowable "
+          f"{led.get('graphs_unknowable', 0)}, overrun {led.get('overrun', 0)}, exact {led.get('exact')}")
+    if int(led.get("overrun", 0)):
+        bad += 1; print("  MISMATCH: the ledger's window overran")
+if "INCOMPLETE" in r["clean"][2] or "COMPLETE" not in r["clean"][2]:
+    bad += 1; print("  MISMATCH: the clean run must be COMPLETE")
+if "INCOMPLETE" not in r["starved"][2] and int(r["starved"][0].get("kernel.missing", 0)):
+    bad += 1; print("  MISMATCH: records missing but the starved run is not INCOMPLETE")
+print(f"- torch graphs: {'PASS' if not bad else 'FAIL'}")
+sys.exit(1 if bad else 0)
+PY
 [ $fails = 0 ] && echo && echo "ledger_agent: PASS" || { echo; echo "ledger_agent: FAIL"; }
 } | tee "$md"
 grep -q '^ledger_agent: PASS' "$md"

@@ -472,6 +472,11 @@ uint64_t agent_attach_ns(const agent *a)
     return a->attach.ns;
 }
 
+uint32_t agent_attach_finalizes(const agent *a)
+{
+    return a->attach.finalizes;
+}
+
 uint64_t agent_attach_cost_ns(const agent *a)
 {
     return a->attach.cost_ns;

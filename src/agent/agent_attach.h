@@ -116,6 +116,8 @@ bool agent_attach_callbacks(const struct agent *a);
  *  came after the start. */
 uint64_t agent_attach_ns(const struct agent *a);
 uint64_t agent_attach_cost_ns(const struct agent *a);
+/** cuptiFinalize calls that succeeded in this process. */
+uint32_t agent_attach_finalizes(const struct agent *a);
 bool agent_attach_late(const struct agent *a);
 /** Contexts learned from the attach's dump (no handle): count one more
  *  (consumer thread), read, or forget them (a detached epoch). */

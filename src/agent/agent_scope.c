@@ -20,6 +20,7 @@
  */
 #include "config.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -185,9 +186,12 @@ void agent_scope_window_rest(agent *a, uint64_t next_open_ns)
     bool rest = a->cfg.capture == AGENT_CAPTURE_EVERY && !a->scope.in_range && !a->scope.done;
     pthread_mutex_unlock(&a->scope.lock);
     uint64_t now = agent_real_ns();
-    if (!rest || !agent_attached(a) || atomic_load(&a->state) != AGENT_RUNNING ||
-        next_open_ns < now + REST_MIN_GAP_NS)
+    if (!rest || !agent_attached(a) || atomic_load(&a->state) != AGENT_RUNNING)
         return;
+    if (next_open_ns < now + REST_MIN_GAP_NS) {
+        a->scope.rest_short++;
+        return;
+    }
     /* --devices: a context that exists before an attach has no handle, so
      * its device kinds could not be enabled again at the next window */
     const char *keep = a->cfg.devices ? "--devices: contexts met again at an attach have no handle"
@@ -195,6 +199,7 @@ void agent_scope_window_rest(agent *a, uint64_t next_open_ns)
     if (keep) {
         /* kinds off, CUPTI initialised: CUDA calls may stay slower
          * between windows (up to ~20 % on the H200) */
+        a->scope.rest_kept++;
         if (!a->attach.quiet)
             agent_note(a, 1, "periodic windows: CUPTI stays attached between windows (%s): "
                        "kinds off only, CUDA calls may stay slower there", keep);
@@ -209,11 +214,30 @@ void agent_scope_window_rest(agent *a, uint64_t next_open_ns)
     bool drained = left && agent_drain(a, (uint32_t)(left < ms ? left : ms), true) == 0;
     if (atomic_load(&a->state) == AGENT_RUNNING)   /* the stop disarms one it raced */
         agent_detach_release(a, drained);
+    if (drained)
+        a->scope.rest_torn++;
+    else
+        a->scope.rest_undrained++;
     if (!a->attach.quiet)
         agent_note(a, 0, "periodic windows: after each window CUPTI is detached and torn down "
                    "as a detach does (CUDA runs as without CUPTI), and attached again at the "
                    "next; these notes are said once");
     a->attach.quiet = true;
+}
+
+void agent_scope_window_summary(agent *a)
+{
+    agent_scope_state *s = &a->scope;
+    uint32_t rests = s->rest_torn + s->rest_undrained + s->rest_kept + s->rest_short;
+    if (!rests)
+        return;
+    agent_note(a, s->rest_undrained || s->rest_kept ? 1 : 0,
+               "periodic windows: %" PRIu32 " rests: torn down after %" PRIu32
+               " (cuptiFinalize x%" PRIu32 "); CUPTI kept attached after %" PRIu32
+               " (buffers still being stored), %" PRIu32 " (a refusal), %" PRIu32
+               " (next window under 2 s)",
+               rests, s->rest_torn, agent_attach_finalizes(a), s->rest_undrained, s->rest_kept,
+               s->rest_short);
 }
 
 /* The schedule changes under range_lock: a window open closes (unscheduled:

@@ -56,6 +56,12 @@ typedef struct agent_scope_state {
     uint32_t ev_head, ev_tail;        /* ring of ev                       */
     uint32_t ev_lost;                 /* transitions the ring had no room
                                          for (the health thread was late) */
+    /* periodic windows, the rest after each (the window thread writes,
+     * the stop reads after joining it) */
+    uint32_t rest_torn;               /* detached, teardown armed         */
+    uint32_t rest_undrained;          /* detached, not drained: kept      */
+    uint32_t rest_kept;               /* kinds off only (refusal)         */
+    uint32_t rest_short;              /* next window under 2 s: kinds off */
 } agent_scope_state;
 
 #define AGENT_SCOPE_INIT {.lock = PTHREAD_MUTEX_INITIALIZER}
@@ -90,6 +96,10 @@ void agent_scope_window(struct agent *a, bool open, uint64_t sched_ns, uint32_t 
  *  shortly before next_open_ns (CLOCK_REALTIME): the next window opens on
  *  time, and a detach not drained by then only unsubscribes. */
 void agent_scope_window_rest(struct agent *a, uint64_t next_open_ns);
+/** At the stop, after the window thread ended: one note saying how the
+ *  rests between windows went (torn down, kept attached and why), so a
+ *  window's cost can be read against them. */
+void agent_scope_window_summary(struct agent *a);
 /** A control request's schedule (health thread): every period_ms for
  *  window_ms, or none (period_ms 0: collect whenever kinds are on).  A
  *  window open now closes (an epoch of its own); from none, every kind

@@ -182,8 +182,10 @@ static void stop_protocol(agent *a, int exit_path, int detail)
     t0 = agent_mono_ns();
     if (agent_window_stop(a, tmo))   /* no window opens or closes any more */
         agent_log(a, 1, "the window thread did not end in time");
-    else
+    else {
         agent_finalize_stop(a);   /* a teardown it armed after the window: not at the exit */
+        agent_scope_window_summary(a);
+    }
     rc = agent_scope_stop(a);   /* and no range opens any more */
     step_record(&x.steps[x.nsteps++], CUPSTORE_STEP_DISABLE, t0, rc, false, a);
     ok &= rc == 0;

@@ -80,6 +80,8 @@ check "every: records stored outside the windows" "$outside" 0
 # 700 ms between windows: too short for a teardown and an attach (the
 # next window would open late): kinds off only, CUPTI stays initialised
 check "every: no teardown between windows 700 ms apart" "$(val "$d/truth" finalize_in_api_exit)" 0
+check "every: the stop's summary says each rest was too short for a teardown" \
+    "$(grep -c '^note\.[0-9]*=0 periodic windows: [0-9]* rests: torn down after 0 .*, [1-9][0-9]* (next window under 2 s)$' "$d/dump")" 1
 sid=$("$ctl" sessions "$d/store" | head -1)
 "$b/cuptop" check --store "$d/store" "$sid" >"$d/verdict" 2>&1
 check "every: cuptop check" "$?/$(grep -c COMPLETE "$d/verdict")" 0/1
@@ -119,6 +121,16 @@ fin=$(val "$d/truth" finalize_in_api_exit)
 check "rest: CUPTI torn down after each window that closed ($fin of $nclosed)" \
     "$([ "$nclosed" -ge 2 ] && [ "$fin" -ge $((nclosed - 1)) ] && [ "$fin" -le "$nclosed" ] && echo yes)" yes
 check "rest: no teardown outside an API exit" "$(val "$d/truth" finalize_outside)" 0
+# the stop's summary: as many rests torn down as windows closed before the
+# stop (the last window's rest may be cut short by the end), the process's
+# cuptiFinalize count the truth's, none kept attached
+sum=$(grep '^note\.[0-9]*=0 periodic windows: [0-9]* rests' "$d/dump")
+torn=$(echo "$sum" | sed -n 's/.*torn down after \([0-9]*\) (cuptiFinalize x\([0-9]*\)).*/\1 \2/p')
+check "rest: the stop's summary note counts the teardowns ($sum)" \
+    "$([ -n "$torn" ] && [ "${torn% *}" -ge $((nclosed - 1)) ] && [ "${torn% *}" -le "$nclosed" ] &&
+       [ "${torn#* }" = "$fin" ] && echo yes)" yes
+check "rest: the summary says none kept attached" \
+    "$(echo "$sum" | grep -c 'kept attached after 0 (buffers still being stored), 0 (a refusal)')" 1
 check "rest: the detach and teardown notes said once" \
     "$(grep -c '^note\.[0-9]*=0 detached from CUPTI' "$d/dump")/$(grep -c 'torn down as a detach does' "$d/dump")" 1/1
 "$b/cuptop" check --store "$d/store" "$("$ctl" sessions "$d/store" | head -1)" >"$d/verdict" 2>&1
