@@ -91,7 +91,10 @@ for rep in range(1, reps + 1):
         if start < setup_done:
             print(f"| {rep} | {i} | {sched // 10**9 % 60} | - | - | - | - | not judged: opened before the model was built | - |")
             continue
-        gpu = int(d.get(f"records_epoch.{i}", "0")) - int(d.get(f"records_epoch.{i}.api", "0"))
+        # GPU records: not API calls, nor CUPTI's own OVERHEAD records (a
+        # few a window with the defaults; session 16 took them for 29.2)
+        gpu = int(d.get(f"records_epoch.{i}", "0")) - int(d.get(f"records_epoch.{i}.api", "0")) - \
+            int(d.get(f"records_epoch.{i}.overhead", "0"))
         inside = sum(1 for a, b in steps if a >= start and b <= end)
         cross = sum(1 for a, b in steps if a < end and b > start) - inside
         lo, hi = inside * k, (inside + cross) * k

@@ -35,4 +35,14 @@ void agent_fd_release(void);
 /* open(2) inside a hold, close-on-exec; the result is >= 3 or -1 (errno). */
 int agent_fd_open(const char *path, int flags);
 
+/* The lock order: a hold before the store's write lock.  The agent's
+ * write transactions mark themselves while inside (agent_store_put; one
+ * at a time, under LMDB's writer lock); a hold the marked thread takes
+ * afresh is counted (agent_fd_order_violations), never waited out
+ * silently: the stop notes it, the tests fail on the note.  Leave clears
+ * the mark only where this thread set it. */
+void agent_fd_write_enter(void);
+void agent_fd_write_leave(void);
+unsigned agent_fd_order_violations(void);
+
 #endif

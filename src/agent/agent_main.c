@@ -81,10 +81,21 @@ struct put_arg {
     unsigned tries;
 };
 
+/* Inside the write transaction (LMDB's writer lock held): marked for the
+ * descriptor hold's lock-order check (agent_fd.h). */
+static int put_marked(cupstore_txn *txn, void *arg)
+{
+    struct put_arg *p = arg;
+    agent_fd_write_enter();
+    int rc = p->fn(txn, p->arg);
+    agent_fd_write_leave();
+    return rc;
+}
+
 static int put_guarded(agent *a, void *arg)
 {
     struct put_arg *p = arg;
-    return cupstore_write(a->env, p->fn, p->arg, p->tries);
+    return cupstore_write(a->env, put_marked, p, p->tries);
 }
 
 /* Every write of the agent: one retry policy (cupstore_write), under the
@@ -93,7 +104,9 @@ static int put_guarded(agent *a, void *arg)
 int agent_store_put(agent *a, int (*fn)(cupstore_txn *, void *), void *arg, unsigned tries)
 {
     struct put_arg p = {fn, arg, tries};
-    return agent_guard_run(a, put_guarded, &p);
+    int rc = agent_guard_run(a, put_guarded, &p);
+    agent_fd_write_leave();   /* a fault that jumped out of put_marked */
+    return rc;
 }
 
 static int put_note(cupstore_txn *txn, void *arg)

@@ -287,6 +287,12 @@ static void stop_protocol(agent *a, int exit_path, int detail)
      * the ledger went unjudged although the consumer had yielded). */
     agent_launches_stop(a, rc != EBUSY, !flushed || agent_attached(a) ? unreturned : 0);
 
+    unsigned order = agent_fd_order_violations();
+    if (order)
+        agent_note(a, 2, "internal error: %u descriptor holds taken inside a store write "
+                   "transaction (the lock order agent_fd.h sets; it can deadlock the "
+                   "application): please report it with this session", order);
+
     /* 5. close: the health thread writes its last row (with the tail), then
      * the final status and the steps go in one transaction, synced. */
     t0 = agent_mono_ns();

@@ -142,4 +142,6 @@ void agent_window_forked(agent *a)
     pthread_cond_init(&a->window.cond, NULL);
     a->window.up = false;
     a->window.quit = false;
+    /* the child's session counts its own rests (the summary note) */
+    a->scope.rest_torn = a->scope.rest_undrained = a->scope.rest_kept = a->scope.rest_short = 0;
 }

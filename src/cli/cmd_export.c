@@ -263,10 +263,31 @@ static int latest_start(const cupstore_record *r, void *arg)
     return 0;
 }
 
+static int earliest_start(const cupstore_record *r, void *arg)
+{
+    uint64_t *first = arg;
+    if (r->start_ns && r->start_ns < *first)
+        *first = r->start_ns;
+    return 0;
+}
+
+static int earliest_lost(const cupstore_lost *l, void *arg)
+{
+    uint64_t *first = arg;
+    if (l->launch_ns && l->launch_ns < *first)
+        *first = l->launch_ns;
+    return 0;
+}
+
 /* Session start/end seconds, for relative --from/--to.  The end reaches
  * the last record stored: a GPU timestamp may lie past the session's end
  * (work queued ahead of the host's clock, a skew between the clocks), and
- * "--to end" means the whole session, never fewer records than it holds. */
+ * "--to end" means the whole session, never fewer records than it holds.
+ * The start reaches back to the first record and the first lost launch:
+ * the session's start is stamped when its store is made, after CUPTI was
+ * attached, and what was launched in between belongs to it (the truth
+ * matrix found the lost rows of a forked session's first millisecond cut
+ * off by "--from start" when that millisecond fell in the second before). */
 static int session_bounds(cupstore_env *env, uint64_t *start_s, uint64_t *end_s, char **cause)
 {
     model_summary s;
@@ -274,13 +295,17 @@ static int session_bounds(cupstore_env *env, uint64_t *start_s, uint64_t *end_s,
     int rc = model_summarize(env, 0, UINT64_MAX, &s, cause);
     if (rc)
         return rc;
-    *start_s = s.start_ns / NS;
-    uint64_t last = s.end_ns;
+    uint64_t first = s.start_ns, last = s.end_ns;
     model_summary_free(&s);
     if ((rc = cupstore_txn_begin(env, false, &txn)) == 0) {
         rc = cupstore_record_scan(txn, last, UINT64_MAX, latest_start, &last);
+        if (!rc && first)
+            rc = cupstore_record_scan(txn, 0, first, earliest_start, &first);
+        if (!rc && first)
+            rc = cupstore_lost_scan(txn, 0, first, earliest_lost, &first);
         cupstore_txn_abort(txn);
     }
+    *start_s = first / NS;
     if (rc) {
         if (cause && asprintf(cause, "%s", model_strerror(rc)) < 0)
             *cause = NULL;

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -109,12 +110,16 @@ static int add_stored(const cupstore_health *h, void *arg)
 }
 
 typedef struct after_rows {
-    uint64_t n, by_kind[CUPSTORE_KIND_MAX], by_device[CUPSTORE_DEVICE_MAX];
+    uint64_t n, limit, by_kind[CUPSTORE_KIND_MAX], by_device[CUPSTORE_DEVICE_MAX];
 } after_rows;
+
+#define AFTER_ROWS_DONE INT_MAX   /* the limit reached: the scan stops (no errno or store code) */
 
 static int after_row_record(const cupstore_record *r, void *arg)
 {
     after_rows *a = arg;
+    if (a->n == a->limit)
+        return AFTER_ROWS_DONE;
     a->n++;
     if (r->kind < CUPSTORE_KIND_MAX)
         a->by_kind[r->kind]++;
@@ -130,18 +135,28 @@ static int after_row_record(const cupstore_record *r, void *arg)
  * chunks past the rows' records_stored in commit order; count them by
  * kind and device (a decode of those chunks only; the store's own total,
  * read without decoding, says first whether there are any).  A damaged
- * chunk adds nothing here (check --verify reports the damage). */
-static int records_after_rows(cupstore_txn *txn, model_summary *out)
+ * chunk adds nothing here (check --verify reports the damage).
+ *
+ * With a final status (fin) the rows are the count, but for one the store
+ * refused (read aside): a full map that refused it refused the last health
+ * row too, leaving the rows short (the truth matrix, seed 1617004884: rows
+ * 2,808, final 7,734, all stored); then the records after the rows count,
+ * up to the final status's figure.  Records a consumer committed after a
+ * final status are the tail's, counted lost there, not stored. */
+static int records_after_rows(cupstore_txn *txn, model_summary *out, const cupstore_final *fin)
 {
     uint64_t stored = 0, rows = 0;
     after_rows a;
     int rc = cupstore_record_stats(txn, NULL, &stored, NULL);
     if (rc == 0)
         rc = cupstore_health_scan(txn, 0, UINT64_MAX, add_stored, &rows);
-    if (rc || stored <= rows)
+    if (rc || stored <= rows || (fin && (!fin->aside || fin->records_stored <= rows)))
         return rc;
     memset(&a, 0, sizeof a);
+    a.limit = fin ? fin->records_stored - rows : UINT64_MAX;
     rc = cupstore_record_scan_after(txn, rows, after_row_record, &a);
+    if (rc == AFTER_ROWS_DONE)
+        rc = 0;
     if (rc)
         return rc == CUPSTORE_ECORRUPT ? 0 : rc;
     out->records_after_rows = a.n;
@@ -728,11 +743,12 @@ int model_summarize(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_sum
     if ((rc = sum_state(txn, c, have_final ? &f : NULL, from_s, to_s)) != 0)
         goto out;
 
-    /* No final status and not running: count what it stored after its
-     * last row, when the window reaches past that row. */
-    if (!have_final && !out->window && out->state != MODEL_STATE_RUNNING &&
+    /* Not running: count what it stored after its last row, when the
+     * window reaches past that row: without a final status (it died), or
+     * up to the final status's count (records_after_rows). */
+    if (!out->window && out->state != MODEL_STATE_RUNNING &&
         (!have_last || to_s > last.second)) {
-        if ((rc = records_after_rows(txn, out)) != 0)
+        if ((rc = records_after_rows(txn, out, have_final ? &f : NULL)) != 0)
             goto out;
         out->records_total += out->records_after_rows;
     }

@@ -69,7 +69,7 @@ struct dump {
     /* the epochs' spans (the first EPOCHS_MAX), and the records whose start
      * falls in each (periodic windows: nothing outside a window) */
     unsigned nep;
-    uint64_t ep_start[64], ep_end[64], ep_rec[64], ep_api[64], rec_outside, api_outside;
+    uint64_t ep_start[64], ep_end[64], ep_rec[64], ep_api[64], ep_ovh[64], rec_outside, api_outside;
 };
 #define EPOCHS_MAX 64
 
@@ -117,6 +117,7 @@ static int on_rec(const cupstore_record *r, void *arg)
         if (i < d->nep) {
             d->ep_rec[i]++;
             d->ep_api[i] += api;
+            d->ep_ovh[i] += r->kind == CUPSTORE_KIND_OVERHEAD;   /* CUPTI's own */
         } else {
             d->rec_outside++;
             d->api_outside += api;
@@ -298,8 +299,9 @@ static int dump(const char *store, const char *id)
            (unsigned long long)d.total, (unsigned long long)d.zero_ts,
            (unsigned long long)d.truncated, (unsigned long long)d.named);
     for (unsigned i = 0; i < d.nep; i++)
-        printf("records_epoch.%u=%llu\nrecords_epoch.%u.api=%llu\n", i + 1,
-               (unsigned long long)d.ep_rec[i], i + 1, (unsigned long long)d.ep_api[i]);
+        printf("records_epoch.%u=%llu\nrecords_epoch.%u.api=%llu\nrecords_epoch.%u.overhead=%llu\n",
+               i + 1, (unsigned long long)d.ep_rec[i], i + 1, (unsigned long long)d.ep_api[i],
+               i + 1, (unsigned long long)d.ep_ovh[i]);
     printf("records_no_epoch=%llu\nrecords_no_epoch.api=%llu\n",
            (unsigned long long)d.rec_outside, (unsigned long long)d.api_outside);
     for (unsigned dv = 0; dv < DEVS; dv++)

@@ -3,6 +3,7 @@
  * histograms, name interning, configuration parsing.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +17,7 @@
 #include <cmocka.h>
 
 #include "agent_config.h"
+#include "agent_fd.h"
 #include "cupstore.h"
 #include "agent_hist.h"
 #include "agent_names.h"
@@ -568,9 +570,61 @@ static void test_config_file(void **state)
     assert_non_null(strstr(c.warn[0], "ignored"));
 }
 
+/* ---- the descriptor hold's lock order (agent_fd.h) ------------------------ */
+
+static void *fd_hold_other(void *arg)
+{
+    (void)arg;
+    agent_fd_hold();   /* this thread writes nothing: in order */
+    agent_fd_release();
+    return NULL;
+}
+
+/* A hold before the store's write lock is the order; a hold taken afresh
+ * inside a write is counted every time, whether or not it had to wait
+ * (session 13's deadlock, found only when a window opened in the session's
+ * first milliseconds, is now found by any run that takes that path). */
+static void test_fd_lock_order(void **state)
+{
+    (void)state;
+    unsigned v0 = agent_fd_order_violations();
+    /* in order: hold, then the write, then a nested hold of the same thread */
+    agent_fd_hold();
+    agent_fd_write_enter();
+    agent_fd_hold();
+    agent_fd_release();
+    agent_fd_write_leave();
+    agent_fd_release();
+    assert_int_equal(agent_fd_order_violations(), v0);
+    /* another thread's hold while this one writes: not this thread's order */
+    pthread_t th;
+    agent_fd_write_enter();
+    assert_int_equal(pthread_create(&th, NULL, fd_hold_other, NULL), 0);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_equal(agent_fd_order_violations(), v0);
+    /* out of order: a hold inside the write, and a file opened there */
+    agent_fd_hold();
+    agent_fd_release();
+    assert_int_equal(agent_fd_order_violations(), v0 + 1);
+    int fd = agent_fd_open("/dev/null", O_RDONLY);
+    assert_true(fd >= 3);
+    close(fd);
+    assert_int_equal(agent_fd_order_violations(), v0 + 2);
+    agent_fd_write_leave();
+    /* after the write: in order again */
+    fd = agent_fd_open("/dev/null", O_RDONLY);
+    assert_true(fd >= 3);
+    close(fd);
+    agent_fd_write_leave();   /* an extra leave does not underflow */
+    agent_fd_hold();
+    agent_fd_release();
+    assert_int_equal(agent_fd_order_violations(), v0 + 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fd_lock_order),
         cmocka_unit_test(test_pool_bounds_and_recycle),
         cmocka_unit_test(test_pool_limit_grows),
         cmocka_unit_test(test_pool_take_written),

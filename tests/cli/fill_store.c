@@ -26,6 +26,13 @@
  *   fill_store --late DIR N   the --shuffled session with every record 2 s
  *                             later: GPU timestamps past the session's end
  *                             (its final status at T0+1)
+ *   fill_store --early DIR    one clean session (20250101T120000-5252) whose
+ *                             start is stamped at T0 + 2 ms, after what it
+ *                             holds from the second before: a kernel record
+ *                             at T0 - 0.5 ms and a launch lost (the ledger's
+ *                             `lost` row) at T0 - 1 ms; 10 kernels and one
+ *                             lost launch after T0 (as a session whose store
+ *                             was made after CUPTI attached)
  *   fill_store --config DIR TEXT [BUFFER_SIZE]  the CUPTI-drops session
  *                             (20250101T120100-2000) with TEXT as its free-text
  *                             "config" row and, when given, BUFFER_SIZE as its
@@ -587,6 +594,45 @@ static void fill_shuffled(const char *dir, uint64_t total, uint64_t claimed, uin
     free(recs);
 }
 
+/* --early: see the header. */
+static void fill_early(const char *dir)
+{
+    cupstore_env *env;
+    cupstore_txn *txn;
+    char buf[32];
+    sess s = {.id = "20250101T120000-5252", .pid = 5252, .loss = -1, .final = true};
+    cupstore_record r[11];
+    env = big_session_open(dir, &s, 8u << 20, 1ull << 30, &txn);
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)(T0 * NS + 2000000));
+    CK(cupstore_meta_put(txn, "start_ns", buf));
+    CK(cupstore_name_put(txn, 1, "early_kernel", strlen("early_kernel")));
+    memset(r, 0, sizeof r);
+    for (unsigned i = 0; i < 11; i++) {
+        r[i].kind = CUPSTORE_KIND_KERNEL;
+        r[i].context = 1;
+        r[i].stream = 3;
+        r[i].correlation = 10 + i;
+        r[i].name_id = 1;
+        r[i].start_ns = i ? T0 * NS + i * 10000000ull : T0 * NS - 500000;
+        r[i].end_ns = r[i].start_ns + 100000;
+    }
+    CK(cupstore_chunk_put(txn, r, 1));
+    CK(cupstore_chunk_put(txn, r + 1, 10));
+    cupstore_lost l1 = {.launch_ns = T0 * NS - 1000000, .corr = 9, .device = 0, .stream = 3,
+                        .tid = 42, .missing = {1}, .name_id = 1};
+    cupstore_lost l2 = {.launch_ns = T0 * NS + 55000000, .corr = 16, .device = 0, .stream = 3,
+                        .tid = 42, .missing = {1}, .name_id = 1};
+    CK(cupstore_lost_put(txn, &l1));
+    CK(cupstore_lost_put(txn, &l2));
+    cupstore_health h = {.second = T0, .heartbeat_ns = T0 * NS + 999000000ull, .epoch = 1,
+                         .kinds_enabled = CUPSTORE_KINDS_DEFAULT, .records_parsed = 11,
+                         .records_stored = 11};
+    CK(cupstore_health_put(txn, &h));
+    put_clean_end(txn, T0 * NS + NS / 2, 11);
+    CK(cupstore_txn_commit(txn));
+    cupstore_env_close(env);
+}
+
 /* --graph-nvtx: ranges on thread 77 (ms after T0 + 5 s): push outer
  * [0, 100], push inner [10, 20], start/end async [15, 50] (does not nest:
  * it outlives inner), a mark at 12.  Graph launches (a runtime
@@ -672,6 +718,11 @@ int main(int argc, char **argv)
         uint64_t n = strtoull(argv[3], NULL, 10);
         CK(cupstore_dir_prepare(argv[2]));
         fill_shuffled(argv[2], n, argc == 5 ? strtoull(argv[4], NULL, 10) : n, 0);
+        return 0;
+    }
+    if (argc == 3 && strcmp(argv[1], "--early") == 0) {
+        CK(cupstore_dir_prepare(argv[2]));
+        fill_early(argv[2]);
         return 0;
     }
     if (argc == 4 && strcmp(argv[1], "--late") == 0) {

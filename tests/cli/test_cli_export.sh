@@ -226,6 +226,21 @@ run 0 late "$CUPTOP" export --store "$L" 20250101T120000-5151 --from start --to 
 got=$(grep -c '"kind":"kernel"' "$O/late.jsonl")
 [ "$got" = 1000 ] || fail "records past the end: $got of 1000 exported"
 
+# ... and what a session holds from before its start stamp (its store made
+# after CUPTI attached; found by the truth matrix, seed 29000104: a forked
+# session's lost launches of the second before): --from start reaches the
+# first record and the first lost launch
+E=$WORK/early
+"$FILL" --early "$E" || fail "fill_store --early"
+run 0 early "$CUPTOP" export --store "$E" 20250101T120000-5252 --from start --to end \
+    --format jsonl -o "$O/early.jsonl"
+got=$(grep -c '"kind":"kernel"' "$O/early.jsonl")
+[ "$got" = 11 ] || fail "records before the start stamp: $got of 11 exported"
+run 0 early_chrome "$CUPTOP" export --store "$E" 20250101T120000-5252 --from start --to end \
+    --format chrome -o "$O/early.json"
+got=$(grep -o '"name":"lost: early_kernel' "$O/early.json" | wc -l)
+[ "$got" = 4 ] || fail "lost launches before the start stamp: $got of 4 lost events (2 rows)"
+
 # refuse to overwrite; --force replaces; nothing left behind
 usage_error exists "$CUPTOP" export --store "$S" "$CLEAN" --mark hot --format chrome -o "$O/hot.json"
 grep -q 'exists (use --force' "$WORK/exists.err" || fail "exists message"

@@ -1250,17 +1250,56 @@ static void test_crashed_records_partial_chunk(void **state)
     model_summary_free(&s);
 }
 
-/* With a final status the rows (and the final status) are the count. */
+/* With a final status that the rows cover, the rows are the count: what a
+ * consumer committed after the final status is the tail's (lost). */
 static void test_ended_records_rows_only(void **state)
 {
     fx *f = *state;
     model_summary s;
     end_spec e = END_OK;
     crashed_with_tail(f);
-    e.records_stored = 32;
+    e.records_stored = 20;
     finish(f, T0 + 2, &e);
     assert_int_equal(model_summarize(f->env, 0, UINT64_MAX, &s, NULL), 0);
     assert_int_equal(s.state, MODEL_STATE_ENDED);
+    assert_int_equal(s.records_after_rows, 0);
+    assert_int_equal(s.records_total, 20);
+    model_summary_free(&s);
+}
+
+/* A final status the store refused (written aside), saying more were
+ * stored than the rows: a full map refused the last health row too (truth
+ * matrix seed 1617004884).  The records after the rows count, up to the
+ * final status's figure; in the store, the rows stay the count. */
+static void test_ended_records_last_row_refused(void **state)
+{
+    fx *f = *state;
+    model_summary s;
+    cupstore_txn *txn;
+    int fd = -1;
+    crashed_with_tail(f);
+    assert_int_equal(cupstore_txn_begin(f->env, true, &txn), 0);
+    for (unsigned st = 0; st < CUPSTORE_STEP_MAX; st++) {
+        cupstore_step step = {.step = st, .start_mono_ns = 1000, .end_mono_ns = 2000};
+        assert_int_equal(cupstore_step_put(txn, &step), 0);
+    }
+    assert_int_equal(cupstore_txn_commit(txn), 0);
+    assert_int_equal(cupstore_final_aside_open(f->env, &fd), 0);
+    cupstore_final fin = {.end_ns = (T0 + 2) * NS, .exit_path = CUPSTORE_EXIT_RETURN,
+                          .protocol_complete = 1, .flush_ok = 1, .records_stored = 29,
+                          .store_refused = 2};
+    assert_int_equal(cupstore_final_aside_put(fd, &fin), 0);
+    close(fd);
+    assert_int_equal(model_summarize(f->env, 0, UINT64_MAX, &s, NULL), 0);
+    assert_int_equal(s.state, MODEL_STATE_ENDED);
+    assert_int_equal(s.records_after_rows, 9);
+    assert_int_equal(s.records_total, 29);
+    model_summary_free(&s);
+    /* the same figure in the store: the rows are the count */
+    end_spec e = END_OK;
+    e.records_stored = 29;
+    finish(f, T0 + 2, &e);
+    assert_int_equal(model_summarize(f->env, 0, UINT64_MAX, &s, NULL), 0);
     assert_int_equal(s.records_after_rows, 0);
     assert_int_equal(s.records_total, 20);
     model_summary_free(&s);
@@ -1305,6 +1344,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_crashed_records_no_row, setup, teardown),
         cmocka_unit_test_setup_teardown(test_crashed_records_partial_chunk, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ended_records_rows_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ended_records_last_row_refused, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

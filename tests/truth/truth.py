@@ -20,6 +20,7 @@ A failed check that tests/truth/known.txt attributes to an open defect
 FAIL and the exit status is 1.  doc/truth.md says how to add a dimension.
 """
 import array
+import errno
 import fnmatch
 import json
 import os
@@ -78,6 +79,8 @@ DIMS = [
     ("ledger", ["off", "on"]),                 # --ledger: the launch ledger (CUPTOP_LEDGER=1)
     ("windows", ["short", "rest"]),            # start=capture_every: 500 ms periods, or 2.5 s
                                                # ones (CUPTI torn down between windows)
+    ("stdio", ["open", "closed0", "closed1", "closed2"]),   # simdrive started with fd 0, 1 or 2
+                                               # closed: the agent's descriptors stay >= 3
 ]
 ATTACH = ("attach", "attach2", "attach2race")
 CAPTURE = ("capture", "capture_nvtx")
@@ -93,7 +96,7 @@ DEFAULT_WEIGHT = 0.45
 def draw(seed):
     rnd = random.Random(seed)
     case = {}
-    for name, values in DIMS[:-1]:
+    for name, values in DIMS[:-2]:
         if rnd.random() < DEFAULT_WEIGHT:
             case[name] = values[0]
         else:
@@ -108,6 +111,8 @@ def draw(seed):
             case["end"] = rnd.choice(CRASH_ENDS)
     # drawn last, so every other dimension of a seed stays as it was
     case["windows"] = "rest" if rnd.random() < 0.5 else "short"
+    vals = dict(DIMS)["stdio"]
+    case["stdio"] = vals[0] if rnd.random() < 0.7 else rnd.choice(vals[1:])
     return normalize(case)
 
 
@@ -177,6 +182,10 @@ def normalize(case):
             c["fork"] = "none"
         elif c["fork"] == "fork" and os.environ.get("CUPTOP_TEST_SANITIZER", "no") not in ("", "no"):
             c["fork"] = "exec"   # libasan deadlocks in a threaded fork (doc/reliability.md row 3)
+    if c["driver"] != "simdrive":
+        # cuptop run would inherit the closed descriptor and open its own
+        # files there: the dimension is the agent's, in simdrive
+        c["stdio"] = "open"
     return c
 
 
@@ -520,6 +529,10 @@ def simdrive_seq(c):
         if ctl == "detach":
             steps += ["mark:c2", "wait:g2", w]
             hs.append(("reattach", "c2", "g2"))
+    if c["stdio"] != "open":
+        # the application's own I/O on 0-2 and its descriptors, the agent
+        # (and its store) live by now
+        steps += ["stdio:io", "fds:fds"]
     return "seq:" + ",".join(steps), hs
 
 
@@ -626,8 +639,14 @@ def run_app(cs):
     # the application in a group of its own too (a forked child, the ranks
     # of a job: nothing of a case outlives it); SIGINT back to its default
     # (a background job inherits it ignored)
+    closed = int(c["stdio"][-1]) if c["stdio"] != "open" else None
+
+    def child_setup():
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        if closed is not None:
+            os.close(closed)   # after Popen's dup2s: the application starts without it
     p = cs.spawn(argv, env=e, stdout=out, stderr=err,
-                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                 stdin=subprocess.DEVNULL if closed is not None else None, preexec_fn=child_setup)
     hand_ok = True
     for what, mark, go in hs:
         if not cs.wait_file(mark, p):
@@ -806,7 +825,7 @@ def oracle(cs):
         cs.eq("app:exit-status", cs.app_rc, expected_rc(c))
     if c["end"] == "kill9" and cs.app_rc == 0:
         crashed_end = False
-    cs.eq("app:stdout-empty", os.path.getsize(os.path.join(cs.work, "out")), 0)
+    oracle_stdio(cs)
     if os.path.exists(os.path.join(cs.work, "reader.crash")):
         cs.check("reader:no-crash", False, open(os.path.join(cs.work, "reader.crash")).read())
     else:
@@ -831,6 +850,65 @@ def oracle(cs):
         oracle_session(cs, sid, cs.truth_path, crashed_end)
         return
     oracle_job(cs, crashed_end)
+
+
+APP_LINE = "simdrive: the application's own line\n"
+
+
+def oracle_stdio(cs):
+    """The agent never writes to the application's stdout, and leaves its
+    descriptors 0-2 to it: with one of them closed (stdio=closedN), the
+    application's own I/O there fails with EBADF as without an agent, the
+    others work, and none of the agent's files (the store's) sits below 3
+    or lacks close-on-exec."""
+    c = cs.case
+    out = open(os.path.join(cs.work, "out"), "rb").read().decode(errors="replace")
+    if c["stdio"] == "open":
+        cs.eq("app:stdout-empty", len(out), 0)
+        return
+    closed = int(c["stdio"][-1])
+    io_path = os.path.join(cs.work, "io")
+    if not os.path.exists(io_path):
+        # killed (kill -9 at a random moment, a crash) before its I/O step
+        cs.check("stdio:io-written", c["end"] in ("kill9",) + CRASH_ENDS or cs.app_rc != expected_rc(c),
+                 "the application ended normally without its I/O step")
+        cs.eq("app:stdout-empty", len(out), 0)
+        return
+    io = dict(w.split("=", 1) for w in open(io_path).read().split() if "=" in w)
+    fds = {}
+    fds_path = os.path.join(cs.work, "fds")
+    if os.path.exists(fds_path):
+        for line in open(fds_path):
+            f = line.rstrip("\n").split(" ", 2)
+            if len(f) == 3 and f[0].isdigit():
+                fds[int(f[0])] = (f[1], f[2])
+    if c["end"] != "kill9":   # not killed between its two steps
+        cs.check("stdio:fds-written", bool(fds), "the application's descriptor list is missing")
+    # the closed one: EBADF, unless the application itself opened a file of
+    # its own there meanwhile (simdrive's NVTX truth, opened after its start
+    # takes the lowest number): never one of the agent's
+    held = fds.get(closed)
+    app_own = held is not None and held[1].startswith(cs.work + "/") and \
+        not held[1].startswith(cs.store + "/")
+    cs.check(f"stdio:fd{closed}-not-the-agents", held is None or app_own,
+             f"fd {closed}, closed at the start, holds {held}")
+    want = {0: ("r0", "e0"), 1: ("w1", "e1"), 2: ("w2", "e2")}
+    for fd, (v, e) in want.items():
+        got = (int(io.get(v, "-2")), int(io.get(e, "-2")))
+        if fd == closed:
+            if not app_own:
+                cs.eq(f"stdio:fd{fd}-closed-EBADF", got, (-1, errno.EBADF))
+        elif fd == 0:
+            cs.eq("stdio:fd0-reads-its-input", got, (0, 0))   # /dev/null: EOF
+        else:
+            cs.eq(f"stdio:fd{fd}-writes", got, (len(APP_LINE), 0))
+    # its stdout: the application's own line only (the agent prints nothing)
+    cs.eq("app:stdout-is-the-apps", out, "" if closed == 1 else APP_LINE)
+    if fds and c["store"] != "readonly":
+        low = [f"{fd} {t}" for fd, (_, t) in fds.items() if fd < 3 and t.startswith(cs.store + "/")]
+        inh = [f"{fd} {t}" for fd, (x, t) in fds.items() if x != "1" and t.startswith(cs.store + "/")]
+        cs.eq("stdio:store-fds-above-2", low, [])
+        cs.eq("stdio:store-fds-cloexec", inh, [])
 
 
 def truth_of(cs, path):
@@ -1044,9 +1122,14 @@ def oracle_ledger(cs, dump, t, stale, verdict, sid):
     c = cs.case
     switched = c["control"] == "ledger"
     if "meta.ledger" not in dump:
-        # off only where the agent has no subscription (another client)
-        cs.check("ledger:present", c["workload"] == "conflict",
+        # off only where the agent has no subscription (another client), or
+        # where a full map refused its result: then the refusal is counted
+        # (the final status's store_refused) and the session INCOMPLETE
+        refused = num(dump, "final.store_refused") > 0
+        cs.check("ledger:present", c["workload"] == "conflict" or refused,
                  f"no ledger result (notes: {[v for k, v in dump.items() if k.startswith('note.')][:3]})")
+        if refused:
+            cs.check("ledger:refused-not-complete", verdict != "COMPLETE", verdict)
         return
     led = {k: v for k, v in (w.split("=", 1) for w in dump["meta.ledger"].split() if "=" in w)}
     if led.get("unjudged") == "1":
@@ -1143,6 +1226,13 @@ def oracle_session(cs, sid, truth_path, crashed_end, end=None):
         if "=" in line:
             k, v = line.split("=", 1)
             dump.setdefault(k, v)
+    def dl(x):
+        # a session's loss of class x: its loss rows, or, where a full map
+        # refused the final status (it went aside) and with it the last
+        # health row, the final status's total
+        if num(dump, "final.aside") == 1:
+            return max(num(dump, f"loss.{x}"), num(dump, f"final.loss.{x}"))
+        return num(dump, f"loss.{x}")
     if cs.truth_kind == "simdrive":
         truth = load_kv(truth_path)
     else:
@@ -1160,6 +1250,9 @@ def oracle_session(cs, sid, truth_path, crashed_end, end=None):
         crashed_end = True
     if c["start"] == "capture_every" and c["driver"] == "simdrive":
         truth_windows.check(cs, dump, crashed_end, truth)
+    # the descriptor hold's lock order (agent_fd.h): never broken, in any case
+    order = [v for k, v in dump.items() if k.startswith("note.") and "descriptor holds taken inside" in v]
+    cs.eq("agent:fd-lock-order", order, [])
 
     rc, sj, _ = cs.cuptop("sessions", "--store", cs.store, "--json")
     try:
@@ -1252,22 +1345,21 @@ def oracle_session(cs, sid, truth_path, crashed_end, end=None):
             truth_lost += (t("dropped", k) + t("held", k) + t("stolen", k) + t("invalid", k)
                            + t("zero_ts", k) + t("foreign", k) + t("silent", k))
         if final and not crashed_end:
-            cs.eq("truth:parse_error==invalid" + walked, num(dump, "loss.parse_error"),
+            cs.eq("truth:parse_error==invalid" + walked, dl("parse_error"),
                   sum(t("invalid", k) for k in KINDS))
-            cs.eq("truth:cupti_dropped==dropped", num(dump, "loss.cupti_dropped"),
+            cs.eq("truth:cupti_dropped==dropped", dl("cupti_dropped"),
                   sum(t("dropped", k) for k in KINDS))
             zt = sum(t("zero_ts", k) for k in KINDS)
-            if sum(num(dump, f"loss.{x}") for x in ("queue_overflow", "tail", "store_refused",
-                                                    "declined")):
+            if sum(dl(x) for x in ("queue_overflow", "tail", "store_refused", "declined")) or \
+                    num(dump, "final.store_refused"):
                 # records lost before they were parsed are not seen as zero-ts
-                cs.check("truth:zero_ts-bound", num(dump, "loss.zero_ts") <= zt,
-                         f"{num(dump, 'loss.zero_ts')} <= {zt}")
+                cs.check("truth:zero_ts-bound", dl("zero_ts") <= zt, f"{dl('zero_ts')} <= {zt}")
             else:
-                cs.eq("truth:zero_ts", num(dump, "loss.zero_ts"), zt)
+                cs.eq("truth:zero_ts", dl("zero_ts"), zt)
             held = sum(t("held", k) for k in KINDS)
             stolen_all = sum(t("stolen", k) for k in KINDS)
             if held:
-                tail = num(dump, "loss.tail")
+                tail = dl("tail")
                 cs.check("truth:held-is-tail", tail >= held or tail + at_most >= held,
                          f"tail {tail} (+ at most {at_most}) held {held}")
             if dump.get("final.flush_ok") == "0" and num(dump, "final.buffers_outstanding"):
@@ -1312,7 +1404,7 @@ def oracle_session(cs, sid, truth_path, crashed_end, end=None):
         # the invariant on produced: stored + every loss class == produced
         if final and not crashed_end:
             prod = sum(t("produced", k) for k in KINDS)
-            got = (num(dump, "records.total") + sum(num(dump, f"loss.{x}") for x in CLASSES
+            got = (num(dump, "records.total") + sum(dl(x) for x in CLASSES
                                                     if x not in ("zero_ts", "conflict")))
             exact = (sum(t("stolen", k) + t("held", k) + t("silent", k) for k in KINDS) == 0
                      and sum(t("foreign", k) for k in KINDS) == 0)
@@ -1356,7 +1448,7 @@ def oracle_session(cs, sid, truth_path, crashed_end, end=None):
               sum(num(dump, f"records.{k}.{x}") for x in devs + ["none"]))
     cs.eq("sessions:records", sess["records"], num(dump, "records.total"))
     for cl in CLASSES:
-        cs.eq(f"sessions:loss:{cl}", loss.get(cl), num(dump, f"loss.{cl}"))
+        cs.eq(f"sessions:loss:{cl}", loss.get(cl), dl(cl))
     cs.eq("sessions:loss_total", sess["loss_total"], agent_lost)
     lbd = sess.get("loss_by_device", {})
     for cl in CLASSES:
