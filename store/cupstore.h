@@ -839,6 +839,15 @@ typedef struct cupstore_final {
      * takes the larger of these and the loss rows' sum, so a loss whose
      * rows the store refused is still counted.  All 0 from older agents. */
     uint64_t loss_total[CUPSTORE_LOSS_MAX];
+    /* The same losses by kind and by device (exact counts; all 0 from
+     * older agents), and CUPTI's drops split over kinds by the record mix
+     * (the estimate the health rows carry): a reader credits what the
+     * rows lack to its kind and device, not to "none" (truth matrix 29.12:
+     * a full map that refused the last health row).  loss_device's last
+     * slot is CUPSTORE_DEVICE_NONE. */
+    uint64_t loss_kind[CUPSTORE_LOSS_MAX][CUPSTORE_KIND_MAX];
+    uint64_t dropped_kind_est[CUPSTORE_KIND_MAX];
+    uint64_t loss_device[CUPSTORE_LOSS_MAX][CUPSTORE_DEVICE_MAX + 1];
     uint32_t aside;              /* read from the aside file: the store
                                     refused the final status (set by
                                     cupstore_final_aside_get only)         */

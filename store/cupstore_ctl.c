@@ -421,7 +421,19 @@ static const cupstore_tlv_field final_fields[] = {
     F(cupstore_final, 12, U64, 1, conflict_bound),
     F(cupstore_final, 13, U64, 1, store_refused),
     F(cupstore_final, 14, U64, CUPSTORE_LOSS_MAX, loss_total),
+    /* one field per loss class: an array field holds at most 32 */
+#define FINAL_BY_CLASS(id_, l_)                                                                    \
+    F(cupstore_final, (id_) + (l_), U64, CUPSTORE_KIND_MAX, loss_kind[l_]),                        \
+        F(cupstore_final, (id_) + 10 + (l_), U64, CUPSTORE_DEVICE_MAX + 1, loss_device[l_])
+    FINAL_BY_CLASS(15, 0), FINAL_BY_CLASS(15, 1), FINAL_BY_CLASS(15, 2),
+    FINAL_BY_CLASS(15, 3), FINAL_BY_CLASS(15, 4), FINAL_BY_CLASS(15, 5),
+    FINAL_BY_CLASS(15, 6), FINAL_BY_CLASS(15, 7), FINAL_BY_CLASS(15, 8),
+#undef FINAL_BY_CLASS
+    F(cupstore_final, 35, U64, CUPSTORE_KIND_MAX, dropped_kind_est),
 };
+_Static_assert(CUPSTORE_LOSS_MAX == 9, "final_fields: one loss_kind and loss_device field per class");
+_Static_assert(CUPSTORE_LOSS_MAX <= 10 && CUPSTORE_DEVICE_MAX + 1 <= 32 && CUPSTORE_KIND_MAX <= 32,
+               "final_fields: ids and array sizes");
 
 int cupstore_final_put(cupstore_txn *txn, const cupstore_final *f)
 {

@@ -427,7 +427,9 @@ void agent_finalize_settle(agent *a, bool cancel)
         return;
     CUptiResult r = (CUptiResult)atomic_load(&a->attach.fin_rc);
     double ms = (double)(atomic_load(&a->attach.fin_ns) - a->attach.fin_arm_ns) / 1e6;
-    atomic_store(&a->attach.fin, AGENT_FIN_NONE);
+    /* one settler only: an attach and the stop may both come here */
+    if (!atomic_compare_exchange_strong(&a->attach.fin, &s, AGENT_FIN_NONE))
+        return;
     if (r == CUPTI_SUCCESS) {
         /* gone with CUPTI: the subscriber, the callbacks, the attributes */
         a->attach.subscriber = NULL;

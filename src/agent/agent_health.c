@@ -32,6 +32,9 @@ typedef struct health_state {
     uint32_t seen_noted;
     uint32_t devices_noted;
     uint32_t threads_noted;     /* threads_seen last stored (meta "threads") */
+    /* CUPTI's drops by kind, estimated: in rows written, and in the last
+     * row refused (agent_health_dropped_est) */
+    uint64_t est_written[CUPSTORE_KIND_MAX], est_pending[CUPSTORE_KIND_MAX];
 } health_state;
 
 static health_state health_s;
@@ -510,6 +513,15 @@ static void health_write(agent *a, uint64_t second, bool last)
     int rc = ENOSPC;
     if (last || agent_reserve_room(a, sizeof r, AGENT_RESERVE_KEEP / 2))
         rc = agent_store_put(a, put_row, &r, AGENT_PUT_TRIES);
+    for (size_t i = 0; i < r.nrows && rc == 0; i++)
+        if (r.rows[i].estimate && r.rows[i].kind < CUPSTORE_KIND_MAX &&
+            r.rows[i].loss == CUPSTORE_LOSS_CUPTI_DROPPED)
+            health_s.est_written[r.rows[i].kind] += r.rows[i].count;
+    memset(health_s.est_pending, 0, sizeof health_s.est_pending);
+    for (size_t i = 0; i < r.nrows && rc != 0; i++)
+        if (r.rows[i].estimate && r.rows[i].kind < CUPSTORE_KIND_MAX &&
+            r.rows[i].loss == CUPSTORE_LOSS_CUPTI_DROPPED)
+            health_s.est_pending[r.rows[i].kind] += r.rows[i].count;
     if (rc == 0) {
         memcpy(prev, now, sizeof now);
     } else {
@@ -609,6 +621,15 @@ int agent_health_stop(agent *a, uint32_t timeout_ms)
     if (rc == 0)
         a->health.up = false;
     return rc;
+}
+
+int agent_health_dropped_est(agent *a, uint64_t *out)
+{
+    if (a->health.up)
+        return EBUSY;
+    for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++)
+        out[k] = health_s.est_written[k] + health_s.est_pending[k];
+    return 0;
 }
 
 void agent_health_forked(agent *a)

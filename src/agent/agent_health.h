@@ -42,6 +42,12 @@ int agent_health_start(struct agent *a);
 /** Tell the thread to write its last row and join it (timeout_ms).
  *  @return 0, or the join's error (it is still running). */
 int agent_health_stop(struct agent *a, uint32_t timeout_ms);
+/** CUPTI's drops split over kinds (the estimate rows), per kind: those
+ *  of the rows written and of the last row the store refused (its counts
+ *  carry over, so a refused row's split is redone in the next).  For the
+ *  final status, once the thread is joined; out has CUPSTORE_KIND_MAX.
+ *  @return 0, or EBUSY while the thread still runs (out untouched). */
+int agent_health_dropped_est(struct agent *a, uint64_t *out);
 /** Ask CUPTI for drops (per known context, then NULL); counts them. */
 void agent_health_query_drops(struct agent *a);
 /** Write the process down (pid, host, boot id, start time, PID

@@ -313,8 +313,14 @@ static void stop_protocol(agent *a, int exit_path, int detail)
     x.f.store_refused = atomic_load(&a->c[C_STORE_REFUSED]);
     for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
         for (unsigned d = 0; d < AGENT_DEVS; d++)
-            for (unsigned k = 0; k < AGENT_KINDS; k++)
-                x.f.loss_total[l] += atomic_load(&a->c[agent_c_loss(l, d, k)]);
+            for (unsigned k = 0; k < AGENT_KINDS; k++) {
+                uint64_t n = atomic_load(&a->c[agent_c_loss(l, d, k)]);
+                x.f.loss_total[l] += n;
+                x.f.loss_device[l][d] += n;   /* slot AGENT_DEV_NONE: the last */
+                if (k != AGENT_KIND_ALL)
+                    x.f.loss_kind[l][k] += n;
+            }
+    (void)agent_health_dropped_est(a, x.f.dropped_kind_est);   /* still running: none */
     step_record(&x.steps[x.nsteps], CUPSTORE_STEP_CLOSE, t0, 0, false, a);
     x.nsteps++;
     x.f.protocol_complete = (uint32_t)ok;

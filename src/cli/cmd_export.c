@@ -255,66 +255,18 @@ static int export_ranges(const struct export_args *a, cupstore_env *env, const c
     return status;
 }
 
-static int latest_start(const cupstore_record *r, void *arg)
-{
-    uint64_t *last = arg;
-    if (r->start_ns > *last)
-        *last = r->start_ns;
-    return 0;
-}
-
-static int earliest_start(const cupstore_record *r, void *arg)
-{
-    uint64_t *first = arg;
-    if (r->start_ns && r->start_ns < *first)
-        *first = r->start_ns;
-    return 0;
-}
-
-static int earliest_lost(const cupstore_lost *l, void *arg)
-{
-    uint64_t *first = arg;
-    if (l->launch_ns && l->launch_ns < *first)
-        *first = l->launch_ns;
-    return 0;
-}
-
-/* Session start/end seconds, for relative --from/--to.  The end reaches
- * the last record stored: a GPU timestamp may lie past the session's end
- * (work queued ahead of the host's clock, a skew between the clocks), and
- * "--to end" means the whole session, never fewer records than it holds.
- * The start reaches back to the first record and the first lost launch:
- * the session's start is stamped when its store is made, after CUPTI was
- * attached, and what was launched in between belongs to it (the truth
- * matrix found the lost rows of a forked session's first millisecond cut
- * off by "--from start" when that millisecond fell in the second before). */
+/* Session start/end seconds, for relative --from/--to: the session's
+ * bounds reaching its data (export_session_bounds). */
 static int session_bounds(cupstore_env *env, uint64_t *start_s, uint64_t *end_s, char **cause)
 {
-    model_summary s;
-    cupstore_txn *txn = NULL;
-    int rc = model_summarize(env, 0, UINT64_MAX, &s, cause);
-    if (rc)
-        return rc;
-    uint64_t first = s.start_ns, last = s.end_ns;
-    model_summary_free(&s);
-    if ((rc = cupstore_txn_begin(env, false, &txn)) == 0) {
-        rc = cupstore_record_scan(txn, last, UINT64_MAX, latest_start, &last);
-        if (!rc && first)
-            rc = cupstore_record_scan(txn, 0, first, earliest_start, &first);
-        if (!rc && first)
-            rc = cupstore_lost_scan(txn, 0, first, earliest_lost, &first);
-        cupstore_txn_abort(txn);
+    uint64_t first, last;
+    int rc = export_session_bounds(env, &first, &last, cause);
+    if (rc == 0) {
+        *start_s = first / NS;
+        *end_s = last / NS;
     }
-    *start_s = first / NS;
-    if (rc) {
-        if (cause && asprintf(cause, "%s", model_strerror(rc)) < 0)
-            *cause = NULL;
-        return rc;
-    }
-    *end_s = last / NS;
-    return 0;
+    return rc;
 }
-
 
 /* Parse and check the options: -1 to go on, else the exit status (the
  * misuse said on stderr, or --help printed). */
@@ -418,9 +370,10 @@ static int export_window(const struct export_args *a, cupstore_env *env, export_
     if (o->mark)
         return 0;
     uint64_t start_s, end_s, f, t;
-    if (o->job_read) {   /* the job's first start and last end */
-        start_s = o->job_read->start_ns / NS;
-        end_s = o->job_read->end_ns / NS;
+    if (o->job_read) {   /* the job's first start and last end, reaching its data */
+        export_job_bounds(o->job_read, &start_s, &end_s);
+        start_s /= NS;
+        end_s /= NS;
     } else if (session_bounds(env, &start_s, &end_s, &cause) != 0) {
         cli_error(a->cmd, "%s", cause ? cause : "cannot open the session");
         free(cause);

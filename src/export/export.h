@@ -74,6 +74,16 @@ int export_run(const export_opts *o, export_progress_fn progress, void *arg,
 int export_job_read(const char *dir, const export_opts *o, struct model_job *out,
                     char **cause);
 
+/** A session's first and last ns for relative --from/--to and an open
+ *  window: its start and end, reaching back to its first record and first
+ *  lost launch and on to its last record.  @return 0 or a store error
+ *  (cause: malloc'ed words, when cause is not NULL). */
+int export_session_bounds(struct cupstore_env *env, uint64_t *first_ns, uint64_t *last_ns,
+                          char **cause);
+/** A job's (read with its sessions open) first and last ns, each process'
+ *  as export_session_bounds gives it. */
+void export_job_bounds(const struct model_job *j, uint64_t *start_ns, uint64_t *end_ns);
+
 /** The signature of export_run, for front ends that take it as an option. */
 typedef int (*export_run_fn)(const export_opts *o, export_progress_fn progress, void *arg,
                              char **cause);

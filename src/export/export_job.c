@@ -84,6 +84,84 @@ void export_job_group_name(const export_job *jb, size_t i, char *buf, size_t len
         snprintf(buf, len, "no rank%s (pid %d)", host, s->pid);
 }
 
+static int latest_start(const cupstore_record *r, void *arg)
+{
+    uint64_t *last = arg;
+    if (r->start_ns > *last)
+        *last = r->start_ns;
+    return 0;
+}
+
+static int earliest_start(const cupstore_record *r, void *arg)
+{
+    uint64_t *first = arg;
+    if (r->start_ns && r->start_ns < *first)
+        *first = r->start_ns;
+    return 0;
+}
+
+static int earliest_lost(const cupstore_lost *l, void *arg)
+{
+    uint64_t *first = arg;
+    if (l->launch_ns && l->launch_ns < *first)
+        *first = l->launch_ns;
+    return 0;
+}
+
+/* The end reaches the last record stored: a GPU timestamp may lie past
+ * the session's end (work queued ahead of the host's clock, a skew between
+ * the clocks), and "--to end" means the whole session, never fewer records
+ * than it holds.  The start reaches back to the first record and the first
+ * lost launch: the session's start is stamped when its store is made,
+ * after CUPTI was attached, and what was launched in between belongs to it
+ * (the truth matrix found the lost rows of a forked session's first
+ * millisecond cut off by "--from start" when that millisecond fell in the
+ * second before).  Only the records before the start and after the end are
+ * read. */
+int export_session_bounds(cupstore_env *env, uint64_t *first_ns, uint64_t *last_ns,
+                          char **cause)
+{
+    model_summary s;
+    cupstore_txn *txn = NULL;
+    int rc = model_summarize(env, 0, UINT64_MAX, &s, cause);
+    if (rc)
+        return rc;
+    uint64_t first = s.start_ns, last = s.end_ns;
+    model_summary_free(&s);
+    if ((rc = cupstore_txn_begin(env, false, &txn)) == 0) {
+        rc = cupstore_record_scan(txn, last, UINT64_MAX, latest_start, &last);
+        if (!rc && first)
+            rc = cupstore_record_scan(txn, 0, first, earliest_start, &first);
+        if (!rc && first)
+            rc = cupstore_lost_scan(txn, 0, first, earliest_lost, &first);
+        cupstore_txn_abort(txn);
+    }
+    if (rc) {
+        if (cause && asprintf(cause, "%s", model_strerror(rc)) < 0)
+            *cause = NULL;
+        return rc;
+    }
+    *first_ns = first;
+    *last_ns = last;
+    return 0;
+}
+
+void export_job_bounds(const model_job *j, uint64_t *start_ns, uint64_t *end_ns)
+{
+    *start_ns = j->start_ns;
+    *end_ns = j->end_ns;
+    for (size_t i = 0; i < j->n; i++) {
+        cupstore_env *env = model_job_env(j, &j->procs[i]);
+        uint64_t first, last;
+        if (!env || export_session_bounds(env, &first, &last, NULL) != 0)
+            continue;   /* read with the job: its summary's bounds stand */
+        if (first && (!*start_ns || first < *start_ns))
+            *start_ns = first;
+        if (last > *end_ns)
+            *end_ns = last;
+    }
+}
+
 int export_job_read(const char *dir, const export_opts *o, model_job *out, char **cause)
 {
     size_t unreadable = 0;
@@ -147,7 +225,8 @@ int export_job_open(export_ctx *x, const char *dir, char **cause)
     /* the window, clamped to the job's data as export_run does for one */
     x->from_ns = o->from_ns;
     x->to_ns = o->to_ns;
-    uint64_t start = j->start_ns, end = j->end_ns;
+    uint64_t start, end;
+    export_job_bounds(j, &start, &end);
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     uint64_t now = (uint64_t)ts.tv_sec * NS + (uint64_t)ts.tv_nsec;

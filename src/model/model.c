@@ -470,6 +470,56 @@ static int sum_meta(cupstore_txn *txn, model_summary *out)
     return 0;
 }
 
+static int loss_row_all(const cupstore_loss_row *r, void *arg)
+{
+    model_loss_rows *m = arg;
+    if (r->loss >= CUPSTORE_LOSS_MAX)
+        return 0;
+    if (r->estimate) {
+        if (r->loss == CUPSTORE_LOSS_CUPTI_DROPPED && r->kind < CUPSTORE_KIND_MAX)
+            m->dropped_est[r->kind] += r->count;
+        return 0;
+    }
+    if (r->kind < CUPSTORE_KIND_MAX)
+        m->kind[r->loss][r->kind] += r->count;
+    m->device[r->loss][r->device < CUPSTORE_DEVICE_MAX ? r->device : CUPSTORE_DEVICE_MAX] +=
+        r->count;
+    return 0;
+}
+
+int model_loss_rows_read(cupstore_txn *txn, model_loss_rows *out)
+{
+    memset(out, 0, sizeof *out);
+    return cupstore_loss_scan(txn, 0, UINT64_MAX, loss_row_all, out);
+}
+
+void model_final_kind_extra(const cupstore_final *f, const model_loss_rows *r,
+                            uint64_t add[CUPSTORE_KIND_MAX], uint64_t est[CUPSTORE_KIND_MAX])
+{
+    for (unsigned k = 0; k < CUPSTORE_KIND_MAX; k++) {
+        for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
+            if (f->loss_kind[l][k] > r->kind[l][k])
+                add[k] += f->loss_kind[l][k] - r->kind[l][k];
+        if (f->dropped_kind_est[k] > r->dropped_est[k])
+            est[k] += f->dropped_kind_est[k] - r->dropped_est[k];
+    }
+}
+
+/* n records of class l that the final status f counts and no loss row
+ * has: on the devices f says lack them, the rest on device "none". */
+static void final_devices(model_summary *out, const cupstore_final *f, const model_loss_rows *r,
+                          unsigned l, uint64_t n)
+{
+    for (unsigned d = 0; d < CUPSTORE_DEVICE_MAX && n; d++) {
+        uint64_t x = f->loss_device[l][d] > r->device[l][d] ? f->loss_device[l][d] - r->device[l][d]
+                                                            : 0;
+        x = x < n ? x : n;
+        out->loss_by_device[d][l] += x;
+        n -= x;
+    }
+    out->loss_by_device[MODEL_DEVICE_NONE][l] += n;
+}
+
 /* An ended session's final status: its end, the tail loss it knows of
  * beyond the rows, and (written aside, the store having refused it) the
  * losses the agent counted beyond the rows' sum; bounds where the count is
@@ -484,27 +534,36 @@ static int sum_final(cupstore_txn *txn, sum_ctx *c, const cupstore_final *f, uin
     out->final_aside = f->aside != 0;
     /* Tail loss the final status knows of but no row recorded. */
     uint64_t end_s = f->end_ns / 1000000000u;
-    if (end_s >= from_s && end_s <= to_s && f->tail_lost > c->acc[CUPSTORE_LOSS_TAIL].count)
-        acc_add(&c->acc[CUPSTORE_LOSS_TAIL], end_s,
-                f->tail_lost - c->acc[CUPSTORE_LOSS_TAIL].count,
-                c->acc[CUPSTORE_LOSS_TAIL].seconds == 0);
     if (end_s >= from_s && end_s <= to_s) {
-        /* The store refused the final status (and the rows before it):
-         * the losses the agent counted beyond the rows' sum, credited
-         * to the end, on device "none" (no row says which). */
+        /* Losses the final status counts beyond the rows, credited to the
+         * end, on the devices it names: the tail beyond the tail rows,
+         * and, the store having refused it (and the rows before it), what
+         * the agent counted beyond the rows' sum. */
+        uint64_t extra[CUPSTORE_LOSS_MAX] = {0};
         bool any = false;
+        if (f->tail_lost > c->acc[CUPSTORE_LOSS_TAIL].count)
+            extra[CUPSTORE_LOSS_TAIL] = f->tail_lost - c->acc[CUPSTORE_LOSS_TAIL].count;
         for (unsigned l = 0; f->aside && l < CUPSTORE_LOSS_MAX; l++)
             any |= f->loss_total[l] != 0;
         if (any && (rc = cupstore_health_scan(txn, 0, UINT64_MAX, health_all, c)) != 0)
             return rc;
         for (unsigned l = 0; any && l < CUPSTORE_LOSS_MAX; l++) {
-            uint64_t rows = c->all_loss[l];
+            uint64_t rows = c->all_loss[l] + extra[l];
             if (l == CUPSTORE_LOSS_TAIL && f->tail_lost > rows)
-                rows = f->tail_lost;   /* added just above */
-            if (f->loss_total[l] > rows) {
-                acc_add(&c->acc[l], end_s, f->loss_total[l] - rows, c->acc[l].seconds == 0);
-                out->loss_by_device[MODEL_DEVICE_NONE][l] += f->loss_total[l] - rows;
-            }
+                rows = f->tail_lost;
+            if (f->loss_total[l] > rows)
+                extra[l] += f->loss_total[l] - rows;
+        }
+        model_loss_rows lr;
+        bool rows_read = false;
+        for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++) {
+            if (!extra[l])
+                continue;
+            if (!rows_read && (rc = model_loss_rows_read(txn, &lr)) != 0)
+                return rc;
+            rows_read = true;
+            acc_add(&c->acc[l], end_s, extra[l], c->acc[l].seconds == 0);
+            final_devices(out, f, &lr, l, extra[l]);
         }
         c->all_completed = c->all_consumed = 0;   /* judge_end sums them afresh */
         memset(c->all_loss, 0, sizeof c->all_loss);

@@ -570,6 +570,54 @@ int model_session_baseline(const model_summary *s, const model_facts *f);
 int model_summarize_epoch(cupstore_env *env, uint32_t epoch, model_summary *out,
                           model_epoch_stat *stat, char **cause);
 
+/* ---- Records by the epoch of their launch (model_epoch.c) ------------- */
+
+/* Epochs are cut at CPU times while GPU work runs later: a kernel launched
+ * in one epoch may start on the GPU after the next has begun (known defect
+ * 29.2).  A GPU record (kernel, memcpy, memset, graph) carries the
+ * correlation id of its launch, and CUPTI numbers API calls in the order
+ * they are entered, as their records' start times are: so the epoch of a
+ * launch is the collecting epoch whose first API call's id is the largest
+ * at or below the record's.  The map holds each collecting epoch's lowest
+ * API correlation id (its first 2 seconds' API records: an epoch with none
+ * there is taken to collect none) and says whether every boundary between
+ * collecting epochs has one; where one lacks it (no API kind in an epoch,
+ * --api none) or a record has no id, the record's own start time decides:
+ * the last collecting epoch started by then (GPU work that starts in a
+ * dormant or out-of-scope epoch, or after the end, was launched in the
+ * epoch that collected before it). */
+typedef struct model_epoch_span {
+    uint32_t id;
+    uint64_t start_ns, end_ns;   /* end 0: open                            */
+    bool collects;               /* kinds on and in scope                  */
+    bool corr_known;
+    uint32_t corr_lo;            /* its lowest API call id (corr_known)    */
+} model_epoch_span;
+
+typedef struct model_epoch_map {
+    model_epoch_span *e;         /* by start                               */
+    size_t n;
+    size_t *coll, ncoll;         /* the collecting ones, by start (into e) */
+    bool by_corr;                /* GPU records go by their launch's id    */
+} model_epoch_map;
+
+/* How long after its epoch's end a GPU record of it is looked for (a
+ * reader scans that far past an epoch's window for its late records). */
+#define MODEL_EPOCH_LATE_NS (60ull * 1000000000ull)
+
+/** Read the epochs of a session and their API correlation boundaries.
+ *  @return 0 or a cupstore error; release with model_epoch_map_free. */
+int model_epoch_map_read(cupstore_txn *txn, model_epoch_map *m);
+/** The epoch (index into m->e) record r belongs to, or -1 (none: before
+ *  the first, after an end, or no time). */
+long model_epoch_map_of(const model_epoch_map *m, const cupstore_record *r);
+/** Whether the map places r (a GPU record with its launch's id or a
+ *  start time); others go by the window they are read in. */
+bool model_epoch_map_places(const model_epoch_map *m, const cupstore_record *r);
+/** The index of epoch id in m->e, or -1. */
+long model_epoch_map_find(const model_epoch_map *m, uint32_t id);
+void model_epoch_map_free(model_epoch_map *m);
+
 /* ---- Advice: facts -> ranked recommendations ------------------------- */
 
 typedef enum model_advice_code {

@@ -63,6 +63,10 @@ typedef struct cmp_ctx {
     uint32_t memcpy_group[16];  /* copy kind -> group + 1 (per comparison)   */
     uint32_t graph_last, graph_last_id; /* the last graph id's group + 1     */
     uint64_t from_ns, to_ns;
+    /* an epoch side: its records by their launch's epoch (29.2) */
+    model_epoch_map map;
+    long epoch;                 /* index into map.e; -1: not an epoch side   */
+    bool late;                  /* the scan past the window: late GPU records */
     size_t last_stream;
     int err;
     char *buf;                  /* name_fn output                            */
@@ -268,11 +272,25 @@ static long graph_group(cmp_ctx *c, uint32_t graph_id)
     return g;
 }
 
+/* Whether an epoch side takes r: a GPU record by its launch's epoch
+ * (model_epoch_map_of), any other as the window's scan delivered it (past
+ * the window: none). */
+static bool epoch_takes(const cmp_ctx *c, const cupstore_record *r)
+{
+    if (c->epoch < 0)
+        return true;
+    if (model_epoch_map_places(&c->map, r))
+        return model_epoch_map_of(&c->map, r) == c->epoch;
+    return !c->late;
+}
+
 static int on_record(const cupstore_record *r, void *arg)
 {
     cmp_ctx *c = arg;
     model_cmp_side *sd = c->sd;
     long g;
+    if (!epoch_takes(c, r))
+        return 0;
     sd->records++;
     if (r->kind == CUPSTORE_KIND_KERNEL) {
         sd->kernels++;
@@ -467,7 +485,22 @@ static int cmp_scan(cmp_ctx *c, cupstore_env *env[2], model_compare *out, char *
         c->name_map = NULL;
         if ((rc = cupstore_txn_begin(env[s], false, &c->txn)) != 0)
             break;
-        rc = cupstore_record_scan(c->txn, out->side[s].from_ns, out->side[s].to_ns, on_record, c);
+        const model_cmp_side *sd = &out->side[s];
+        c->epoch = -1;
+        c->late = false;
+        if (sd->op.kind == MODEL_OP_EPOCH && (rc = model_epoch_map_read(c->txn, &c->map)) == 0)
+            c->epoch = model_epoch_map_find(&c->map, sd->op.epoch);
+        if (!rc)
+            rc = cupstore_record_scan(c->txn, sd->from_ns, sd->to_ns, on_record, c);
+        if (!rc && c->epoch >= 0 && sd->to_ns < UINT64_MAX) {
+            /* its launches whose GPU work started after its end */
+            uint64_t to = sd->to_ns > UINT64_MAX - MODEL_EPOCH_LATE_NS
+                              ? UINT64_MAX
+                              : sd->to_ns + MODEL_EPOCH_LATE_NS;
+            c->late = true;
+            rc = cupstore_record_scan(c->txn, sd->to_ns + 1, to, on_record, c);
+        }
+        model_epoch_map_free(&c->map);
         cupstore_txn_abort(c->txn);
         if (c->err)
             rc = c->err;

@@ -132,3 +132,142 @@ int model_session_baseline(const model_summary *s, const model_facts *f)
     free(copy);
     return next;
 }
+
+/* ---- Records by the epoch of their launch ---------------------------------- */
+
+static bool kind_launched(unsigned kind)
+{
+    return kind == CUPSTORE_KIND_KERNEL || kind == CUPSTORE_KIND_MEMCPY ||
+           kind == CUPSTORE_KIND_MEMSET || kind == CUPSTORE_KIND_GRAPH;
+}
+
+static int map_on_epoch(const cupstore_epoch *e, void *arg)
+{
+    model_epoch_map *m = arg;
+    model_epoch_span *n = realloc(m->e, (m->n + 1) * sizeof *n);
+    if (!n)
+        return ENOMEM;
+    m->e = n;
+    n[m->n++] = (model_epoch_span){
+        .id = e->id, .start_ns = e->start_ns, .end_ns = e->end_ns,
+        .collects = e->kinds && !(e->flags & CUPSTORE_EPOCH_OUT_OF_SCOPE)};
+    return 0;
+}
+
+static int cmp_span(const void *a, const void *b)
+{
+    const model_epoch_span *x = a, *y = b;
+    return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns ? 1
+                                                                        : (x->id > y->id) - (x->id < y->id);
+}
+
+struct corr_min {
+    uint64_t to_ns;
+    uint32_t lo;
+    bool have;
+};
+
+static int on_api_corr(const cupstore_record *r, void *arg)
+{
+    struct corr_min *c = arg;
+    if ((r->kind == CUPSTORE_KIND_RUNTIME || r->kind == CUPSTORE_KIND_DRIVER) && r->correlation &&
+        r->start_ns && r->start_ns < c->to_ns && (!c->have || r->correlation < c->lo)) {
+        c->lo = r->correlation;
+        c->have = true;
+    }
+    return 0;
+}
+
+int model_epoch_map_read(cupstore_txn *txn, model_epoch_map *m)
+{
+    memset(m, 0, sizeof *m);
+    int rc = cupstore_epoch_scan(txn, map_on_epoch, m);
+    if (rc || !m->n) {
+        if (rc)
+            model_epoch_map_free(m);
+        return rc;
+    }
+    qsort(m->e, m->n, sizeof *m->e, cmp_span);
+    if (!(m->coll = malloc(m->n * sizeof *m->coll))) {
+        model_epoch_map_free(m);
+        return ENOMEM;
+    }
+    m->by_corr = true;
+    for (size_t i = 0; i < m->n; i++) {
+        model_epoch_span *e = &m->e[i];
+        if (!e->collects)
+            continue;
+        uint64_t to = e->start_ns + 2000000000ull;
+        if (e->end_ns && e->end_ns < to)
+            to = e->end_ns;
+        struct corr_min c = {.to_ns = to};
+        if ((rc = cupstore_record_scan(txn, e->start_ns, to, on_api_corr, &c)) != 0) {
+            model_epoch_map_free(m);
+            return rc;
+        }
+        e->corr_known = c.have;
+        e->corr_lo = c.lo;
+        /* every boundary after the first collecting epoch needs its id,
+         * and the ids must grow with the epochs */
+        if (m->ncoll && (!c.have || (m->e[m->coll[m->ncoll - 1]].corr_known &&
+                                     c.lo < m->e[m->coll[m->ncoll - 1]].corr_lo)))
+            m->by_corr = false;
+        m->coll[m->ncoll++] = i;
+    }
+    if (m->ncoll < 2)
+        m->by_corr = m->ncoll == 1;
+    return 0;
+}
+
+bool model_epoch_map_places(const model_epoch_map *m, const cupstore_record *r)
+{
+    return kind_launched(r->kind) &&
+           ((m->by_corr && r->correlation) || (r->start_ns && !(r->flags & CUPSTORE_RF_ZERO_TS)));
+}
+
+long model_epoch_map_of(const model_epoch_map *m, const cupstore_record *r)
+{
+    bool launched = kind_launched(r->kind);
+    if (launched && m->by_corr && r->correlation && m->ncoll) {
+        /* the last collecting epoch whose first call id is at or below */
+        size_t lo = 1, hi = m->ncoll;   /* the first holds everything below */
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (m->e[m->coll[mid]].corr_lo <= r->correlation)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        return (long)m->coll[lo - 1];
+    }
+    if (!r->start_ns || (r->flags & CUPSTORE_RF_ZERO_TS))
+        return -1;
+    if (launched) {
+        /* GPU work that starts where nothing is collected (a dormant or
+         * out-of-scope epoch, after the end) was launched in the last
+         * epoch that collected */
+        for (size_t i = m->ncoll; i-- > 0;)
+            if (r->start_ns >= m->e[m->coll[i]].start_ns)
+                return (long)m->coll[i];
+        return -1;
+    }
+    for (size_t i = m->n; i-- > 0;)
+        if (r->start_ns >= m->e[i].start_ns)
+            return !m->e[i].end_ns || r->start_ns < m->e[i].end_ns ? (long)i : -1;
+    return -1;
+}
+
+long model_epoch_map_find(const model_epoch_map *m, uint32_t id)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (m->e[i].id == id)
+            return (long)i;
+    return -1;
+}
+
+void model_epoch_map_free(model_epoch_map *m)
+{
+    free(m->e);
+    free(m->coll);
+    memset(m, 0, sizeof *m);
+}

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "model_int.h"
 
 #define NS UINT64_C(1000000000)
 
@@ -525,6 +526,15 @@ int model_facts_read(cupstore_env *env, uint64_t from_s, uint64_t to_s, model_fa
         have_final = rc == 0;
         if (rc == CUPSTORE_ENOTFOUND)
             rc = 0;
+    }
+    if (rc == 0 && have_final && fin.aside && fin.end_ns / 1000000000u >= from_s &&
+        fin.end_ns / 1000000000u <= to_s) {
+        /* the store refused the final status and the rows before it: the
+         * kinds of what the agent counted beyond the rows (the summary
+         * credits the same losses to the end) */
+        model_loss_rows lr;
+        if ((rc = model_loss_rows_read(txn, &lr)) == 0)
+            model_final_kind_extra(&fin, &lr, out->kind_loss, out->kind_loss_est);
     }
     cupstore_txn_abort(txn);
     if (rc)

@@ -29,4 +29,20 @@ int model_meta_job(cupstore_txn *txn, model_summary *out);
 void model_meta_capture(cupstore_txn *txn, model_summary *out);
 void model_meta_window(cupstore_txn *txn, model_summary *out);
 
+/* A session's loss rows, all of them (model.c): exact counts by class and
+ * kind and by class and device (slot CUPSTORE_DEVICE_MAX: no device), and
+ * CUPTI's drops estimated by kind; what a final status's totals by kind
+ * and device are held against, to credit what the rows lack (a full map
+ * that refused the last health row: truth matrix 29.12). */
+typedef struct model_loss_rows {
+    uint64_t kind[CUPSTORE_LOSS_MAX][CUPSTORE_KIND_MAX];
+    uint64_t device[CUPSTORE_LOSS_MAX][CUPSTORE_DEVICE_MAX + 1];
+    uint64_t dropped_est[CUPSTORE_KIND_MAX];
+} model_loss_rows;
+int model_loss_rows_read(cupstore_txn *txn, model_loss_rows *out);
+/* What f counts beyond the rows r: by kind (exact, and CUPTI's drops
+ * estimated) for class l, into add[] / est[] (added to). */
+void model_final_kind_extra(const cupstore_final *f, const model_loss_rows *r,
+                            uint64_t add[CUPSTORE_KIND_MAX], uint64_t est[CUPSTORE_KIND_MAX]);
+
 #endif

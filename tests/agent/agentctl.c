@@ -70,6 +70,16 @@ struct dump {
      * falls in each (periodic windows: nothing outside a window) */
     unsigned nep;
     uint64_t ep_start[64], ep_end[64], ep_rec[64], ep_api[64], ep_ovh[64], rec_outside, api_outside;
+    /* the API records' (correlation id, start), sorted by id: a GPU record
+     * falls in the epoch of its launch's call (the truth of 29.2: exact,
+     * each record by its own launch, where the model goes by each epoch's
+     * first id); one with no stored launch, by its own start */
+    struct launch {
+        uint32_t corr;
+        uint64_t start_ns;
+    } *launch;
+    size_t nlaunch, cap_launch;
+    uint64_t by_launch;        /* GPU records placed by their launch     */
 };
 #define EPOCHS_MAX 64
 
@@ -106,10 +116,26 @@ static int on_rec(const cupstore_record *r, void *arg)
         d->truncated++;
     if (r->name_id)
         d->named++;
-    if (r->start_ns && !(r->flags & CUPSTORE_RF_ZERO_TS)) {
+    uint64_t at = r->start_ns;
+    bool gpu = r->kind == CUPSTORE_KIND_KERNEL || r->kind == CUPSTORE_KIND_MEMCPY ||
+               r->kind == CUPSTORE_KIND_MEMSET || r->kind == CUPSTORE_KIND_GRAPH;
+    if (gpu && r->correlation && d->nlaunch) {
+        size_t lo = 0, hi = d->nlaunch;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (d->launch[mid].corr < r->correlation)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < d->nlaunch && d->launch[lo].corr == r->correlation) {
+            at = d->launch[lo].start_ns;
+            d->by_launch++;
+        }
+    }
+    if (at && !(r->flags & CUPSTORE_RF_ZERO_TS)) {
         unsigned i = 0;
-        while (i < d->nep && !(r->start_ns >= d->ep_start[i] &&
-                               (!d->ep_end[i] || r->start_ns < d->ep_end[i])))
+        while (i < d->nep && !(at >= d->ep_start[i] && (!d->ep_end[i] || at < d->ep_end[i])))
             i++;
         /* API records start at the CPU call: their epoch is exact, where a
          * GPU record may start after the change that ended its launch's */
@@ -124,6 +150,30 @@ static int on_rec(const cupstore_record *r, void *arg)
         }
     }
     return 0;
+}
+
+static int on_launch(const cupstore_record *r, void *arg)
+{
+    struct dump *d = arg;
+    if ((r->kind != CUPSTORE_KIND_RUNTIME && r->kind != CUPSTORE_KIND_DRIVER) ||
+        !r->correlation || !r->start_ns)
+        return 0;
+    if (d->nlaunch == d->cap_launch) {
+        size_t cap = d->cap_launch ? 2 * d->cap_launch : 4096;
+        struct launch *n = realloc(d->launch, cap * sizeof *n);
+        if (!n)
+            return ENOMEM;
+        d->launch = n;
+        d->cap_launch = cap;
+    }
+    d->launch[d->nlaunch++] = (struct launch){r->correlation, r->start_ns};
+    return 0;
+}
+
+static int cmp_launch(const void *a, const void *b)
+{
+    const struct launch *x = a, *y = b;
+    return (x->corr > y->corr) - (x->corr < y->corr);
 }
 
 static int on_epoch_span(const cupstore_epoch *e, void *arg)
@@ -292,7 +342,13 @@ static int dump(const char *store, const char *id)
     print_meta(txn, "ledger.stream.other");
     memset(&d, 0, sizeof d);
     cupstore_epoch_scan(txn, on_epoch_span, &d);
+    if (cupstore_record_scan(txn, 0, UINT64_MAX, on_launch, &d) != 0)
+        d.nlaunch = 0;   /* out of memory: every record by its own start */
+    if (d.nlaunch)
+        qsort(d.launch, d.nlaunch, sizeof *d.launch, cmp_launch);
     cupstore_record_scan(txn, 0, UINT64_MAX, on_rec, &d);
+    free(d.launch);
+    d.launch = NULL;
     cupstore_loss_scan(txn, 0, UINT64_MAX, on_loss, &d);
     cupstore_health_scan(txn, 0, UINT64_MAX, on_health, &d);
     printf("records.total=%llu\nrecords.zero_ts=%llu\nrecords.truncated=%llu\nrecords.named=%llu\n",
@@ -302,8 +358,9 @@ static int dump(const char *store, const char *id)
         printf("records_epoch.%u=%llu\nrecords_epoch.%u.api=%llu\nrecords_epoch.%u.overhead=%llu\n",
                i + 1, (unsigned long long)d.ep_rec[i], i + 1, (unsigned long long)d.ep_api[i],
                i + 1, (unsigned long long)d.ep_ovh[i]);
-    printf("records_no_epoch=%llu\nrecords_no_epoch.api=%llu\n",
-           (unsigned long long)d.rec_outside, (unsigned long long)d.api_outside);
+    printf("records_no_epoch=%llu\nrecords_no_epoch.api=%llu\nrecords_epoch_by_launch=%llu\n",
+           (unsigned long long)d.rec_outside, (unsigned long long)d.api_outside,
+           (unsigned long long)d.by_launch);
     for (unsigned dv = 0; dv < DEVS; dv++)
         for (unsigned k = 0; k < KINDS; k++)
             if (d.rec[dv][k])

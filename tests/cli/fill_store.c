@@ -606,6 +606,7 @@ static void fill_early(const char *dir)
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)(T0 * NS + 2000000));
     CK(cupstore_meta_put(txn, "start_ns", buf));
     CK(cupstore_name_put(txn, 1, "early_kernel", strlen("early_kernel")));
+    CK(cupstore_meta_put(txn, "job", "early-job"));   /* export --job --from start too */
     memset(r, 0, sizeof r);
     for (unsigned i = 0; i < 11; i++) {
         r[i].kind = CUPSTORE_KIND_KERNEL;

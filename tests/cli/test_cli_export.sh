@@ -240,6 +240,13 @@ run 0 early_chrome "$CUPTOP" export --store "$E" 20250101T120000-5252 --from sta
     --format chrome -o "$O/early.json"
 got=$(grep -o '"name":"lost: early_kernel' "$O/early.json" | wc -l)
 [ "$got" = 4 ] || fail "lost launches before the start stamp: $got of 4 lost events (2 rows)"
+# and a job's window reaches back as each of its sessions does
+run 0 early_job "$CUPTOP" export --store "$E" --job early-job --from start --to end \
+    --format chrome -o "$O/early-job.json"
+got=$(grep -o '"name":"early_kernel"' "$O/early-job.json" | wc -l)
+[ "$got" = 11 ] || fail "export --job --from start: $got of 11 kernels before and after the start stamp"
+got=$(grep -o '"name":"lost: early_kernel' "$O/early-job.json" | wc -l)
+[ "$got" = 4 ] || fail "export --job --from start: $got of 4 lost events"
 
 # refuse to overwrite; --force replaces; nothing left behind
 usage_error exists "$CUPTOP" export --store "$S" "$CLEAN" --mark hot --format chrome -o "$O/hot.json"

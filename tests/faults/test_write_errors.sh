@@ -42,6 +42,22 @@ fail_case() {
     else
         pass "$name: the report does not say the process died"
     fi
+    # the losses beyond the rows are credited to their kinds and devices
+    # (the final status carries them; 29.12): devices and kinds add up
+    sums=$(python3 - "$WORK/verdict.json" "$id" "$WORK/$name.report" <<'PY'
+import json, re, sys
+s = [x for x in json.load(open(sys.argv[1])) if x["id"] == sys.argv[2]][0]
+bad = [cl for cl, n in s["loss"].items()
+       if sum(v.get(cl, 0) for v in s.get("loss_by_device", {}).values()) != n]
+rep = open(sys.argv[3]).read()
+m = re.search(r"^  all\s+\d+\s+\S+\s+\S+\s+(\d+)", rep, re.M)
+kinds = sum(int(k.group(1)) for k in re.finditer(
+    r"^  (?!all\b)[a-z]+\s+\d+\s+\S+\s+\S+\s+(\d+)~?", rep, re.M))
+print("devices:" + (",".join(bad) or "ok"),
+      "kinds:" + ("ok" if m and int(m.group(1)) == kinds else "%s of %s" % (kinds, m and m.group(1))))
+PY
+)
+    check "$name: losses by device and kind add up" "$sums" "devices:ok kinds:ok"
     check "$name: exit path in the aside" "$(final_field "$("$CTL" dump "$st" "$id" >"$WORK/$name.d"; echo "$WORK/$name.d")" exit_path)" return
     check "$name: read aside" "$(final_field "$WORK/$name.d" aside)" 1
     truth_check "$name" "$st" "$id" "$SIM_DIR/truth"

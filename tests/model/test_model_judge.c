@@ -1305,6 +1305,186 @@ static void test_ended_records_last_row_refused(void **state)
     model_summary_free(&s);
 }
 
+/* 29.12: the store refused the last health row and the final status (a
+ * full map); the final status, written aside, carries the losses by kind
+ * and device: what the rows lack goes to its kind and device, so the
+ * devices and the kinds add up to the loss total (truth matrix:
+ * report:kind-lost-sum==all, sessions:loss_by_device-sums). */
+static void put_loss(fx *f, uint64_t second, unsigned loss, unsigned kind, uint16_t dev,
+                     bool estimate, uint64_t n)
+{
+    cupstore_txn *txn;
+    cupstore_loss_row r = {.second = second, .loss = (uint8_t)loss, .kind = (uint8_t)kind,
+                           .device = dev, .estimate = estimate, .count = n};
+    assert_int_equal(cupstore_txn_begin(f->env, true, &txn), 0);
+    assert_int_equal(cupstore_loss_add(txn, &r), 0);
+    assert_int_equal(cupstore_txn_commit(txn), 0);
+}
+
+static void row_dropped4(unsigned i, cupstore_health *h, void *arg)
+{
+    (void)arg;
+    if (i == 1)
+        h->loss[CUPSTORE_LOSS_CUPTI_DROPPED] = 4;
+}
+
+static void test_final_aside_by_kind_and_device(void **state)
+{
+    fx *f = *state;
+    model_summary s;
+    model_facts fa;
+    int fd = -1;
+    rows(f, T0, 2, row_dropped4, NULL);
+    put_loss(f, T0 + 1, CUPSTORE_LOSS_CUPTI_DROPPED, CUPSTORE_KIND_ALL, 0, false, 4);
+    put_loss(f, T0 + 1, CUPSTORE_LOSS_CUPTI_DROPPED, CUPSTORE_KIND_KERNEL, 0, true, 3);
+    put_loss(f, T0 + 1, CUPSTORE_LOSS_CUPTI_DROPPED, CUPSTORE_KIND_RUNTIME, 0, true, 1);
+    /* the last row, refused: 6 more drops on device 1 (estimated 5 kernel,
+     * 1 memcpy), a tail of 7 memcpy records on device 1 and 2 kernel
+     * records on device 0 declined */
+    assert_int_equal(cupstore_final_aside_open(f->env, &fd), 0);
+    cupstore_final fin = {.end_ns = (T0 + 2) * NS, .exit_path = CUPSTORE_EXIT_RETURN,
+                          .protocol_complete = 1, .flush_ok = 1, .records_stored = 20,
+                          .store_refused = 2, .tail_lost = 7};
+    fin.loss_total[CUPSTORE_LOSS_CUPTI_DROPPED] = 10;
+    fin.loss_total[CUPSTORE_LOSS_TAIL] = 7;
+    fin.loss_total[CUPSTORE_LOSS_DECLINED] = 2;
+    fin.loss_device[CUPSTORE_LOSS_CUPTI_DROPPED][0] = 4;
+    fin.loss_device[CUPSTORE_LOSS_CUPTI_DROPPED][1] = 6;
+    fin.loss_device[CUPSTORE_LOSS_TAIL][1] = 7;
+    fin.loss_device[CUPSTORE_LOSS_DECLINED][0] = 2;
+    fin.loss_kind[CUPSTORE_LOSS_TAIL][CUPSTORE_KIND_MEMCPY] = 7;
+    fin.loss_kind[CUPSTORE_LOSS_DECLINED][CUPSTORE_KIND_KERNEL] = 2;
+    fin.dropped_kind_est[CUPSTORE_KIND_KERNEL] = 8;
+    fin.dropped_kind_est[CUPSTORE_KIND_RUNTIME] = 1;
+    fin.dropped_kind_est[CUPSTORE_KIND_MEMCPY] = 1;
+    assert_int_equal(cupstore_final_aside_put(fd, &fin), 0);
+    close(fd);
+
+    assert_int_equal(model_summarize(f->env, 0, UINT64_MAX, &s, NULL), 0);
+    assert_true(s.final_aside);
+    assert_int_equal(s.loss[CUPSTORE_LOSS_CUPTI_DROPPED], 10);
+    assert_int_equal(s.loss[CUPSTORE_LOSS_TAIL], 7);
+    assert_int_equal(s.loss[CUPSTORE_LOSS_DECLINED], 2);
+    assert_int_equal(s.loss_by_device[0][CUPSTORE_LOSS_CUPTI_DROPPED], 4);
+    assert_int_equal(s.loss_by_device[1][CUPSTORE_LOSS_CUPTI_DROPPED], 6);
+    assert_int_equal(s.loss_by_device[1][CUPSTORE_LOSS_TAIL], 7);
+    assert_int_equal(s.loss_by_device[0][CUPSTORE_LOSS_DECLINED], 2);
+    for (unsigned l = 0; l < CUPSTORE_LOSS_MAX; l++)
+        assert_int_equal(s.loss_by_device[MODEL_DEVICE_NONE][l], 0);
+    model_summary_free(&s);
+
+    assert_int_equal(model_facts_read(f->env, 0, UINT64_MAX, &fa, NULL), 0);
+    assert_int_equal(fa.kind_loss[CUPSTORE_KIND_MEMCPY], 7);
+    assert_int_equal(fa.kind_loss[CUPSTORE_KIND_KERNEL], 2);
+    assert_int_equal(fa.kind_loss_est[CUPSTORE_KIND_KERNEL], 8);
+    assert_int_equal(fa.kind_loss_est[CUPSTORE_KIND_RUNTIME], 1);
+    assert_int_equal(fa.kind_loss_est[CUPSTORE_KIND_MEMCPY], 1);
+    model_facts_free(&fa);
+
+}
+
+/* 29.2: records by the epoch of their launch.  Epoch 1 collects
+ * [T0, T0+1), epoch 2 collects [T0+1, T0+2), epoch 3 is out of scope
+ * from T0+2 to the end at T0+3.  API calls: correlation 5 at T0+0.9 (epoch
+ * 1), 6 at T0+1.1 (epoch 2).  Kernel 5 starts on the GPU at T0+1.2 (in
+ * epoch 2's time: epoch 1's launch); kernel 6 at T0+2.5 (out of scope:
+ * epoch 2's); a memcpy with no id at T0+2.6 (no launch known: the epoch
+ * that collected before it); one at T0+3.5 (after the end: the same). */
+static void put_epochs_and_launches(fx *f, bool api)
+{
+    cupstore_txn *txn;
+    cupstore_epoch e[3] = {
+        {.id = 1, .kinds = CUPSTORE_KINDS_DEFAULT, .start_ns = T0 * NS, .end_ns = (T0 + 1) * NS},
+        {.id = 2, .kinds = CUPSTORE_KINDS_DEFAULT, .start_ns = (T0 + 1) * NS,
+         .end_ns = (T0 + 2) * NS},
+        {.id = 3, .kinds = 0, .start_ns = (T0 + 2) * NS, .end_ns = (T0 + 3) * NS,
+         .flags = CUPSTORE_EPOCH_OUT_OF_SCOPE}};
+    cupstore_record r[6];
+    memset(r, 0, sizeof r);
+    r[0] = (cupstore_record){.kind = CUPSTORE_KIND_RUNTIME, .device = CUPSTORE_DEVICE_NONE,
+                             .correlation = 5, .start_ns = T0 * NS + 900000000u};
+    r[1] = (cupstore_record){.kind = CUPSTORE_KIND_RUNTIME, .device = CUPSTORE_DEVICE_NONE,
+                             .correlation = 6, .start_ns = (T0 + 1) * NS + 100000000u};
+    r[2] = (cupstore_record){.kind = CUPSTORE_KIND_KERNEL, .correlation = 5,
+                             .start_ns = (T0 + 1) * NS + 200000000u};
+    r[3] = (cupstore_record){.kind = CUPSTORE_KIND_KERNEL, .correlation = 6,
+                             .start_ns = (T0 + 2) * NS + 500000000u};
+    r[4] = (cupstore_record){.kind = CUPSTORE_KIND_MEMCPY, .start_ns = (T0 + 2) * NS + 600000000u};
+    r[5] = (cupstore_record){.kind = CUPSTORE_KIND_MEMCPY, .start_ns = (T0 + 3) * NS + 500000000u};
+    for (unsigned i = 0; i < 6; i++)
+        r[i].end_ns = r[i].start_ns + 1000;
+    assert_int_equal(cupstore_txn_begin(f->env, true, &txn), 0);
+    for (unsigned i = 0; i < 3; i++)
+        assert_int_equal(cupstore_epoch_put(txn, &e[i]), 0);
+    assert_int_equal(api ? cupstore_chunk_put(txn, r, 6) : cupstore_chunk_put(txn, r + 2, 4), 0);
+    assert_int_equal(cupstore_txn_commit(txn), 0);
+}
+
+typedef struct epoch_of_ctx {
+    model_epoch_map *m;
+    long by_corr[8];            /* correlation -> epoch index            */
+    long memcpy_epoch[2];
+    unsigned nmemcpy;
+} epoch_of_ctx;
+
+static int on_epoch_of(const cupstore_record *r, void *arg)
+{
+    epoch_of_ctx *c = arg;
+    if (r->kind == CUPSTORE_KIND_KERNEL)
+        c->by_corr[r->correlation] = model_epoch_map_of(c->m, r);
+    else if (r->kind == CUPSTORE_KIND_MEMCPY && c->nmemcpy < 2)
+        c->memcpy_epoch[c->nmemcpy++] = model_epoch_map_of(c->m, r);
+    return 0;
+}
+
+static void epoch_of_read(fx *f, model_epoch_map *m, epoch_of_ctx *c)
+{
+    cupstore_txn *txn;
+    memset(c, 0, sizeof *c);
+    c->m = m;
+    assert_int_equal(cupstore_txn_begin(f->env, false, &txn), 0);
+    assert_int_equal(model_epoch_map_read(txn, m), 0);
+    assert_int_equal(cupstore_record_scan(txn, 0, UINT64_MAX, on_epoch_of, c), 0);
+    cupstore_txn_abort(txn);
+}
+
+static void test_epoch_of_launch(void **state)
+{
+    fx *f = *state;
+    model_epoch_map m;
+    epoch_of_ctx c;
+    put_epochs_and_launches(f, true);
+    epoch_of_read(f, &m, &c);
+    assert_int_equal(m.n, 3);
+    assert_int_equal(m.ncoll, 2);
+    assert_true(m.by_corr);
+    assert_int_equal(m.e[1].corr_lo, 6);
+    assert_int_equal(c.by_corr[5], model_epoch_map_find(&m, 1));   /* started in epoch 2 */
+    assert_int_equal(c.by_corr[6], model_epoch_map_find(&m, 2));   /* started out of scope */
+    assert_int_equal(c.nmemcpy, 2);
+    assert_int_equal(c.memcpy_epoch[0], model_epoch_map_find(&m, 2));
+    assert_int_equal(c.memcpy_epoch[1], model_epoch_map_find(&m, 2));
+    model_epoch_map_free(&m);
+}
+
+/* No API record: the boundary ids are unknown, each record by its start:
+ * kernel 5 then falls in epoch 2 (the limit of the rule), kernel 6 (out
+ * of scope) and the memcpys in epoch 2, the last that collected. */
+static void test_epoch_of_no_api(void **state)
+{
+    fx *f = *state;
+    model_epoch_map m;
+    epoch_of_ctx c;
+    put_epochs_and_launches(f, false);
+    epoch_of_read(f, &m, &c);
+    assert_false(m.by_corr);
+    assert_int_equal(c.by_corr[5], model_epoch_map_find(&m, 2));
+    assert_int_equal(c.by_corr[6], model_epoch_map_find(&m, 2));
+    assert_int_equal(c.memcpy_epoch[0], model_epoch_map_find(&m, 2));
+    assert_int_equal(c.memcpy_epoch[1], model_epoch_map_find(&m, 2));
+    model_epoch_map_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1341,6 +1521,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_epoch_short_capture, setup, teardown),
         cmocka_unit_test_setup_teardown(test_baseline_not_crashed_tail, setup, teardown),
         cmocka_unit_test_setup_teardown(test_crashed_records_after_rows, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_final_aside_by_kind_and_device, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_epoch_of_launch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_epoch_of_no_api, setup, teardown),
         cmocka_unit_test_setup_teardown(test_crashed_records_no_row, setup, teardown),
         cmocka_unit_test_setup_teardown(test_crashed_records_partial_chunk, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ended_records_rows_only, setup, teardown),

@@ -47,9 +47,10 @@ def _num(d, k):
 def check(cs, dump, crashed_end, truth):
     """Each window epoch is due at a multiple of the period and opened
     within the bound; no stored API record starts outside a window (their
-    start is the CPU call's, so this is exact), and no GPU record either -
-    except a launch's made inside a window whose GPU work started after
-    its close: epochs are cut at CPU times (known defect 29.2).  Between
+    start is the CPU call's, so this is exact), and no GPU record either
+    (agentctl places each by its launch's API record, else by its start:
+    a launch made inside a window whose GPU work started after its close
+    is the window's; 29.2, fixed in session 17).  Between
     windows of the rest schedule CUPTI is torn down (the agent says so
     once), each teardown at the exit of a CUDA call; never between short
     ones."""
