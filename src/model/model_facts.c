@@ -457,6 +457,11 @@ static void epochs_tail(facts_ctx *c, const cupstore_final *fin, uint64_t from_s
         epoch_find(f, at->id, &i);
     else if (c->have_last)
         i = c->last_idx;
+    /* an epoch that collects nothing (the session ended outside its
+     * capture range) held no records to lose: the tail is the newest
+     * collecting epoch's, as its late records and losses are */
+    if (!epoch_collects(&f->epochs[i]) && c->have_collect)
+        i = c->collect_idx;
     f->epochs[i].loss[CUPSTORE_LOSS_TAIL] += fin->tail_lost - c->tail_seen;
 }
 

@@ -1485,6 +1485,46 @@ static void test_epoch_of_no_api(void **state)
     model_epoch_map_free(&m);
 }
 
+/* A session that ended outside its capture range with a tail the rows do
+ * not hold: the tail is the newest collecting epoch's, not the
+ * out-of-scope epoch's (29.2: an out-of-scope epoch must stay lossless). */
+static void row_epoch2_from3(unsigned i, cupstore_health *h, void *arg)
+{
+    (void)arg;
+    if (i >= 3) {
+        h->epoch = 2;
+        h->kinds_enabled = 0;
+        memset(h->records_by_kind, 0, sizeof h->records_by_kind);
+        memset(h->records_by_device, 0, sizeof h->records_by_device);
+        h->records_parsed = h->records_stored = 0;
+    }
+}
+
+static void test_tail_not_in_out_of_scope_epoch(void **state)
+{
+    fx *f = *state;
+    cupstore_txn *txn;
+    model_facts fa;
+    rows(f, T0, 5, row_epoch2_from3, NULL);
+    cupstore_epoch e1 = {.id = 1, .kinds = CUPSTORE_KINDS_DEFAULT, .start_ns = T0 * NS,
+                         .end_ns = (T0 + 3) * NS};
+    cupstore_epoch e2 = {.id = 2, .kinds = 0, .start_ns = (T0 + 3) * NS,
+                         .flags = CUPSTORE_EPOCH_OUT_OF_SCOPE};
+    assert_int_equal(cupstore_txn_begin(f->env, true, &txn), 0);
+    assert_int_equal(cupstore_epoch_put(txn, &e1), 0);
+    assert_int_equal(cupstore_epoch_put(txn, &e2), 0);
+    assert_int_equal(cupstore_txn_commit(txn), 0);
+    end_spec e = END_OK;
+    e.tail_lost = 40;
+    finish(f, T0 + 4, &e);
+    assert_int_equal(model_facts_read(f->env, 0, UINT64_MAX, &fa, NULL), 0);
+    assert_int_equal(fa.nepochs, 2);
+    assert_int_equal(fa.epochs[0].id, 1);
+    assert_int_equal(fa.epochs[0].loss[CUPSTORE_LOSS_TAIL], 40);
+    assert_int_equal(fa.epochs[1].loss[CUPSTORE_LOSS_TAIL], 0);
+    model_facts_free(&fa);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1524,6 +1564,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_final_aside_by_kind_and_device, setup, teardown),
         cmocka_unit_test_setup_teardown(test_epoch_of_launch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_epoch_of_no_api, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tail_not_in_out_of_scope_epoch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_crashed_records_no_row, setup, teardown),
         cmocka_unit_test_setup_teardown(test_crashed_records_partial_chunk, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ended_records_rows_only, setup, teardown),
