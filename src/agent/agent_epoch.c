@@ -37,6 +37,8 @@ void agent_epoch_begin(agent *a)
     a->epoch.id = 1;
     a->epoch.start_ns = agent_real_ns();
     a->epoch.kinds = (uint32_t)atomic_load(&a->kinds);
+    if (a->epoch.kinds)
+        a->epoch.kinds_on = a->epoch.kinds;
     a->epoch.ctl_gen = 0;
     a->epoch.flags = epoch_flags_now(a);
     a->epoch.pre_written = agent_attach_pre_contexts(a);
@@ -50,6 +52,8 @@ void agent_epoch_open(agent *a, uint64_t now, uint64_t ctl_gen, bool attached_no
     a->epoch.id++;
     a->epoch.start_ns = now;
     a->epoch.kinds = (uint32_t)atomic_load(&a->kinds);
+    if (a->epoch.kinds)
+        a->epoch.kinds_on = a->epoch.kinds;
     a->epoch.ctl_gen = ctl_gen;
     a->epoch.flags = epoch_flags_now(a);
     a->epoch.sched_ns = 0;   /* a request: no boundary; the schedule, if any, goes on */
@@ -68,6 +72,8 @@ void agent_epoch_open_range(agent *a, const agent_range_ev *ev)
     a->epoch.id++;
     a->epoch.start_ns = ev->ns;
     a->epoch.kinds = ev->kinds;
+    if (a->epoch.kinds)
+        a->epoch.kinds_on = a->epoch.kinds;
     a->epoch.ctl_gen = 0;
     a->epoch.flags = ev->kinds ? CUPSTORE_EPOCH_ATTACHED : CUPSTORE_EPOCH_OUT_OF_SCOPE;
     if (ev->attach)
@@ -148,4 +154,9 @@ uint32_t agent_epoch_id(const agent *a)
 uint32_t agent_epoch_kinds(const agent *a)
 {
     return a->epoch.kinds;
+}
+
+uint32_t agent_epoch_kinds_on(const agent *a)
+{
+    return a->epoch.kinds_on;
 }

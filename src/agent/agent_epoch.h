@@ -29,6 +29,7 @@ typedef struct agent_epoch_state {
     uint32_t id;
     uint64_t start_ns;
     uint32_t kinds;                   /* kinds of the open epoch          */
+    uint32_t kinds_on;                /* those of the newest epoch with any */
     uint64_t ctl_gen;                 /* generation that opened it        */
     uint32_t flags;                   /* CUPSTORE_EPOCH_* of the open one */
     uint32_t pre_written;             /* pre-attach contexts it was told  */
@@ -61,5 +62,9 @@ int agent_api_muted_put(struct agent *a, cupstore_txn *txn);
 /** The open epoch's id and kinds. */
 uint32_t agent_epoch_id(const struct agent *a);
 uint32_t agent_epoch_kinds(const struct agent *a);
+/** The kinds of the newest epoch that had any (0: none yet): drops read
+ *  after the kinds went off (a detach, a range's or window's end) were
+ *  records of those kinds. */
+uint32_t agent_epoch_kinds_on(const struct agent *a);
 
 #endif /* AGENT_EPOCH_H */

@@ -478,8 +478,12 @@ static void health_write(agent *a, uint64_t second, bool last)
                 if (l == CUPSTORE_LOSS_CUPTI_DROPPED && k == AGENT_KIND_ALL)
                     /* the epoch's kinds while stopping (the kinds are off by
                      * then, and the stop's last drop query can be most of
-                     * the session's drops) */
-                    health_estimate(&r, second, d, n, by_kind, h->kinds_enabled);
+                     * the session's drops); with none on now (a detach, a
+                     * range's or window's end) the kinds that were on when
+                     * the records were dropped (truth matrix 1707015121106,
+                     * 1707040121192: 4,200 and 894 drops in no kind) */
+                    health_estimate(&r, second, d, n, by_kind,
+                                    h->kinds_enabled ? h->kinds_enabled : agent_epoch_kinds_on(a));
             }
     if (cur[C_SHARED_BYTES])
         health_shared_estimate(&r, second, cur[C_SHARED_BYTES], now);
