@@ -527,14 +527,16 @@ int cupstore_record_stats(cupstore_txn *txn, uint64_t *chunks, uint64_t *records
                           uint64_t *bytes);
 
 /** Call fn for each record committed after the first skip records, in
- *  commit order (the chunks' sequence numbers): the records a crashed
- *  session stored after its last health row, whose counts cover skip.
- *  Records come chunk by chunk in key order.  Cost: one walk reading the
+ *  commit order (the chunks' sequence numbers), the first limit of them in
+ *  commit order (UINT64_MAX: all): the records a crashed session stored
+ *  after its last health row, whose counts cover skip, or those a final
+ *  status counts beyond the rows.  Records come chunk by chunk in key
+ *  order (both cuts are by commit order all the same).  Cost: one walk reading the
  *  first bytes of every chunk (its record count), then a decode of the
  *  chunks after the cut only.  fn returns non-zero to stop (that value is
  *  returned); CUPSTORE_ECORRUPT for a malformed chunk. */
-int cupstore_record_scan_after(cupstore_txn *txn, uint64_t skip, cupstore_record_fn fn,
-                               void *arg);
+int cupstore_record_scan_after(cupstore_txn *txn, uint64_t skip, uint64_t limit,
+                               cupstore_record_fn fn, void *arg);
 
 /* Pure encoder/decoder (also used by the fuzzer and the benchmark). */
 /** Encode into a malloc'ed buffer; caller frees *out. */

@@ -241,7 +241,10 @@ int cupstore_record_scan(cupstore_txn *txn, uint64_t from_ns, uint64_t to_ns,
 
 /* cupstore_record_scan_after: each chunk's sequence number and count (one
  * walk, the first bytes of each header only), then the records of the
- * chunks past the first skip records in commit order (decoded, checked). */
+ * chunks past the first skip records in commit order, up to limit of them
+ * in commit order too (decoded, checked).  The second walk goes in key
+ * order, so both cuts are set by sequence number before it: from_seq and
+ * the records passed over at its front, to_seq and the records kept of it. */
 typedef struct seq_count {
     uint32_t seq;
     uint64_t count;
@@ -252,7 +255,12 @@ struct after {
     size_t n, cap;
     uint32_t from_seq;          /* second walk: chunks from this sequence   */
     uint64_t partial;           /* records to pass over in chunk from_seq   */
-    uint64_t passed;
+    uint32_t to_seq;            /* ... to this one (when limited)           */
+    uint64_t to_keep;           /* records given of chunk to_seq, counting
+                                   those passed over at its front          */
+    bool limited;
+    uint64_t at, front, keep;   /* the chunk being decoded: its record index,
+                                   the records passed over, the end given  */
     cupstore_record_fn fn;
     void *arg;
     cupstore_buf scratch;
@@ -290,10 +298,9 @@ static int cmp_seq(const void *x, const void *y)
 static int after_record(const cupstore_record *r, void *arg)
 {
     struct after *a = arg;
-    if (a->passed < a->partial) {
-        a->passed++;
+    uint64_t i = a->at++;
+    if (i < a->front || i >= a->keep)
         return 0;
-    }
     return a->fn(r, a->arg);
 }
 
@@ -302,14 +309,16 @@ static int after_chunk(const MDB_val *k, const MDB_val *v, void *arg, bool *done
     struct after *a = arg;
     (void)done;
     uint32_t seq = cupstore_be32_get((const uint8_t *)k->mv_data + 8);
-    if (seq < a->from_seq)
+    if (seq < a->from_seq || (a->limited && seq > a->to_seq))
         return 0;
-    a->passed = seq == a->from_seq ? 0 : a->partial;
+    a->at = 0;
+    a->front = seq == a->from_seq ? a->partial : 0;
+    a->keep = a->limited && seq == a->to_seq ? a->to_keep : UINT64_MAX;
     return cupstore_chunk_decode_buf(v->mv_data, v->mv_size, &a->scratch, after_record, a);
 }
 
-int cupstore_record_scan_after(cupstore_txn *txn, uint64_t skip, cupstore_record_fn fn,
-                               void *arg)
+int cupstore_record_scan_after(cupstore_txn *txn, uint64_t skip, uint64_t limit,
+                               cupstore_record_fn fn, void *arg)
 {
     struct after a = {.fn = fn, .arg = arg};
     uint8_t key[CHUNK_KEY] = {0};
@@ -322,9 +331,18 @@ int cupstore_record_scan_after(cupstore_txn *txn, uint64_t skip, cupstore_record
         size_t i = 0;
         while (i < a.n && before + a.v[i].count <= skip)
             before += a.v[i++].count;
-        if (i < a.n) {
+        if (i < a.n && limit) {
             a.from_seq = a.v[i].seq;
             a.partial = skip - before;
+            for (size_t j = i, front = a.partial; j < a.n; j++, front = 0) {
+                if (a.v[j].count - front >= limit) {
+                    a.limited = true;
+                    a.to_seq = a.v[j].seq;
+                    a.to_keep = front + limit;
+                    break;
+                }
+                limit -= a.v[j].count - front;
+            }
             rc = cupstore_walk(txn, CUPSTORE_DB_CHUNKS, key, CHUNK_KEY, after_chunk, &a);
         }
     }

@@ -140,7 +140,24 @@ struct final_arg {
     unsigned nsteps;
     cupstore_epoch epoch;   /* the open epoch, closed at end_ns */
     agent *a;
+    unsigned order;         /* lock-order violations noted with it      */
 };
+
+/* The descriptor hold's lock order (agent_fd.h), judged in the final
+ * transaction: the session's last write, so every write before it is
+ * covered, the health thread's last row included (LMDB has one writer: no
+ * other thread's write runs beside this one).  Said in the store's notes
+ * with the final status, and in the agent's log. */
+static int put_order_note(cupstore_txn *txn, unsigned *order)
+{
+    cupstore_note n = {.time_ns = agent_real_ns(), .level = 2};
+    if (!(*order = agent_fd_order_violations()))
+        return 0;
+    snprintf(n.text, sizeof n.text, "internal error: %u descriptor holds taken inside a store "
+             "write transaction (the lock order agent_fd.h sets; it can deadlock the "
+             "application): please report it with this session", *order);
+    return cupstore_note_put(txn, &n);
+}
 
 static int put_final(cupstore_txn *txn, void *arg)
 {
@@ -152,6 +169,8 @@ static int put_final(cupstore_txn *txn, void *arg)
         rc = cupstore_epoch_put(txn, &x->epoch);
     if (rc == 0)
         rc = agent_launches_put(x->a, txn);
+    if (rc == 0)
+        rc = put_order_note(txn, &x->order);
     if (rc == 0)
         rc = cupstore_final_put(txn, &x->f);
     return rc;
@@ -287,12 +306,6 @@ static void stop_protocol(agent *a, int exit_path, int detail)
      * the ledger went unjudged although the consumer had yielded). */
     agent_launches_stop(a, rc != EBUSY, !flushed || agent_attached(a) ? unreturned : 0);
 
-    unsigned order = agent_fd_order_violations();
-    if (order)
-        agent_note(a, 2, "internal error: %u descriptor holds taken inside a store write "
-                   "transaction (the lock order agent_fd.h sets; it can deadlock the "
-                   "application): please report it with this session", order);
-
     /* 5. close: the health thread writes its last row (with the tail), then
      * the final status and the steps go in one transaction, synced. */
     t0 = agent_mono_ns();
@@ -346,6 +359,9 @@ static void stop_protocol(agent *a, int exit_path, int detail)
     agent_reserve_release(a);
     if (rc)
         agent_log(a, 1, "final status not written: %s", cupstore_strerror(rc));
+    if ((x.order = agent_fd_order_violations()) != 0)
+        agent_log(a, 1, "internal error: %u descriptor holds taken inside a store write "
+                  "transaction (the lock order agent_fd.h sets): please report it", x.order);
     atomic_store(&a->stop.done, 1);
     pthread_mutex_unlock(&a->stop.lock);
 }

@@ -80,8 +80,10 @@ int export_job_read(const char *dir, const export_opts *o, struct model_job *out
  *  (cause: malloc'ed words, when cause is not NULL). */
 int export_session_bounds(struct cupstore_env *env, uint64_t *first_ns, uint64_t *last_ns,
                           char **cause);
-/** A job's (read with its sessions open) first and last ns, each process'
- *  as export_session_bounds gives it. */
+/** A job's first and last ns, each process' as export_session_bounds gives
+ *  it.  The job is read with its sessions open and summarized over all of
+ *  them (not yet over a window: model_job_resummarize): their summaries'
+ *  bounds are the start, no session is summarized again. */
 void export_job_bounds(const struct model_job *j, uint64_t *start_ns, uint64_t *end_ns);
 
 /** The signature of export_run, for front ends that take it as an option. */

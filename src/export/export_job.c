@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,12 +101,16 @@ static int earliest_start(const cupstore_record *r, void *arg)
     return 0;
 }
 
+#define EARLIEST_FOUND INT_MAX   /* the lost scan stops: no errno or store code */
+
 static int earliest_lost(const cupstore_lost *l, void *arg)
 {
     uint64_t *first = arg;
-    if (l->launch_ns && l->launch_ns < *first)
+    if (!l->launch_ns)
+        return 0;
+    if (l->launch_ns < *first)
         *first = l->launch_ns;
-    return 0;
+    return EARLIEST_FOUND;   /* rows come in launch order: the first is the earliest */
 }
 
 /* The end reaches the last record stored: a GPU timestamp may lie past
@@ -118,25 +123,39 @@ static int earliest_lost(const cupstore_lost *l, void *arg)
  * millisecond cut off by "--from start" when that millisecond fell in the
  * second before).  Only the records before the start and after the end are
  * read. */
+/* The bounds *first_ns, *last_ns of a session summarized over all of it
+ * (model_summarize from 0 to the end), reaching its data. */
+static int bounds_reach(cupstore_env *env, uint64_t *first_ns, uint64_t *last_ns)
+{
+    cupstore_txn *txn = NULL;
+    uint64_t first = *first_ns, last = *last_ns;
+    int rc = cupstore_txn_begin(env, false, &txn);
+    if (rc)
+        return rc;
+    rc = cupstore_record_scan(txn, last, UINT64_MAX, latest_start, &last);
+    if (!rc && first)
+        rc = cupstore_record_scan(txn, 0, first, earliest_start, &first);
+    if (!rc && first && (rc = cupstore_lost_scan(txn, 0, first, earliest_lost, &first)) ==
+                            EARLIEST_FOUND)
+        rc = 0;
+    cupstore_txn_abort(txn);
+    if (rc == 0) {
+        *first_ns = first;
+        *last_ns = last;
+    }
+    return rc;
+}
+
 int export_session_bounds(cupstore_env *env, uint64_t *first_ns, uint64_t *last_ns,
                           char **cause)
 {
     model_summary s;
-    cupstore_txn *txn = NULL;
     int rc = model_summarize(env, 0, UINT64_MAX, &s, cause);
     if (rc)
         return rc;
     uint64_t first = s.start_ns, last = s.end_ns;
     model_summary_free(&s);
-    if ((rc = cupstore_txn_begin(env, false, &txn)) == 0) {
-        rc = cupstore_record_scan(txn, last, UINT64_MAX, latest_start, &last);
-        if (!rc && first)
-            rc = cupstore_record_scan(txn, 0, first, earliest_start, &first);
-        if (!rc && first)
-            rc = cupstore_lost_scan(txn, 0, first, earliest_lost, &first);
-        cupstore_txn_abort(txn);
-    }
-    if (rc) {
+    if ((rc = bounds_reach(env, &first, &last)) != 0) {
         if (cause && asprintf(cause, "%s", model_strerror(rc)) < 0)
             *cause = NULL;
         return rc;
@@ -152,8 +171,8 @@ void export_job_bounds(const model_job *j, uint64_t *start_ns, uint64_t *end_ns)
     *end_ns = j->end_ns;
     for (size_t i = 0; i < j->n; i++) {
         cupstore_env *env = model_job_env(j, &j->procs[i]);
-        uint64_t first, last;
-        if (!env || export_session_bounds(env, &first, &last, NULL) != 0)
+        uint64_t first = j->procs[i].start_ns, last = j->procs[i].end_ns;
+        if (!env || bounds_reach(env, &first, &last) != 0)
             continue;   /* read with the job: its summary's bounds stand */
         if (first && (!*start_ns || first < *start_ns))
             *start_ns = first;
@@ -205,6 +224,9 @@ int export_job_open(export_ctx *x, const char *dir, char **cause)
     } else if (export_job_read(dir, o, &jb->j, cause) != 0) {
         return -1;
     }
+    /* the job's bounds, on its sessions summarized over all of them */
+    uint64_t start, end;
+    export_job_bounds(&jb->j, &start, &end);
     /* the processes over the window, on the sessions read once */
     if ((o->from_ns || o->to_ns != UINT64_MAX) &&
         (rc = model_job_resummarize(&jb->j, from_s, to_s, cause)) != 0) {
@@ -225,8 +247,6 @@ int export_job_open(export_ctx *x, const char *dir, char **cause)
     /* the window, clamped to the job's data as export_run does for one */
     x->from_ns = o->from_ns;
     x->to_ns = o->to_ns;
-    uint64_t start, end;
-    export_job_bounds(j, &start, &end);
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     uint64_t now = (uint64_t)ts.tv_sec * NS + (uint64_t)ts.tv_nsec;

@@ -110,16 +110,12 @@ static int add_stored(const cupstore_health *h, void *arg)
 }
 
 typedef struct after_rows {
-    uint64_t n, limit, by_kind[CUPSTORE_KIND_MAX], by_device[CUPSTORE_DEVICE_MAX];
+    uint64_t n, by_kind[CUPSTORE_KIND_MAX], by_device[CUPSTORE_DEVICE_MAX];
 } after_rows;
-
-#define AFTER_ROWS_DONE INT_MAX   /* the limit reached: the scan stops (no errno or store code) */
 
 static int after_row_record(const cupstore_record *r, void *arg)
 {
     after_rows *a = arg;
-    if (a->n == a->limit)
-        return AFTER_ROWS_DONE;
     a->n++;
     if (r->kind < CUPSTORE_KIND_MAX)
         a->by_kind[r->kind]++;
@@ -153,10 +149,9 @@ static int records_after_rows(cupstore_txn *txn, model_summary *out, const cupst
     if (rc || stored <= rows || (fin && (!fin->aside || fin->records_stored <= rows)))
         return rc;
     memset(&a, 0, sizeof a);
-    a.limit = fin ? fin->records_stored - rows : UINT64_MAX;
-    rc = cupstore_record_scan_after(txn, rows, after_row_record, &a);
-    if (rc == AFTER_ROWS_DONE)
-        rc = 0;
+    /* the first ones committed: those after the final status are the tail's */
+    rc = cupstore_record_scan_after(txn, rows, fin ? fin->records_stored - rows : UINT64_MAX,
+                                    after_row_record, &a);
     if (rc)
         return rc == CUPSTORE_ECORRUPT ? 0 : rc;
     out->records_after_rows = a.n;
@@ -548,9 +543,7 @@ static int sum_final(cupstore_txn *txn, sum_ctx *c, const cupstore_final *f, uin
         if (any && (rc = cupstore_health_scan(txn, 0, UINT64_MAX, health_all, c)) != 0)
             return rc;
         for (unsigned l = 0; any && l < CUPSTORE_LOSS_MAX; l++) {
-            uint64_t rows = c->all_loss[l] + extra[l];
-            if (l == CUPSTORE_LOSS_TAIL && f->tail_lost > rows)
-                rows = f->tail_lost;
+            uint64_t rows = c->all_loss[l] + extra[l];   /* the tail's: at least tail_lost */
             if (f->loss_total[l] > rows)
                 extra[l] += f->loss_total[l] - rows;
         }

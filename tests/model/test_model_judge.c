@@ -1176,14 +1176,14 @@ static void row_ten_kernels(unsigned i, cupstore_health *h, void *arg)
 
 /* Two rows of 10 kernels each (their chunks committed first, at later
  * times), then 7 kernels on device 0 and 5 memcpys on device 1 committed
- * after the last row (at earlier times: commit order, not time, decides),
- * then the process died. */
+ * after the last row (at earlier times: commit order, not time, decides;
+ * the memcpys, committed last, the earliest), then the process died. */
 static void crashed_with_tail(fx *f)
 {
     rows(f, T0, 2, row_ten_kernels, NULL);
     put_chunk(f, CUPSTORE_KIND_KERNEL, 0, T0 + 1, 10);
     put_chunk(f, CUPSTORE_KIND_KERNEL, 0, T0 + 1, 10);
-    put_chunk(f, CUPSTORE_KIND_KERNEL, 0, T0, 7);
+    put_chunk(f, CUPSTORE_KIND_KERNEL, 0, T0 + 1, 7);
     put_chunk(f, CUPSTORE_KIND_MEMCPY, 1, T0, 5);
 }
 
@@ -1294,6 +1294,11 @@ static void test_ended_records_last_row_refused(void **state)
     assert_int_equal(s.state, MODEL_STATE_ENDED);
     assert_int_equal(s.records_after_rows, 9);
     assert_int_equal(s.records_total, 29);
+    /* the first 9 committed after the rows: the 7 kernels, then 2 of the
+     * memcpys (committed last but the earliest in time) */
+    assert_int_equal(s.records_by_kind[CUPSTORE_KIND_KERNEL], 27);
+    assert_int_equal(s.records_by_kind[CUPSTORE_KIND_MEMCPY], 2);
+    assert_int_equal(s.records_by_device[1], 2);
     model_summary_free(&s);
     /* the same figure in the store: the rows are the count */
     end_spec e = END_OK;

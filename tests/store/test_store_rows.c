@@ -704,6 +704,74 @@ static void test_record_zero_only_and_stop(void **state)
     cupstore_env_close(env);
 }
 
+/* cupstore_record_scan_after: both cuts by commit order, whatever the key
+ * order.  Three chunks of 10, committed late, early, middle in time; each
+ * record's cid says its commit position (0-29). */
+typedef struct after_seen {
+    uint64_t seen;
+    size_t n;
+} after_seen;
+
+static int after_cid(const cupstore_record *r, void *arg)
+{
+    after_seen *c = arg;
+    c->seen |= 1ull << r->correlation;
+    c->n++;
+    return 0;
+}
+
+static uint64_t after_bits(cupstore_env *env, uint64_t skip, uint64_t limit, size_t *n)
+{
+    after_seen got = {0};
+    cupstore_txn *txn = rbegin(env);
+    assert_int_equal(cupstore_record_scan_after(txn, skip, limit, after_cid, &got), 0);
+    cupstore_txn_abort(txn);
+    *n = got.n;
+    return got.seen;
+}
+
+static uint64_t bits(unsigned from, unsigned to)   /* [from, to) */
+{
+    return ((1ull << to) - 1) & ~((1ull << from) - 1);
+}
+
+static void test_record_scan_after(void **state)
+{
+    st_fix *f = *state;
+    cupstore_env *env = st_create(f->dir, NULL);
+    const uint64_t at[3] = {9000000000ull, 1000000000ull, 5000000000ull};
+    uint64_t seed = 3;
+    size_t n;
+    for (unsigned c = 0; c < 3; c++) {
+        cupstore_record r[10];
+        for (unsigned i = 0; i < 10; i++) {
+            st_record(&r[i], CUPSTORE_KIND_KERNEL, &seed, at[c]);
+            r[i].correlation = c * 10 + i;
+        }
+        cupstore_txn *txn = wbegin(env);
+        assert_int_equal(cupstore_chunk_put(txn, r, 10), 0);
+        assert_int_equal(cupstore_txn_commit(txn), 0);
+    }
+    assert_int_equal(after_bits(env, 0, UINT64_MAX, &n), bits(0, 30));
+    assert_int_equal(n, 30);
+    assert_int_equal(after_bits(env, 5, UINT64_MAX, &n), bits(5, 30));
+    assert_int_equal(n, 25);
+    /* the limit in the second chunk committed (the earliest in time) */
+    assert_int_equal(after_bits(env, 5, 12, &n), bits(5, 17));
+    assert_int_equal(n, 12);
+    /* both cuts in one chunk */
+    assert_int_equal(after_bits(env, 12, 3, &n), bits(12, 15));
+    assert_int_equal(n, 3);
+    /* the limit at a chunk's end, past the records, none */
+    assert_int_equal(after_bits(env, 10, 10, &n), bits(10, 20));
+    assert_int_equal(after_bits(env, 25, 100, &n), bits(25, 30));
+    assert_int_equal(after_bits(env, 30, UINT64_MAX, &n), 0);
+    assert_int_equal(n, 0);
+    assert_int_equal(after_bits(env, 0, 0, &n), 0);
+    assert_int_equal(n, 0);
+    cupstore_env_close(env);
+}
+
 /* ---- Sessions and directories ------------------------------------------- */
 
 static void test_sessions(void **state)
@@ -869,6 +937,7 @@ int main(void)
         T(test_final_aside),
         T(test_record_windows),
         T(test_record_zero_only_and_stop),
+        T(test_record_scan_after),
         T(test_sessions),
         T(test_dir_prepare),
         T(test_env_open_path),
