@@ -255,6 +255,9 @@ const char *agent_detach_refusal(agent *a)
         return "NVTX was handed to CUPTI, whose handlers stay in the NVTX tables";
     if (!a->attach.subscriber || !a->cupti.EnableDomain)
         return "no CUPTI subscriber to run it from an API callback";
+    if (atomic_load(&a->launches.on))
+        return "the launch ledger matches records to launches by call id, and CUPTI gives "
+               "ids afresh after a teardown";
     return NULL;
 }
 

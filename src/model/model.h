@@ -598,12 +598,16 @@ typedef struct model_epoch_map {
     model_epoch_span *e;         /* by start                               */
     size_t n;
     size_t *coll, ncoll;         /* the collecting ones, by start (into e) */
-    bool by_corr;                /* GPU records go by their launch's id    */
+    bool by_corr;                /* the boundaries grow: a GPU record with
+                                    no time goes by its launch's id       */
 } model_epoch_map;
 
 /* How long after its epoch's end a GPU record of it is looked for (a
  * reader scans that far past an epoch's window for its late records). */
 #define MODEL_EPOCH_LATE_NS (60ull * 1000000000ull)
+/* How far a GPU record's start may lie before its launch's (the GPU's and
+ * the host's clocks, as CUPTI aligns them). */
+#define MODEL_EPOCH_SKEW_NS 1000000ull
 
 /** Read the epochs of a session and their API correlation boundaries.
  *  @return 0 or a cupstore error; release with model_epoch_map_free. */

@@ -228,6 +228,26 @@ bool model_epoch_map_places(const model_epoch_map *m, const cupstore_record *r)
 long model_epoch_map_of(const model_epoch_map *m, const cupstore_record *r)
 {
     bool launched = kind_launched(r->kind);
+    bool timed = r->start_ns && !(r->flags & CUPSTORE_RF_ZERO_TS);
+    if (launched && timed && r->correlation && m->ncoll) {
+        /* The last collecting epoch started by the record's start (its
+         * launch came before it; MODEL_EPOCH_SKEW_NS for the clocks), then
+         * back while the record's id lies below that epoch's first: it was
+         * launched before.  No growing ids needed across the epochs: CUPTI
+         * gives ids afresh after a teardown (cuptiFinalize between periodic
+         * windows; the H100, session 18), and a torn-down attach leaves no
+         * GPU work to run into the next one. */
+        size_t i = m->ncoll;
+        while (i > 0 && m->e[m->coll[i - 1]].start_ns > r->start_ns + MODEL_EPOCH_SKEW_NS)
+            i--;
+        if (i > 0) {
+            i--;
+            while (i > 0 && m->e[m->coll[i]].corr_known &&
+                   r->correlation < m->e[m->coll[i]].corr_lo)
+                i--;
+            return (long)m->coll[i];
+        }
+    }
     if (launched && m->by_corr && r->correlation && m->ncoll) {
         /* the last collecting epoch whose first call id is at or below */
         size_t lo = 1, hi = m->ncoll;   /* the first holds everything below */
@@ -240,7 +260,7 @@ long model_epoch_map_of(const model_epoch_map *m, const cupstore_record *r)
         }
         return (long)m->coll[lo - 1];
     }
-    if (!r->start_ns || (r->flags & CUPSTORE_RF_ZERO_TS))
+    if (!timed)
         return -1;
     if (launched) {
         /* GPU work that starts where nothing is collected (a dormant or

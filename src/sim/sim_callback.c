@@ -152,7 +152,8 @@ _Thread_local bool sim_in_api_exit;
 /* cuptiFinalize: CUPTI is torn down as if never initialised - what is held
  * is delivered, every kind and call id is off, the subscriber (with its
  * domains and callbacks) and the buffer callbacks are gone, the attributes
- * are back at their defaults; any later CUPTI call starts afresh. */
+ * are back at their defaults, the correlation ids start again from 1; any
+ * later CUPTI call starts afresh. */
 SIM_EXPORT CUptiResult CUPTIAPI cuptiFinalize(void)
 {
     sim_call(SIM_C_Finalize);
@@ -171,6 +172,10 @@ SIM_EXPORT CUptiResult CUPTIAPI cuptiFinalize(void)
     sim.req_cb = NULL;
     sim.cmp_cb = NULL;
     sim_attr_defaults();
+    /* call ids start afresh, as CUPTI's do after a teardown (an H100,
+     * session 18: the GPU records of every periodic window matched the
+     * first window's calls) */
+    atomic_store(&sim.corr, 0);
     pthread_mutex_unlock(&sim.reg_lock);
     return CUPTI_SUCCESS;
 }

@@ -70,6 +70,10 @@ struct dump {
      * falls in each (periodic windows: nothing outside a window) */
     unsigned nep;
     uint64_t ep_start[64], ep_end[64], ep_rec[64], ep_api[64], ep_ovh[64], rec_outside, api_outside;
+    bool ep_collects[64];      /* kinds on, in scope                      */
+    uint64_t by_inference;     /* GPU records without a stored launch put
+                                  in the epoch that collected before the
+                                  one their start falls in (STRADDLE_NS)  */
     /* the API records' (correlation id, start), sorted by id: a GPU record
      * falls in the epoch of its launch's call (the truth of 29.2: exact,
      * each record by its own launch, where the model goes by each epoch's
@@ -103,6 +107,9 @@ static const char *kname(unsigned k)
     return k == CUPSTORE_KIND_MAX ? "all" : cupstore_kind_name(k);
 }
 
+#define LAUNCH_SKEW_NS 1000000ull
+#define STRADDLE_NS 1000000000ull
+
 static int on_rec(const cupstore_record *r, void *arg)
 {
     struct dump *d = arg;
@@ -128,15 +135,40 @@ static int on_rec(const cupstore_record *r, void *arg)
             else
                 hi = mid;
         }
-        if (lo < d->nlaunch && d->launch[lo].corr == r->correlation) {
-            at = d->launch[lo].start_ns;
+        /* CUPTI gives call ids afresh after a teardown (cuptiFinalize
+         * between periodic windows: ids from 1 again in each), so one id
+         * may name a call of each attach: the launch is the latest call
+         * with it that started by the record's start (1 ms for the clocks'
+         * skew), else the first */
+        size_t pick = lo;
+        for (size_t i = lo; i < d->nlaunch && d->launch[i].corr == r->correlation; i++)
+            if (d->launch[i].start_ns <= r->start_ns + LAUNCH_SKEW_NS)
+                pick = i;
+        if (lo < d->nlaunch && d->launch[pick].corr == r->correlation) {
+            at = d->launch[pick].start_ns;
             d->by_launch++;
+            gpu = false;   /* placed */
         }
     }
     if (at && !(r->flags & CUPSTORE_RF_ZERO_TS)) {
         unsigned i = 0;
         while (i < d->nep && !(at >= d->ep_start[i] && (!d->ep_end[i] || at < d->ep_end[i])))
             i++;
+        if (gpu && (i == d->nep || !d->ep_collects[i])) {
+            /* no launch stored (no API kind): GPU work that starts where
+             * nothing is collected (a rest between windows, after the end)
+             * was launched in the epoch that collected before it, as the
+             * model infers; here only where it starts at most STRADDLE_NS
+             * after that epoch's end (a kernel that straddled its close) */
+            unsigned j = i;
+            while (j > 0 && !d->ep_collects[j - 1])
+                j--;
+            if (j > 0 && d->ep_end[j - 1] && at >= d->ep_end[j - 1] &&
+                at - d->ep_end[j - 1] <= STRADDLE_NS) {
+                i = j - 1;
+                d->by_inference++;
+            }
+        }
         /* API records start at the CPU call: their epoch is exact, where a
          * GPU record may start after the change that ended its launch's */
         bool api = r->kind == CUPSTORE_KIND_RUNTIME || r->kind == CUPSTORE_KIND_DRIVER;
@@ -170,10 +202,12 @@ static int on_launch(const cupstore_record *r, void *arg)
     return 0;
 }
 
-static int cmp_launch(const void *a, const void *b)
+static int cmp_launch(const void *a, const void *b)   /* by id, then start */
 {
     const struct launch *x = a, *y = b;
-    return (x->corr > y->corr) - (x->corr < y->corr);
+    if (x->corr != y->corr)
+        return (x->corr > y->corr) - (x->corr < y->corr);
+    return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
 }
 
 static int on_epoch_span(const cupstore_epoch *e, void *arg)
@@ -181,6 +215,7 @@ static int on_epoch_span(const cupstore_epoch *e, void *arg)
     struct dump *d = arg;
     if (d->nep < EPOCHS_MAX) {
         d->ep_start[d->nep] = e->start_ns;
+        d->ep_collects[d->nep] = e->kinds && !(e->flags & CUPSTORE_EPOCH_OUT_OF_SCOPE);
         d->ep_end[d->nep++] = e->end_ns;
     }
     return 0;
@@ -358,9 +393,10 @@ static int dump(const char *store, const char *id)
         printf("records_epoch.%u=%llu\nrecords_epoch.%u.api=%llu\nrecords_epoch.%u.overhead=%llu\n",
                i + 1, (unsigned long long)d.ep_rec[i], i + 1, (unsigned long long)d.ep_api[i],
                i + 1, (unsigned long long)d.ep_ovh[i]);
-    printf("records_no_epoch=%llu\nrecords_no_epoch.api=%llu\nrecords_epoch_by_launch=%llu\n",
+    printf("records_no_epoch=%llu\nrecords_no_epoch.api=%llu\nrecords_epoch_by_launch=%llu\n"
+           "records_epoch_by_inference=%llu\n",
            (unsigned long long)d.rec_outside, (unsigned long long)d.api_outside,
-           (unsigned long long)d.by_launch);
+           (unsigned long long)d.by_launch, (unsigned long long)d.by_inference);
     for (unsigned dv = 0; dv < DEVS; dv++)
         for (unsigned k = 0; k < KINDS; k++)
             if (d.rec[dv][k])

@@ -1472,6 +1472,71 @@ static void test_epoch_of_launch(void **state)
     model_epoch_map_free(&m);
 }
 
+/* Periodic windows with CUPTI torn down between them: call ids start
+ * afresh in each window (the H100, session 18: agentctl put every GPU
+ * record in the first window).  Epoch 1 [T0, T0+1) and 3 [T0+2, T0+3)
+ * collect, 2 and 4 are the rests (out of scope).  Calls 1 and 2 in each
+ * window; kernels of call 2 at T0+0.6 and T0+1.05 (run into the rest),
+ * of call 1 at T0+2.3 and call 2 at T0+2.5. */
+typedef struct afresh_ctx {
+    model_epoch_map *m;
+    long epoch[4];
+    unsigned n;
+} afresh_ctx;
+
+static int on_afresh(const cupstore_record *r, void *arg)
+{
+    afresh_ctx *c = arg;
+    if (r->kind == CUPSTORE_KIND_KERNEL && c->n < 4)
+        c->epoch[c->n++] = model_epoch_map_of(c->m, r);
+    return 0;
+}
+
+static void test_epoch_of_ids_afresh(void **state)
+{
+    fx *f = *state;
+    cupstore_txn *txn;
+    cupstore_epoch e[4] = {
+        {.id = 1, .kinds = CUPSTORE_KINDS_DEFAULT, .start_ns = T0 * NS, .end_ns = (T0 + 1) * NS},
+        {.id = 2, .kinds = 0, .start_ns = (T0 + 1) * NS, .end_ns = (T0 + 2) * NS,
+         .flags = CUPSTORE_EPOCH_OUT_OF_SCOPE},
+        {.id = 3, .kinds = CUPSTORE_KINDS_DEFAULT, .start_ns = (T0 + 2) * NS,
+         .end_ns = (T0 + 3) * NS},
+        {.id = 4, .kinds = 0, .start_ns = (T0 + 3) * NS, .flags = CUPSTORE_EPOCH_OUT_OF_SCOPE}};
+    const struct { unsigned kind, corr; uint64_t ms; } spec[8] = {
+        {CUPSTORE_KIND_RUNTIME, 1, 100},  {CUPSTORE_KIND_RUNTIME, 2, 500},
+        {CUPSTORE_KIND_KERNEL, 2, 600},   {CUPSTORE_KIND_KERNEL, 2, 1050},
+        {CUPSTORE_KIND_RUNTIME, 1, 2100}, {CUPSTORE_KIND_RUNTIME, 2, 2200},
+        {CUPSTORE_KIND_KERNEL, 1, 2300},  {CUPSTORE_KIND_KERNEL, 2, 2500}};
+    cupstore_record r[8];
+    memset(r, 0, sizeof r);
+    for (unsigned i = 0; i < 8; i++) {
+        r[i].kind = (uint8_t)spec[i].kind;
+        r[i].device = spec[i].kind == CUPSTORE_KIND_KERNEL ? 0 : CUPSTORE_DEVICE_NONE;
+        r[i].correlation = spec[i].corr;
+        r[i].start_ns = T0 * NS + spec[i].ms * 1000000u;
+        r[i].end_ns = r[i].start_ns + 1000;
+    }
+    assert_int_equal(cupstore_txn_begin(f->env, true, &txn), 0);
+    for (unsigned i = 0; i < 4; i++)
+        assert_int_equal(cupstore_epoch_put(txn, &e[i]), 0);
+    assert_int_equal(cupstore_chunk_put(txn, r, 8), 0);
+    assert_int_equal(cupstore_txn_commit(txn), 0);
+    model_epoch_map m;
+    afresh_ctx c = {.m = &m};
+    assert_int_equal(cupstore_txn_begin(f->env, false, &txn), 0);
+    assert_int_equal(model_epoch_map_read(txn, &m), 0);
+    assert_int_equal(cupstore_record_scan(txn, 0, UINT64_MAX, on_afresh, &c), 0);
+    cupstore_txn_abort(txn);
+    assert_int_equal(m.ncoll, 2);
+    assert_int_equal(c.n, 4);
+    assert_int_equal(c.epoch[0], model_epoch_map_find(&m, 1));
+    assert_int_equal(c.epoch[1], model_epoch_map_find(&m, 1));   /* ran into the rest */
+    assert_int_equal(c.epoch[2], model_epoch_map_find(&m, 3));
+    assert_int_equal(c.epoch[3], model_epoch_map_find(&m, 3));
+    model_epoch_map_free(&m);
+}
+
 /* No API record: the boundary ids are unknown, each record by its start:
  * kernel 5 then falls in epoch 2 (the limit of the rule), kernel 6 (out
  * of scope) and the memcpys in epoch 2, the last that collected. */
@@ -1568,6 +1633,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_crashed_records_after_rows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_final_aside_by_kind_and_device, setup, teardown),
         cmocka_unit_test_setup_teardown(test_epoch_of_launch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_epoch_of_ids_afresh, setup, teardown),
         cmocka_unit_test_setup_teardown(test_epoch_of_no_api, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tail_not_in_out_of_scope_epoch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_crashed_records_no_row, setup, teardown),
