@@ -598,8 +598,6 @@ typedef struct model_epoch_map {
     model_epoch_span *e;         /* by start                               */
     size_t n;
     size_t *coll, ncoll;         /* the collecting ones, by start (into e) */
-    bool by_corr;                /* the boundaries grow: a GPU record with
-                                    no time goes by its launch's id       */
 } model_epoch_map;
 
 /* How long after its epoch's end a GPU record of it is looked for (a

@@ -192,7 +192,6 @@ int model_epoch_map_read(cupstore_txn *txn, model_epoch_map *m)
         model_epoch_map_free(m);
         return ENOMEM;
     }
-    m->by_corr = true;
     for (size_t i = 0; i < m->n; i++) {
         model_epoch_span *e = &m->e[i];
         if (!e->collects)
@@ -207,22 +206,20 @@ int model_epoch_map_read(cupstore_txn *txn, model_epoch_map *m)
         }
         e->corr_known = c.have;
         e->corr_lo = c.lo;
-        /* every boundary after the first collecting epoch needs its id,
-         * and the ids must grow with the epochs */
-        if (m->ncoll && (!c.have || (m->e[m->coll[m->ncoll - 1]].corr_known &&
-                                     c.lo < m->e[m->coll[m->ncoll - 1]].corr_lo)))
-            m->by_corr = false;
         m->coll[m->ncoll++] = i;
     }
-    if (m->ncoll < 2)
-        m->by_corr = m->ncoll == 1;
     return 0;
 }
 
+/* A record without a time (CUPTI's zero timestamps) goes by the window it
+ * is read in: its id alone cannot say which attach made it, since CUPTI
+ * numbers its calls afresh after a teardown (the truth matrix, seed
+ * 1810010430095: zero-ts records of a detached and re-attached session
+ * placed by id in an epoch whose scan never read them). */
 bool model_epoch_map_places(const model_epoch_map *m, const cupstore_record *r)
 {
-    return kind_launched(r->kind) &&
-           ((m->by_corr && r->correlation) || (r->start_ns && !(r->flags & CUPSTORE_RF_ZERO_TS)));
+    (void)m;
+    return kind_launched(r->kind) && r->start_ns && !(r->flags & CUPSTORE_RF_ZERO_TS);
 }
 
 long model_epoch_map_of(const model_epoch_map *m, const cupstore_record *r)
@@ -236,29 +233,18 @@ long model_epoch_map_of(const model_epoch_map *m, const cupstore_record *r)
          * launched before.  No growing ids needed across the epochs: CUPTI
          * gives ids afresh after a teardown (cuptiFinalize between periodic
          * windows; the H100, session 18), and a torn-down attach leaves no
-         * GPU work to run into the next one. */
+         * GPU work to run into the next one.  Work that started before the
+         * first collecting epoch (launched between CUPTI's attach and the
+         * epoch's stamp) is the first's. */
         size_t i = m->ncoll;
         while (i > 0 && m->e[m->coll[i - 1]].start_ns > r->start_ns + MODEL_EPOCH_SKEW_NS)
             i--;
-        if (i > 0) {
+        if (i == 0)
+            return (long)m->coll[0];
+        i--;
+        while (i > 0 && m->e[m->coll[i]].corr_known && r->correlation < m->e[m->coll[i]].corr_lo)
             i--;
-            while (i > 0 && m->e[m->coll[i]].corr_known &&
-                   r->correlation < m->e[m->coll[i]].corr_lo)
-                i--;
-            return (long)m->coll[i];
-        }
-    }
-    if (launched && m->by_corr && r->correlation && m->ncoll) {
-        /* the last collecting epoch whose first call id is at or below */
-        size_t lo = 1, hi = m->ncoll;   /* the first holds everything below */
-        while (lo < hi) {
-            size_t mid = (lo + hi) / 2;
-            if (m->e[m->coll[mid]].corr_lo <= r->correlation)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        return (long)m->coll[lo - 1];
+        return (long)m->coll[i];
     }
     if (!timed)
         return -1;

@@ -1462,7 +1462,6 @@ static void test_epoch_of_launch(void **state)
     epoch_of_read(f, &m, &c);
     assert_int_equal(m.n, 3);
     assert_int_equal(m.ncoll, 2);
-    assert_true(m.by_corr);
     assert_int_equal(m.e[1].corr_lo, 6);
     assert_int_equal(c.by_corr[5], model_epoch_map_find(&m, 1));   /* started in epoch 2 */
     assert_int_equal(c.by_corr[6], model_epoch_map_find(&m, 2));   /* started out of scope */
@@ -1547,7 +1546,6 @@ static void test_epoch_of_no_api(void **state)
     epoch_of_ctx c;
     put_epochs_and_launches(f, false);
     epoch_of_read(f, &m, &c);
-    assert_false(m.by_corr);
     assert_int_equal(c.by_corr[5], model_epoch_map_find(&m, 2));
     assert_int_equal(c.by_corr[6], model_epoch_map_find(&m, 2));
     assert_int_equal(c.memcpy_epoch[0], model_epoch_map_find(&m, 2));
